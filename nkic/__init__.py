@@ -1,0 +1,26 @@
+"""nkic: an ahead-of-time compiler for NKI kernels and a cycle-approximate NeuronCore simulator."""
+
+from . import standin as _standin
+
+_standin.install()
+
+_PUBLIC = {
+    "CompiledKernel": "api",
+    "compile": "api",
+    "load": "api",
+    "check": "api",
+    "CompileError": "diagnostics",
+    "Diagnostic": "diagnostics",
+    "TensorSpec": "frontend",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    # Imported lazily so that `import nkic.ir` or the CLI's --help stay cheap.
+    if name in _PUBLIC:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+    raise AttributeError(f"module 'nkic' has no attribute {name!r}")

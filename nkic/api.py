@@ -1,0 +1,135 @@
+"""The Python API: compile a kernel for given arguments and call it on numpy arrays."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import numpy as np
+
+from . import driver, standin
+from .diagnostics import CompileError, Diagnostic
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    name = np.dtype(dt).name
+    return {"bool": "bool", "float64": "float32"}.get(name, name)
+
+
+def _tensor_spec(a: np.ndarray):
+    from .frontend import TensorSpec
+
+    return TensorSpec(tuple(a.shape), _dtype_name(a.dtype))
+
+
+def _param_names(path: str, name: str) -> list[str] | None:
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            a = node.args
+            return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    return None
+
+
+class CompiledKernel:
+    """A compiled kernel: call it on numpy arrays to run it on the simulated NeuronCore."""
+
+    def __init__(self, neff: bytes, ir: str = "", asm: str = ""):
+        import nkirt
+
+        self.neff = neff
+        self.ir = ir
+        self.asm = asm
+        self.profile: dict | None = None
+        self._program = nkirt.load(neff)
+        self.name = self._program.kernel
+
+    @property
+    def inputs(self):
+        return self._program.inputs
+
+    def __call__(self, *arrays, seed: int = 0, timing_only: bool = False, **named):
+        import nkirt
+
+        names = [t.name for t in self._program.inputs]
+        if len(arrays) > len(names):
+            raise TypeError(f"{self.name} takes {len(names)} tensor argument(s), got {len(arrays)}")
+        inputs = dict(zip(names, arrays))
+        for k, v in named.items():
+            if k not in names:
+                raise TypeError(f"{self.name} has no tensor argument {k!r}")
+            inputs[k] = v
+        res = nkirt.execute(
+            self._program,
+            {k: np.asarray(v) for k, v in inputs.items()},
+            seed=seed,
+            timing_only=timing_only,
+        )
+        self.profile = res.profile
+        outs = tuple(res.outputs.values())
+        if timing_only:
+            return None
+        return outs[0] if len(outs) == 1 else outs
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_bytes(self.neff)
+
+
+def compile(kernel, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> CompiledKernel:
+    """Compile `kernel` (a function, or a file path with `kernel="name"`) for `args`.
+
+    Arguments: numpy arrays and `TensorSpec`s become tensor inputs; anything else is a
+    compile-time value. Raises `CompileError` carrying every diagnostic.
+    """
+    if isinstance(kernel, (str, Path)):
+        path = str(kernel)
+        name = kwargs.pop("kernel", None)
+    else:
+        fn = standin.kernel_function(kernel)
+        if fn is None:
+            raise TypeError(
+                f"expected a kernel function or a file path, got {type(kernel).__name__}"
+            )
+        path = inspect.getsourcefile(fn)
+        name = fn.__name__
+        if path is None:
+            raise TypeError(f"cannot find the source file of {name}")
+    if target not in driver.TARGETS:
+        raise ValueError(f"unknown target {target!r}; expected one of {', '.join(driver.TARGETS)}")
+    params = _param_names(path, name) if name else None
+    if name and params is None:
+        params = []
+    if args and params is not None and len(args) > len(params):
+        raise TypeError(f"{name} takes {len(params)} argument(s), got {len(args)}")
+    named = dict(zip(params or [], args))
+    named.update(kwargs)
+    named = {k: _tensor_spec(v) if isinstance(v, np.ndarray) else v for k, v in named.items()}
+    res = driver.compile_file(path, name, named, target)
+    if not res.ok:
+        raise CompileError(
+            [d for d in res.diagnostics]
+            or [Diagnostic("nkic_internal_error", "compilation produced no output", _loc(path))]
+        )
+    return CompiledKernel(res.neff, res.ir_text, res.asm)
+
+
+def _loc(path: str):
+    from .ir.core import Loc
+
+    return Loc(path, 1, 1, 1, 1)
+
+
+def load(path: str | Path) -> CompiledKernel:
+    """A CompiledKernel from a `.neff` written by `nkic compile` or `CompiledKernel.save`."""
+    return CompiledKernel(Path(path).read_bytes())
+
+
+def check(
+    path: str | Path, kernel: str | None = None, target: str = driver.DEFAULT_TARGET, **args
+) -> list[Diagnostic]:
+    """Every diagnostic for the kernels in `path`."""
+    return driver.check_file(str(path), kernel, args, target)

@@ -1,0 +1,85 @@
+"""The compiler driver: file → specialised IR → checked, allocated IR → .neff bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .diagnostics import Diagnostic, DiagnosticSink
+from .ir.core import Kernel
+from .ir.printer import print_kernel
+
+TARGETS = ("trn1", "trn2", "trn3")
+DEFAULT_TARGET = "trn2"
+
+
+@dataclass
+class CompileResult:
+    """Everything one compilation produced; `neff` is None when the kernel has errors."""
+
+    kernel_name: str | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    ir: Kernel | None = None
+    neff: bytes | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.neff is not None and not any(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def ir_text(self) -> str:
+        return print_kernel(self.ir) if self.ir is not None else ""
+
+    @property
+    def asm(self) -> str:
+        from .backend import emit_asm
+
+        return emit_asm(self.ir) if self.ir is not None else ""
+
+
+def compile_file(
+    path: str,
+    kernel: str | None = None,
+    args: dict[str, object] | None = None,
+    target: str = DEFAULT_TARGET,
+    dump_after: str | None = None,
+    dump: Callable[[str], None] = print,
+    emit: bool = True,
+) -> CompileResult:
+    """Specialise `kernel` in `path` for `args`, run the pass pipeline and write the neff."""
+    from .backend import write_neff
+    from .frontend import specialise
+    from .passes.base import PassContext
+    from .passes.pipeline import run_pipeline
+
+    sink = DiagnosticSink()
+    ir = specialise(path, kernel, dict(args or {}), target, sink)
+    result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
+    if ir is None or sink.has_errors:
+        return result
+    ctx = PassContext(target=target, sink=sink)
+    ir = run_pipeline(ir, ctx, dump_after=dump_after, dump=dump)
+    result.ir = ir
+    result.diagnostics = sink.items
+    if not sink.has_errors and emit:
+        result.neff = write_neff(ir)
+    return result
+
+
+def check_file(
+    path: str,
+    kernel: str | None = None,
+    args: dict[str, object] | None = None,
+    target: str = DEFAULT_TARGET,
+) -> list[Diagnostic]:
+    """Every diagnostic of every kernel in `path` (or of the one named)."""
+    from .frontend import find_kernels
+
+    names = [kernel] if kernel else [name for name, _ in find_kernels(path)]
+    diags: list[Diagnostic] = []
+    if not names:
+        return diags
+    for name in names:
+        res = compile_file(path, name, args, target, emit=False)
+        diags.extend(res.diagnostics)
+    return diags

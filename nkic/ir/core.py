@@ -1,0 +1,269 @@
+"""Tile IR: tensors (SSA values), access patterns, instructions, loops and kernels."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .affine import Affine
+from .types import DTYPES, is_on_chip
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A source span (1-based lines and columns, end column exclusive) and its inlining stack.
+
+    `stack` holds the call sites through which the op was reached, outermost (the kernel) first.
+    """
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    stack: tuple[Loc, ...] = ()
+
+    def with_stack(self, stack: tuple[Loc, ...]) -> Loc:
+        return Loc(self.file, self.line, self.col, self.end_line, self.end_col, stack)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+UNKNOWN_LOC = Loc("<unknown>", 1, 1, 1, 1)
+
+
+class Tensor:
+    """An SSA tensor value: a storage region in one buffer with a fixed shape and dtype.
+
+    Defined by a kernel parameter or an `Alloc` op. `address` is (start partition, byte offset)
+    for on-chip tensors: requested by the kernel (`address=`) or assigned by allocation.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        buffer: str,
+        dtype: str,
+        shape: tuple[int, ...],
+        label: str = "",
+        kind: str = "internal",
+        loc: Loc = UNKNOWN_LOC,
+        address: tuple[int, int] | None = None,
+        fixed_address: bool = False,
+    ):
+        self.name = name
+        self.buffer = buffer
+        self.dtype = dtype
+        self.shape = tuple(int(d) for d in shape)
+        self.label = label
+        self.kind = kind
+        self.loc = loc
+        self.address = address
+        self.fixed_address = fixed_address
+
+    @property
+    def on_chip(self) -> bool:
+        return is_on_chip(self.buffer)
+
+    @property
+    def itemsize(self) -> int:
+        return DTYPES[self.dtype].itemsize
+
+    @property
+    def num_partitions(self) -> int:
+        return self.shape[0] if self.on_chip else 1
+
+    @property
+    def free_elems(self) -> int:
+        """Elements per partition (on-chip) or in total (HBM)."""
+        n = 1
+        for d in self.shape[1:] if self.on_chip else self.shape:
+            n *= d
+        return n
+
+    @property
+    def bytes_per_partition(self) -> int:
+        return self.free_elems * self.itemsize
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def full_pattern(self) -> tuple[tuple[int, int], ...]:
+        """The row-major [step, num] pattern covering the whole storage."""
+        steps = []
+        stride = 1
+        for d in reversed(self.shape):
+            steps.append((stride, d))
+            stride *= d
+        return tuple(reversed(steps))
+
+    def __repr__(self) -> str:
+        return f"%{self.name}"
+
+
+@dataclass(frozen=True)
+class AccessPattern:
+    """A view of a tensor's storage: `offset` + sum(i_k * step_k) for each [step, num] pair.
+
+    Units are elements of `dtype` (the tensor's own dtype unless reinterpreted). For on-chip
+    tensors the first pair is the partition dimension with step = elements per partition.
+    """
+
+    tensor: Tensor
+    offset: Affine
+    pattern: tuple[tuple[int, int], ...]
+    dtype: str
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(n for _, n in self.pattern)
+
+    @property
+    def num_partitions(self) -> int:
+        return self.pattern[0][1] if self.tensor.on_chip else 1
+
+    @property
+    def free_size(self) -> int:
+        """Elements per partition of the accessed region."""
+        n = 1
+        for _, num in self.pattern[1:] if self.tensor.on_chip else self.pattern:
+            n *= num
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        return DTYPES[self.dtype].itemsize
+
+    def __str__(self) -> str:
+        pat = ", ".join(f"[{s}, {n}]" for s, n in self.pattern)
+        suffix = f" : {self.dtype}" if self.dtype != self.tensor.dtype else ""
+        return f"%{self.tensor.name}[{self.offset}; {pat}]{suffix}"
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An immediate operand (a compile-time number, bool or string)."""
+
+    value: Any
+
+
+Operand = AccessPattern | Imm
+AttrValue = None | bool | int | float | str | tuple
+
+_ids = itertools.count()
+
+
+class Op:
+    """Base class of IR operations; every op carries its source location."""
+
+    loc: Loc
+
+
+class Alloc(Op):
+    """Defines an on-chip or HBM tensor; inside a loop body, one allocation per iteration."""
+
+    def __init__(self, result: Tensor, loc: Loc):
+        self.result = result
+        self.loc = loc
+
+
+class Inst(Op):
+    """One `nki.isa` instruction: named operands (access patterns or immediates) and attributes."""
+
+    def __init__(
+        self,
+        opcode: str,
+        operands: dict[str, Operand],
+        attrs: dict[str, AttrValue],
+        loc: Loc,
+        engine: str | None = None,
+    ):
+        self.opcode = opcode
+        self.operands = operands
+        self.attrs = attrs
+        self.loc = loc
+        self.engine = engine
+        self.uid = next(_ids)
+
+    def aps(self) -> Iterator[tuple[str, AccessPattern]]:
+        for name, o in self.operands.items():
+            if isinstance(o, AccessPattern):
+                yield name, o
+
+
+class Loop(Op):
+    """A counted loop kept symbolic: the body runs once per value of the induction variable."""
+
+    def __init__(
+        self,
+        var: str,
+        start: int,
+        stop: int,
+        step: int,
+        mode: str,
+        body: list[Op],
+        loc: Loc,
+    ):
+        self.var = var
+        self.start = start
+        self.stop = stop
+        self.step = step
+        self.mode = mode  # "affine" or "sequential"
+        self.body = body
+        self.loc = loc
+
+    @property
+    def trip_count(self) -> int:
+        return max(0, -(-(self.stop - self.start) // self.step))
+
+    @property
+    def last(self) -> int:
+        return self.start + (self.trip_count - 1) * self.step
+
+
+@dataclass
+class Kernel:
+    """A specialised kernel: tensor parameters, a body of ops, and the returned tensors."""
+
+    name: str
+    target: str
+    params: list[Tensor] = field(default_factory=list)
+    body: list[Op] = field(default_factory=list)
+    returns: list[Tensor] = field(default_factory=list)
+
+    def walk(self) -> Iterator[tuple[Op, tuple[Loop, ...]]]:
+        """Every op in program order with its enclosing loops (outermost first)."""
+
+        def rec(ops: list[Op], loops: tuple[Loop, ...]):
+            for op in ops:
+                yield op, loops
+                if isinstance(op, Loop):
+                    yield from rec(op.body, loops + (op,))
+
+        yield from rec(self.body, ())
+
+    def instructions(self) -> Iterator[Inst]:
+        for op, _ in self.walk():
+            if isinstance(op, Inst):
+                yield op
+
+    def tensors(self) -> list[Tensor]:
+        out = list(self.params)
+        out += [op.result for op, _ in self.walk() if isinstance(op, Alloc)]
+        return out
+
+    def files(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for op, _ in self.walk():
+            for loc in (*op.loc.stack, op.loc):
+                seen.setdefault(loc.file)
+        for t in self.params:
+            seen.setdefault(t.loc.file)
+        return [f for f in seen if f != UNKNOWN_LOC.file]

@@ -1,0 +1,27 @@
+"""The pass interface: a pass is a small frozen dataclass with a `name` and a `run` method."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..diagnostics import DiagnosticSink
+from ..ir.core import Kernel
+
+
+@dataclass
+class PassContext:
+    """What every pass may read: the target and where to report diagnostics."""
+
+    target: str
+    sink: DiagnosticSink = field(default_factory=DiagnosticSink)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """Transforms or checks a kernel in place; reports user errors to `ctx.sink`."""
+
+    name: ClassVar[str] = "pass"
+
+    def run(self, kernel: Kernel, ctx: PassContext) -> None:
+        raise NotImplementedError
