@@ -88,6 +88,11 @@ def compile(kernel, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> Com
     if isinstance(kernel, (str, Path)):
         path = str(kernel)
         name = kwargs.pop("kernel", None)
+        if name is None:
+            from .frontend import find_kernels
+
+            found = find_kernels(path)
+            name = found[0][0] if len(found) == 1 else None
     else:
         fn = standin.kernel_function(kernel)
         if fn is None:

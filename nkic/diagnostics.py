@@ -1,11 +1,20 @@
-"""Diagnostics: the Diagnostic record, the error type that carries them, and their renderers."""
+"""Diagnostics: the Diagnostic record, the error type that carries them, their renderers
+(text, JSON, SARIF, GitHub annotations), filtering, `noqa` comments and `nkic explain`.
+
+The catalogue of codes lives in `nkic.codes`.
+"""
 
 from __future__ import annotations
 
+import difflib
+import importlib.metadata
 import json
+import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .codes import CODES, STAGES
 from .ir.core import Loc
 
 
@@ -89,54 +98,319 @@ class DiagnosticSink:
 
 
 # ---------------------------------------------------------------------------------------------
-# renderers
+# source access
 
 
-def _source_line(file: str, line: int) -> str | None:
+_SOURCES: dict[str, tuple[tuple[int, int], list[str]]] = {}
+
+
+def _source_lines(file: str) -> list[str] | None:
+    """The lines of `file`, cached while the file's mtime and size stay the same."""
     try:
-        lines = Path(file).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        st = Path(file).stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+        cached = _SOURCES.get(file)
+        if cached is None or cached[0] != stamp:
+            text = Path(file).read_text(encoding="utf-8", errors="replace")
+            cached = _SOURCES[file] = (stamp, text.splitlines())
+        return cached[1]
+    except (OSError, ValueError):
         return None
-    return lines[line - 1] if 0 < line <= len(lines) else None
 
 
-def _snippet(loc: Loc, marker: str = "^") -> list[str]:
-    src = _source_line(loc.file, loc.line)
-    if src is None:
+def source_line(file: str, line: int) -> str | None:
+    """Line `line` (1-based) of `file`, or None when the file or line does not exist."""
+    lines = _source_lines(file)
+    return lines[line - 1] if lines is not None and 0 < line <= len(lines) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# text (rustc style)
+
+_COLORS = {
+    "error": "\x1b[1;31m",
+    "warning": "\x1b[1;33m",
+    "note": "\x1b[1;36m",
+    "help": "\x1b[1;32m",
+    "gutter": "\x1b[1;34m",
+    "bold": "\x1b[1m",
+}
+_RESET = "\x1b[0m"
+
+
+class _Style:
+    def __init__(self, color: bool):
+        self.color = color
+
+    def __call__(self, kind: str, text: str) -> str:
+        return f"{_COLORS[kind]}{text}{_RESET}" if self.color else text
+
+
+def _snippet(
+    loc: Loc, marker: str, style: _Style, kind: str, first_only: bool = False
+) -> list[str]:
+    """The spanned source lines with the whole span underlined.
+
+    Spans of up to four lines are shown whole; longer ones show their first and last line.
+    `first_only` shows just the first line (for related locations such as a loop header).
+    """
+    lines = _source_lines(loc.file)
+    if lines is None or not 0 < loc.line <= len(lines):
         return []
-    width = len(str(loc.line))
-    end = loc.end_col if loc.end_line == loc.line else len(src) + 1
-    n = max(1, end - loc.col)
-    gutter = " " * width
-    return [
-        f"{gutter} |",
-        f"{loc.line} | {src}",
-        f"{gutter} | {' ' * (loc.col - 1)}{marker * n}",
-    ]
+    last = min(max(loc.end_line, loc.line), len(lines))
+    if first_only:
+        last = loc.line
+    shown = list(range(loc.line, last + 1))
+    if len(shown) > 4:
+        shown = [loc.line, last]
+    width = len(str(shown[-1]))
+    pad = " " * width
+    out = [style("gutter", f"{pad} |")]
+    for n in shown:
+        src = lines[n - 1]
+        start = loc.col if n == loc.line else len(src) - len(src.lstrip()) + 1
+        end = loc.end_col if n == loc.end_line else len(src) + 1
+        if n == last and n - 1 not in shown and n != loc.line:
+            out.append(style("gutter", f"{'.' * width} |"))
+        out.append(style("gutter", f"{n:>{width}} | ") + src)
+        out.append(
+            style("gutter", f"{pad} | ")
+            + " " * (start - 1)
+            + style(kind, marker * max(1, end - start))
+        )
+    return out
 
 
-def render_one(d: Diagnostic) -> str:
-    out = [f"{d.severity}[{d.code}]: {d.message}", f"  --> {d.loc.file}:{d.loc.line}:{d.loc.col}"]
-    out += ["  " + s for s in _snippet(d.loc)]
+def render_one(d: Diagnostic, color: bool = False) -> str:
+    style = _Style(color)
+    kind = d.severity if d.severity in _COLORS else "error"
+    out = [style(kind, f"{d.severity}[{d.code}]") + style("bold", f": {d.message}")]
+    out.append(style("gutter", "  --> ") + f"{d.loc.file}:{d.loc.line}:{d.loc.col}")
+    out += ["  " + s for s in _snippet(d.loc, "^", style, kind)]
     for r in d.related:
-        out.append(f"note: {r.message}")
-        out.append(f"  --> {r.loc.file}:{r.loc.line}:{r.loc.col}")
-        out += ["  " + s for s in _snippet(r.loc, "-")]
+        out.append(style("note", "note") + f": {r.message}")
+        out.append(style("gutter", "  --> ") + f"{r.loc.file}:{r.loc.line}:{r.loc.col}")
+        out += ["  " + s for s in _snippet(r.loc, "-", style, "note", first_only=True)]
     for frame in reversed(d.loc.stack):
-        out.append(f"note: called from {frame.file}:{frame.line}:{frame.col}")
-        src = _source_line(frame.file, frame.line)
+        out.append(style("note", "note") + f": called from {frame.file}:{frame.line}:{frame.col}")
+        src = source_line(frame.file, frame.line)
         if src is not None:
-            out.append(f"    {frame.line} | {src.strip()}")
+            out.append(style("gutter", f"    {frame.line} | ") + src.strip())
     for n in d.notes:
-        out.append(f"note: {n}")
+        out.append(style("note", "note") + f": {n}")
     if d.hint:
-        out.append(f"help: {d.hint}")
+        out.append(style("help", "help") + f": {d.hint}")
     return "\n".join(out)
 
 
 def render_text(diags: list[Diagnostic], color: bool = False) -> str:
-    return "\n\n".join(render_one(d) for d in diags)
+    return "\n\n".join(render_one(d, color) for d in diags)
+
+
+# ---------------------------------------------------------------------------------------------
+# machine-readable formats
 
 
 def render_json(diags: list[Diagnostic]) -> str:
     return json.dumps([d.to_json() for d in diags], indent=2)
+
+
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
+
+
+def _known(loc: Loc) -> bool:
+    return not loc.file.startswith("<")
+
+
+def _uri(file: str) -> str:
+    p = Path(file)
+    return p.as_uri() if p.is_absolute() else p.as_posix()
+
+
+def _sarif_location(loc: Loc) -> dict:
+    region = {
+        "startLine": loc.line,
+        "startColumn": loc.col,
+        "endLine": max(loc.end_line, loc.line),
+        "endColumn": loc.end_col if loc.end_line > loc.line else max(loc.end_col, loc.col + 1),
+    }
+    return {"physicalLocation": {"artifactLocation": {"uri": _uri(loc.file)}, "region": region}}
+
+
+def _sarif_rule(code: str) -> dict:
+    info = CODES.get(code)
+    if info is None:
+        return {"id": code, "shortDescription": {"text": code}}
+    return {
+        "id": code,
+        "name": "".join(w.capitalize() for w in code.split("_")),
+        "shortDescription": {"text": info.title},
+        "fullDescription": {"text": info.explanation},
+        "help": {
+            "text": f"{info.explanation}\n\nBad:\n{info.bad}\n\nGood:\n{info.good}",
+            "markdown": _explain_markdown(info),
+        },
+        "defaultConfiguration": {"level": _SARIF_LEVEL.get(info.severity, "error")},
+        "properties": {"stage": info.stage},
+    }
+
+
+def _nkic_version() -> str:
+    try:
+        return importlib.metadata.version("nkic")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
+
+
+def render_sarif(diags: list[Diagnostic]) -> str:
+    """A SARIF 2.1.0 log with one run; rules are the whole catalogue (plus any unknown code)."""
+    codes = list(CODES)
+    codes += sorted({d.code for d in diags} - set(CODES))
+    index = {c: i for i, c in enumerate(codes)}
+    results = []
+    for d in diags:
+        text = d.message + (f"\nhelp: {d.hint}" if d.hint else "")
+        res: dict = {
+            "ruleId": d.code,
+            "ruleIndex": index[d.code],
+            "level": _SARIF_LEVEL.get(d.severity, "error"),
+            "message": {"text": text},
+            "locations": [_sarif_location(d.loc)] if _known(d.loc) else [],
+        }
+        related = [r for r in d._all_related() if _known(r.loc)]
+        if related:
+            res["relatedLocations"] = [
+                {"id": i, **_sarif_location(r.loc), "message": {"text": r.message}}
+                for i, r in enumerate(related)
+            ]
+        results.append(res)
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "nkic",
+                        "version": _nkic_version(),
+                        "informationUri": "https://github.com/aws-neuron/aws-neuron-sdk",
+                        "rules": [_sarif_rule(c) for c in codes],
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2)
+
+
+_GITHUB_LEVEL = {"error": "error", "warning": "warning", "note": "notice"}
+
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(diags: list[Diagnostic]) -> str:
+    """GitHub Actions workflow commands (`::error file=…,line=…::message`), one per line."""
+    out = []
+    for d in diags:
+        props = []
+        if _known(d.loc):
+            loc = d.loc
+            props += [
+                f"file={_gh_prop(loc.file)}",
+                f"line={loc.line}",
+                f"col={loc.col}",
+                f"endLine={max(loc.end_line, loc.line)}",
+                f"endColumn={loc.end_col}",
+            ]
+        props.append(f"title={_gh_prop(d.code)}")
+        text = d.message + (f"\nhelp: {d.hint}" if d.hint else "")
+        out.append(
+            f"::{_GITHUB_LEVEL.get(d.severity, 'error')} {','.join(props)}::{_gh_data(text)}"
+        )
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# filtering and suppression
+
+
+def _matches(code: str, patterns: list[str]) -> bool:
+    return any(p in ("ALL", "all") or code == p or code.startswith(p) for p in patterns)
+
+
+def filter_diagnostics(
+    diags: list[Diagnostic], select: list[str] | None = None, ignore: list[str] | None = None
+) -> list[Diagnostic]:
+    """Keep diagnostics whose code matches `select` (all if None) and not `ignore`.
+
+    A pattern matches a code equal to it or starting with it (`err_psum` selects every PSUM
+    code); `ALL` matches everything.
+    """
+    out = []
+    for d in diags:
+        if select is not None and not _matches(d.code, select):
+            continue
+        if ignore and _matches(d.code, ignore):
+            continue
+        out.append(d)
+    return out
+
+
+_NOQA = re.compile(r"#\s*nkic:\s*noqa(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+
+
+def noqa_codes(line: str) -> set[str] | None:
+    """None if the line has no `# nkic: noqa`; an empty set for a blanket noqa."""
+    m = _NOQA.search(line)
+    if m is None:
+        return None
+    if m.group("codes") is None:
+        return set()
+    return {c.strip() for c in m.group("codes").split(",") if c.strip()}
+
+
+def apply_noqa(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """Drop diagnostics whose source line carries `# nkic: noqa` or `# nkic: noqa[code, …]`."""
+    out = []
+    for d in diags:
+        codes = noqa_codes(source_line(d.loc.file, d.loc.line) or "")
+        if codes is not None and (not codes or d.code in codes):
+            continue
+        out.append(d)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# explain
+
+
+def explain(code: str) -> str:
+    """The text of `nkic explain CODE`. Raises ValueError (naming close matches) if unknown."""
+    info = CODES.get(code)
+    if info is None:
+        close = difflib.get_close_matches(code, list(CODES), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(f"unknown diagnostic code `{code}`{hint}")
+    indent = lambda s: "\n".join("    " + x if x else "" for x in s.splitlines())  # noqa: E731
+    return (
+        f"{info.code}: {info.title}\n"
+        f"({info.severity}; reported by: {STAGES[info.stage]})\n\n"
+        f"{textwrap.fill(info.explanation, 88)}\n\n"
+        f"Example that fails:\n\n{indent(info.bad)}\n\n"
+        f"Fixed:\n\n{indent(info.good)}\n"
+    )
+
+
+def _explain_markdown(info) -> str:
+    return (
+        f"{info.explanation}\n\n**Fails:**\n\n```python\n{info.bad}\n```\n\n"
+        f"**Fixed:**\n\n```python\n{info.good}\n```\n"
+    )

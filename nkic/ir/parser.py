@@ -90,11 +90,15 @@ class _ToIR(Transformer):
     def address(self, p, b, fixed):
         return (int(p), int(b), fixed is not None)
 
-    def alloc(self, value, ttype, label, kind, address, loc):
+    def rotate(self, var, count, stride):
+        return (str(var)[1:], int(count), int(stride))
+
+    def alloc(self, value, ttype, label, kind, address, rotate, loc):
         t = self._tensor(value, ttype, label, str(kind) if kind else "internal", loc)
         if address is not None:
             t.address = address[:2]
             t.fixed_address = address[2]
+        t.rotate = rotate
         return Alloc(t, t.loc)
 
     def engine(self, name):
@@ -107,7 +111,7 @@ class _ToIR(Transformer):
         return (str(name), value)
 
     def inst(self, opcode, engine, *rest):
-        loc = rest[-1] if isinstance(rest[-1], Loc) or rest[-1] is None else None
+        loc = rest[-1]
         items = [r for r in rest[:-1] if r is not None]
         operands = {k: v for k, v in items if isinstance(v, (AccessPattern, Imm))}
         attrs = {k: v for k, v in items if not isinstance(v, (AccessPattern, Imm))}
@@ -141,6 +145,7 @@ class _ToIR(Transformer):
         return AccessPattern(t, offset, pairs, dtype)
 
     def loop(self, var, start, stop, step, mode, loc, *body):
+        loc = loc or Loc("<unknown>", 1, 1, 1, 1)
         return Loop(str(var)[1:], int(start), int(stop), int(step), str(mode), list(body), loc)
 
     def ret(self, *values):

@@ -62,6 +62,9 @@ class Printer:
                 extra += f" address({t.address[0]}, {t.address[1]})"
                 if t.fixed_address:
                     extra += " fixed"
+            if t.rotate is not None:
+                var, count, stride = t.rotate
+                extra += f" rotate(${var}, {count}, {stride})"
             kind = f" {t.kind}" if t.kind != "internal" else ""
             self.emit(
                 depth,

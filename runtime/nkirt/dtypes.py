@@ -39,12 +39,13 @@ PACKED_ELEMENT: dict[str, np.dtype] = {
 }
 
 INTEGER_NAMES = frozenset({"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32"})
-FLOAT_NAMES = frozenset(STORAGE) - INTEGER_NAMES - frozenset(PACKED_ELEMENT)
 
-#: Storage dtype -> the NKI name it stands for when an operand's NKI dtype is not given.
-_NAME_OF_STORAGE: dict[np.dtype, str] = {}
-for _name in ("float32", "uint8", "uint16", "uint32", *STORAGE):
-    _NAME_OF_STORAGE.setdefault(STORAGE[_name], _name)
+#: Storage dtype -> the NKI name it stands for when an operand's NKI dtype is not given
+#: (float32 rather than tfloat32, plain unsigned words rather than bool or packed x4).
+_NAME_OF_STORAGE: dict[np.dtype, str] = {
+    dtype: name for name, dtype in STORAGE.items() if name not in ("bool", "tfloat32")
+}
+_NAME_OF_STORAGE.update({STORAGE[name]: name for name in ("uint16", "uint32")})
 
 _TF32_DROPPED_BITS = 13
 
@@ -77,16 +78,12 @@ def is_integer(name: str) -> bool:
     return name in INTEGER_NAMES
 
 
-def is_float(name: str) -> bool:
-    return name in FLOAT_NAMES
-
-
 def to_fp32(array: np.ndarray, dtype_name: str) -> np.ndarray:
     """The engines' free input cast: each element of `array` (held in the storage of
     `dtype_name`) as float32. Integers above 2**24 round to nearest even, as in hardware."""
     if dtype_name in PACKED_ELEMENT:
         raise ValueError(f"to_fp32: packed dtype {dtype_name} has no scalar value; use unpack_x4")
-    return np.asarray(array).astype(np.float32)
+    return _as_fp32(np.asarray(array))
 
 
 def cast(array: np.ndarray, dtype_name: str) -> np.ndarray:
@@ -112,11 +109,15 @@ def cast(array: np.ndarray, dtype_name: str) -> np.ndarray:
         return source
     if dtype_name in INTEGER_NAMES:
         return _to_integer(source, target)
-    return _as_fp32(source).astype(target)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _as_fp32(source).astype(target)
 
 
 def _as_fp32(source: np.ndarray) -> np.ndarray:
-    return source if source.dtype == np.float32 else source.astype(np.float32)
+    if source.dtype == np.float32:
+        return source
+    with np.errstate(over="ignore", invalid="ignore"):
+        return source.astype(np.float32)
 
 
 def _round_to_tf32(source: np.ndarray) -> np.ndarray:

@@ -1,0 +1,173 @@
+"""Writes the `.neff` container exactly as docs/neff-format.md specifies (format 1.0)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import zlib
+
+from ..ir.affine import Affine
+from ..ir.core import AccessPattern, Kernel, Loc, Loop, Op, Tensor
+from .schedule import Schedule, schedule
+
+MAGIC = b"NKICNEFF"
+MAJOR, MINOR = 1, 0
+HEADER = struct.Struct("<8sHHI32s")
+SECTION = struct.Struct("<4sIQQ")
+COMPRESSED = 1
+
+
+def _json_value(v):
+    if isinstance(v, tuple | list):
+        return [_json_value(x) for x in v]
+    return v
+
+
+class _ProgramWriter:
+    """Builds the PROG JSON document and the DATA bytes of one scheduled kernel."""
+
+    def __init__(self, sched: Schedule):
+        self.sched = sched
+        self.kernel = sched.kernel
+        self.files: dict[str, int] = {f: i for i, f in enumerate(self.kernel.files())}
+        self.tensor_ids: dict[Tensor, int] = {}
+        self.data = bytearray()
+        self.loops = 0
+
+    def file(self, name: str) -> int:
+        return self.files.setdefault(name, len(self.files))
+
+    def loc(self, loc: Loc) -> list[int]:
+        return [self.file(loc.file), loc.line, loc.col, loc.end_line, loc.end_col]
+
+    def tensor(self, t: Tensor) -> dict:
+        tid = self.tensor_ids.setdefault(t, len(self.tensor_ids))
+        out: dict = {
+            "id": tid,
+            "name": t.label or t.name,
+            "kind": t.kind,
+            "buffer": t.buffer,
+            "dtype": t.dtype,
+            "shape": list(t.shape),
+        }
+        if t.on_chip:
+            partition, byte = t.address if t.address is not None else (0, 0)
+            out["address"] = {"partition": partition, "byte": byte}
+            if t.rotate is not None:
+                var, count, stride = t.rotate
+                out["rotate"] = {"var": var, "count": count, "stride": stride}
+        if t.kind == "constant":
+            raw = bytes(t.data or b"")
+            out["data_offset"] = len(self.data)
+            out["data_length"] = len(raw)
+            self.data += raw
+        return out
+
+    @staticmethod
+    def offset(a: Affine) -> int | dict:
+        if a.is_const:
+            return a.const
+        return {"c": a.const, "t": dict(a.terms)}
+
+    def ap(self, ap: AccessPattern) -> dict:
+        return {
+            "tensor": self.tensor_ids[ap.tensor],
+            "offset": self.offset(ap.offset),
+            "pattern": [[s, n] for s, n in ap.pattern],
+            "dtype": ap.dtype,
+        }
+
+    def attrs(self, attrs: dict) -> dict:
+        out = {}
+        for k, v in attrs.items():
+            if k == "accumulate" and isinstance(v, tuple):
+                out[k] = {"unless_first": list(v)}
+            else:
+                out[k] = _json_value(v)
+        return out
+
+    def node(self, op: Op) -> dict | None:
+        if isinstance(op, Loop):
+            self.loops += 1
+            return {
+                "kind": "loop",
+                "var": op.var,
+                "start": op.start,
+                "stop": op.stop,
+                "step": op.step,
+                "mode": op.mode,
+                "loc": self.loc(op.loc),
+                "body": [n for n in (self.node(o) for o in op.body) if n is not None],
+            }
+        s = self.sched.by_inst.get(op)
+        if s is None:
+            return None  # Alloc: tensors are listed up front
+        operands = {}
+        for name, o in op.operands.items():
+            if isinstance(o, AccessPattern):
+                operands[name] = self.ap(o)
+            elif o.value is not None:
+                operands[name] = {"imm": o.value}
+        attrs = self.attrs(op.attrs)
+        if op.opcode in ("nc_matmul", "nc_matmul_mx"):
+            attrs.setdefault("accumulate", False)
+        return {
+            "kind": "inst",
+            "id": s.id,
+            "op": op.opcode,
+            "engine": s.engine,
+            "queue": s.queue,
+            "operands": operands,
+            "attrs": attrs,
+            "waits": [list(w) for w in s.waits],
+            "loc": self.loc(op.loc),
+            "stack": [self.loc(f) for f in op.loc.stack],
+        }
+
+    def program(self) -> dict:
+        k = self.kernel
+        tensors = [self.tensor(t) for t in k.tensors()]
+        body = [n for n in (self.node(op) for op in k.body) if n is not None]
+        return {
+            "kernel": k.name,
+            "target": k.target,
+            "files": list(self.files),
+            "tensors": tensors,
+            "inputs": [self.tensor_ids[t] for t in k.params],
+            "outputs": [self.tensor_ids[t] for t in k.returns],
+            "body": body,
+            "stats": {
+                "instructions": len(self.sched.insts),
+                "loops": self.loops,
+                "waits": sum(len(s.waits) for s in self.sched.insts),
+            },
+        }
+
+
+def program_json(kernel: Kernel) -> dict:
+    """The PROG document of a scheduled kernel (allocated, engines assigned)."""
+    return _ProgramWriter(schedule(kernel)).program()
+
+
+def pack_neff(sections: list[tuple[bytes, int, bytes]]) -> bytes:
+    """Header + section table + payloads for (tag, flags, payload) sections."""
+    offset = HEADER.size + SECTION.size * len(sections)
+    table = b""
+    for tag, flags, payload in sections:
+        table += SECTION.pack(tag, flags, offset, len(payload))
+        offset += len(payload)
+    rest = table + b"".join(p for _, _, p in sections)
+    digest = hashlib.sha256(rest).digest()
+    return HEADER.pack(MAGIC, MAJOR, MINOR, len(sections), digest) + rest
+
+
+def write_neff(kernel: Kernel) -> bytes:
+    """Serialise an allocated kernel to `.neff` bytes (deterministic)."""
+    w = _ProgramWriter(schedule(kernel))
+    doc = w.program()
+    text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    sections = [(b"PROG", COMPRESSED, zlib.compress(text, 9))]
+    if w.data:
+        sections.append((b"DATA", 0, bytes(w.data)))
+    return pack_neff(sections)

@@ -1,0 +1,269 @@
+"""Instruction queues and semaphore waits from data dependencies (docs/neff-format.md `waits`).
+
+Two instructions on different queues depend on each other when one writes memory the other
+touches (RAW, WAR, WAW). On-chip accesses are compared by physical address after allocation,
+so tensors that share memory at different times are ordered too; HBM accesses by tensor.
+Regions are compared with interval arithmetic over the affine offsets, for the same iteration
+and for every loop that may carry the dependency; loops are never enumerated. A wait
+`[producer, skip]` targets the producer instance `skip` instances before its latest issued one:
+0 is always safe, and a multi-buffered tensor lets the consumer skip the instances that use
+other slots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.core import Inst, Kernel, Loop, Tensor
+from ..ir.isa import lookup
+from ..passes.regions import Region, hbm_rows, instances_may_overlap, loop_ranges, region
+from .engines import choose_engine
+from .target import target
+
+#: Instructions that read the current contents of their outputs (partial or predicated writes).
+READS_OUTPUTS = ("tensor_copy_predicated", "nc_stream_shuffle")
+MATMULS = ("nc_matmul", "nc_matmul_mx")
+
+
+def written_operands(inst: Inst) -> set[str]:
+    """Operand names the instruction writes: the catalogue's `out` roles."""
+    d = lookup(inst.opcode)
+    outs = set(d.outputs) if d else set()
+    return {
+        n
+        for n in inst.operands
+        if n in outs or n == "dst" or n.startswith("dst_") or n.endswith("_dst")
+    }
+
+
+def reads_outputs(inst: Inst) -> bool:
+    if inst.opcode in MATMULS:
+        return inst.attrs.get("accumulate") not in (False, None)
+    return inst.opcode in READS_OUTPUTS
+
+
+@dataclass(frozen=True)
+class Access:
+    """One memory access of an instruction: bytes of a buffer (on-chip) or of an HBM tensor."""
+
+    write: bool
+    key: tuple
+    tensor: Tensor
+    region: Region  # bytes, physical for placed on-chip tensors, slot 0 of a rotated tensor
+    slots_span: int  # bytes from the first to the last slot of a rotated tensor
+    box: tuple[int, int, int, int]  # partition and byte bounds over every instance and slot
+    rows: tuple[int, Region] | None = None  # HBM: row bytes and the region row by row
+
+    @property
+    def widened(self) -> Region:
+        """The region covering every slot (for comparing with other tensors)."""
+        r = self.region
+        span = self.slots_span
+        return Region(r.part, r.part_lo, r.part_hi, r.free, r.free_lo, r.free_hi + span, 1)
+
+
+def _accesses(inst: Inst, loops: tuple[Loop, ...]) -> list[Access]:
+    written = written_operands(inst)
+    ranges = loop_ranges(loops)
+    out = []
+    for name, ap in inst.aps():
+        t = ap.tensor
+        r = region(ap)
+        rows = None
+        if t.on_chip and t.address is not None:
+            key: tuple = (t.buffer,)
+            r = r.to_bytes(t.address[0], t.address[1])
+        else:
+            key = ("tensor", id(t))
+            r = r.to_bytes()
+            rows = hbm_rows(ap, ranges)
+        span = (t.rotate[1] - 1) * t.rotate[2] if t.rotate else 0
+        plo, phi = r.part_bounds(ranges)
+        blo, bhi = r.free_bounds(ranges)
+        box = (plo, phi, blo, bhi + span)
+        is_write = name in written
+        out.append(Access(is_write, key, t, r, span, box, rows))
+        if is_write and reads_outputs(inst):
+            out.append(Access(False, key, t, r, span, box, rows))
+    return out
+
+
+@dataclass(eq=False)
+class Scheduled:
+    """An instruction with its program-order id, queue, enclosing loops and waits."""
+
+    inst: Inst
+    id: int
+    engine: str
+    queue: str
+    loops: tuple[Loop, ...]
+    pos: int
+    accesses: list[Access]
+    waits: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def runs(self) -> bool:
+        return all(lp.trip_count > 0 for lp in self.loops)
+
+
+@dataclass
+class Schedule:
+    """Every instruction of a kernel, in program order, with queues and waits."""
+
+    kernel: Kernel
+    insts: list[Scheduled]
+    by_inst: dict[Inst, Scheduled]
+
+
+def _common(a: tuple[Loop, ...], b: tuple[Loop, ...]) -> tuple[Loop, ...]:
+    n = 0
+    for x, y in zip(a, b):
+        if x is not y:
+            break
+        n += 1
+    return a[:n]
+
+
+def _boxes_meet(a: Access, b: Access) -> bool:
+    return (
+        a.box[0] <= b.box[1]
+        and b.box[0] <= a.box[1]
+        and a.box[2] <= b.box[3]
+        and (b.box[2] <= a.box[3])
+    )
+
+
+def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> int | None:
+    """The skip of the wait `c` needs on `p` for accesses a (of c) and b (of p), or None."""
+    common = _common(c.loops, p.loops)
+    same = a.tensor is b.tensor
+    ra, rb = (a.region, b.region) if same else (a.widened, b.widened)
+    if a.rows and b.rows and a.rows[0] == b.rows[0]:
+        ra, rb = a.rows[1], b.rows[1]
+    if p.pos < c.pos and instances_may_overlap(ra, c.loops, rb, p.loops, common, None):
+        return 0
+    rot_index, count = -1, 1
+    if same and a.tensor.rotate is not None:
+        var, count, _ = a.tensor.rotate
+        rot_index = next((i for i, lp in enumerate(common) if lp.var == var), -1)
+    best = None
+    for j, lp in enumerate(common):
+        if lp.trip_count < 2:
+            continue
+        if not instances_may_overlap(ra, c.loops, rb, p.loops, common[:j], lp):
+            continue
+        if j > rot_index:
+            return 0
+        # iterations of the rotation loop (or an outer one) apart: the slot is reused only
+        # `count` executions of the rotation loop's body later
+        per_body = 1
+        for inner in p.loops[rot_index + 1 :]:
+            per_body *= inner.trip_count
+        skip = (count - 1) * per_body
+        best = skip if best is None else min(best, skip)
+    return best
+
+
+def _reduce(
+    c: Scheduled, waits: dict[Scheduled, int], starts: dict[Loop, int], insts: list[Scheduled]
+) -> list[tuple[int, int]]:
+    """Drop waits implied by others: by a newer instruction on the same producer queue, or by
+    a producer that itself waited for the dropped one."""
+    by_queue: dict[str, list[Scheduled]] = {}
+    for p in waits:
+        by_queue.setdefault(p.queue, []).append(p)
+    kept = []
+    for ps in by_queue.values():
+        before = [p for p in ps if p.pos < c.pos and waits[p] == 0]
+        dom = max(before, key=lambda p: p.pos) if before else None
+        for p in ps:
+            if dom is None or p is dom:
+                kept.append(p)
+            elif p.pos < c.pos:
+                continue  # dom is issued after p's latest instance, on the same queue
+            else:
+                common = _common(c.loops, p.loops)
+                if not (common and dom.pos > starts[common[-1]]):
+                    kept.append(p)
+    # Everything issued between a producer P's latest instance and c comes after P in program
+    # order, so when P (before c) waited with skip 0 on an instruction at or after R on R's
+    # queue, R's latest instance has completed once P has.
+    covered = set()
+    for p in kept:
+        if p.pos > c.pos or waits[p] != 0:
+            continue
+        for pid, skip in p.waits:
+            q = insts[pid]
+            if skip == 0 and q.pos < p.pos:
+                covered.update(
+                    r
+                    for r in kept
+                    if r is not p and r.queue == q.queue and r.pos <= q.pos and waits[r] == 0
+                )
+    return sorted((p.id, waits[p]) for p in kept if p not in covered)
+
+
+def schedule(kernel: Kernel) -> Schedule:
+    """Assign queues (DMA round-robin over the target's queues) and compute every wait."""
+    tgt = target(kernel.target)
+    insts: list[Scheduled] = []
+    starts: dict[Loop, int] = {}
+    dma = 0
+    for pos, (op, loops) in enumerate(kernel.walk()):
+        if isinstance(op, Loop):
+            starts[op] = pos
+        if not isinstance(op, Inst):
+            continue
+        engine = op.engine or choose_engine(op)
+        if engine == "dma":
+            queue = f"dma{dma % tgt.dma_queues}"
+            dma += 1
+        else:
+            queue = engine
+        insts.append(Scheduled(op, len(insts), engine, queue, loops, pos, _accesses(op, loops)))
+    ends: dict[Loop, int] = {}
+    for s in insts:
+        for lp in s.loops:
+            ends[lp] = s.id
+    for c in insts:
+        if c.runs:
+            c.waits = _reduce(c, _waits(c, insts, ends), starts, insts)
+    return Schedule(kernel, insts, {s.inst: s for s in insts})
+
+
+def _dependency(c: Scheduled, p: Scheduled) -> int | None:
+    """The smallest skip over every conflicting pair of accesses of c and p, or None."""
+    best = None
+    for a in c.accesses:
+        for b in p.accesses:
+            if a.key != b.key or not (a.write or b.write) or not _boxes_meet(a, b):
+                continue
+            skip = _pair_skip(c, a, p, b)
+            if skip is not None and (best is None or skip < best):
+                best = skip
+                if best == 0:
+                    return 0
+    return best
+
+
+def _waits(c: Scheduled, insts: list[Scheduled], ends: dict[Loop, int]) -> dict[Scheduled, int]:
+    """Every producer c must wait for, with its skip. Earlier instructions are scanned newest
+    first: once one on a queue needs a skip-0 wait, older ones on that queue are implied."""
+    waits: dict[Scheduled, int] = {}
+    settled: set[str] = set()
+    for p in reversed(insts[: c.id]):
+        if p.queue == c.queue or p.queue in settled or not p.runs:
+            continue
+        skip = _dependency(c, p)
+        if skip is not None:
+            waits[p] = skip
+            if skip == 0:
+                settled.add(p.queue)
+    # later instructions precede c only through a loop they share with c
+    last = ends[c.loops[0]] if c.loops else c.id
+    for p in insts[c.id + 1 : last + 1]:
+        if p.queue != c.queue and p.runs:
+            skip = _dependency(c, p)
+            if skip is not None:
+                waits[p] = skip
+    return waits

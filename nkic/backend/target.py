@@ -1,0 +1,54 @@
+"""The compiler's description of each target: memory sizes and placement rules, with sources.
+
+Section numbers refer to /work/shared/spec/neuroncore-arch.md (and nki-language.md where
+marked). Every hardware number the passes and the backend use lives here, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PARTITIONS = 128  # arch §2/§8: SBUF and PSUM have 128 partitions
+PSUM_BANK_BYTES = 2 * 1024  # arch §3 (PSUM row): a bank is 2 KiB (512 fp32) per partition
+PSUM_BANKS = 8  # arch §3 (PSUM row): 8 banks per partition
+PSUM_PARTITION_BYTES = PSUM_BANKS * PSUM_BANK_BYTES  # arch §3: 16 KiB per partition
+DMA_QUEUES = 16  # arch §3 (DMA queues per engine: 16, IDs 0–15) and §9
+# The docs give no minimum free-dim alignment (nki-language.md §5.3: `sbuf_min_align`,
+# `psum_min_align` "not stated"); nkic aligns every placement to 4 bytes, one fp32 element.
+ALIGN_BYTES = 4
+
+
+@dataclass(frozen=True)
+class Target:
+    """What allocation and scheduling need to know about one NeuronCore generation."""
+
+    name: str
+    #: Usable SBUF bytes per partition for kernel tensors.
+    sbuf_partition_bytes: int
+    psum_partition_bytes: int = PSUM_PARTITION_BYTES
+    psum_bank_bytes: int = PSUM_BANK_BYTES
+    partitions: int = PARTITIONS
+    dma_queues: int = DMA_QUEUES
+
+
+TARGETS: dict[str, Target] = {
+    # arch §3: 192 KiB − 16 KiB compiler-reserved = 176 KiB (direct-allocation guide), which is
+    # exactly the 180,224 B of the nkipy target_info row.
+    "trn1": Target("trn1", sbuf_partition_bytes=180_224),
+    # arch §3, nkipy target_info row (the docs do not state v3/v4 usable sizes).
+    "trn2": Target("trn2", sbuf_partition_bytes=212_984),
+    "trn3": Target("trn3", sbuf_partition_bytes=245_752),
+}
+
+
+def target(name: str) -> Target:
+    return TARGETS[name]
+
+
+def start_partitions(num_partitions: int) -> tuple[int, ...]:
+    """Legal start partitions of a tensor with `num_partitions` partitions (arch §8)."""
+    if num_partitions > 64:
+        return (0,)
+    if num_partitions > 32:
+        return (0, 64)
+    return (0, 32, 64, 96)

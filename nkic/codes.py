@@ -1,0 +1,1047 @@
+"""The catalogue of every diagnostic code nkic emits: title, explanation and a bad/good kernel.
+
+Examples are NKI 0.3.0 kernels and assume `import nki`, `import nki.isa as nisa` and
+`import nki.language as nl`. `docs/diagnostics.md` is generated from this table
+(`python -m nkic.tools.gen_diagnostics_doc`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    """One diagnostic code. `stage` names the part of nkic that reports it."""
+
+    code: str
+    title: str
+    stage: str
+    severity: str
+    explanation: str
+    bad: str
+    good: str
+
+
+STAGES = {
+    "frontend": "Frontend (parsing and specialisation)",
+    "checks": "Semantic checks",
+    "bounds": "Static bounds",
+    "allocation": "SBUF/PSUM allocation",
+    "internal": "Internal",
+}
+
+_ENTRIES: list[CodeInfo] = []
+
+
+def _code(
+    code: str,
+    title: str,
+    stage: str,
+    explanation: str,
+    bad: str,
+    good: str,
+    severity: str = "error",
+):
+    _ENTRIES.append(
+        CodeInfo(
+            code,
+            title,
+            stage,
+            severity,
+            " ".join(explanation.split()),
+            bad.strip("\n"),
+            good.strip("\n"),
+        )
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# frontend
+
+_code(
+    "err_unsupported_syntax",
+    "Python construct outside the NKI subset",
+    "frontend",
+    """Kernels are specialised by nkic's own interpreter, which accepts the NKI subset of
+    Python: literals, tuples, lists, dicts with string keys, NKIObject classes, enums,
+    functions, if/for/while. Anything else (e.g. `is`, `try`, generators, `*` in a kernel
+    signature) is rejected instead of being run by Python.""",
+    """
+@nki.jit
+def kernel(a):
+    if a.dtype is nl.float32:
+        pass
+""",
+    """
+@nki.jit
+def kernel(a):
+    if a.dtype == nl.float32:
+        pass
+""",
+)
+_code(
+    "err_undefined_name",
+    "Name not defined",
+    "frontend",
+    """A name used in the kernel is neither a local variable, a parameter, a module-level
+    constant nor an imported module.""",
+    """
+@nki.jit
+def kernel(a):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=b)
+""",
+    """
+@nki.jit
+def kernel(a):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+""",
+)
+_code(
+    "err_unknown_api",
+    "Unknown or removed NKI API",
+    "frontend",
+    """The attribute does not exist in `nki.language` / `nki.isa` of NKI 0.3.0 (it may be a
+    typo or a Beta 1 API that was removed, such as `nl.load` in the `nki.*` namespace or
+    `nl.arange`).""",
+    """
+@nki.jit
+def kernel(a):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_cpy(dst=t, src=a)
+""",
+    """
+@nki.jit
+def kernel(a):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+""",
+)
+_code(
+    "err_unexpected_keyword",
+    "Keyword argument not in the API signature",
+    "frontend",
+    """Since NKI 0.2.0 unknown keyword arguments are errors rather than being silently
+    ignored. Check the spelling and the 0.3.0 signature of the call.""",
+    """
+@nki.jit
+def kernel(a):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t, val=0.0)
+""",
+    """
+@nki.jit
+def kernel(a):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)
+""",
+)
+_code(
+    "err_missing_argument",
+    "Required argument missing",
+    "frontend",
+    """An NKI API or a helper function was called without one of its required arguments.
+    `nki.isa` calls take the destination as their first argument `dst`.""",
+    """
+@nki.jit
+def kernel(a):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t)
+""",
+    """
+@nki.jit
+def kernel(a):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)
+""",
+)
+_code(
+    "err_assert_failed",
+    "Compile-time assertion failed",
+    "frontend",
+    """An `assert` in the kernel (or a helper) evaluated to False during specialisation. The
+    message of the assert, if any, is shown.""",
+    """
+@nki.jit
+def kernel(a):
+    assert a.shape[0] <= 128, "tile the rows"
+    ...  # called with a of shape (256, 512)
+""",
+    """
+@nki.jit
+def kernel(a):
+    for r in nl.affine_range(a.shape[0] // 128):
+        ...  # process rows r*128 : (r+1)*128
+""",
+)
+_code(
+    "err_ambiguous_tensor_truth_value",
+    "Truth value of a tensor is ambiguous",
+    "frontend",
+    """`if t:`, `and`, `or` and `not` need one compile-time boolean; a tensor holds many runtime
+    values. Compare shapes or compile-time values instead, or select elementwise on the
+    device.""",
+    """
+@nki.jit
+def kernel(a):
+    if a:
+        ...
+""",
+    """
+@nki.jit
+def kernel(a):
+    if a.shape[1] > 0:
+        ...
+""",
+)
+_code(
+    "err_nki_api_outside_of_nki_kernel",
+    "NKI API used outside a kernel",
+    "frontend",
+    """`nki.language` / `nki.isa` calls only have a meaning while a `@nki.jit` kernel is being
+    specialised; calling them at module level or from plain Python code is an error.""",
+    """
+buf = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+
+@nki.jit
+def kernel(a):
+    nisa.dma_copy(dst=buf, src=a)
+""",
+    """
+@nki.jit
+def kernel(a):
+    buf = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=buf, src=a)
+""",
+)
+_code(
+    "err_dynamic_control_flow_not_supported",
+    "Control flow on a runtime tensor value",
+    "frontend",
+    """`if` and `while` conditions are evaluated at compile time (or on a register in a
+    dynamic loop). A condition that depends on tensor data cannot decide the program's
+    shape; use a predicated instruction (`nisa.tensor_copy_predicated`,
+    `nisa.select_reduce`) instead.""",
+    """
+@nki.jit
+def kernel(a, flag):
+    f = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=f, src=flag)
+    if f:
+        ...
+""",
+    """
+@nki.jit
+def kernel(a, use_bias: bool):
+    if use_bias:  # a compile-time argument
+        ...
+""",
+)
+_code(
+    "err_local_variable_used_out_of_scope",
+    "Tensor used outside the block that created it",
+    "frontend",
+    """A tensor created inside a loop body (each iteration gets its own buffer) is used after
+    the loop. Allocate it before the loop when its value must survive the loop.""",
+    """
+@nki.jit
+def kernel(a):
+    for i in nl.affine_range(4):
+        t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[i])
+    nisa.dma_copy(dst=a[0], src=t)
+""",
+    """
+@nki.jit
+def kernel(a):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    for i in nl.sequential_range(4):
+        nisa.dma_copy(dst=t, src=a[i])
+    nisa.dma_copy(dst=a[0], src=t)
+""",
+)
+_code(
+    "err_annotation_shape_mismatch",
+    "Argument does not match its `nki.typing` annotation",
+    "frontend",
+    """A kernel parameter annotated with `nt.tensor[shape, dtype]` was given an argument of a
+    different shape or dtype (via `--arg` or the Python API).""",
+    """
+import nki.typing as nt
+
+@nki.jit
+def kernel(a: nt.tensor[(128, 512), nl.float32]):
+    ...  # compiled with --arg a=float32[128,256]
+""",
+    """
+import nki.typing as nt
+
+@nki.jit
+def kernel(a: nt.tensor[(128, 512), nl.float32]):
+    ...  # compiled with --arg a=float32[128,512]
+""",
+)
+
+_code(
+    "err_syntax_error",
+    "Python syntax error",
+    "frontend",
+    """The file is not valid Python, so no kernel in it can be read. The location is the one
+    Python's parser reports.""",
+    """
+@nki.jit
+def kernel(a)
+    return a
+""",
+    """
+@nki.jit
+def kernel(a):
+    return a
+""",
+)
+_code(
+    "err_file_not_found",
+    "Kernel file cannot be read",
+    "frontend",
+    """The file given on the command line (or a helper module it imports) does not exist or
+    cannot be read.""",
+    """
+# nkic check kernels/matmull.py
+""",
+    """
+# nkic check kernels/matmul.py
+""",
+)
+_code(
+    "err_kernel_not_found",
+    "No such kernel in the file",
+    "frontend",
+    """The file has no `@nki.jit` function, or none with the name given by `-k`.""",
+    """
+# nkic check add.py -k add_kernel
+def add_kernel(a, b):  # missing @nki.jit
+    ...
+""",
+    """
+# nkic check add.py -k add_kernel
+@nki.jit
+def add_kernel(a, b):
+    ...
+""",
+)
+_code(
+    "err_nested_kernel_call",
+    "Kernel called from a kernel",
+    "frontend",
+    """A function decorated with `@nki.jit` cannot be called from inside another kernel; remove
+    the decorator from the sub-kernel and call it as a plain helper.""",
+    """
+@nki.jit
+def tile_add(a, b, out): ...
+
+@nki.jit
+def kernel(a, b):
+    tile_add(a, b, out)
+""",
+    """
+def tile_add(a, b, out): ...
+
+@nki.jit
+def kernel(a, b):
+    tile_add(a, b, out)
+""",
+)
+_code(
+    "err_output_not_shared_hbm",
+    "Returned tensor is not in shared HBM",
+    "frontend",
+    """Since NKI 0.3.0 the tensors a kernel returns must be allocated with
+    `buffer=nl.shared_hbm`; `nl.hbm` (private) or on-chip tensors cannot be outputs.""",
+    """
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+""",
+    """
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+""",
+)
+_code(
+    "err_unsupported_api",
+    "NKI API not supported by nkic",
+    "frontend",
+    """The API exists in NKI but nkic cannot compile it (yet), e.g. calling an `nl` operator
+    function directly or `nl.dynamic_range`. Use the `nki.isa` instruction it lowers to.""",
+    """
+y = nl.exp(x)
+""",
+    """
+y = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+nisa.activation(dst=y, op=nl.exp, data=x)
+""",
+)
+_code(
+    "err_import_error",
+    "Import cannot be resolved",
+    "frontend",
+    """An `import` inside the kernel's modules names a module or a name nkic cannot find
+    (relative imports must stay inside the package).""",
+    """
+from nki.language import arange
+""",
+    """
+import nki.language as nl
+""",
+)
+_code(
+    "err_attribute_error",
+    "No such attribute",
+    "frontend",
+    """The object or module has no attribute of that name (the message suggests close
+    matches).""",
+    """
+n = a.shpe[0]
+""",
+    """
+n = a.shape[0]
+""",
+)
+_code(
+    "err_type_error",
+    "Wrong type of value or argument",
+    "frontend",
+    """A compile-time operation or call got a value of the wrong type: too many positional
+    arguments, an argument given twice, a string where a number is needed, a class that does
+    not derive from `nl.NKIObject`, a non-string dict key, an integer where a `nisa` enum
+    member is required, ...""",
+    """
+nisa.memset(t, 0.0, nisa.engine.vector, "x", 1)
+""",
+    """
+nisa.memset(dst=t, value=0.0, engine=nisa.engine.vector)
+""",
+)
+_code(
+    "err_value_error",
+    "Invalid compile-time value",
+    "frontend",
+    """A compile-time value is of the right type but unusable: unpacking into the wrong number
+    of names, a missing dict key, an index past the end of a tuple, a division by zero, ...""",
+    """
+rows, cols, depth = a.shape  # a is 2-D
+""",
+    """
+rows, cols = a.shape
+""",
+)
+_code(
+    "err_tensor_operator",
+    "Python operator applied to a tensor",
+    "frontend",
+    """NKI 0.3.0 tensors do not overload `+`, `*`, `+=`, comparisons and the like; compute with
+    an `nki.isa` instruction into a destination tile.""",
+    """
+c = a_tile + b_tile
+""",
+    """
+c = nl.ndarray(a_tile.shape, a_tile.dtype, buffer=nl.sbuf)
+nisa.tensor_tensor(dst=c, data1=a_tile, data2=b_tile, op=nl.add)
+""",
+)
+_code(
+    "err_invalid_index",
+    "Malformed tensor index",
+    "frontend",
+    """A tensor index has more entries than the tensor has dimensions, several ellipses, or an
+    entry that is neither an int, a slice nor `...`.""",
+    """
+t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+v = t[0:128, 0:256, 0]
+""",
+    """
+t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+v = t[0:128, 0:256]
+""",
+)
+_code(
+    "err_raised_exception",
+    "Kernel raised an exception",
+    "frontend",
+    """A `raise` statement was executed during specialisation; its message is shown. Kernels use
+    `raise` (or `assert`) to reject arguments they do not support.""",
+    """
+if a.shape[0] > 128:
+    raise ValueError("tile the rows")
+""",
+    """
+for r in nl.affine_range(a.shape[0] // 128):
+    ...  # one block of 128 rows per iteration
+""",
+)
+_code(
+    "err_specialisation_limit",
+    "Specialisation does not terminate in reasonable time",
+    "frontend",
+    """Specialisation unrolled more loop iterations, or nested helper calls more deeply, than nkic
+    allows. `range`/`static_range` loops always unroll, while `nl.affine_range` and
+    `nl.sequential_range` loops stay hardware loops as long as the body does not need the
+    induction variable as a Python int. Recursion needs a compile-time base case.""",
+    """
+for i in range(100000):
+    nisa.memset(dst=t[:, i:i + 1], value=0.0)
+""",
+    """
+for i in nl.affine_range(100000):
+    nisa.memset(dst=t[:, i:i + 1], value=0.0)
+""",
+)
+_code(
+    "err_invalid_view",
+    "Invalid tensor view",
+    "frontend",
+    """A view (`reshape`, `view(dtype)`, `.ap()`, slicing, `permute`, ...) cannot be built: a
+    reshape changes the element count or the partition dimension of an on-chip tensor, a
+    strided view is reshaped without a copy, the partition dimension is strided, a dtype
+    reinterpretation does not divide the last dimension, or the arguments are malformed.""",
+    """
+t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+v = t.reshape((64, 1024))
+""",
+    """
+t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+v = t.reshape((128, 2, 256))
+""",
+)
+
+# ---------------------------------------------------------------------------------------------
+# semantic checks: operands
+
+_code(
+    "err_num_partition_exceed_arch_limit",
+    "More than 128 partitions",
+    "checks",
+    """SBUF and PSUM have 128 partitions; an on-chip tile (dimension 0 of an SBUF/PSUM tensor)
+    and every operand of an instruction span at most 128 of them (`nl.tile_size.pmax`).
+    Process larger data in blocks of 128 rows.""",
+    """
+@nki.jit
+def kernel(a):  # a: (256, 512)
+    t = nl.ndarray((256, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+""",
+    """
+@nki.jit
+def kernel(a):  # a: (256, 512)
+    for r in nl.affine_range(2):
+        t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[r * 128:(r + 1) * 128, :])
+""",
+)
+_code(
+    "err_num_partition_mismatch",
+    "Operands span different numbers of partitions",
+    "checks",
+    """Element-wise instructions process each partition on its own lane, so every tile operand
+    (and `dst`) spans the same number of partitions. For `nc_matmul` both operands hold the
+    contraction dimension K on their partitions and `dst` has M partitions.""",
+    """
+x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+y = nl.zeros((64, 512), nl.float32, buffer=nl.sbuf)
+nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add)
+""",
+    """
+x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+y = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add)
+""",
+)
+_code(
+    "err_shape_mismatch",
+    "Operand shapes do not fit the instruction",
+    "checks",
+    """The elements per partition of the operands differ where the instruction requires them
+    to match (there is no implicit broadcasting), a per-partition scalar operand is not a
+    `(P, 1)` vector, or a destination does not have the shape the instruction produces.""",
+    """
+x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+s = nl.zeros((128, 4), nl.float32, buffer=nl.sbuf)
+nisa.tensor_scalar(dst=x, data=x, op0=nl.multiply, operand0=s)
+""",
+    """
+x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+s = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
+nisa.tensor_scalar(dst=x, data=x, op0=nl.multiply, operand0=s)
+""",
+)
+_code(
+    "err_dtype_mismatch",
+    "Operand dtype not allowed",
+    "checks",
+    """An operand has a dtype the instruction does not accept: e.g. `nc_matmul` inputs must be
+    fp8/bf16/fp16/tf32/fp32 with fp32 PSUM output (bf16 too on trn3), bitwise operators need
+    integer tiles, transposes and gathers do not convert, and `memset` needs an integer value
+    for an integer tile.""",
+    """
+t = nl.ndarray((128, 512), nl.int32, buffer=nl.sbuf)
+nisa.memset(dst=t, value=0.5)
+""",
+    """
+t = nl.ndarray((128, 512), nl.int32, buffer=nl.sbuf)
+nisa.memset(dst=t, value=0)
+""",
+)
+_code(
+    "err_unsupported_memory",
+    "Operand in a buffer the instruction cannot access",
+    "checks",
+    """Each engine reaches only some memories: the Tensor engine reads SBUF and writes PSUM,
+    GpSimd cannot access PSUM, DMA moves between HBM and SBUF (not PSUM, since 0.3.0),
+    compute instructions never touch HBM, and some instructions cannot read two PSUM
+    operands at once.""",
+    """
+a_sb = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
+b_ps = nl.zeros((128, 512), nl.bfloat16, buffer=nl.psum)
+out = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+nisa.nc_matmul(dst=out, stationary=a_sb, moving=b_ps)
+""",
+    """
+a_sb = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
+b_sb = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
+out = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+nisa.nc_matmul(dst=out, stationary=a_sb, moving=b_sb)
+""",
+)
+_code(
+    "err_size_of_dimension_exceed_arch_limit",
+    "A dimension exceeds the instruction's limit",
+    "checks",
+    """Some instructions bound a free size: `nc_matmul` takes at most 128 stationary columns (M)
+    and 512 moving columns (N, one PSUM bank of fp32; more on trn3), TensorE transposes
+    128x128 and VectorE 32x32 blocks, `bn_stats` reads at most 512 elements per partition.""",
+    """
+a = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
+b = nl.zeros((128, 1024), nl.bfloat16, buffer=nl.sbuf)
+p = nl.ndarray((128, 1024), nl.float32, buffer=nl.psum)
+nisa.nc_matmul(dst=p, stationary=a, moving=b)
+""",
+    """
+a = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
+b = nl.zeros((128, 1024), nl.bfloat16, buffer=nl.sbuf)
+for n in nl.affine_range(2):
+    p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=p, stationary=a, moving=b[:, n * 512:(n + 1) * 512])
+""",
+)
+_code(
+    "err_exceed_max_supported_dimension",
+    "Too many dimensions",
+    "checks",
+    """An operand has more dimensions than the instruction supports: on-chip access patterns
+    have one partition and at most four free dimensions; `iota`/`affine_select` patterns have
+    at most four levels.""",
+    """
+t = nl.ndarray((128, 2, 2, 2, 2, 8), nl.float32, buffer=nl.sbuf)
+nisa.memset(dst=t, value=0.0)
+""",
+    """
+t = nl.ndarray((128, 2, 2, 2, 16), nl.float32, buffer=nl.sbuf)
+nisa.memset(dst=t, value=0.0)
+""",
+)
+_code(
+    "err_unsupported_on_target",
+    "Instruction or option not available on the target",
+    "checks",
+    """The instruction (or one of its options) exists only on newer NeuronCores. The message
+    names the minimum target: e.g. `quantize_mx`, `nc_matmul_mx`, `activate2` and
+    `exponential` need trn3; `range_select`, `dge_mode=hwdge`, `perf_mode=double_row`,
+    ScalarE `tensor_copy` and a scalar activation bias need trn2.""",
+    """
+# nkic check --target trn2
+x = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
+q = nl.ndarray((128, 128), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+s = nl.ndarray((128, 16), nl.uint8, buffer=nl.sbuf)
+nisa.quantize_mx(dst=q, src=x, dst_scale=s)
+""",
+    """
+# nkic check --target trn3
+x = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
+q = nl.ndarray((128, 128), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+s = nl.ndarray((128, 16), nl.uint8, buffer=nl.sbuf)
+nisa.quantize_mx(dst=q, src=x, dst_scale=s)
+""",
+)
+_code(
+    "err_unsupported_engine",
+    "Engine not allowed for the instruction",
+    "checks",
+    """`engine=` names an engine that cannot execute the instruction (e.g. `tensor_tensor` runs
+    on Vector or GpSimd, `activation` on Scalar only; bitwise `tensor_scalar` runs on
+    Vector only; a DMA is triggered by the sync or scalar queue).""",
+    """
+nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add, engine=nisa.engine.scalar)
+""",
+    """
+nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add, engine=nisa.engine.vector)
+""",
+)
+_code(
+    "err_unsupported_operator",
+    "ALU operator or activation not allowed here",
+    "checks",
+    """The `op`/`op0`/`op1`/`reduce_op` argument is not one the instruction supports: e.g.
+    `tensor_reduce` needs a reduction operator, `activation` accumulates only with
+    `nl.add`, `tensor_scalar` cannot mix a bitwise with an arithmetic operator.""",
+    """
+r = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
+nisa.tensor_reduce(dst=r, op=nl.greater, data=x, axis=1)
+""",
+    """
+r = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
+nisa.tensor_reduce(dst=r, op=nl.maximum, data=x, axis=1)
+""",
+)
+_code(
+    "err_invalid_argument",
+    "Argument value not allowed",
+    "checks",
+    """A compile-time argument of an NKI API call has a value the API rejects: a reduction
+    axis that is not the trailing free dimensions, `op1` without `operand1`, `tile_position`
+    without `tile_size`, an unsupported transpose `axes` permutation, a non-boolean flag, ...""",
+    """
+x = nl.zeros((128, 4, 64), nl.float32, buffer=nl.sbuf)
+r = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+nisa.tensor_reduce(dst=r, op=nl.add, data=x, axis=1)
+""",
+    """
+x = nl.zeros((128, 4, 64), nl.float32, buffer=nl.sbuf)
+r = nl.ndarray((128, 4), nl.float32, buffer=nl.sbuf)
+nisa.tensor_reduce(dst=r, op=nl.add, data=x, axis=2)
+""",
+)
+_code(
+    "err_activation_bias_invalid_type",
+    "Activation bias is not a float (P, 1) vector",
+    "checks",
+    """`nisa.activation` adds `bias` per partition: it must be a `(P, 1)` tile of float32,
+    float16 or bfloat16 (a compile-time scalar bias is accepted on trn2 and newer).""",
+    """
+b = nl.zeros((128, 1), nl.int32, buffer=nl.sbuf)
+nisa.activation(dst=y, op=nl.exp, data=x, bias=b)
+""",
+    """
+b = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
+nisa.activation(dst=y, op=nl.exp, data=x, bias=b)
+""",
+)
+_code(
+    "err_activation_scale_invalid_type",
+    "Activation scale is not float32",
+    "checks",
+    """`scale` multiplies the input before the activation function: it is a compile-time number
+    or a float32 `(P, 1)` tile.""",
+    """
+s = nl.zeros((128, 1), nl.bfloat16, buffer=nl.sbuf)
+nisa.activation(dst=y, op=nl.exp, data=x, scale=s)
+""",
+    """
+s = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
+nisa.activation(dst=y, op=nl.exp, data=x, scale=s)
+""",
+)
+_code(
+    "err_activation_scale_scalar_or_vector",
+    "Activation scale is neither a scalar nor a (P, 1) vector",
+    "checks",
+    """A tile `scale` supplies one factor per partition, so it must have the input's partition
+    count and a single element per partition.""",
+    """
+s = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+nisa.activation(dst=y, op=nl.exp, data=x, scale=s)
+""",
+    """
+s = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
+nisa.activation(dst=y, op=nl.exp, data=x, scale=s)
+""",
+)
+_code(
+    "err_store_dst_shape_smaller_than_other_shape",
+    "Copy destination smaller than its source",
+    "checks",
+    """A copy (`tensor_copy`, `dma_copy`) writes every source element; its destination must be
+    at least as large as the source, otherwise data would be dropped silently.""",
+    """
+src = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+dst = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf)
+nisa.tensor_copy(dst=dst, src=src)
+""",
+    """
+src = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+dst = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf)
+nisa.tensor_copy(dst=dst, src=src[:, 0:256])
+""",
+)
+
+# ---------------------------------------------------------------------------------------------
+# semantic checks: dataflow, interface and races
+
+_code(
+    "err_read_before_write",
+    "On-chip tensor read before it is written",
+    "checks",
+    """`nl.ndarray` memory is uninitialised (the simulator fills it with NaN). A read is only
+    satisfied by a write earlier in program order, or by a write later in the body of a loop
+    that ran in an earlier iteration (unless the tile is allocated inside that loop, which
+    gives every iteration a fresh, uninitialised buffer).""",
+    """
+x = nl.zeros((128, 4, 512), nl.float32, buffer=nl.sbuf)
+acc = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+for i in nl.sequential_range(4):
+    nisa.tensor_tensor(dst=acc, data1=acc, data2=x[:, i, :], op=nl.add)
+""",
+    """
+x = nl.zeros((128, 4, 512), nl.float32, buffer=nl.sbuf)
+acc = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+nisa.memset(dst=acc, value=0.0)
+for i in nl.sequential_range(4):
+    nisa.tensor_tensor(dst=acc, data1=acc, data2=x[:, i, :], op=nl.add)
+""",
+)
+_code(
+    "err_psum_accumulate_uninitialized",
+    "Matmul accumulates into unwritten PSUM",
+    "checks",
+    """`nc_matmul(accumulate=True)` adds to what the PSUM location holds; the first matmul of an
+    accumulation group must overwrite (`accumulate=False`, or leave `accumulate=None` so the
+    compiler decides). Accumulating onto uninitialised PSUM is undefined behaviour.""",
+    """
+a = nl.zeros((128, 4, 128), nl.bfloat16, buffer=nl.sbuf)
+b = nl.zeros((128, 4, 512), nl.bfloat16, buffer=nl.sbuf)
+p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+for k in nl.affine_range(4):
+    nisa.nc_matmul(dst=p, stationary=a[:, k, :], moving=b[:, k, :], accumulate=True)
+""",
+    """
+a = nl.zeros((128, 4, 128), nl.bfloat16, buffer=nl.sbuf)
+b = nl.zeros((128, 4, 512), nl.bfloat16, buffer=nl.sbuf)
+p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+for k in nl.affine_range(4):
+    nisa.nc_matmul(dst=p, stationary=a[:, k, :], moving=b[:, k, :])
+""",
+)
+_code(
+    "err_tensor_output_not_written_to",
+    "Returned tensor never written",
+    "checks",
+    """A tensor the kernel returns is never the destination of any instruction (perhaps the
+    loop that writes it has zero iterations), so the caller would receive garbage.""",
+    """
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    return out
+""",
+    """
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+""",
+)
+_code(
+    "err_cannot_update_immutable_parameter",
+    "Kernel writes an input it does not return",
+    "checks",
+    """NKI 0.3.0 lets a kernel write its HBM arguments (output-as-argument style), so nkic
+    reports this as a warning: writing an input that is not returned is usually a wrong
+    destination or a forgotten `return`. Return the parameter, or write a new
+    `nl.shared_hbm` output.""",
+    """
+@nki.jit
+def kernel(a):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.dma_copy(dst=a, src=t)
+""",
+    """
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+""",
+    severity="warning",
+)
+_code(
+    "err_shared_hbm_must_in_kernel_level",
+    "Shared HBM tensor allocated inside a loop",
+    "checks",
+    """`nl.shared_hbm` tensors are visible to every core of the logical NeuronCore and must be
+    created once, at the top level of the kernel. Allocate them before the loop and index
+    them inside it.""",
+    """
+for i in nl.affine_range(4):
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+""",
+    """
+out = nl.ndarray((4, 128, 512), nl.float32, buffer=nl.shared_hbm)
+for i in nl.affine_range(4):
+    nisa.dma_copy(dst=out[i], src=t)
+""",
+)
+_code(
+    "err_unexpected_output_dependencies",
+    "Iterations of an affine_range loop touch the same data",
+    "checks",
+    """`nl.affine_range` promises that iterations are independent, so the compiler may reorder
+    or overlap them. Two iterations writing (or one writing and one reading) the same
+    location break that promise. Index the data with the loop variable, allocate the tile
+    inside the loop, or use `nl.sequential_range`. Matmul accumulation into PSUM over the
+    loop variable is an allowed reduction.""",
+    """
+out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+for i in nl.affine_range(4):
+    nisa.dma_copy(dst=out[:, 0:128], src=t[:, i * 128:(i + 1) * 128])
+""",
+    """
+out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+for i in nl.affine_range(4):
+    nisa.dma_copy(dst=out[:, i * 128:(i + 1) * 128], src=t[:, i * 128:(i + 1) * 128])
+""",
+)
+
+# ---------------------------------------------------------------------------------------------
+# bounds and allocation
+
+_code(
+    "err_tensor_access_out_of_bound",
+    "Static out-of-bounds access",
+    "bounds",
+    """An index, slice or access pattern reaches outside the tensor for some iteration of its
+    loops (checked with interval arithmetic on the loop variables).""",
+    """
+t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+for i in nl.affine_range(5):
+    nisa.memset(dst=t[:, i * 128:(i + 1) * 128], value=0.0)
+""",
+    """
+t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+for i in nl.affine_range(4):
+    nisa.memset(dst=t[:, i * 128:(i + 1) * 128], value=0.0)
+""",
+)
+_code(
+    "err_sbuf_capacity_exceeded",
+    "SBUF tiles do not fit",
+    "allocation",
+    """The tiles live at the same time need more bytes per partition than the SBUF of the
+    target provides. Use smaller tiles, fewer buffers, or end tile lifetimes earlier
+    (allocate tiles inside the loop that uses them).""",
+    """
+big = nl.ndarray((128, 65536), nl.float32, buffer=nl.sbuf)  # 256 KiB per partition
+""",
+    """
+for c in nl.affine_range(16):
+    chunk = nl.ndarray((128, 4096), nl.float32, buffer=nl.sbuf)  # 16 KiB per partition
+""",
+)
+_code(
+    "err_psum_capacity_exceeded",
+    "PSUM tiles do not fit",
+    "allocation",
+    """PSUM has 8 banks of 2 KiB per partition (16 KiB). The PSUM tiles live at the same time
+    need more than that. Copy results to SBUF earlier or use fewer accumulators.""",
+    """
+accs = [nl.ndarray((128, 512), nl.float32, buffer=nl.psum) for _ in range(9)]
+""",
+    """
+accs = [nl.ndarray((128, 512), nl.float32, buffer=nl.psum) for _ in range(8)]
+""",
+)
+_code(
+    "err_psum_bank_violation",
+    "Matmul output crosses a PSUM bank boundary",
+    "allocation",
+    """A matmul accumulates inside one 2 KiB PSUM bank (512 fp32 per partition): the region
+    one instruction writes may not straddle two banks.""",
+    """
+p = nl.ndarray((128, 1024), nl.float32, buffer=nl.psum)
+nisa.nc_matmul(dst=p[:, 256:768], stationary=a, moving=b)  # b: (128, 512)
+""",
+    """
+p = nl.ndarray((128, 1024), nl.float32, buffer=nl.psum)
+nisa.nc_matmul(dst=p[:, 512:1024], stationary=a, moving=b)  # b: (128, 512)
+""",
+)
+_code(
+    "nkic_partition_window",
+    "Tile placed at an illegal start partition",
+    "allocation",
+    """An engine reaches partitions in aligned windows: a tile of more than 64 partitions starts
+    at partition 0, one of 33..64 at 0 or 64, one of at most 32 at 0, 32, 64 or 96. An
+    `address=` placement breaks that rule.""",
+    """
+t = nl.ndarray((64, 512), nl.float32, buffer=nl.sbuf, address=(32, 0))
+""",
+    """
+t = nl.ndarray((64, 512), nl.float32, buffer=nl.sbuf, address=(64, 0))
+""",
+)
+_code(
+    "nkic_psum_bank_align",
+    "PSUM tile not at a bank boundary",
+    "allocation",
+    """Explicitly placed PSUM tensors must start at the beginning of a 2 KiB bank.""",
+    """
+p = nl.ndarray((128, 256), nl.float32, buffer=nl.psum, address=(0, 1024))
+""",
+    """
+p = nl.ndarray((128, 256), nl.float32, buffer=nl.psum, address=(0, 2048))
+""",
+)
+_code(
+    "nkic_address_conflict",
+    "Placed tensors overlap while both are live",
+    "allocation",
+    """Two tensors given explicit `address=` placements share bytes while both hold live data.
+    Move one of them or shorten a lifetime.""",
+    """
+a = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 0))
+b = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 1024))
+""",
+    """
+a = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 0))
+b = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 2048))
+""",
+)
+
+# ---------------------------------------------------------------------------------------------
+# internal
+
+_code(
+    "nkic_internal_error",
+    "Internal compiler error",
+    "internal",
+    """nkic failed on this kernel for a reason that is a bug in nkic, not in the kernel. Please
+    report it with the kernel and the command line; the message includes the failing stage.""",
+    """
+# any kernel that makes nkic crash
+""",
+    """
+# (no fix in the kernel: report the bug)
+""",
+)
+
+CODES: dict[str, CodeInfo] = {c.code: c for c in _ENTRIES}

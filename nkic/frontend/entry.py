@@ -1,0 +1,369 @@
+"""Frontend entry points: find the kernels of a file, and specialise one kernel for a set of
+arguments (tensor specs and compile-time values, possibly Python objects) into a Kernel."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import enum
+import os
+import sys
+
+from ..diagnostics import Diagnostic
+from ..ir.core import Kernel, Loc
+from .args import TensorSpec, normalise_dtype_or_none
+from .loader import Loader, def_loc, kernels_in
+from .specialiser import Frame, Specialiser
+from .values import (
+    POISON,
+    EnumMember,
+    FieldSpec,
+    Function,
+    Instance,
+    NkiClass,
+    PoisonError,
+    ReturnSignal,
+    Scope,
+    TensorTypeAnnotation,
+    UserError,
+)
+
+
+def find_kernels(path: str) -> list[tuple[str, Loc]]:
+    """Every `@nki.jit` top-level function of the file (empty if it cannot be parsed)."""
+    file = os.path.abspath(path)
+    parsed = Loader(file).parse(file)
+    if isinstance(parsed, UserError):
+        return []
+    return kernels_in(parsed[0], file)
+
+
+def specialise(
+    path: str,
+    kernel: str | None,
+    args: dict[str, object],
+    target: str,
+    sink,
+    *,
+    unroll_all: bool = False,
+) -> Kernel | None:
+    """Specialise `kernel` of the file at `path` for `args`; None if errors were reported.
+
+    `unroll_all` unrolls every loop (the reference semantics that symbolic loops must match)."""
+    file = os.path.abspath(path)
+    loader = Loader(file)
+    parsed = loader.parse(file)
+    if isinstance(parsed, UserError):
+        sink.report(Diagnostic(parsed.code, parsed.message, parsed.loc, "error", parsed.hint))
+        return None
+    tree = parsed[0]
+    errors_before = sum(1 for d in sink.items if d.severity == "error")
+    name = _choose_kernel(tree, file, kernel, sink)
+    if name is None:
+        return None
+    sp = Specialiser(loader, sink, target, name, unroll_all)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20000))
+    try:
+        module = sp.load_source_module(loader.kernel_module_name or "__main__", file, None)
+        fn = module.attrs.get(name)
+        if isinstance(fn, Function):
+            KernelCall(sp, fn).run(dict(args))
+    except Exception as exc:  # a bug in nkic must still surface as a diagnostic
+        node = _find_def(tree, name)
+        loc = def_loc(node, file) if node else Loc(file, 1, 1, 1, 1)
+        sink.report(
+            Diagnostic(
+                "nkic_internal_error",
+                f"internal error in the nkic frontend: {type(exc).__name__}: {exc}",
+                loc,
+                "error",
+                "this is a bug in nkic; please report it with the kernel",
+            )
+        )
+    finally:
+        sys.setrecursionlimit(limit)
+    errors_after = sum(1 for d in sink.items if d.severity == "error")
+    return None if errors_after > errors_before else sp.kernel
+
+
+def _find_def(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+            return stmt
+    return None
+
+
+def _choose_kernel(tree: ast.Module, file: str, kernel: str | None, sink) -> str | None:
+    found = kernels_in(tree, file)
+    names = [n for n, _ in found]
+    whole = Loc(file, 1, 1, 1, 1)
+    if kernel is None:
+        if len(found) == 1:
+            return names[0]
+        if not found:
+            sink.report(
+                Diagnostic(
+                    "err_kernel_not_found",
+                    "no @nki.jit kernel in this file",
+                    whole,
+                    "error",
+                    "decorate the kernel function with @nki.jit, or name it with -k",
+                )
+            )
+        else:
+            sink.report(
+                Diagnostic(
+                    "err_kernel_not_found",
+                    f"the file has {len(found)} kernels: {', '.join(names)}",
+                    whole,
+                    "error",
+                    "choose one with -k NAME",
+                )
+            )
+        return None
+    if _find_def(tree, kernel) is None:
+        defs = [s.name for s in tree.body if isinstance(s, ast.FunctionDef)]
+        import difflib
+
+        close = difflib.get_close_matches(kernel, defs, n=1)
+        sink.report(
+            Diagnostic(
+                "err_kernel_not_found",
+                f"no kernel named '{kernel}' in this file"
+                + (f" (kernels: {', '.join(names)})" if names else ""),
+                whole,
+                "error",
+                f"did you mean '{close[0]}'?" if close else None,
+            )
+        )
+        return None
+    return kernel
+
+
+class KernelCall:
+    """Binds the kernel's parameters (tensor specs become HBM inputs) and runs its body."""
+
+    def __init__(self, sp: Specialiser, fn: Function):
+        self.sp = sp
+        self.fn = fn
+
+    def run(self, args: dict) -> None:
+        sp, fn = self.sp, self.fn
+        node = fn.node
+        scope = Scope(fn.scope)
+        sp.frames.append(Frame(scope, fn.module, fn, is_kernel=True))
+        sp.in_kernel = True
+        try:
+            sp.precheck(fn)
+            self._bind(node.args, args, scope, node)
+            try:
+                sp.exec_block(node.body)
+            except ReturnSignal:
+                pass
+        finally:
+            sp.in_kernel = False
+            sp.frames.pop()
+
+    def _bind(self, a: ast.arguments, args: dict, scope: Scope, node: ast.FunctionDef) -> None:
+        sp = self.sp
+        for bad, what in (
+            (a.vararg, "*args"),
+            (a.kwarg, "**kwargs"),
+            (a.kwonlyargs[0] if a.kwonlyargs else None, "keyword-only parameters ('*')"),
+        ):
+            if bad is not None:
+                sp.report(
+                    UserError(
+                        "err_unsupported_syntax",
+                        f"{what} in a kernel signature are not supported in NKI 0.3.0",
+                        bad,
+                        "use ordinary parameters; put defaulted parameters last",
+                    )
+                )
+        params = [*a.posonlyargs, *a.args]
+        defaults = dict(
+            zip([p.arg for p in params][len(params) - len(a.defaults) :], self.fn.defaults)
+        )
+        for name in args:
+            if name not in [p.arg for p in params]:
+                sp.report(
+                    UserError(
+                        "err_unexpected_keyword",
+                        f"kernel '{self.fn.name}' has no parameter '{name}'",
+                        node,
+                        sp._suggest(name, [p.arg for p in params]),
+                    )
+                )
+        for p in params:
+            try:
+                scope.vars[p.arg] = self._argument(p, args, defaults)
+            except UserError as err:
+                sp.report(sp.error_node(err, p))
+                scope.vars[p.arg] = POISON
+            except PoisonError:
+                scope.vars[p.arg] = POISON
+
+    def _argument(self, p: ast.arg, args: dict, defaults: dict):
+        sp = self.sp
+        annotation = self._annotation(p)
+        if p.arg in args:
+            value = self.from_python(args[p.arg], p)
+        elif p.arg in defaults:
+            value = defaults[p.arg]
+        elif annotation is not None:
+            value = TensorSpec(annotation.shape, annotation.dtype or "float32")
+        else:
+            raise UserError(
+                "err_missing_argument",
+                f"kernel argument '{p.arg}' has no value",
+                p,
+                f"pass --arg {p.arg}=dtype[d0,d1,...] (or a literal), or annotate it with "
+                f"nt.tensor[...]",
+            )
+        if isinstance(value, TensorSpec):
+            if annotation is not None and annotation.shape != value.shape:
+                raise UserError(
+                    "err_annotation_shape_mismatch",
+                    f"argument '{p.arg}' has shape {value.shape} but is annotated "
+                    f"nt.tensor{list(annotation.shape)}",
+                    p,
+                )
+            return sp.add_param(p.arg, value, p)
+        return value
+
+    def _annotation(self, p: ast.arg) -> TensorTypeAnnotation | None:
+        if p.annotation is None:
+            return None
+        sp = self.sp
+        saved = sp.in_kernel
+        try:
+            value = sp.visit(p.annotation)
+        except (UserError, PoisonError):
+            return None
+        finally:
+            sp.in_kernel = saved
+        return value if isinstance(value, TensorTypeAnnotation) else None
+
+    # Python objects -> NKI values --------------------------------------------------------------
+
+    def from_python(self, v, node: ast.AST, top: bool = True):
+        """The NKI value of a Python argument (lists only inside objects, as NKI 0.3.0 has
+        no list-typed kernel arguments)."""
+        import numpy as np
+
+        if isinstance(v, TensorSpec):
+            return v
+        if isinstance(v, np.ndarray):
+            dtype = normalise_dtype_or_none(v.dtype)
+            if dtype is None:
+                raise UserError("err_invalid_argument", f"unsupported array dtype {v.dtype}", node)
+            return TensorSpec(v.shape, dtype)
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        if isinstance(v, np.generic):
+            return v.item()
+        if isinstance(v, tuple):
+            return tuple(self.from_python(x, node, top) for x in v)
+        if isinstance(v, list) and not top:
+            return [self.from_python(x, node, False) for x in v]
+        if isinstance(v, list):
+            raise UserError(
+                "err_unsupported_syntax",
+                "list-typed kernel arguments are not supported in NKI 0.3.0",
+                node,
+                "pass a tuple instead",
+            )
+        if isinstance(v, dict):
+            if not all(isinstance(k, str) for k in v):
+                raise UserError("err_type_error", "dict kernel arguments need string keys", node)
+            return {k: self.from_python(x, node, False) for k, x in v.items()}
+        dtype = _dtype_name(v)
+        if dtype is not None:
+            return dtype
+        if isinstance(v, enum.Enum):
+            cls = self.nki_class(type(v))
+            return cls.members[v.name]
+        if callable(v) and hasattr(v, "__code__"):
+            found = self._lookup_python(v)
+            if isinstance(found, Function):
+                return found
+            raise UserError(
+                "err_invalid_argument",
+                f"function '{v.__name__}' passed as a kernel argument was not found in a "
+                "source file nkic can read",
+                node,
+            )
+        if hasattr(v, "__dict__") and not isinstance(v, type):
+            cls = self.nki_class(type(v))
+            obj = Instance(cls)
+            for k, x in vars(v).items():
+                obj.attrs[k] = self.from_python(x, node, False)
+            return obj
+        raise UserError(
+            "err_invalid_argument",
+            f"a {type(v).__name__} cannot be passed as a kernel argument",
+            node,
+        )
+
+    def nki_class(self, cls: type) -> NkiClass:
+        found = self._lookup_python(cls)
+        if isinstance(found, NkiClass):
+            return found
+        nc = NkiClass(cls.__name__, (), None)
+        if issubclass(cls, enum.Enum):
+            nc.is_enum = True
+            for m in cls:
+                member = EnumMember(nc, m.name, self.from_python(m.value, None, False))
+                nc.members[m.name] = member
+                nc.attrs[m.name] = member
+        elif dataclasses.is_dataclass(cls):
+            nc.is_dataclass = True
+            nc.fields = [FieldSpec(f.name) for f in dataclasses.fields(cls)]
+        return nc
+
+    def _lookup_python(self, obj) -> object:
+        """The specialiser's counterpart of a Python class or function, found by evaluating the
+        module it was defined in (silently: a module nkic cannot read just gives no result)."""
+        sp = self.sp
+        module = sys.modules.get(getattr(obj, "__module__", "") or "")
+        file = getattr(module, "__file__", None)
+        if not file or not file.endswith(".py"):
+            return None
+        path = os.path.abspath(file)
+        if path not in sp.module_by_file:
+            name = obj.__module__ if obj.__module__ != "__main__" else "__main__"
+            sink, sp.sink = sp.sink, _Discard()
+            try:
+                sp.load_source_module(name, path, None)
+            except UserError:
+                return None
+            finally:
+                sp.sink = sink
+        scope = sp.module_by_file[path].scope
+        value: object = None
+        for part in obj.__qualname__.split("."):
+            if part == "<locals>":
+                return None
+            if isinstance(value, NkiClass):
+                value = value.attrs.get(part)
+            else:
+                value = scope.vars.get(part)
+        return value
+
+
+class _Discard:
+    """A diagnostic sink that drops everything (for modules read only to find a class)."""
+
+    items: list = []
+
+    def report(self, diag) -> None:
+        pass
+
+
+def _dtype_name(v) -> str | None:
+    import numpy as np
+
+    if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+        return normalise_dtype_or_none(v)
+    return None

@@ -1,0 +1,127 @@
+"""Kernel files and helper modules: parsing, finding `@nki.jit` kernels, and resolving imports
+from the kernel file's directory, its package root and sys.path (no Python import machinery)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+
+from ..ir.core import Loc
+from .values import SourceModule, UserError
+
+
+def _is_jit_decorator(dec: ast.AST, jit_names: set[str], nki_names: set[str]) -> bool:
+    if isinstance(dec, ast.Call):
+        dec = dec.func
+    if isinstance(dec, ast.Name):
+        return dec.id in jit_names
+    if isinstance(dec, ast.Attribute) and dec.attr == "jit":
+        return isinstance(dec.value, ast.Name) and dec.value.id in nki_names
+    return False
+
+
+def _nki_aliases(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """Names bound to the `nki` module and to `nki.jit` by the module's imports."""
+    nki_names, jit_names = {"nki"}, set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.name == "nki" and a.asname:
+                    nki_names.add(a.asname)
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "nki" and not stmt.level:
+            for a in stmt.names:
+                if a.name == "jit":
+                    jit_names.add(a.asname or "jit")
+    return nki_names, jit_names
+
+
+def kernels_in(tree: ast.Module, file: str) -> list[tuple[str, Loc]]:
+    """Every top-level function decorated with `@nki.jit` (or `@jit` imported from nki)."""
+    nki_names, jit_names = _nki_aliases(tree)
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and any(
+            _is_jit_decorator(d, jit_names, nki_names) for d in stmt.decorator_list
+        ):
+            out.append((stmt.name, def_loc(stmt, file)))
+    return out
+
+
+def def_loc(node: ast.FunctionDef, file: str) -> Loc:
+    """The span of a function's name in its `def` line."""
+    line = node.lineno
+    col = node.col_offset + 5  # after "def "
+    return Loc(file, line, col, line, col + len(node.name))
+
+
+class Loader:
+    """Reads and parses source files (once each) and maps module names to files."""
+
+    def __init__(self, kernel_path: str):
+        self.kernel_path = os.path.abspath(kernel_path)
+        self._parsed: dict[str, object] = {}
+        directory = os.path.dirname(self.kernel_path)
+        parts = []
+        root = directory
+        while os.path.isfile(os.path.join(root, "__init__.py")):
+            parts.insert(0, os.path.basename(root))
+            parent = os.path.dirname(root)
+            if parent == root:
+                break
+            root = parent
+        stem = os.path.splitext(os.path.basename(self.kernel_path))[0]
+        self.kernel_module_name = (
+            ".".join([*parts, stem]) if stem != "__init__" else ".".join(parts)
+        )
+        self.kernel_package = ".".join(parts)
+        self.search_path = [directory, root] + [p for p in sys.path if p]
+
+    def parse(self, path: str):
+        """(tree, text) of a file, or a UserError carrying the syntax error's location."""
+        if path not in self._parsed:
+            self._parsed[path] = self._parse(path)
+        return self._parsed[path]
+
+    @staticmethod
+    def _parse(path: str):
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            err = UserError("err_file_not_found", f"cannot read {path}: {e.strerror}")
+            err.loc = Loc(path, 1, 1, 1, 1)
+            return err
+        try:
+            return ast.parse(text, filename=path), text
+        except SyntaxError as e:
+            line = e.lineno or 1
+            col = e.offset or 1
+            end_line = getattr(e, "end_lineno", None) or line
+            end_col = getattr(e, "end_offset", None) or col + 1
+            if end_line == line and end_col <= col:
+                end_col = col + 1
+            err = UserError("err_syntax_error", f"invalid syntax: {e.msg}")
+            err.loc = Loc(path, line, col, end_line, end_col)
+            return err
+
+    def absolute_name(self, module: str | None, level: int, current: SourceModule) -> str | None:
+        """The absolute module name of `from <level dots><module> import ...` in `current`."""
+        if level == 0:
+            return module
+        parts = current.package.split(".") if current.package else []
+        if level - 1 >= len(parts):
+            return None
+        base = parts[: len(parts) - (level - 1)]
+        if module:
+            base.append(module)
+        return ".".join(base) if base else None
+
+    def find_module(self, name: str, current: SourceModule) -> str | None:
+        rel = name.split(".")
+        for base in self.search_path:
+            stem = os.path.join(base, *rel)
+            for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+                if os.path.isfile(candidate):
+                    return os.path.abspath(candidate)
+        return None

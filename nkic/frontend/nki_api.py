@@ -1,0 +1,723 @@
+"""The `nki`, `nki.language`, `nki.isa` and `nki.typing` module surfaces seen by kernels:
+constants, tensor creation, loop iterators, tensor metadata and view methods, and the binding
+of `nki.isa` calls to IR instructions through the catalogue in `nkic.ir.isa`."""
+
+from __future__ import annotations
+
+import difflib
+
+from ..ir.core import Imm
+from ..ir.isa import ACTIVATIONS, ALU_OPS, ENUMS, INSTRUCTIONS
+from ..ir.types import DTYPES
+from . import nl_lowering
+from .pylib import make_range
+from .tensors import TensorView, type_name
+from .values import (
+    MISSING,
+    POISON,
+    BufferValue,
+    Builtin,
+    ContextManagerValue,
+    DynSlice,
+    Function,
+    IsaEnum,
+    IsaEnumMember,
+    IsaInstr,
+    ModuleValue,
+    NkiObjectBase,
+    NlOp,
+    PoisonError,
+    PyType,
+    TypingMarker,
+    UserError,
+    is_symbolic,
+    norm_int,
+)
+
+SBUF = BufferValue("sbuf")
+PSUM = BufferValue("psum")
+HBM = BufferValue("hbm")
+SHARED_HBM = BufferValue("shared_hbm")
+
+#: `nl.tile_size` (nki-language.md §5.3); only the documented values.
+TILE_SIZE = {
+    "pmax": 128,
+    "psum_fmax": 512,
+    "psum_bank_fmax": 512,
+    "psum_bank_fmax_bytes": 2048,
+    "psum_num_banks": 8,
+    "gemm_stationary_fmax": 128,
+    "gemm_moving_fmax": 512,
+    "bn_stats_fmax": 512,
+}
+
+_NC_VERSION = {"trn1": "gen2", "trn2": "gen3", "trn3": "gen4"}
+
+#: APIs that exist in NKI but that nkic does not implement (yet), with what to use instead.
+_UNSUPPORTED = {
+    "nki.language": {
+        "load": "nisa.dma_copy(dst=tile, src=hbm_view)",
+        "store": "nisa.dma_copy(dst=hbm_view, src=tile)",
+        "load_transpose2d": "nisa.dma_transpose",
+        "copy": "nisa.tensor_copy",
+        "matmul": "nisa.nc_matmul",
+        "transpose": "nisa.nc_transpose",
+        "softmax": "nisa.activation / tensor_reduce",
+        "rms_norm": "nisa instructions",
+        "broadcast_to": "a stride-0 view (t.broadcast(dim, size))",
+        "expand_dims": "t.expand_dim(axis)",
+        "gather_flattened": "nisa.nc_n_gather",
+        "where": "nisa.tensor_copy_predicated",
+        "dropout": "nisa.dropout",
+        "sum": "nisa.tensor_reduce(op=nl.add)",
+        "max": "nisa.tensor_reduce(op=nl.maximum)",
+        "min": "nisa.tensor_reduce(op=nl.minimum)",
+        "mean": "nisa.tensor_reduce",
+        "prod": "nisa.tensor_reduce(op=nl.multiply)",
+        "var": "nisa.bn_stats / bn_aggr",
+        "all": "nisa.tensor_reduce",
+        "rand": "nisa.rng",
+        "random_seed": "nisa.set_rng_seed",
+        "shared_constant": None,
+        "shared_identity_matrix": None,
+        "dynamic_range": "nl.affine_range (hardware loops are kept symbolic automatically)",
+        "fori_loop": None,
+        "while_loop": None,
+        "device_print": "print() for compile-time values",
+        "divide": None,
+        "fmod": None,
+        "mod": None,
+        "negative": "nisa.tensor_scalar(op0=nl.multiply, operand0=-1.0)",
+        "trunc": None,
+        "ceil": None,
+        "floor": None,
+        "cos": None,
+        "tan": None,
+    },
+    "nki.isa": {
+        "register_alloc": None,
+        "register_move": None,
+        "register_load": None,
+        "register_store": None,
+        "core_barrier": None,
+        "sendrecv": None,
+        "topk": None,
+        "VirtualRegister": None,
+        "NkiInstruction": None,
+        "tensor_copy_dynamic_src": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
+        "tensor_copy_dynamic_dst": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
+    },
+    "nki": {"simulate": None, "collectives": None, "baremetal": None, "benchmark": None},
+}
+_REMOVED = {
+    "nki.language": {
+        "arange": "slicing or nl.ds(start, size)",
+        "mgrid": "slicing or nl.ds(start, size)",
+        "par_dim": "the first dimension, which is always the partition dimension",
+        "spmd_dim": None,
+        "nc": None,
+        "static_cast": None,
+        "fp32": "nl.float32",
+    },
+}
+
+
+def unsupported_message(module: str, name: str) -> str | None:
+    full = {"nki.language": "nl", "nki.isa": "nisa"}.get(module, module)
+    if name in _REMOVED.get(module, {}):
+        alt = _REMOVED[module][name]
+        return f"{full}.{name} was removed in NKI 0.2.0" + (f"; use {alt}" if alt else "")
+    if name in _UNSUPPORTED.get(module, {}):
+        alt = _UNSUPPORTED[module][name]
+        return f"{full}.{name} is not supported by nkic yet" + (f"; use {alt}" if alt else "")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# argument conversion
+
+
+def dtype_arg(v, what: str = "dtype") -> str:
+    if isinstance(v, str):
+        name = "bool" if v == "bool_" else v
+        if name in DTYPES:
+            return name
+    raise UserError(
+        "err_invalid_argument",
+        f"{what} must be an NKI dtype such as nl.float32, got {_show(v)}",
+        None,
+        _did_you_mean(v, DTYPES) if isinstance(v, str) else None,
+    )
+
+
+def buffer_arg(v) -> str:
+    if isinstance(v, BufferValue):
+        return v.name
+    if isinstance(v, str):
+        raise UserError(
+            "err_invalid_argument",
+            f"buffer names are not accepted as strings ({v!r}) in NKI 0.3.0",
+            None,
+            f"use nl.{v}"
+            if v in ("sbuf", "psum", "hbm", "shared_hbm", "private_hbm")
+            else "use nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm",
+        )
+    raise UserError(
+        "err_invalid_argument",
+        f"buffer must be nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm, got {_show(v)}",
+    )
+
+
+def shape_arg(ip, v) -> tuple[int, ...]:
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = (v,)
+    if not isinstance(v, (tuple, list)):
+        raise UserError("err_invalid_argument", f"shape must be a tuple of ints, got {_show(v)}")
+    shape = tuple(ip.need_int(d, "a tensor dimension") for d in v)
+    if not shape or any(d <= 0 for d in shape):
+        raise UserError("err_invalid_argument", f"invalid tensor shape {shape}")
+    return shape
+
+
+def _show(v) -> str:
+    return repr(v) if isinstance(v, (str, int, float, type(None))) else type_name(v)
+
+
+def _did_you_mean(word: str, choices) -> str | None:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+# ---------------------------------------------------------------------------------------------
+# nki.language
+
+
+def _checked(call, index: int, name: str, convert, *args):
+    """`convert(*args)` with its errors pointing at argument `name` (or position `index`)."""
+    try:
+        return convert(*args)
+    except UserError as err:
+        if err.node is None:
+            err.node = call.arg_node(index, name)
+        raise
+
+
+def _ndarray(ip, call, shape, dtype, buffer=SBUF, name="", address=None):
+    shape = _checked(call, 0, "shape", shape_arg, ip, shape)
+    dtype = _checked(call, 1, "dtype", dtype_arg, dtype)
+    buf = _checked(call, 2, "buffer", buffer_arg, buffer)
+    if not isinstance(name, str):
+        raise UserError(
+            "err_invalid_argument", "name= must be a string", call.arg_node(name="name")
+        )
+    addr = None
+    if address is not None:
+        if not isinstance(address, (tuple, list)) or len(address) != 2:
+            raise UserError(
+                "err_invalid_argument",
+                "address= must be a (partition_offset, free_offset) pair",
+                call.arg_node(name="address"),
+            )
+        addr = (ip.need_int(address[0]), ip.need_int(address[1]))
+    return ip.alloc(shape, dtype, buf, name, addr, call)
+
+
+def _empty_like(ip, call, x, dtype=None, buffer=None, name=""):
+    if not isinstance(x, TensorView):
+        raise UserError("err_invalid_argument", f"expected a tensor, got {type_name(x)}")
+    return _ndarray(
+        ip, call, x.shape, x.dtype if dtype is None else dtype,
+        BufferValue(x.buffer) if buffer is None else buffer, name,
+    )  # fmt: skip
+
+
+def _ds(ip, call, start, size):
+    start = norm_int(start)
+    if not isinstance(start, int) and not is_symbolic(start) or isinstance(start, bool):
+        raise UserError(
+            "err_invalid_argument", f"nl.ds start must be an integer, got {_show(start)}"
+        )
+    size = ip.need_int(size, "the size of nl.ds")
+    if size <= 0:
+        raise UserError("err_invalid_argument", f"nl.ds size must be positive, got {size}")
+    return DynSlice(start, size)
+
+
+def _loop_iterator(kind: str):
+    def make(ip, call, start, stop=None, step=1):
+        args = (start,) if stop is None else (start, stop, step)
+        return make_range(ip, kind, args)
+
+    return make
+
+
+def _buffer_predicate(names: tuple[str, ...]):
+    def check(ip, call, buffer):
+        return buffer_arg(buffer) in names
+
+    return check
+
+
+def _nl_module() -> ModuleValue:
+    attrs: dict[str, object] = {}
+    for name in DTYPES:
+        attrs[name] = name
+    attrs["bool_"] = "bool"
+    del attrs["bool"]
+    attrs.update(sbuf=SBUF, psum=PSUM, hbm=HBM, private_hbm=HBM, shared_hbm=SHARED_HBM)
+    attrs["tile_size"] = ModuleValue("nl.tile_size", dict(TILE_SIZE))
+    for op in (*ALU_OPS, *ACTIVATIONS):
+        attrs[op] = NlOp(op)
+    builtins = {
+        "ndarray": _ndarray,
+        "empty_like": _empty_like,
+        "ds": _ds,
+        "affine_range": _loop_iterator("affine"),
+        "sequential_range": _loop_iterator("sequential"),
+        "static_range": _loop_iterator("static"),
+        "program_id": lambda ip, call, axis=0: 0,
+        "num_programs": lambda ip, call, axes=0: 1,
+        "program_ndim": lambda ip, call: 0,
+        "no_reorder": lambda ip, call: ContextManagerValue("no_reorder"),
+        "is_hbm": _buffer_predicate(("hbm", "shared_hbm")),
+        "is_on_chip": _buffer_predicate(("sbuf", "psum")),
+        "is_psum": _buffer_predicate(("psum",)),
+        "is_sbuf": _buffer_predicate(("sbuf",)),
+    }
+    needs_kernel = {"ndarray", "empty_like"}
+    for name, fn in builtins.items():
+        attrs[name] = Builtin(f"nl.{name}", fn, nki_api=name in needs_kernel)
+    for name, fn in nl_lowering.LOWERINGS.items():
+        if name not in attrs:
+            attrs[name] = Builtin(f"nl.{name}", fn, nki_api=True)
+    attrs["NKIObject"] = NkiObjectBase()
+    attrs["NkiTensor"] = PyType("NkiTensor", (TensorView,))
+    return ModuleValue("nki.language", attrs)
+
+
+# ---------------------------------------------------------------------------------------------
+# nki.isa
+
+
+def _nisa_module() -> ModuleValue:
+    attrs: dict[str, object] = {name: IsaInstr(name) for name in INSTRUCTIONS}
+    for enum, members in ENUMS.items():
+        e = IsaEnum(enum, tuple(members.items()))
+        attrs[enum] = e
+    for alias in ("tensor", "vector", "scalar", "gpsimd", "unknown"):
+        attrs[f"{alias}_engine"] = IsaEnumMember("engine", alias, ENUMS["engine"][alias])
+
+    def get_nc_version(ip, call):
+        gen = _NC_VERSION[ip.target]
+        return IsaEnumMember("nc_version", gen, ENUMS["nc_version"][gen])
+
+    attrs["get_nc_version"] = Builtin("nisa.get_nc_version", get_nc_version)
+    return ModuleValue("nki.isa", attrs)
+
+
+def call_api(ip, fn, args: list, kwargs: dict, call):
+    if isinstance(fn, NlOp):
+        lowering = nl_lowering.LOWERINGS.get(fn.name)
+        if lowering is None:
+            raise UserError(
+                "err_unsupported_api",
+                f"nl.{fn.name}(...) is not supported by nkic yet (nl.{fn.name} is accepted as "
+                "an op= value of nki.isa instructions)",
+                call.node,
+                "use the nki.isa instruction directly, e.g. "
+                f"nisa.tensor_tensor(dst, a, b, op=nl.{fn.name})",
+            )
+        return ip.call_builtin(Builtin(f"nl.{fn.name}", lowering, True), args, kwargs, call)
+    return bind_isa(ip, fn.name, args, kwargs, call)
+
+
+def bind_isa(ip, name: str, args: list, kwargs: dict, call):
+    """Bind a `nisa.<name>(...)` call by the catalogue and emit the instruction."""
+    d = INSTRUCTIONS[name]
+    values: dict[str, object] = {}
+    nodes: dict[str, object] = {}
+    if len(args) > len(d.params):
+        raise UserError(
+            "err_type_error",
+            f"nisa.{name}() takes at most {len(d.params)} positional arguments "
+            f"but {len(args)} were given",
+            call.node,
+        )
+    for i, (p, v) in enumerate(zip(d.params, args)):
+        values[p.name] = v
+        nodes[p.name] = call.arg_node(i)
+    errors: list[UserError] = []
+    names = [p.name for p in d.params]
+    for k, v in kwargs.items():
+        if d.param(k) is None:
+            errors.append(
+                UserError(
+                    "err_unexpected_keyword",
+                    f"nisa.{name}() got an unexpected keyword argument '{k}'",
+                    call.arg_node(name=k),
+                    _keyword_hint(k, names),
+                )
+            )
+            continue
+        if k in values:
+            errors.append(
+                UserError(
+                    "err_type_error",
+                    f"nisa.{name}() got multiple values for argument '{k}'",
+                    call.arg_node(name=k),
+                )
+            )
+            continue
+        values[k] = v
+        nodes[k] = call.arg_node(name=k)
+    missing = [p.name for p in d.params if p.required and p.name not in values]
+    if missing:
+        errors.append(
+            UserError(
+                "err_missing_argument",
+                f"nisa.{name}() missing required argument{'s' if len(missing) > 1 else ''}: "
+                + ", ".join(f"'{m}'" for m in missing),
+                call.node,
+            )
+        )
+    if errors:
+        for err in errors[:-1]:
+            err.loc = ip.loc(err.node)
+            ip.report(err)
+        raise errors[-1]
+    return emit_isa(ip, name, values, nodes, call)
+
+
+def _keyword_hint(k: str, names: list[str]) -> str:
+    removed = {
+        "mask": "mask= was removed in NKI 0.2.0; slice the operands instead",
+        "dtype": "dtype= was removed from nki.isa calls in NKI 0.2.0; the dst tile's dtype is used",
+        "dst_rmw_op": "dst_rmw_op= was removed; use nisa.dma_compute",
+    }
+    if k in removed:
+        return removed[k]
+    close = difflib.get_close_matches(k, names, n=1)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return "accepted keywords: " + ", ".join(n for n in names)
+
+
+def emit_isa(ip, name: str, values: dict, nodes: dict, call):
+    d = INSTRUCTIONS[name]
+    operands: dict[str, object] = {}
+    attrs: dict[str, object] = {}
+    for p in d.params:
+        if p.name not in values:
+            if not p.is_tensor:
+                attrs[p.name] = p.default
+            elif p.default is not None:
+                operands[p.name] = Imm(p.default)
+            continue
+        v = values[p.name]
+        if v is POISON:
+            raise PoisonError()
+        try:
+            if p.role in ("out", "in"):
+                if v is None and p.default is None:
+                    continue
+                operands[p.name] = _tensor_operand(v, p.name)
+            elif p.role == "val":
+                if v is None and p.default is None:
+                    continue
+                operands[p.name] = _value_operand(ip, v, p.name)
+            elif p.role == "ins":
+                items = v if isinstance(v, (list, tuple)) else None
+                if not items:
+                    raise UserError(
+                        "err_invalid_argument", f"'{p.name}' must be a non-empty list of tensors"
+                    )
+                for i, item in enumerate(items):
+                    operands[f"{p.name}.{i}"] = _tensor_operand(item, p.name)
+            else:
+                attrs[p.name] = _attr(ip, p, v)
+        except UserError as err:
+            if err.node is None:
+                err.node = nodes.get(p.name, call.node)
+            raise
+    ip.emit(name, operands, attrs, call)
+    return None
+
+
+def _tensor_operand(v, pname: str):
+    if isinstance(v, TensorView):
+        return v.to_ap()
+    raise UserError("err_invalid_argument", f"'{pname}' must be a tensor, got {type_name(v)}")
+
+
+def _value_operand(ip, v, pname: str):
+    if isinstance(v, TensorView):
+        return v.to_ap()
+    v = ip.need_concrete(v, "an immediate operand")
+    if isinstance(v, (int, float)):
+        return Imm(v)
+    raise UserError(
+        "err_invalid_argument",
+        f"'{pname}' must be a tensor or a number, got {type_name(v)}",
+    )
+
+
+def _attr(ip, p, v):
+    kind = p.kind
+    if v is None and p.default is None:
+        return None
+    if kind == "alu" or kind == "act":
+        table = ALU_OPS if kind == "alu" else ACTIVATIONS
+        if isinstance(v, NlOp) and v.name in table:
+            return v.name
+        what = "an ALU operator such as nl.add" if kind == "alu" else "an activation such as nl.exp"
+        raise UserError("err_invalid_argument", f"'{p.name}' must be {what}, got {_show_op(v)}")
+    if kind.startswith("enum:"):
+        enum = kind[5:]
+        if isinstance(v, IsaEnumMember) and v.enum == enum:
+            return v.name
+        if isinstance(v, int) and not isinstance(v, bool):
+            raise UserError(
+                "err_invalid_argument",
+                f"'{p.name}' takes a nisa.{enum} member, not the integer {v}",
+                None,
+                f"use one of: {', '.join(f'nisa.{enum}.{m}' for m in ENUMS[enum])}",
+            )
+        raise UserError(
+            "err_invalid_argument",
+            f"'{p.name}' must be a nisa.{enum} member, got {_show(v)}",
+        )
+    if kind == "bool":
+        if isinstance(v, bool):
+            return v
+        raise UserError("err_invalid_argument", f"'{p.name}' must be True or False, got {_show(v)}")
+    if kind == "int":
+        return ip.need_int(v, f"an integer for '{p.name}'")
+    if kind in ("float", "scalar"):
+        v = ip.need_concrete(v, f"a number for '{p.name}'")
+        if isinstance(v, (int, float)) and (kind == "scalar" or not isinstance(v, bool)):
+            return float(v) if kind == "float" else v
+        raise UserError("err_invalid_argument", f"'{p.name}' must be a number, got {_show(v)}")
+    if kind == "ints":
+        if isinstance(v, int) and not isinstance(v, bool):
+            return (v,)
+        if isinstance(v, (list, tuple)):
+            return tuple(ip.need_int(x, f"integers for '{p.name}'") for x in v)
+        raise UserError("err_invalid_argument", f"'{p.name}' must be a tuple of ints")
+    if kind == "floats":
+        if isinstance(v, (list, tuple)):
+            return tuple(float(_number(ip, x, p.name)) for x in v)
+        raise UserError("err_invalid_argument", f"'{p.name}' must be a list of numbers")
+    if kind == "dtype":
+        return dtype_arg(v, p.name)
+    if kind == "str":
+        if isinstance(v, str):
+            return v
+        raise UserError("err_invalid_argument", f"'{p.name}' must be a string, got {_show(v)}")
+    if kind == "pattern":
+        if isinstance(v, (list, tuple)) and v:
+            out = []
+            for pair in v:
+                if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                    raise UserError("err_invalid_argument", f"'{p.name}' entries are [step, num]")
+                out.append(tuple(ip.need_int(x, "an integer") for x in pair))
+            return tuple(out)
+        raise UserError("err_invalid_argument", f"'{p.name}' must be a list of [step, num] pairs")
+    return _literal(ip, v, p.name)
+
+
+def _number(ip, x, pname):
+    x = ip.need_concrete(x)
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return x
+    raise UserError("err_invalid_argument", f"'{pname}' must contain numbers")
+
+
+def _literal(ip, v, pname):
+    v = ip.deep_concrete(v)
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (list, tuple)):
+        return tuple(_literal(ip, x, pname) for x in v)
+    if isinstance(v, NlOp):
+        return v.name
+    if isinstance(v, IsaEnumMember):
+        return v.name
+    raise UserError("err_invalid_argument", f"'{pname}' must be a compile-time constant")
+
+
+def _show_op(v) -> str:
+    if isinstance(v, NlOp):
+        return f"nl.{v.name}"
+    if isinstance(v, (Function, Builtin)):
+        return "a function"
+    return _show(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# tensors: metadata, views, item assignment
+
+
+def store_into(ip, dst: TensorView, value, call) -> None:
+    """`t[...] = value`: a copy of a tile or a fill with a constant."""
+    if isinstance(value, TensorView):
+        if dst.on_chip and value.on_chip:
+            emit_isa(ip, "tensor_copy", {"dst": dst, "src": value}, {}, call)
+        else:
+            emit_isa(ip, "dma_copy", {"dst": dst, "src": value}, {}, call)
+        return
+    value = ip.need_concrete(value, "a fill value")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not dst.on_chip:
+            raise UserError(
+                "err_unsupported_memory",
+                "cannot fill an HBM tensor with a constant",
+                call.node,
+                "fill an SBUF tile with nisa.memset and copy it with nisa.dma_copy",
+            )
+        emit_isa(ip, "memset", {"dst": dst, "value": value}, {}, call)
+        return
+    raise UserError(
+        "err_type_error",
+        f"cannot assign {type_name(value)} to a tensor",
+        call.node,
+        "assign a tile or a number",
+    )
+
+
+def tensor_attribute(ip, t: TensorView, name: str):
+    simple = {
+        "shape": lambda: t.shape,
+        "dtype": lambda: t.dtype,
+        "buffer": lambda: BufferValue(t.buffer),
+        "strides": lambda: t.strides,
+        "offset": lambda: norm_int(t.offset),
+        "ndim": lambda: len(t.pattern),
+        "size": lambda: t.size,
+        "name": lambda: t.tensor.label,
+    }
+    if name in simple:
+        return simple[name]()
+
+    def method(fn):
+        return Builtin(f"NkiTensor.{name}", fn)
+
+    if name == "reshape":
+        return method(lambda ip_, call, *shape: t.reshape(_dims(shape)))
+    if name in ("view", "reinterpret_cast"):
+        return method(lambda ip_, call, dtype: t.view(dtype_arg(dtype)))
+    if name == "permute":
+        return method(lambda ip_, call, *dims: t.permute(_ints(ip, _dims(dims))))
+    if name == "broadcast":
+        return method(lambda ip_, call, dim, size: t.broadcast(ip.need_int(dim), ip.need_int(size)))
+    if name == "expand_dim":
+        return method(lambda ip_, call, dim: t.expand_dim(ip.need_int(dim)))
+    if name == "squeeze_dim":
+        return method(lambda ip_, call, dim: t.squeeze_dim(ip.need_int(dim)))
+    if name == "slice":
+        return method(
+            lambda ip_, call, dim, start, end, step=1: t.slice_dim(
+                ip.need_int(dim), norm_int(start), norm_int(end), ip.need_int(step)
+            )
+        )
+    if name == "select":
+        return method(lambda ip_, call, dim, index: t.select(ip.need_int(dim), norm_int(index)))
+    if name == "get_pattern":
+        return method(lambda ip_, call: t.get_pattern())
+    if name == "is_contiguous":
+        return method(lambda ip_, call: t.is_contiguous())
+    if name == "is_indirect":
+        return method(lambda ip_, call: False)
+    if name == "ap":
+
+        def ap(ip_, call, pattern, offset=None, scalar_offset=None, vector_offset=None,
+               indirect_dim=0, dtype=None):  # fmt: skip
+            if scalar_offset is not None or vector_offset is not None:
+                raise UserError(
+                    "err_unsupported_api",
+                    "dynamic access patterns (scalar_offset= / vector_offset=) are not "
+                    "supported by nkic yet",
+                    call.arg_node(
+                        name="scalar_offset" if scalar_offset is not None else "vector_offset"
+                    ),
+                )
+            if not isinstance(pattern, (list, tuple)):
+                raise UserError("err_invalid_view", "ap: pattern must be a list of [step, num]")
+            off = None if offset is None else norm_int(offset)
+            if off is not None and not isinstance(off, int) and not is_symbolic(off):
+                raise UserError(
+                    "err_invalid_view", f"ap: offset must be an integer, got {_show(off)}"
+                )
+            return t.ap(pattern, off, None if dtype is None else dtype_arg(dtype))
+
+        return method(ap)
+    if name in ("indirect", "vector_select", "rearrange", "flatten_dims", "reshape_dim"):
+        return method(_unsupported_view(name))
+    return MISSING
+
+
+def _unsupported_view(name: str):
+    def fail(ip, call, *args, **kwargs):
+        raise UserError(
+            "err_unsupported_api", f"NkiTensor.{name} is not supported by nkic yet", call.node
+        )
+
+    return fail
+
+
+def _dims(args: tuple):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _ints(ip, xs):
+    return tuple(ip.need_int(x) for x in xs)
+
+
+def constant_attribute(ip, obj, name: str):
+    """Attributes of NKI constants: `nisa.engine.vector`, `t.buffer.name`, …"""
+    if isinstance(obj, IsaEnum):
+        members = dict(obj.members)
+        if name in members:
+            return IsaEnumMember(obj.name, name, members[name])
+        raise UserError(
+            "err_unknown_api",
+            f"nisa.{obj.name} has no member '{name}'",
+            None,
+            _did_you_mean(name, members) or "members: " + ", ".join(members),
+        )
+    if isinstance(obj, IsaEnumMember) and name in ("name", "value"):
+        return getattr(obj, name)
+    if isinstance(obj, BufferValue) and name == "name":
+        return obj.name
+    if isinstance(obj, NlOp) and name == "__name__":
+        return obj.name
+    return MISSING
+
+
+# ---------------------------------------------------------------------------------------------
+# nki, nki.typing
+
+
+def _jit(ip, call, fn=None, **kwargs):
+    def mark(ip_, call_, f):
+        if isinstance(f, Function):
+            f.is_jit = True
+        return f
+
+    if fn is None:
+        return Builtin("nki.jit", mark)
+    return mark(ip, call, fn)
+
+
+def modules() -> dict[str, ModuleValue]:
+    nl = _nl_module()
+    nisa = _nisa_module()
+    nt = ModuleValue(
+        "nki.typing",
+        {"tensor": TypingMarker("nt.tensor"), "mutable_tensor": TypingMarker("nt.mutable_tensor")},
+    )
+    nki = ModuleValue(
+        "nki", {"jit": Builtin("nki.jit", _jit), "language": nl, "isa": nisa, "typing": nt}
+    )
+    return {"nki": nki, "nki.language": nl, "nki.isa": nisa, "nki.typing": nt}

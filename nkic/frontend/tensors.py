@@ -1,0 +1,432 @@
+"""`NkiTensor` views at specialisation time: indexing (nki-language.md §7.1, the 0.5+ partition
+rule) and the view primitives (`reshape`, `view`, `permute`, `broadcast`, `ap`, …), each
+producing a new view of the same storage as an offset plus [step, num] pairs."""
+
+from __future__ import annotations
+
+from ..ir.affine import Affine
+from ..ir.core import AccessPattern, Tensor
+from ..ir.types import DTYPES
+from .values import DynSlice, UserError, is_symbolic, norm_int
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class TensorView:
+    """A view of a tensor's storage: `offset` (affine in loop variables) and [step, num] pairs,
+    in elements of `dtype`. For on-chip tensors pair 0 is the partition dimension."""
+
+    __slots__ = ("tensor", "offset", "pattern", "dtype")
+
+    def __init__(self, tensor: Tensor, offset: Affine, pattern, dtype: str):
+        self.tensor = tensor
+        self.offset = Affine.of(offset)
+        self.pattern = tuple((int(s), int(n)) for s, n in pattern)
+        self.dtype = dtype
+
+    @staticmethod
+    def whole(tensor: Tensor) -> TensorView:
+        return TensorView(tensor, Affine(0), tensor.full_pattern(), tensor.dtype)
+
+    # metadata -------------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(n for _, n in self.pattern)
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return tuple(s for s, _ in self.pattern)
+
+    @property
+    def on_chip(self) -> bool:
+        return self.tensor.on_chip
+
+    @property
+    def buffer(self) -> str:
+        return self.tensor.buffer
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def partition_step(self) -> int:
+        """Elements per partition of the storage, in units of this view's dtype."""
+        nbytes = self.tensor.free_elems * self.tensor.itemsize
+        return nbytes // DTYPES[self.dtype].itemsize
+
+    def to_ap(self) -> AccessPattern:
+        return AccessPattern(self.tensor, self.offset, self.pattern, self.dtype)
+
+    def describe(self) -> str:
+        label = f", name={self.tensor.label!r}" if self.tensor.label else ""
+        return (
+            f"NkiTensor(shape={self.shape}, dtype={self.dtype}, buffer={self.buffer}, "
+            f"offset={self.offset}, strides={self.strides}{label})"
+        )
+
+    def __repr__(self) -> str:
+        return self.describe()
+
+    def substitute(self, env) -> TensorView:
+        return TensorView(self.tensor, self.offset.substitute(env), self.pattern, self.dtype)
+
+    # indexing -------------------------------------------------------------------------------
+
+    def index(self, key: tuple) -> TensorView:
+        """`t[key]` for ints, slices, `nl.ds` and `...` (nki-language.md §7.1)."""
+        rank = len(self.pattern)
+        n_ell = sum(1 for k in key if k is Ellipsis)
+        if n_ell > 1:
+            raise UserError("err_invalid_index", "an index can only have a single ellipsis ('...')")
+        explicit = len(key) - n_ell
+        if explicit > rank:
+            raise UserError(
+                "err_invalid_index",
+                f"too many indices for a tensor of rank {rank}: {explicit} given",
+            )
+        items: list = []
+        for k in key:
+            if k is Ellipsis:
+                items += [slice(None)] * (rank - explicit)
+            else:
+                items.append(k)
+        items += [slice(None)] * (rank - len(items))
+
+        offset = self.offset
+        kept: list[tuple[int, int] | None] = []  # None marks an int-indexed free dim
+        dropped: list[tuple[int, tuple[int, int]]] = []
+        for dim, (item, (step, num)) in enumerate(zip(items, self.pattern)):
+            partition = self.on_chip and dim == 0
+            if isinstance(item, DynSlice):
+                item = slice(item.start, item.start + item.size, 1)
+            if isinstance(item, slice):
+                start, count, sstep = _slice_bounds(item, num, dim)
+                if partition and sstep != 1:
+                    raise UserError(
+                        "err_invalid_view",
+                        "the partition dimension of an on-chip tensor cannot be strided",
+                        hint="partitions must be contiguous; use a physical copy instead",
+                    )
+                offset = offset + start * step
+                kept.append((step * sstep, count))
+            elif isinstance(item, (int, Affine)) and not isinstance(item, bool):
+                idx = _int_index(item, num, dim)
+                offset = offset + idx * step
+                if partition:
+                    kept.append((step, 1))
+                else:
+                    kept.append(None)
+                    dropped.append((len(kept) - 1, (step, 1)))
+            else:
+                raise UserError(
+                    "err_invalid_index",
+                    f"a tensor index must be an integer, a slice, nl.ds(...) or '...', "
+                    f"not {type_name(item)}",
+                    hint="dynamic (tensor) indices are written with .ap(vector_offset=...)",
+                )
+        minimum = 2 if self.on_chip else 1
+        if sum(1 for k in kept if k is not None) < minimum and dropped:
+            pos, pair = dropped[-1]
+            kept[pos] = pair
+        pattern = [k for k in kept if k is not None]
+        return TensorView(self.tensor, offset, pattern, self.dtype)
+
+    # view primitives ------------------------------------------------------------------------
+
+    def _free_start(self) -> int:
+        return 1 if self.on_chip else 0
+
+    def is_contiguous(self) -> bool:
+        expect = 1
+        for step, num in reversed(self.pattern[self._free_start() :]):
+            if num != 1 and step != expect:
+                return False
+            expect *= num
+        return True
+
+    def reshape(self, shape: tuple) -> TensorView:
+        shape = tuple(shape)
+        if any(not isinstance(d, int) or isinstance(d, bool) for d in shape):
+            raise UserError(
+                "err_invalid_view", f"reshape: shape must be a tuple of ints, got {shape}"
+            )
+        if sum(1 for d in shape if d == -1) > 1:
+            raise UserError("err_invalid_view", "reshape: only one dimension can be -1")
+        known = 1
+        for d in shape:
+            if d != -1:
+                if d <= 0:
+                    raise UserError("err_invalid_view", f"reshape: invalid dimension {d}")
+                known *= d
+        if -1 in shape:
+            if self.size % known:
+                raise UserError(
+                    "err_invalid_view", f"cannot reshape a tensor of shape {self.shape} to {shape}"
+                )
+            shape = tuple(self.size // known if d == -1 else d for d in shape)
+        total = 1
+        for d in shape:
+            total *= d
+        if total != self.size:
+            raise UserError(
+                "err_invalid_view",
+                f"cannot reshape a tensor of shape {self.shape} ({self.size} elements) "
+                f"to {shape} ({total} elements)",
+            )
+        if self.on_chip and shape[0] != self.shape[0]:
+            raise UserError(
+                "err_invalid_view",
+                f"reshape of an on-chip tensor must keep the partition dimension "
+                f"({self.shape[0]}), got {shape}",
+            )
+        if len(shape) < (2 if self.on_chip else 1):
+            raise UserError("err_invalid_view", "on-chip tensors must stay at least 2-D")
+        if not self.is_contiguous():
+            raise UserError(
+                "err_invalid_view",
+                f"cannot reshape a non-contiguous view (strides {self.strides}) to {shape}",
+                hint="copy the data into a contiguous tile first, or use .ap(...) for the pattern",
+            )
+        inner_step = 1
+        pairs = []
+        for d in reversed(shape[self._free_start() :]):
+            pairs.append((inner_step, d))
+            inner_step *= d
+        pairs.reverse()
+        if self.on_chip:
+            pairs.insert(0, self.pattern[0])
+        return TensorView(self.tensor, self.offset, pairs, self.dtype)
+
+    def view(self, dtype: str) -> TensorView:
+        old, new = DTYPES[self.dtype].itemsize, DTYPES[dtype].itemsize
+        if old == new:
+            return TensorView(self.tensor, self.offset, self.pattern, dtype)
+        last_step, last_num = self.pattern[-1]
+        if last_step != 1 and last_num != 1:
+            raise UserError(
+                "err_invalid_view",
+                "view(dtype) needs the last dimension to be contiguous",
+            )
+        if old > new:
+            r = old // new
+            pattern = [(s * r, n) for s, n in self.pattern[:-1]] + [(1, last_num * r)]
+            return TensorView(self.tensor, self.offset * r, pattern, dtype)
+        r = new // old
+        if last_num % r or any(s % r for s, _ in self.pattern[:-1]):
+            raise UserError(
+                "err_invalid_view",
+                f"cannot view a tensor of shape {self.shape} and dtype {self.dtype} as {dtype}: "
+                f"the last dimension must be divisible by {r}",
+            )
+        try:
+            offset = self.offset.floordiv(r)
+        except ValueError:
+            raise UserError(
+                "err_invalid_view", f"the view's offset is not aligned to {dtype}"
+            ) from None
+        pattern = [(s // r, n) for s, n in self.pattern[:-1]] + [(1, last_num // r)]
+        return TensorView(self.tensor, offset, pattern, dtype)
+
+    def permute(self, dims: tuple) -> TensorView:
+        dims = tuple(dims)
+        if sorted(dims) != list(range(len(self.pattern))):
+            raise UserError(
+                "err_invalid_view",
+                f"permute: {dims} is not a permutation of {len(self.pattern)} dims",
+            )
+        if self.on_chip and dims[0] != 0:
+            raise UserError(
+                "err_invalid_view",
+                "permute of an on-chip tensor must keep the partition dimension first",
+                hint="moving data across partitions needs a transpose (nisa.nc_transpose)",
+            )
+        return TensorView(self.tensor, self.offset, [self.pattern[d] for d in dims], self.dtype)
+
+    def broadcast(self, dim: int, size: int) -> TensorView:
+        dim = self._dim(dim)
+        if self.pattern[dim][1] != 1:
+            raise UserError(
+                "err_invalid_view",
+                f"broadcast: dimension {dim} has size {self.pattern[dim][1]}, not 1",
+            )
+        if self.on_chip and dim == 0:
+            raise UserError(
+                "err_invalid_view", "cannot broadcast the partition dimension of a tile"
+            )
+        pattern = list(self.pattern)
+        pattern[dim] = (0, size)
+        return TensorView(self.tensor, self.offset, pattern, self.dtype)
+
+    def expand_dim(self, dim: int) -> TensorView:
+        if not -len(self.pattern) - 1 <= dim <= len(self.pattern):
+            raise UserError("err_invalid_view", f"expand_dim: dimension {dim} out of range")
+        dim = dim if dim >= 0 else dim + len(self.pattern) + 1
+        if self.on_chip and dim == 0:
+            raise UserError(
+                "err_invalid_view", "cannot insert a dimension before the partition dim"
+            )
+        pattern = list(self.pattern)
+        pattern.insert(dim, (1, 1))
+        return TensorView(self.tensor, self.offset, pattern, self.dtype)
+
+    def squeeze_dim(self, dim: int) -> TensorView:
+        dim = self._dim(dim)
+        if self.pattern[dim][1] != 1:
+            raise UserError(
+                "err_invalid_view", f"squeeze_dim: dimension {dim} does not have size 1"
+            )
+        if self.on_chip and dim == 0:
+            raise UserError("err_invalid_view", "cannot squeeze the partition dimension")
+        pattern = list(self.pattern)
+        del pattern[dim]
+        return TensorView(self.tensor, self.offset, pattern, self.dtype)
+
+    def slice_dim(self, dim: int, start, end, step: int = 1) -> TensorView:
+        dim = self._dim(dim)
+        key = [slice(None)] * len(self.pattern)
+        key[dim] = slice(start, end, step)
+        return self.index(tuple(key))
+
+    def select(self, dim: int, index) -> TensorView:
+        dim = self._dim(dim)
+        if not isinstance(index, (int, Affine)) or isinstance(index, bool):
+            raise UserError(
+                "err_unsupported_api",
+                "select with a dynamic (tensor) index is not supported by nkic yet",
+            )
+        idx = _int_index(index, self.pattern[dim][1], dim)
+        pattern = list(self.pattern)
+        step = pattern.pop(dim)[0]
+        return TensorView(self.tensor, self.offset + idx * step, pattern, self.dtype)
+
+    def ap(self, pattern, offset=None, dtype: str | None = None) -> TensorView:
+        """`.ap()`: a raw access pattern over the storage (nki-language.md §8).
+
+        `offset=None` keeps the view's storage offset; an explicit offset is absolute in the
+        storage (the recommendation of §15.2). Steps and offsets are in elements of `dtype`."""
+        dtype = dtype or self.dtype
+        pairs = []
+        for pair in pattern:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise UserError(
+                    "err_invalid_view", f"ap: pattern entries are [step, num], got {pair!r}"
+                )
+            step, num = (norm_int(x) for x in pair)
+            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (step, num)):
+                raise UserError("err_invalid_view", "ap: pattern steps and sizes must be integers")
+            if num <= 0:
+                raise UserError(
+                    "err_invalid_view", f"ap: pattern sizes must be positive, got {num}"
+                )
+            pairs.append((step, num))
+        if not pairs:
+            raise UserError(
+                "err_invalid_view", "ap: the pattern must have at least one [step, num]"
+            )
+        ratio_num, ratio_den = DTYPES[self.dtype].itemsize, DTYPES[dtype].itemsize
+        if offset is None:
+            base = self.offset * ratio_num
+            if ratio_den != 1:
+                try:
+                    base = base.floordiv(ratio_den)
+                except ValueError:
+                    raise UserError(
+                        "err_invalid_view", f"the view's offset is not aligned to {dtype}"
+                    ) from None
+        else:
+            base = Affine.of(offset)
+        view = TensorView(self.tensor, base, pairs, dtype)
+        if self.on_chip:
+            pstep = view.partition_step()
+            if pairs[0][0] != pstep:
+                raise UserError(
+                    "err_invalid_view",
+                    f"the first [step, num] of an on-chip access pattern is the partition "
+                    f"dimension; its step must be {pstep} (elements per partition), got "
+                    f"{pairs[0][0]}",
+                    hint="partitions cannot be strided; the free dims follow the first pair",
+                )
+        return view
+
+    def get_pattern(self) -> list[list[int]]:
+        return [[s, n] for s, n in self.pattern]
+
+    def _dim(self, dim: int) -> int:
+        rank = len(self.pattern)
+        if not isinstance(dim, int) or not -rank <= dim < rank:
+            raise UserError("err_invalid_view", f"dimension {dim} out of range for rank {rank}")
+        return dim % rank
+
+
+def type_name(v: object) -> str:
+    from .values import Instance
+
+    if isinstance(v, TensorView):
+        return "a tensor"
+    if isinstance(v, Instance):
+        return f"a {v.cls.name} object"
+    if isinstance(v, Affine):
+        return "int"
+    return type(v).__name__
+
+
+def _int_index(item, num: int, dim: int):
+    item = norm_int(item)
+    if is_symbolic(item):
+        return item
+    idx = item + num if item < 0 else item
+    if not 0 <= idx < num:
+        raise UserError(
+            "err_tensor_access_out_of_bound",
+            f"index {item} is out of bounds for dimension {dim} of size {num}",
+        )
+    return idx
+
+
+def _slice_bounds(s: slice, num: int, dim: int) -> tuple[object, int, int]:
+    """(start, count, step) of a slice over a dimension of size `num`."""
+    step = 1 if s.step is None else norm_int(s.step)
+    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
+        raise UserError("err_invalid_index", f"slice steps must be integers >= 1, got {step}")
+    start = 0 if s.start is None else norm_int(s.start)
+    stop = num if s.stop is None else norm_int(s.stop)
+    for v in (start, stop):
+        if not isinstance(v, (int, Affine)) or isinstance(v, bool):
+            raise UserError(
+                "err_invalid_index", f"slice bounds must be integers, not {type_name(v)}"
+            )
+    if isinstance(start, int) and start < 0:
+        start += num
+    if isinstance(stop, int) and stop < 0:
+        stop += num
+    extent = norm_int(Affine.of(stop) - Affine.of(start))
+    if is_symbolic(extent):
+        raise NonConstExtent(extent)
+    if extent <= 0:
+        raise UserError(
+            "err_tensor_access_out_of_bound",
+            f"empty slice {_fmt(start)}:{_fmt(stop)} of dimension {dim} (size {num})",
+        )
+    if (isinstance(start, int) and start < 0) or (isinstance(stop, int) and stop > num):
+        raise UserError(
+            "err_tensor_access_out_of_bound",
+            f"slice {_fmt(start)}:{_fmt(stop)} is out of bounds for dimension {dim} of size {num}",
+        )
+    return start, _ceil_div(extent, step), step
+
+
+class NonConstExtent(Exception):
+    """A slice whose size depends on a loop variable (the loop must be unrolled)."""
+
+    def __init__(self, extent: Affine):
+        self.extent = extent
+
+
+def _fmt(v) -> str:
+    return str(v)

@@ -1,0 +1,389 @@
+"""SBUF/PSUM allocation: a start partition and byte offset for every on-chip tensor.
+
+Liveness is by scope and program order: a tensor is live from its first to its last use, a use
+inside a loop nested below the tensor's scope keeps it live for that whole loop, and a tensor
+allocated in a loop body is fresh in every iteration. Placement is first-fit in two dimensions
+(partitions x bytes) over tensors whose live ranges overlap, honouring `address=` placements,
+the start-partition rule and the PSUM bank rule. Tensors allocated in a loop body are then
+multi-buffered (`Tensor.rotate`) where space allows, so consecutive iterations can overlap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+from typing import ClassVar
+
+from ..backend.target import ALIGN_BYTES, Target, start_partitions, target
+from ..diagnostics import Related
+from ..ir.core import Alloc, Inst, Kernel, Loc, Loop, Op, Tensor
+from .base import Pass, PassContext
+from .regions import loop_ranges, region, runs
+
+MATMULS = ("nc_matmul", "nc_matmul_mx")
+NOTE_TENSORS = 5
+
+
+def _align(n: int, a: int = ALIGN_BYTES) -> int:
+    return -(-n // a) * a
+
+
+@dataclass(eq=False)
+class _Item:
+    """An on-chip tensor to place, with its live range in program positions."""
+
+    tensor: Tensor
+    loc: Loc
+    loops: tuple[Loop, ...]
+    order: int
+    start: int = -1
+    end: int = -1
+    span: tuple[int, int] = (0, 0)
+    executions: int = 1
+
+    @property
+    def rotatable(self) -> bool:
+        return bool(self.loops) and self.executions > 1 and not self.tensor.fixed_address
+
+    def interval(self, count: int) -> tuple[int, int]:
+        # every slot of a multi-buffered tensor may be in use anywhere in its loop body
+        return self.span if count > 1 else (self.start, self.end)
+
+
+@dataclass
+class _Placed:
+    item: _Item
+    partition: int
+    byte: int
+    count: int
+    stride: int
+    ranges: tuple[tuple[int, int], ...]  # absolute [lo, hi) byte ranges, one per slot
+    interval: tuple[int, int]
+
+    @property
+    def nparts(self) -> int:
+        return self.item.tensor.num_partitions
+
+
+def _footprint(t: Tensor, count: int, tgt: Target) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """(slot stride, relative [lo, hi) byte ranges of the slots)."""
+    size = _align(max(1, t.bytes_per_partition))
+    if t.buffer == "psum":
+        bank = tgt.psum_bank_bytes
+        if size <= bank:  # each slot in its own bank, at the same offset inside it
+            stride = bank if count > 1 else size
+            return stride, tuple((s * bank, s * bank + size) for s in range(count))
+        size = _align(size, bank)  # larger tensors take whole consecutive banks
+    return size, ((0, count * size),)
+
+
+class _Layout:
+    """The placement of every on-chip tensor of one buffer for given slot counts."""
+
+    def __init__(self, buffer: str, tgt: Target):
+        self.buffer = buffer
+        self.tgt = tgt
+        self.capacity = tgt.sbuf_partition_bytes if buffer == "sbuf" else tgt.psum_partition_bytes
+        self.placed: list[_Placed] = []
+
+    def live_with(self, interval: tuple[int, int]) -> list[_Placed]:
+        s, e = interval
+        return [q for q in self.placed if q.interval[0] <= e and s <= q.interval[1]]
+
+    def add_fixed(self, item: _Item) -> None:
+        t = item.tensor
+        stride, rel = _footprint(t, 1, self.tgt)
+        p, b = t.address
+        ranges = tuple((b + lo, b + hi) for lo, hi in rel)
+        self.placed.append(_Placed(item, p, b, 1, stride, ranges, item.interval(1)))
+
+    def _fix_byte(self, b: int, rel) -> int:
+        """The first byte >= b where the footprint obeys alignment and the PSUM bank rule."""
+        b = _align(b)
+        if self.buffer == "psum":
+            bank = self.tgt.psum_bank_bytes
+            size = rel[0][1] - rel[0][0]
+            if (size > bank and b % bank) or (size <= bank and b % bank + size > bank):
+                b = _align(b, bank)
+        return b
+
+    def _lowest_byte(self, rivals: list[_Placed], rel) -> int | None:
+        """The lowest valid byte offset at which no slot range meets a rival's range."""
+        forbidden = sorted(
+            (qlo - hi + 1, qhi - lo) for q in rivals for qlo, qhi in q.ranges for lo, hi in rel
+        )
+        b = self._fix_byte(0, rel)
+        for start, end in forbidden:
+            if end <= b:
+                continue
+            if start > b:
+                break
+            b = self._fix_byte(end, rel)
+        return b if b + rel[-1][1] <= self.capacity else None
+
+    def place(self, item: _Item, count: int) -> bool:
+        t = item.tensor
+        stride, rel = _footprint(t, count, self.tgt)
+        interval = item.interval(count)
+        live = self.live_with(interval)
+        nparts = t.num_partitions
+        best: tuple[int, int] | None = None
+        for p in start_partitions(nparts):
+            if p + nparts > self.tgt.partitions:
+                continue
+            rivals = [q for q in live if q.partition < p + nparts and p < q.partition + q.nparts]
+            b = self._lowest_byte(rivals, rel)
+            if b is not None and (best is None or (b, p) < best):
+                best = (b, p)
+        if best is None:
+            return False
+        b, p = best
+        ranges = tuple((b + lo, b + hi) for lo, hi in rel)
+        self.placed.append(_Placed(item, p, b, count, stride, ranges, interval))
+        return True
+
+    def remove(self, item: _Item) -> _Placed:
+        q = next(q for q in self.placed if q.item is item)
+        self.placed.remove(q)
+        return q
+
+
+def _collect(kernel: Kernel) -> list[_Item]:
+    """Every on-chip tensor with its live range; positions number ops in program order."""
+    items: dict[Tensor, _Item] = {}
+    depth: dict[Tensor, int] = {}
+    spans: dict[Loop, tuple[int, int]] = {}
+    uses: list[tuple[int, Inst, tuple[Loop, ...]]] = []
+    pos = 0
+
+    def walk(ops: list[Op], loops: tuple[Loop, ...]) -> None:
+        nonlocal pos
+        for op in ops:
+            pos += 1
+            if isinstance(op, Alloc):
+                t = op.result
+                depth[t] = len(loops)
+                if t.on_chip:
+                    execs = 1
+                    for lp in loops:
+                        execs *= lp.trip_count
+                    items[t] = _Item(t, op.loc, loops, pos, executions=execs)
+            elif isinstance(op, Inst):
+                uses.append((pos, op, loops))
+            elif isinstance(op, Loop):
+                first = pos
+                walk(op.body, loops + (op,))
+                spans[op] = (first, pos)
+
+    for t in kernel.params:
+        depth[t] = 0
+        if t.on_chip:
+            items[t] = _Item(t, t.loc, (), 0)
+    walk(kernel.body, ())
+    end_of_kernel = pos + 1
+    for p, op, loops in uses:
+        for _, ap in op.aps():
+            item = items.get(ap.tensor)
+            if item is None:
+                continue
+            d = depth[ap.tensor]
+            lo, hi = spans[loops[d]] if len(loops) > d else (p, p)
+            item.start = lo if item.start < 0 else min(item.start, lo)
+            item.end = max(item.end, hi)
+    for t, item in items.items():
+        if item.start < 0:
+            item.start = item.end = item.order
+        if t in kernel.returns:
+            item.end = end_of_kernel
+        item.span = spans[item.loops[-1]] if item.loops else (item.start, item.end)
+    return sorted(items.values(), key=lambda it: (it.order, it.start))
+
+
+def _where(t: Tensor) -> str:
+    return f"{t.loc.file}:{t.loc.line}" if t.loc.file != "<unknown>" else "unknown location"
+
+
+def _name(t: Tensor) -> str:
+    return f"'{t.label or t.name}'"
+
+
+@dataclass(frozen=True)
+class Allocate(Pass):
+    """Assigns `Tensor.address` (and `Tensor.rotate`) to every SBUF and PSUM tensor."""
+
+    name: ClassVar[str] = "allocate"
+    max_sbuf_slots: int = 4
+    max_psum_slots: int = 2
+
+    def run(self, kernel: Kernel, ctx: PassContext) -> None:
+        tgt = target(kernel.target)
+        items = _collect(kernel)
+        ok = True
+        for buffer in ("sbuf", "psum"):
+            mine = [it for it in items if it.tensor.buffer == buffer]
+            if not self.check_fixed(mine, buffer, tgt, ctx):
+                ok = False
+                continue
+            counts = {it: 1 for it in mine}
+            layout, failed = self.layout(mine, counts, buffer, tgt)
+            if failed is not None:
+                self.capacity_error(failed, layout, buffer, tgt, ctx)
+                ok = False
+                continue
+            layout = self.multi_buffer(mine, counts, layout, buffer, tgt)
+            for q in layout.placed:
+                t = q.item.tensor
+                t.address = (q.partition, q.byte)
+                t.rotate = (q.item.loops[-1].var, q.count, q.stride) if q.count > 1 else None
+        if ok:
+            self.check_banks(kernel, tgt, ctx)
+
+    def layout(self, items: list[_Item], counts: dict[_Item, int], buffer: str, tgt: Target):
+        """(layout, first item that did not fit or None)."""
+        layout = _Layout(buffer, tgt)
+        for it in items:
+            if it.tensor.fixed_address:
+                layout.add_fixed(it)
+        for it in items:
+            if not it.tensor.fixed_address and not layout.place(it, counts[it]):
+                return layout, it
+        return layout, None
+
+    def multi_buffer(self, items, counts, layout, buffer: str, tgt: Target) -> _Layout:
+        """Raise slot counts of loop-body tensors level by level while everything still fits:
+        all at once with a fresh layout if possible, else one tensor at a time in place."""
+        top = self.max_sbuf_slots if buffer == "sbuf" else self.max_psum_slots
+        for level in range(2, top + 1):
+            want = [it for it in items if it.rotatable and it.executions >= level]
+            if not want:
+                break
+            trial = dict(counts)
+            trial.update({it: level for it in want})
+            new, failed = self.layout(items, trial, buffer, tgt)
+            if failed is None:
+                counts, layout = trial, new
+                continue
+            for it in want:
+                if counts[it] != level - 1:
+                    continue
+                old = layout.remove(it)
+                if layout.place(it, level):
+                    counts[it] = level
+                else:
+                    layout.placed.append(old)
+        return layout
+
+    def check_fixed(self, items: list[_Item], buffer: str, tgt: Target, ctx: PassContext) -> bool:
+        ok = True
+        fixed = [it for it in items if it.tensor.fixed_address]
+        capacity = tgt.sbuf_partition_bytes if buffer == "sbuf" else tgt.psum_partition_bytes
+        bank = tgt.psum_bank_bytes
+        for it in fixed:
+            t = it.tensor
+            p, b = t.address
+            n = t.num_partitions
+            if p not in start_partitions(n) or p + n > tgt.partitions:
+                ok = False
+                ctx.sink.error(
+                    "nkic_partition_window",
+                    f"{buffer} tensor {_name(t)} with {n} partitions cannot start at partition "
+                    f"{p}: legal start partitions are " + ", ".join(map(str, start_partitions(n))),
+                    it.loc,
+                    hint="tensors with more than 64 partitions start at 0; with 33-64 at 0 or "
+                    "64; with at most 32 at 0, 32, 64 or 96",
+                )
+            if buffer == "psum" and b % bank:
+                ok = False
+                ctx.sink.error(
+                    "nkic_psum_bank_align",
+                    f"PSUM tensor {_name(t)} is placed at byte {b}, not at the start of a "
+                    f"{bank}-byte PSUM bank",
+                    it.loc,
+                    hint=f"use a multiple of {bank} (bank_id * {bank}) as the byte address",
+                )
+            _, rel = _footprint(t, 1, tgt)
+            if b < 0 or b + rel[-1][1] > capacity:
+                ok = False
+                ctx.sink.error(
+                    f"err_{buffer}_capacity_exceeded",
+                    f"{buffer} tensor {_name(t)} placed at byte {b} needs "
+                    f"{t.bytes_per_partition} bytes per partition, beyond the {capacity} usable "
+                    f"bytes per partition of {tgt.name}",
+                    it.loc,
+                )
+        layout = _Layout(buffer, tgt)
+        for it in fixed:
+            t = it.tensor
+            _, rel = _footprint(t, 1, tgt)
+            mine = [(t.address[1] + lo, t.address[1] + hi) for lo, hi in rel]
+            n = t.num_partitions
+            for q in layout.live_with(it.interval(1)):
+                qn = q.item.tensor.num_partitions
+                parts = q.partition < t.address[0] + n and t.address[0] < q.partition + qn
+                if parts and any(lo < qhi and qlo < hi for qlo, qhi in q.ranges for lo, hi in mine):
+                    ok = False
+                    other = q.item.tensor
+                    ctx.sink.error(
+                        "nkic_address_conflict",
+                        f"{buffer} tensor {_name(t)} at address {t.address} overlaps "
+                        f"{_name(other)} at address {other.address} while both are live",
+                        it.loc,
+                        hint="move one of the two address= placements",
+                        related=(_related(other, "the other tensor is allocated here"),),
+                    )
+            layout.add_fixed(it)
+        return ok
+
+    def capacity_error(self, item: _Item, layout: _Layout, buffer: str, tgt: Target, ctx):
+        t = item.tensor
+        live = layout.live_with(item.interval(1))
+        used = sum(q.item.tensor.bytes_per_partition * q.count for q in live)
+        largest = sorted(live, key=lambda q: -q.item.tensor.bytes_per_partition * q.count)
+        notes = tuple(
+            f"live: {_name(q.item.tensor)} {q.item.tensor.bytes_per_partition * q.count} bytes "
+            f"per partition ({_where(q.item.tensor)})"
+            for q in largest[:NOTE_TENSORS]
+        )
+        what = "SBUF" if buffer == "sbuf" else "PSUM"
+        ctx.sink.error(
+            f"err_{buffer}_capacity_exceeded",
+            f"cannot allocate {what} tensor {_name(t)} ({t.bytes_per_partition} bytes per "
+            f"partition, {t.num_partitions} partitions): {used} bytes per partition are already "
+            f"live here and {tgt.name} has {layout.capacity} usable",
+            item.loc,
+            hint="use smaller tiles, or allocate tiles inside the loop that uses them so they "
+            "are not live for the whole kernel",
+            notes=("largest live tensors:",) + notes if notes else (),
+        )
+
+    def check_banks(self, kernel: Kernel, tgt: Target, ctx: PassContext) -> None:
+        bank = tgt.psum_bank_bytes
+        for op, loops in kernel.walk():
+            if not (isinstance(op, Inst) and op.opcode in MATMULS and runs(loops)):
+                continue
+            dst = op.operands.get("dst")
+            if dst is None or dst.tensor.buffer != "psum" or dst.tensor.address is None:
+                continue
+            r = region(dst).to_bytes(base_byte=dst.tensor.address[1])
+            lo, hi = r.free_bounds(loop_ranges(loops))
+            if lo // bank == hi // bank:
+                continue
+            g = bank
+            for _, c in r.free.terms:
+                g = gcd(g, c)
+            width = r.free_hi - r.free_lo + 1
+            if (r.free.const + r.free_lo) % g + width <= g:
+                continue  # every single access stays inside one bank
+            ctx.sink.error(
+                "err_psum_bank_violation",
+                f"{op.opcode} writes {width} bytes per partition of PSUM tensor "
+                f"{_name(dst.tensor)} crossing a {bank}-byte PSUM bank boundary (bytes "
+                f"[{lo}, {hi}] of the partition)",
+                op.loc,
+                hint=f"a matmul output must fit in one PSUM bank: at most {bank // 4} fp32 "
+                "elements per partition, starting inside the bank",
+            )
+
+
+def _related(t: Tensor, message: str) -> Related:
+    return Related(t.loc, message)

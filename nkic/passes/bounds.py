@@ -1,0 +1,102 @@
+"""Static bounds check: every access pattern stays inside its tensor, for every loop iteration.
+
+Interval arithmetic over the affine offsets (tinygrad's `validate.py` idea): the cost per access
+is O(loop variables), independent of trip counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..ir.affine import Affine
+from ..ir.core import AccessPattern, Inst, Kernel, Loop
+from .base import Pass, PassContext
+from .regions import loop_ranges, region, row_elems, runs
+
+CODE = "err_tensor_access_out_of_bound"
+
+
+def _failing_values(c: int, rest: int, limit: int, lp: Loop, upper: bool) -> str | None:
+    """Values of `lp.var` where rest + c*v passes `limit` (above if `upper`, else below), or
+    None when every value does. The failing values are a prefix or suffix of the loop range."""
+    a, b = rest + c * lp.start, c * lp.step  # value at iteration k is a + b*k
+    big, lim = (b, limit - a) if upper else (-b, a - limit)  # fails iff big*k > lim
+    n = lp.trip_count
+    if big > 0:
+        k0 = max(0, lim // big + 1)
+        if k0 == 0:
+            return None
+        v = lp.start + k0 * lp.step
+        return f"${lp.var} = {v}" if k0 == n - 1 else f"${lp.var} >= {v}"
+    k1 = min(n - 1, -(lim // -big) - 1)
+    if k1 == n - 1:
+        return None
+    v = lp.start + k1 * lp.step
+    return f"${lp.var} = {v}" if k1 == 0 else f"${lp.var} <= {v}"
+
+
+def failing_iterations(expr: Affine, limit: int, loops: dict[str, Loop], upper: bool) -> str:
+    """Describe the loop values where `expr` exceeds `limit` (upper) or drops below it."""
+    ranges = loop_ranges(list(loops.values()))
+    conds = []
+    for v, c in expr.terms:
+        others = Affine(expr.const, {u: k for u, k in expr.terms if u != v})
+        olo, ohi = others.bounds(ranges)
+        cond = _failing_values(c, ohi if upper else olo, limit, loops[v], upper)
+        if cond:
+            conds.append(cond)
+    if not expr.terms:
+        return "in every iteration"
+    if not conds:
+        return "for every value of " + ", ".join(f"${v}" for v in expr.vars)
+    return "when " + " and ".join(conds)
+
+
+@dataclass(frozen=True)
+class CheckBounds(Pass):
+    """Reports `err_tensor_access_out_of_bound` for accesses outside a tensor's storage."""
+
+    name: ClassVar[str] = "check_bounds"
+
+    def run(self, kernel: Kernel, ctx: PassContext) -> None:
+        for op, loops in kernel.walk():
+            if isinstance(op, Inst) and runs(loops):
+                by_var = {lp.var: lp for lp in loops}
+                for operand, ap in op.aps():
+                    self.check(op, operand, ap, by_var, ctx)
+
+    def check(
+        self, op: Inst, operand: str, ap: AccessPattern, loops: dict[str, Loop], ctx: PassContext
+    ) -> None:
+        t = ap.tensor
+        ranges = loop_ranges(list(loops.values()))
+        r = region(ap)
+        name = f"'{t.label or t.name}'"
+        if t.on_chip:
+            checks = [
+                ("partition", r.part, r.part_lo, r.part_hi, t.num_partitions),
+                ("element per partition", r.free, r.free_lo, r.free_hi, row_elems(ap)),
+            ]
+        else:
+            size = t.size * t.itemsize // ap.itemsize
+            checks = [("element", r.free, r.free_lo, r.free_hi, size)]
+        for what, expr, lo_ext, hi_ext, extent in checks:
+            lo, hi = expr.bounds(ranges)
+            lo, hi = lo + lo_ext, hi + hi_ext
+            if lo >= 0 and hi < extent:
+                continue
+            if hi >= extent:
+                when = failing_iterations(expr + hi_ext, extent - 1, loops, upper=True)
+            else:
+                when = failing_iterations(expr + lo_ext, 0, loops, upper=False)
+            unit = f" ({ap.dtype})" if ap.dtype != t.dtype else ""
+            ctx.sink.error(
+                CODE,
+                f"out-of-bound access to tensor {name} in operand '{operand}' of "
+                f"{op.opcode}: {what} range [{lo}, {hi}]{unit} exceeds the tensor's "
+                f"{what} range [0, {extent - 1}], {when}",
+                op.loc,
+                hint="shrink the slice or the loop range so that every iteration stays "
+                f"inside {t.buffer} tensor {name} of shape {list(t.shape)}",
+            )

@@ -1,0 +1,63 @@
+"""The tensor accesses of a kernel in program order: which instruction reads or writes what."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ...ir.core import AccessPattern, Inst, Kernel, Loop, Op
+from ...ir.isa import lookup
+
+
+@dataclass(frozen=True)
+class Access:
+    """One operand of one instruction; `index` orders accesses in program order."""
+
+    index: int
+    inst: Inst
+    operand: str
+    ap: AccessPattern
+    write: bool
+    loops: tuple[Loop, ...]
+
+    @property
+    def reachable(self) -> bool:
+        """False inside a loop that never runs."""
+        return all(lp.trip_count for lp in self.loops)
+
+    @property
+    def accumulates(self) -> bool:
+        """A matmul adding into PSUM (an associative reduction, not an overwrite)."""
+        return (
+            self.write
+            and self.inst.opcode in ("nc_matmul", "nc_matmul_mx")
+            and self.ap.tensor.buffer == "psum"
+            and self.inst.attrs.get("accumulate") is not False
+        )
+
+
+def is_write(inst: Inst, operand: str) -> bool:
+    d = lookup(inst.opcode)
+    p = d.param(operand) if d else None
+    if p is not None:
+        return p.role == "out"
+    return operand in ("dst", "dst_idx", "reduce_res", "dst_scale")
+
+
+def accesses(kernel: Kernel) -> list[Access]:
+    return list(_walk(kernel.body, ()))
+
+
+def _walk(
+    ops: list[Op], loops: tuple[Loop, ...], counter: list[int] | None = None
+) -> Iterator[Access]:
+    counter = counter if counter is not None else [0]
+    for op in ops:
+        if isinstance(op, Loop):
+            yield from _walk(op.body, loops + (op,), counter)
+        elif isinstance(op, Inst):
+            # reads happen before the writes of the same instruction
+            names = sorted(op.aps(), key=lambda item: is_write(op, item[0]))
+            for name, ap in names:
+                yield Access(counter[0], op, name, ap, is_write(op, name), loops)
+                counter[0] += 1

@@ -1,0 +1,1358 @@
+"""Operand rules of every `nki.isa` instruction: partitions, shapes, dtypes, buffers, engines,
+targets and per-instruction argument constraints (spec: nki-isa.md, errors doc §5, §9, §10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...backend.target import PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS
+from ...diagnostics import Related
+from ...ir.core import AccessPattern, Alloc, Imm, Inst, Kernel, Tensor
+from ...ir.isa import ACTIVATIONS, BITVEC_OPS, ENUMS, InstrDef, lookup, target_at_least
+from ...ir.types import DTYPES
+from ..base import Pass, PassContext
+
+PMAX = PARTITIONS
+MAX_AP_DIMS = 5  # nki-isa.md common rules: one partition dimension + up to four free dimensions
+# nki-isa.md §5.2 nc_matmul: N fills one PSUM bank of fp32 on trn1/trn2, all 8 banks on trn3
+MATMUL_N_MAX = PSUM_BANK_BYTES // 4
+MATMUL_N_MAX_TRN3 = {
+    "float32": PSUM_BANKS * PSUM_BANK_BYTES // 4,
+    "bfloat16": PSUM_BANKS * PSUM_BANK_BYTES // 2,
+}
+
+_HBM = ("hbm", "shared_hbm")
+_ON_CHIP = ("sbuf", "psum")
+_BUFFER_NAMES = {"sbuf": "SBUF", "psum": "PSUM", "hbm": "HBM", "shared_hbm": "shared HBM"}
+
+#: Operands that must have the same partition count and elements per partition (first = reference).
+_ELEMENTWISE: dict[str, tuple[str, ...]] = {
+    "tensor_copy": ("src", "dst"),
+    "tensor_tensor": ("data1", "data2", "dst"),
+    "tensor_scalar": ("data", "dst"),
+    "scalar_tensor_tensor": ("data", "operand1", "dst"),
+    "tensor_scalar_reduce": ("data", "dst"),
+    "tensor_scalar_cumulative": ("src", "dst"),
+    "tensor_tensor_scan": ("data0", "data1", "dst"),
+    "reciprocal": ("data", "dst"),
+    "exponential": ("src", "dst"),
+    "activation": ("data", "dst"),
+    "activation_reduce": ("data", "dst"),
+    "activate2": ("data", "dst"),
+    "dropout": ("data", "dst"),
+    "tensor_copy_predicated": ("src", "predicate", "dst"),
+    "select_reduce": ("on_true", "predicate", "dst"),
+    "range_select": ("on_true_tile", "dst"),
+    "affine_select": ("on_true_tile", "dst"),
+    "quantize_mx": ("src", "dst"),
+}
+
+#: Operands that are a compile-time scalar or a `(P, 1)` per-partition vector.
+_VECTOR_ARGS: dict[str, tuple[str, ...]] = {
+    "tensor_scalar": ("operand0", "operand1"),
+    "scalar_tensor_tensor": ("operand0",),
+    "tensor_scalar_reduce": ("operand0",),
+    "tensor_scalar_cumulative": ("imm0", "imm1"),
+    "tensor_tensor_scan": ("initial",),
+    "exponential": ("max_value",),
+    "dropout": ("prob",),
+    "select_reduce": ("on_false",),
+    "activate2": ("imm0", "imm1"),
+    "range_select": ("bound0", "bound1"),
+}
+
+#: `(P, 1)` reduction results.
+_REDUCE_RES = (
+    "tensor_scalar_reduce", "activation", "activation_reduce", "activate2", "select_reduce",
+    "range_select", "exponential",
+)  # fmt: skip
+
+#: Operand pairs that may not both live in PSUM (a single PSUM read port).
+_NOT_BOTH_PSUM: dict[str, tuple[str, str]] = {
+    "tensor_tensor": ("data1", "data2"),
+    "scalar_tensor_tensor": ("data", "operand1"),
+    "tensor_tensor_scan": ("data0", "data1"),
+    "tensor_copy_predicated": ("src", "predicate"),
+    "select_reduce": ("on_true", "predicate"),
+}
+
+_MATMUL_IN = ("float8_e4m3", "float8_e5m2", "bfloat16", "float16", "tfloat32", "float32")
+_REDUCIBLE = (
+    "add", "subtract", "multiply", "maximum", "minimum", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "logical_and", "logical_or", "logical_xor",
+)  # fmt: skip
+_UNARY_ALU = ("invert", "logical_not", "abs", "square", "relu", "rsqrt", "reciprocal")
+_TRN3_OP0 = ("square", "relu", "abs_max", "abs_min")
+
+
+def _name(v: object, enum: str | None = None) -> str | None:
+    """`nl.add`, `"engine.gpsimd"`, `gpsimd` (or an enum's integer value) → the member name."""
+    if v is None or isinstance(v, bool):
+        return None
+    if isinstance(v, int) and enum is not None:
+        return next((k for k, x in ENUMS[enum].items() if x == v), None)
+    return str(v).rsplit(".", 1)[-1]
+
+
+def _is_int(dtype: str) -> bool:
+    return DTYPES[dtype].is_int if dtype in DTYPES else False
+
+
+def _shape(ap: AccessPattern) -> str:
+    return "(" + ", ".join(map(str, ap.shape)) + (",)" if len(ap.shape) == 1 else ")")
+
+
+@dataclass
+class InstCheck:
+    """The instruction being checked, with accessors for its operands and a reporter."""
+
+    inst: Inst
+    d: InstrDef
+    target: str
+    ctx: PassContext
+    allocs: dict[int, Alloc]
+
+    @property
+    def op(self) -> str:
+        return self.inst.opcode
+
+    def ap(self, name: str) -> AccessPattern | None:
+        o = self.inst.operands.get(name)
+        return o if isinstance(o, AccessPattern) else None
+
+    def value(self, name: str) -> object:
+        """An immediate operand or attribute value (the catalogue default when absent)."""
+        o = self.inst.operands.get(name)
+        if isinstance(o, Imm):
+            return o.value
+        if name in self.inst.attrs:
+            return self.inst.attrs[name]
+        p = self.d.param(name)
+        return None if p is None or p.required else p.default
+
+    def present(self, name: str) -> bool:
+        return self.ap(name) is not None or self.value(name) is not None
+
+    def error(self, code: str, message: str, hint: str | None = None, tensor: Tensor | None = None):
+        related = ()
+        if tensor is not None and id(tensor) in self.allocs:
+            related = (Related(tensor.loc, f"`{tensor.label or tensor.name}` allocated here"),)
+        self.ctx.sink.error(code, f"{self.op}: {message}", self.inst.loc, hint, related=related)
+
+    @property
+    def engine(self) -> str | None:
+        """The engine the kernel asked for, else the only engine the instruction has."""
+        e = _name(self.inst.engine) or _name(self.inst.attrs.get("engine"), "engine")
+        if e in (None, "unknown"):
+            return self.d.engines[0] if len(self.d.engines) == 1 else None
+        return e
+
+
+Rule = Callable[[InstCheck], None]
+_RULES: dict[str, list[Rule]] = {}
+
+
+def rule(*opcodes: str) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        for op in opcodes:
+            _RULES.setdefault(op, []).append(fn)
+        return fn
+
+    return register
+
+
+@dataclass(frozen=True)
+class OperandRules(Pass):
+    """Checks every instruction's operands against the ISA's documented constraints."""
+
+    name = "operand-rules"
+
+    def run(self, kernel: Kernel, ctx: PassContext) -> None:
+        allocs = {id(op.result): op for op, _ in kernel.walk() if isinstance(op, Alloc)}
+        flagged: set[tuple[str, int]] = set()  # (rule, tensor id) already reported
+        used: set[int] = set()
+        for inst in kernel.instructions():
+            d = lookup(inst.opcode)
+            if d is None:
+                continue
+            used.update(id(ap.tensor) for _, ap in inst.aps())
+            c = InstCheck(inst, d, ctx.target, ctx, allocs)
+            try:
+                _check(c, flagged)
+            except Exception as e:  # a bug in one rule must not hide the other diagnostics
+                ctx.sink.error(
+                    "nkic_internal_error",
+                    f"{inst.opcode}: operand check failed: {type(e).__name__}: {e}",
+                    inst.loc,
+                    "this is a bug in nkic; please report it with the kernel",
+                )
+        for alloc in allocs.values():
+            t = alloc.result
+            if t.on_chip and t.shape and t.shape[0] > PMAX and id(t) not in used:
+                ctx.sink.error(
+                    "err_num_partition_exceed_arch_limit",
+                    f"`{t.label or t.name}` has {t.shape[0]} partitions, at most {PMAX}",
+                    alloc.loc,
+                    "an SBUF/PSUM tile spans at most 128 partitions; split dimension 0",
+                )
+
+
+def _check(c: InstCheck, flagged: set[tuple[str, int]]) -> None:
+    if not _target_and_engine(c):
+        return
+    oversized = False
+    for name, ap in c.inst.aps():
+        oversized |= _partitions(c, name, ap, flagged)
+        _rank(c, name, ap, flagged)
+    if not _buffers(c) or oversized:
+        return
+    _elementwise(c)
+    for fn in _RULES.get(c.op, ()):
+        fn(c)
+
+
+def _target_and_engine(c: InstCheck) -> bool:
+    if not target_at_least(c.target, c.d.min_target):
+        c.error(
+            "err_unsupported_on_target",
+            f"requires {c.d.min_target} or newer; the target is {c.target}",
+            f"compile with `--target {c.d.min_target}` or use another instruction",
+        )
+        return False
+    e = c.engine
+    if c.op.startswith("dma_") or e is None:
+        return True
+    if e not in c.d.engines:
+        allowed = ", ".join(f"`nisa.engine.{x}`" for x in c.d.engines)
+        c.error(
+            "err_unsupported_engine",
+            f"cannot run on the {e} engine",
+            f"`{c.op}` runs on {allowed}",
+        )
+        return False
+    if e == "scalar" and c.op in ("tensor_copy", "tensor_scalar") and c.target == "trn1":
+        c.error(
+            "err_unsupported_on_target",
+            "the Scalar engine runs this instruction on trn2 or newer; the target is trn1",
+            "use `nisa.activation(op=nl.copy, ...)` or the Vector engine on trn1",
+        )
+    if e == "gpsimd" and c.op == "rng" and c.target == "trn1":
+        c.error(
+            "err_unsupported_on_target",
+            "GpSimd random numbers need trn2 or newer; the target is trn1",
+            "use `engine=nisa.engine.vector`",
+        )
+    return True
+
+
+def _partitions(c: InstCheck, name: str, ap: AccessPattern, flagged: set[tuple[str, int]]) -> bool:
+    """Reports an operand spanning more than 128 partitions (once per tensor); True if it does."""
+    if not ap.tensor.on_chip or ap.num_partitions <= PMAX:
+        return False
+    key = ("partitions", id(ap.tensor))
+    if key in flagged:
+        return True
+    flagged.add(key)
+    c.error(
+        "err_num_partition_exceed_arch_limit",
+        f"`{name}` has {ap.num_partitions} partitions, at most {PMAX}",
+        "tile the partition dimension into blocks of at most 128 (`nl.tile_size.pmax`)",
+        tensor=ap.tensor,
+    )
+    return True
+
+
+def _rank(c: InstCheck, name: str, ap: AccessPattern, flagged: set[tuple[str, int]]) -> None:
+    """Reports an on-chip operand with too many free dimensions (once per tensor)."""
+    key = ("rank", id(ap.tensor))
+    if ap.tensor.on_chip and len(ap.pattern) > MAX_AP_DIMS and key not in flagged:
+        flagged.add(key)
+        c.error(
+            "err_exceed_max_supported_dimension",
+            f"`{name}` has {len(ap.pattern) - 1} free dimensions, at most {MAX_AP_DIMS - 1}",
+            "merge contiguous free dimensions with `.reshape` before the call",
+        )
+
+
+def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:
+    role = c.d.param(name).role if c.d.param(name) else "in"
+    if c.op in ("dma_copy", "dma_compute"):
+        return (*_HBM, "sbuf")
+    if c.op == "dma_transpose":
+        return ("sbuf",) if role == "out" else (*_HBM, "sbuf")
+    if c.op in ("nc_matmul", "nc_matmul_mx"):
+        return ("psum",) if role == "out" else ("sbuf",)
+    if c.op == "nc_transpose" and _transpose_engine(c) == "tensor":
+        return ("psum",) if role == "out" else ("sbuf",)
+    if c.op == "quantize_mx" or c.engine == "gpsimd":
+        return ("sbuf",)
+    if c.op == "tensor_tensor" and _name(c.value("op")) == "power":
+        return ("sbuf",)
+    return _ON_CHIP
+
+
+def _buffers(c: InstCheck) -> bool:
+    ok = True
+    for name, ap in c.inst.aps():
+        allowed = _allowed_buffers(c, name)
+        if ap.tensor.buffer in allowed:
+            continue
+        ok = False
+        where = " or ".join(_BUFFER_NAMES[b] for b in allowed if b != "shared_hbm")
+        c.error(
+            "err_unsupported_memory",
+            f"`{name}` is in {_BUFFER_NAMES[ap.tensor.buffer]}; it must be in {where}",
+            _buffer_hint(c, ap.tensor.buffer),
+            tensor=ap.tensor,
+        )
+    pair = _NOT_BOTH_PSUM.get(c.op)
+    if pair:
+        a, b = c.ap(pair[0]), c.ap(pair[1])
+        if a is not None and b is not None and a.tensor.buffer == b.tensor.buffer == "psum":
+            ok = False
+            c.error(
+                "err_unsupported_memory",
+                f"`{pair[0]}` and `{pair[1]}` are both in PSUM; at most one may be",
+                "copy one operand to SBUF with `nisa.tensor_copy` first",
+            )
+    return ok
+
+
+def _buffer_hint(c: InstCheck, buffer: str) -> str:
+    if c.op.startswith("dma_") and buffer == "psum":
+        return "DMA cannot access PSUM: copy the tile to SBUF with `nisa.tensor_copy` first"
+    if buffer in _HBM:
+        return "load the data into SBUF with `nisa.dma_copy` first"
+    if c.engine == "gpsimd":
+        return "the GpSimd engine cannot access PSUM; use the Vector engine or an SBUF tile"
+    if c.op in ("nc_matmul", "nc_matmul_mx", "nc_transpose"):
+        return "the Tensor engine reads SBUF and writes PSUM"
+    return "move the tile with `nisa.tensor_copy` or allocate it in another buffer"
+
+
+def _elementwise(c: InstCheck) -> None:
+    group = [(n, c.ap(n)) for n in _ELEMENTWISE.get(c.op, ()) if c.ap(n) is not None]
+    if c.op == "dma_copy":
+        _copy_sizes(c, "src", "dst", total=True)
+        return
+    if c.op == "tensor_copy":
+        _copy_sizes(c, "src", "dst", total=False)
+        return
+    if len(group) < 2:
+        _vector_args(c, group[0][1] if group else None)
+        return
+    ref_name, ref = group[0]
+    for name, ap in group[1:]:
+        if ap.num_partitions != ref.num_partitions:
+            c.error(
+                "err_num_partition_mismatch",
+                f"`{name}` has {ap.num_partitions} partitions but `{ref_name}` has "
+                f"{ref.num_partitions}",
+                "all tile operands of an element-wise instruction span the same partitions",
+            )
+        elif ap.free_size != ref.free_size and c.op != "quantize_mx":
+            c.error(
+                "err_shape_mismatch",
+                f"`{name}` has shape {_shape(ap)} but `{ref_name}` has shape {_shape(ref)}",
+                "operands need the same number of elements per partition (no broadcasting; "
+                "use `nisa.tensor_scalar` to broadcast a (P, 1) vector)",
+            )
+    _vector_args(c, ref)
+
+
+def _copy_sizes(c: InstCheck, src_name: str, dst_name: str, total: bool) -> None:
+    src, dst = c.ap(src_name), c.ap(dst_name)
+    if src is None or dst is None:
+        return
+    if not total and src.num_partitions != dst.num_partitions:
+        c.error(
+            "err_num_partition_mismatch",
+            f"`dst` has {dst.num_partitions} partitions but `src` has {src.num_partitions}",
+            "a copy keeps every element on its partition; use `nisa.nc_transpose` to move "
+            "data across partitions",
+        )
+        return
+    n_src = src.num_partitions * src.free_size if not total else _count(src)
+    n_dst = dst.num_partitions * dst.free_size if not total else _count(dst)
+    if n_dst < n_src:
+        c.error(
+            "err_store_dst_shape_smaller_than_other_shape",
+            f"`dst` {_shape(dst)} is smaller than `src` {_shape(src)}",
+            "slice `src` to the destination's shape or enlarge the destination",
+        )
+    elif n_dst != n_src:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` {_shape(dst)} and `src` {_shape(src)} have different element counts",
+            "source and destination must hold the same number of elements",
+        )
+
+
+def _count(ap: AccessPattern) -> int:
+    n = 1
+    for d in ap.shape:
+        n *= d
+    return n
+
+
+def _vector_args(c: InstCheck, ref: AccessPattern | None) -> None:
+    if ref is None:
+        return
+    for name in _VECTOR_ARGS.get(c.op, ()):
+        ap = c.ap(name)
+        if ap is not None and (ap.num_partitions != ref.num_partitions or ap.free_size != 1):
+            c.error(
+                "err_shape_mismatch",
+                f"`{name}` must be a scalar or a ({ref.num_partitions}, 1) vector, "
+                f"got {_shape(ap)}",
+                "pass a compile-time number or one value per partition",
+            )
+    if c.op in _REDUCE_RES:
+        ap = c.ap("reduce_res")
+        if ap is not None and (ap.num_partitions != ref.num_partitions or ap.free_size != 1):
+            c.error(
+                "err_shape_mismatch",
+                f"`reduce_res` must have shape ({ref.num_partitions}, 1), got {_shape(ap)}",
+                "the reduction writes one value per partition",
+            )
+
+
+def _dtype_equal(c: InstCheck, a: str, b: str, hint: str) -> None:
+    x, y = c.ap(a), c.ap(b)
+    if x is not None and y is not None and x.dtype != y.dtype:
+        c.error("err_dtype_mismatch", f"`{a}` is {x.dtype} but `{b}` is {y.dtype}", hint)
+
+
+def _op_in(c: InstCheck, arg: str, allowed: tuple[str, ...], why: str) -> bool:
+    op = _name(c.value(arg))
+    if op is None or op in allowed:
+        return True
+    c.error(
+        "err_unsupported_operator",
+        f"`{arg}=nl.{op}` is not supported; {why}",
+        "allowed: " + ", ".join(f"`nl.{a}`" for a in allowed),
+    )
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# data movement
+
+
+@rule("dma_copy")
+def _dma_copy(c: InstCheck) -> None:
+    dge = _name(c.value("dge_mode"), "dge_mode")
+    trigger = _name(c.value("engine"), "engine")
+    if dge == "hwdge" and not target_at_least(c.target, "trn2"):
+        c.error(
+            "err_unsupported_on_target",
+            f"`dge_mode=hwdge` requires trn2 or newer; the target is {c.target}",
+            "use `dge_mode=nisa.dge_mode.unknown` on trn1",
+        )
+    if dge == "hwdge":
+        _dtype_equal(c, "src", "dst", "hardware DGE copies bits: reinterpret with `.view(dtype)`")
+    if trigger not in (None, "unknown", "sync", "scalar", "dma"):
+        c.error(
+            "err_unsupported_engine",
+            f"`engine=nisa.engine.{trigger}` cannot trigger a DMA",
+            "use `nisa.engine.sync` or `nisa.engine.scalar` together with `dge_mode=hwdge`",
+        )
+    elif trigger in ("sync", "scalar") and dge != "hwdge":
+        c.error(
+            "err_invalid_argument",
+            f"`engine=nisa.engine.{trigger}` is only valid with `dge_mode=nisa.dge_mode.hwdge`",
+            "add `dge_mode=nisa.dge_mode.hwdge` or drop `engine=`",
+        )
+
+
+@rule("dma_transpose")
+def _dma_transpose(c: InstCheck) -> None:
+    _dtype_equal(c, "src", "dst", "a DMA transpose does not convert; cast before or after")
+    src, dst = c.ap("src"), c.ap("dst")
+    if src is not None and src.itemsize != 2:
+        c.error(
+            "err_dtype_mismatch",
+            f"`src` is {src.dtype}; DMA transpose moves 2-byte elements only",
+            "transpose bfloat16/float16 data, or use `nisa.nc_transpose`",
+        )
+    if src is None or dst is None:
+        return
+    legal = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+    axes = c.value("axes") or legal.get(len(src.shape), ())
+    if tuple(axes) != legal.get(len(src.shape)):
+        c.error(
+            "err_invalid_argument",
+            f"`axes={tuple(axes)}` is not supported for a {len(src.shape)}-D source",
+            "use (1, 0) for 2-D, (2, 1, 0) for 3-D or (3, 1, 2, 0) for 4-D",
+        )
+        return
+    want = tuple(src.shape[a] for a in axes)
+    if dst.shape != want:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has shape {_shape(dst)}; the transposed source has shape {want}",
+            "allocate the destination with the permuted shape",
+        )
+
+
+@rule("memset")
+def _memset(c: InstCheck) -> None:
+    dst, value = c.ap("dst"), c.value("value")
+    if dst is None:
+        return
+    dt = DTYPES.get(dst.dtype)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        c.error(
+            "err_dtype_mismatch",
+            f"`value={value!r}` is not a number",
+            "memset fills the tile with a compile-time int or float",
+        )
+    elif dt is not None and dt.is_int and not isinstance(value, int):
+        c.error(
+            "err_dtype_mismatch",
+            f"`value={value!r}` is a float but `dst` is {dst.dtype}",
+            f"use an integer value such as `{int(value)}` for integer tiles",
+        )
+    elif dt is not None and dt.kind == "packed" and value != 0:
+        c.error(
+            "err_dtype_mismatch",
+            f"`dst` is {dst.dtype}; packed x4 tiles can only be filled with 0",
+            "use `value=0`",
+        )
+
+
+@rule("tensor_copy_predicated")
+def _copy_predicated(c: InstCheck) -> None:
+    _dtype_equal(c, "src", "dst", "a predicated copy does not convert; cast first")
+    pred = c.ap("predicate")
+    if pred is not None and pred.dtype not in ("uint8", "uint16", "uint32"):
+        c.error(
+            "err_dtype_mismatch",
+            f"`predicate` is {pred.dtype}; it must be uint8, uint16 or uint32",
+            "build the mask in an unsigned integer tile",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# tensor engine
+
+
+@rule("nc_matmul")
+def _nc_matmul(c: InstCheck) -> None:
+    st, mv, dst = c.ap("stationary"), c.ap("moving"), c.ap("dst")
+    if st is None or mv is None or dst is None:
+        return
+    double_row = _name(c.value("perf_mode"), "matmul_perf_mode") == "double_row"
+    if st.num_partitions != mv.num_partitions:
+        c.error(
+            "err_num_partition_mismatch",
+            f"`stationary` has {st.num_partitions} partitions (K) but `moving` has "
+            f"{mv.num_partitions}",
+            "both operands hold the contraction dimension K on their partitions",
+        )
+    m, n = st.free_size, mv.free_size
+    if double_row:
+        m, n = m // 2, n // 2
+        _double_row(c, st, mv)
+    n_max = MATMUL_N_MAX
+    if target_at_least(c.target, "trn3"):
+        n_max = MATMUL_N_MAX_TRN3.get(dst.dtype, MATMUL_N_MAX_TRN3["float32"])
+    for arg, size, limit in (("stationary", m, 128), ("moving", n, n_max)):
+        if size > limit:
+            which = "M" if arg == "stationary" else "N"
+            c.error(
+                "err_size_of_dimension_exceed_arch_limit",
+                f"`{arg}` has {size} elements per partition ({which}), at most {limit}",
+                f"tile {which} into blocks of {limit} "
+                f"(`nl.tile_size.gemm_{arg}_fmax`) and issue one matmul per block",
+            )
+            return
+    if dst.num_partitions != m:
+        c.error(
+            "err_num_partition_mismatch",
+            f"`dst` has {dst.num_partitions} partitions; the result has M={m} (the "
+            "free size of `stationary`)",
+            "dst[M, N] = stationary[K, M].T @ moving[K, N]",
+        )
+    elif dst.free_size != n:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has {dst.free_size} elements per partition; the result has N={n} "
+            "(the free size of `moving`)",
+            "dst[M, N] = stationary[K, M].T @ moving[K, N]",
+        )
+    _matmul_dtypes(c, st, mv, dst)
+    _matmul_tiling(c)
+
+
+def _matmul_dtypes(c: InstCheck, st: AccessPattern, mv: AccessPattern, dst: AccessPattern):
+    allowed = _MATMUL_IN + (("float8_e4m3fn",) if target_at_least(c.target, "trn3") else ())
+    for arg, ap in (("stationary", st), ("moving", mv)):
+        if ap.dtype not in allowed:
+            extra = " on trn3 only" if ap.dtype == "float8_e4m3fn" else ""
+            c.error(
+                "err_dtype_mismatch",
+                f"`{arg}` is {ap.dtype}; the Tensor engine multiplies fp8, bf16, fp16, tf32 "
+                f"or fp32{extra}",
+                "cast the operand with `nisa.tensor_copy` into a bfloat16 tile",
+            )
+            return
+    wide = ("float32", "tfloat32")
+    if (st.dtype in wide) != (mv.dtype in wide):
+        c.error(
+            "err_dtype_mismatch",
+            f"`stationary` is {st.dtype} but `moving` is {mv.dtype}; fp32/tf32 operands "
+            "pair only with fp32/tf32",
+            "cast both operands to the same family (e.g. both bfloat16)",
+        )
+    if {st.dtype, mv.dtype} == {"float8_e4m3", "float8_e4m3fn"}:
+        c.error(
+            "err_dtype_mismatch",
+            "`float8_e4m3` and `float8_e4m3fn` operands cannot be mixed",
+            "use the same fp8 flavour for both operands",
+        )
+    if c.value("is_transpose"):
+        return
+    dst_ok = ("float32", "bfloat16") if target_at_least(c.target, "trn3") else ("float32",)
+    if dst.dtype not in dst_ok:
+        c.error(
+            "err_dtype_mismatch",
+            f"`dst` is {dst.dtype}; matmul accumulates into "
+            + " or ".join(dst_ok)
+            + f" PSUM on {c.target}",
+            "allocate the PSUM tile as `nl.float32` and cast when copying it out",
+        )
+
+
+def _double_row(c: InstCheck, st: AccessPattern, mv: AccessPattern) -> None:
+    if not target_at_least(c.target, "trn2"):
+        c.error(
+            "err_unsupported_on_target",
+            f"`perf_mode=double_row` requires trn2 or newer; the target is {c.target}",
+            "drop `perf_mode` on trn1",
+        )
+    fp8 = ("float8_e4m3", "float8_e5m2", "float8_e4m3fn")
+    for arg, ap in (("stationary", st), ("moving", mv)):
+        if ap.dtype not in fp8:
+            c.error(
+                "err_dtype_mismatch",
+                f"`perf_mode=double_row` needs fp8 operands; `{arg}` is {ap.dtype}",
+                "cast the operands to float8_e4m3 or float8_e5m2",
+            )
+        elif len(ap.shape) < 3 or ap.shape[1] != 2:
+            c.error(
+                "err_shape_mismatch",
+                f"`perf_mode=double_row` needs `{arg}` of shape (K, 2, ...), got {_shape(ap)}",
+                "split the contraction over the partitions and a first free dimension of 2",
+            )
+
+
+def _matmul_tiling(c: InstCheck) -> None:
+    pos, size = c.value("tile_position") or (), c.value("tile_size") or ()
+    if bool(pos) != bool(size):
+        c.error(
+            "err_invalid_argument",
+            "`tile_position` and `tile_size` must be given together",
+            "set both to enable PE-array tiling, or neither",
+        )
+        return
+    if not size:
+        return
+    legal = (32, 64, 128) if target_at_least(c.target, "trn2") else (64, 128)
+    for s in size:
+        if s not in legal:
+            c.error(
+                "err_invalid_argument",
+                f"`tile_size` {tuple(size)} is not supported on {c.target}",
+                "tile sizes are " + ", ".join(map(str, legal)),
+            )
+            return
+    for p, s in zip(pos, size):
+        if isinstance(p, int) and p % s:
+            c.error(
+                "err_invalid_argument",
+                f"`tile_position` {tuple(pos)} is not a multiple of `tile_size` {tuple(size)}",
+                "start each tile at a multiple of its size",
+            )
+            return
+
+
+@rule("nc_transpose")
+def _nc_transpose(c: InstCheck) -> None:
+    _dtype_equal(c, "data", "dst", "a transpose does not convert; cast before or after")
+    data, dst = c.ap("data"), c.ap("dst")
+    if data is None or dst is None:
+        return
+    limit = 128 if _transpose_engine(c) == "tensor" else 32
+    engine = "Tensor" if limit == 128 else "Vector"
+    for what, size in (
+        ("partitions", data.num_partitions),
+        ("elements per partition", data.free_size),
+    ):
+        if size > limit:
+            c.error(
+                "err_size_of_dimension_exceed_arch_limit",
+                f"`data` has {size} {what}; the {engine} engine transposes at most {limit}x{limit}",
+                f"transpose {limit}x{limit} blocks one at a time",
+            )
+            return
+    if dst.num_partitions != data.free_size or dst.free_size != data.num_partitions:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has shape {_shape(dst)}; the transpose of `data` {_shape(data)} is "
+            f"({data.free_size}, {data.num_partitions})",
+            "swap the partition and free sizes in the destination",
+        )
+
+
+def _transpose_engine(c: InstCheck) -> str:
+    e = c.engine
+    if e in ("tensor", "vector"):
+        return e
+    dst, data = c.ap("dst"), c.ap("data")
+    if (
+        dst is not None
+        and dst.tensor.buffer == "psum"
+        and (data is None or data.tensor.buffer == "sbuf")
+    ):
+        return "tensor"
+    return "vector"
+
+
+# ---------------------------------------------------------------------------------------------
+# vector / scalar / gpsimd
+
+
+@rule("tensor_tensor")
+def _tensor_tensor(c: InstCheck) -> None:
+    op = _name(c.value("op"))
+    binary = tuple(o for o in _REDUCIBLE + ("equal", "not_equal", "greater_equal", "greater",
+                                            "less_equal", "less", "left_shift", "right_shift",
+                                            "power", "abs_max", "abs_min"))  # fmt: skip
+    if not _op_in(c, "op", binary, "tensor_tensor takes a binary ALU operator"):
+        return
+    if op in _TRN3_OP0 and not target_at_least(c.target, "trn3"):
+        c.error(
+            "err_unsupported_on_target",
+            f"`op=nl.{op}` requires trn3; the target is {c.target}",
+            "compute the magnitude comparison with abs and a select",
+        )
+    if op in BITVEC_OPS:
+        _integer_operands(c, ("data1", "data2", "dst"), op)
+
+
+def _integer_operands(c: InstCheck, names: tuple[str, ...], op: str) -> None:
+    for n in names:
+        ap = c.ap(n)
+        if ap is not None and not _is_int(ap.dtype):
+            c.error(
+                "err_dtype_mismatch",
+                f"bitwise `nl.{op}` needs integer operands; `{n}` is {ap.dtype}",
+                "reinterpret the tile with `.view(nl.int32)` or use an arithmetic operator",
+            )
+            return
+
+
+@rule("tensor_scalar")
+def _tensor_scalar(c: InstCheck) -> None:
+    op0, op1 = _name(c.value("op0")), _name(c.value("op1"))
+    if (op1 is None) != (not c.present("operand1")):
+        given = "op1" if op1 is not None else "operand1"
+        c.error(
+            "err_invalid_argument",
+            f"`{given}` is given without its partner; `op1` and `operand1` go together",
+            "pass both `op1=` and `operand1=` or neither",
+        )
+    ops = [o for o in (op0, op1) if o is not None]
+    bitvec = [o in BITVEC_OPS for o in ops]
+    if any(bitvec) and not all(bitvec):
+        c.error(
+            "err_unsupported_operator",
+            f"`op0=nl.{op0}` and `op1=nl.{op1}` mix bitwise and arithmetic operators",
+            "use two bitwise or two arithmetic operators (or two instructions)",
+        )
+    elif any(bitvec):
+        if c.engine not in (None, "vector"):
+            c.error(
+                "err_unsupported_engine",
+                f"bitwise operators run on the Vector engine only, not {c.engine}",
+                "use `engine=nisa.engine.vector`",
+            )
+        _integer_operands(c, ("data", "dst"), ops[0])
+    else:
+        for n in ("operand0", "operand1"):
+            ap = c.ap(n)
+            if ap is not None and ap.dtype != "float32":
+                c.error(
+                    "err_dtype_mismatch",
+                    f"`{n}` is {ap.dtype}; arithmetic scalar operands must be float32",
+                    "keep per-partition scalars in a float32 (P, 1) tile",
+                )
+    if op0 in _TRN3_OP0 and not target_at_least(c.target, "trn3"):
+        c.error(
+            "err_unsupported_on_target",
+            f"`op0=nl.{op0}` requires trn3; the target is {c.target}",
+            "use `nisa.activation` for square/relu on older targets",
+        )
+    if op0 in _UNARY_ALU and c.value("operand0") not in (None, 0, 0.0):
+        c.error(
+            "err_invalid_argument",
+            f"`op0=nl.{op0}` is unary; `operand0` must be None or 0",
+            "pass `operand0=0`",
+        )
+    if c.engine == "scalar" and c.target == "trn2" and (op0, op1) not in (
+        ("multiply", "add"), ("multiply", None), ("add", None),
+    ):  # fmt: skip
+        c.error(
+            "err_unsupported_operator",
+            f"the Scalar engine on trn2 supports (multiply, add), (multiply) or (add), not "
+            f"({op0}, {op1})",
+            "run the instruction on the Vector engine",
+        )
+
+
+@rule("scalar_tensor_tensor", "tensor_tensor_scan")
+def _arith_only(c: InstCheck) -> None:
+    for arg in ("op0", "op1"):
+        op = _name(c.value(arg))
+        if op in BITVEC_OPS:
+            c.error(
+                "err_unsupported_operator",
+                f"`{arg}=nl.{op}` is bitwise; this instruction takes arithmetic operators",
+                "use `nisa.tensor_tensor` / `nisa.tensor_scalar` for bitwise operations",
+            )
+
+
+@rule("tensor_scalar_reduce")
+def _tensor_scalar_reduce(c: InstCheck) -> None:
+    _op_in(
+        c,
+        "reduce_op",
+        ("add", "multiply", "maximum", "minimum"),
+        "reductions are add, multiply, max, min",
+    )
+    if c.value("reverse0"):
+        c.error(
+            "err_invalid_argument", "`reverse0=True` is not supported", "swap the operands instead"
+        )
+
+
+@rule("tensor_scalar_cumulative")
+def _tensor_scalar_cumulative(c: InstCheck) -> None:
+    _op_in(
+        c,
+        "op1",
+        ("add", "subtract", "multiply", "maximum", "minimum"),
+        "the scan combines with add, subtract, multiply, max or min",
+    )
+    for n in ("src", "dst"):
+        ap = c.ap(n)
+        if ap is not None and ap.dtype in ("int32", "uint32"):
+            c.error(
+                "err_dtype_mismatch",
+                f"`{n}` is {ap.dtype}; cumulative scans do not support 32-bit integers",
+                "use float32 or a 16-bit integer type",
+            )
+
+
+@rule("tensor_reduce")
+def _tensor_reduce(c: InstCheck) -> None:
+    data, dst = c.ap("data"), c.ap("dst")
+    op = _name(c.value("op"))
+    if not _op_in(c, "op", _REDUCIBLE, "this operator cannot reduce"):
+        return
+    if op in BITVEC_OPS:
+        _integer_operands(c, ("data", "dst"), op)
+        if c.value("negate"):
+            c.error(
+                "err_invalid_argument",
+                "`negate=True` needs an arithmetic operator",
+                "drop `negate`",
+            )
+    if data is None:
+        return
+    axis = c.value("axis")
+    axes = (axis,) if isinstance(axis, int) else tuple(axis or ())
+    rank = len(data.shape)
+    norm = sorted(a + rank if a < 0 else a for a in axes)
+    if 0 in norm:
+        c.error(
+            "err_invalid_argument",
+            "`axis` includes the partition dimension 0",
+            "reduce across partitions with `nisa.tensor_partition_reduce` or a matmul with a "
+            "ones vector",
+        )
+        return
+    if not norm or norm != list(range(rank - len(norm), rank)) or norm[0] < 1:
+        c.error(
+            "err_invalid_argument",
+            f"`axis={axis}` must be trailing free dimensions of `data` {_shape(data)} ending "
+            f"at its last dimension",
+            f"valid choices: {', '.join(str(tuple(range(k, rank))) for k in range(rank - 1, 0, -1))}",
+        )
+        return
+    kept = 1
+    for d in data.shape[1 : rank - len(norm)]:
+        kept *= d
+    if dst is not None and (dst.num_partitions, dst.free_size) != (data.num_partitions, kept):
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has shape {_shape(dst)}; reducing `data` {_shape(data)} over axis "
+            f"{tuple(norm)} leaves {data.num_partitions} partitions x {kept} elements",
+            "size the destination to the non-reduced dimensions",
+        )
+
+
+@rule("tensor_partition_reduce")
+def _tensor_partition_reduce(c: InstCheck) -> None:
+    _op_in(
+        c,
+        "op",
+        ("add", "average", "maximum", "bitwise_or", "bitwise_and"),
+        "GpSimd reduces partitions with add, average, max, or, and",
+    )
+
+
+@rule("activation", "activation_reduce")
+def _activation(c: InstCheck) -> None:
+    op = _name(c.value("op"))
+    if op is not None and op not in ACTIVATIONS:
+        c.error(
+            "err_unsupported_operator",
+            f"`op=nl.{op}` is not an activation function",
+            "see the activation table (nl.exp, nl.tanh, nl.gelu, nl.copy, ...)",
+        )
+    if c.op == "activation" or c.present("reduce_op"):
+        _op_in(c, "reduce_op", ("add",), "the Scalar engine accumulates with add only")
+    data = c.ap("data")
+    p = data.num_partitions if data is not None else None
+    _activation_scale(c, p)
+    _activation_bias(c, p, op)
+
+
+def _activation_scale(c: InstCheck, p: int | None) -> None:
+    scale = c.ap("scale")
+    if scale is None:
+        v = c.value("scale")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            c.error(
+                "err_activation_scale_invalid_type",
+                f"`scale={v!r}` is not a number",
+                "pass a float constant or a float32 (P, 1) tile",
+            )
+        return
+    if scale.num_partitions != p or scale.free_size != 1:
+        c.error(
+            "err_activation_scale_scalar_or_vector",
+            f"`scale` has shape {_shape(scale)}; it must be a scalar or a ({p}, 1) vector",
+            "pass one scale per partition, or a compile-time float",
+        )
+    elif scale.dtype != "float32":
+        c.error(
+            "err_activation_scale_invalid_type",
+            f"`scale` is {scale.dtype}; it must be float32",
+            "keep the scale vector in a float32 tile",
+        )
+
+
+def _activation_bias(c: InstCheck, p: int | None, op: str | None) -> None:
+    bias = c.ap("bias")
+    value = c.value("bias") if bias is None else None
+    if bias is None and value is None:
+        return
+    if op == "reciprocal" and c.target == "trn1":
+        c.error(
+            "err_unsupported_on_target",
+            "`op=nl.reciprocal` with a bias needs trn2 or newer; the target is trn1",
+            "add the bias with a separate `nisa.tensor_scalar` first",
+        )
+    if bias is None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            c.error(
+                "err_activation_bias_invalid_type",
+                f"`bias={value!r}` is not a tensor or a number",
+                "pass a (P, 1) tile",
+            )
+        elif c.target == "trn1":
+            c.error(
+                "err_unsupported_on_target",
+                "a scalar `bias` needs trn2 or newer; the target is trn1",
+                "pass the bias as a (P, 1) float32 tile",
+            )
+        return
+    if bias.num_partitions != p or bias.free_size != 1:
+        c.error(
+            "err_activation_bias_invalid_type",
+            f"`bias` has shape {_shape(bias)}; it must be a ({p}, 1) vector",
+            "pass one bias value per partition",
+        )
+    elif bias.dtype not in ("float32", "float16", "bfloat16"):
+        c.error(
+            "err_activation_bias_invalid_type",
+            f"`bias` is {bias.dtype}; it must be float32, float16 or bfloat16",
+            "cast the bias vector into a float32 tile",
+        )
+
+
+@rule("dropout")
+def _dropout(c: InstCheck) -> None:
+    _dtype_equal(c, "data", "dst", "dropout keeps the dtype; cast separately")
+
+
+@rule("iota", "affine_select")
+def _pattern(c: InstCheck) -> None:
+    pattern, dst = c.value("pattern"), c.ap("dst")
+    if not isinstance(pattern, (tuple, list)):
+        return
+    if len(pattern) > 4:
+        c.error(
+            "err_exceed_max_supported_dimension",
+            f"`pattern` has {len(pattern)} levels, at most 4",
+            "merge levels with equal strides",
+        )
+        return
+    total = 1
+    for level in pattern:
+        total *= level[1] if isinstance(level, (tuple, list)) and len(level) == 2 else 1
+    if dst is not None and total != dst.free_size:
+        c.error(
+            "err_shape_mismatch",
+            f"`pattern` generates {total} elements per partition but `dst` holds {dst.free_size}",
+            "the product of the pattern's counts must equal the destination's free size",
+        )
+
+
+@rule("bn_stats", "bn_aggr")
+def _bn(c: InstCheck) -> None:
+    data, dst = c.ap("data"), c.ap("dst")
+    if data is None or dst is None:
+        return
+    if c.op == "bn_stats" and data.free_size > 512:
+        c.error(
+            "err_size_of_dimension_exceed_arch_limit",
+            f"`data` has {data.free_size} elements per partition, at most 512",
+            "run bn_stats on chunks of `nl.tile_size.bn_stats_fmax` and combine with bn_aggr",
+        )
+    if c.op == "bn_aggr" and data.free_size % 3:
+        c.error(
+            "err_shape_mismatch",
+            f"`data` has {data.free_size} elements per partition; bn_aggr reads "
+            "(count, mean, variance) triples",
+            "pass the concatenated outputs of bn_stats",
+        )
+    want = 6 if c.op == "bn_stats" else 2
+    if dst.free_size != want:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has {dst.free_size} elements per partition; {c.op} writes {want}",
+            f"allocate `dst` as (P, {want})",
+        )
+
+
+@rule("quantize_mx")
+def _quantize_mx(c: InstCheck) -> None:
+    src, dst = c.ap("src"), c.ap("dst")
+    if src is not None and src.dtype not in ("float16", "bfloat16"):
+        c.error(
+            "err_dtype_mismatch",
+            f"`src` is {src.dtype}; it must be float16 or bfloat16",
+            "cast the input first",
+        )
+    if dst is not None and dst.dtype not in ("float8_e5m2_x4", "float8_e4m3fn_x4"):
+        c.error(
+            "err_dtype_mismatch",
+            f"`dst` is {dst.dtype}; it must be an MXFP8 x4 type",
+            "allocate `dst` as float8_e4m3fn_x4",
+        )
+    if src is not None and src.num_partitions % 32:
+        c.error(
+            "err_shape_mismatch",
+            f"`src` has {src.num_partitions} partitions; quantize_mx needs a multiple of 32",
+            "pad the partition dimension to a multiple of 32",
+        )
+
+
+@rule("max8", "nc_find_index8", "nc_match_replace8")
+def _top8(c: InstCheck) -> None:
+    src = c.ap("src") or c.ap("data")
+    dst = c.ap("dst")
+    if src is not None and not 8 <= src.free_size <= 16384:
+        c.error(
+            "err_size_of_dimension_exceed_arch_limit",
+            f"the input has {src.free_size} elements per partition; it must have 8 to 16384",
+            "split the search into chunks and combine the partial top-8 results",
+        )
+    if c.op != "nc_match_replace8" and dst is not None and dst.free_size != 8:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has {dst.free_size} elements per partition, not 8",
+            "allocate `dst` as (P, 8)",
+        )
+
+
+@rule("nc_n_gather")
+def _nc_n_gather(c: InstCheck) -> None:
+    _dtype_equal(c, "data", "dst", "gathers copy bits; cast separately")
+    idx, dst = c.ap("indices"), c.ap("dst")
+    if idx is not None and idx.dtype != "uint32":
+        c.error(
+            "err_dtype_mismatch",
+            f"`indices` is {idx.dtype}; it must be uint32",
+            "store indices as uint32",
+        )
+    if idx is not None and dst is not None and idx.free_size != dst.free_size:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has {dst.free_size} elements per partition but `indices` has {idx.free_size}",
+            "one destination element per index",
+        )
+
+
+@rule("local_gather")
+def _local_gather(c: InstCheck) -> None:
+    _dtype_equal(c, "src_buffer", "dst", "gathers copy bits; cast separately")
+    src, idx = c.ap("src_buffer"), c.ap("index")
+    if idx is not None and idx.dtype != "uint16":
+        c.error(
+            "err_dtype_mismatch",
+            f"`index` is {idx.dtype}; it must be uint16",
+            "store indices as uint16",
+        )
+    if src is not None and src.num_partitions % 16:
+        c.error(
+            "err_shape_mismatch",
+            f"`src_buffer` has {src.num_partitions} partitions; local_gather needs a multiple of 16",
+            "GpSimd cores own 16 partitions each",
+        )
+
+
+@rule("nc_stream_shuffle")
+def _stream_shuffle(c: InstCheck) -> None:
+    _dtype_equal(c, "src", "dst", "shuffles copy bits; cast separately")
+    mask = c.value("shuffle_mask")
+    if isinstance(mask, (tuple, list)) and len(mask) != 32:
+        c.error(
+            "err_invalid_argument",
+            f"`shuffle_mask` has {len(mask)} entries, not 32",
+            "give one source partition per quadrant lane",
+        )
+
+
+@rule("rng")
+def _rng(c: InstCheck) -> None:
+    dst = c.ap("dst")
+    if dst is not None and not _is_int(dst.dtype):
+        c.error(
+            "err_dtype_mismatch",
+            f"`dst` is {dst.dtype}; rng writes integer bits",
+            "use `nl.rand` for floats",
+        )
+
+
+@rule("dma_compute")
+def _dma_compute(c: InstCheck) -> None:
+    _op_in(c, "reduce_op", ("add",), "DMA compute only adds")
+    srcs = [ap for name, ap in c.inst.aps() if not c.d.param(name) or c.d.param(name).role != "out"]
+    if len(srcs) > 16:
+        c.error(
+            "err_invalid_argument", f"{len(srcs)} sources, at most 16", "reduce in several steps"
+        )
+    scales = c.value("scales")
+    if isinstance(scales, (tuple, list)) and any(s not in (None, 1, 1.0) for s in scales):
+        c.error(
+            "err_invalid_argument",
+            "every entry of `scales` must be 1.0",
+            "scale the sources before the DMA",
+        )
+
+
+@rule("range_select")
+def _range_select(c: InstCheck) -> None:
+    comps = ("equal", "less", "less_equal", "greater", "greater_equal")
+    for arg in ("comp_op0", "comp_op1"):
+        _op_in(c, arg, comps, "range_select compares with ==, <, <=, > or >=")
+    _op_in(c, "reduce_op", ("maximum",), "range_select reduces with max only")
+    for arg in ("bound0", "bound1"):
+        ap = c.ap(arg)
+        if ap is not None and ap.dtype != "float32":
+            c.error(
+                "err_dtype_mismatch",
+                f"`{arg}` is {ap.dtype}; bounds must be float32",
+                "keep the bounds in a float32 (P, 1) tile",
+            )
+    on_true = c.ap("on_true_tile")
+    if on_true is not None and on_true.dtype in DTYPES and not DTYPES[on_true.dtype].is_float:
+        c.error(
+            "err_dtype_mismatch",
+            f"`on_true_tile` is {on_true.dtype}; it must be a float type",
+            "cast the values to float32 first",
+        )
+
+
+@rule("select_reduce")
+def _select_reduce(c: InstCheck) -> None:
+    _op_in(c, "reduce_op", ("maximum",), "select_reduce reduces with max only")
+    pred, on_true = c.ap("predicate"), c.ap("on_true")
+    if pred is not None and pred.dtype not in ("int8", "uint8", "int16", "uint16"):
+        c.error(
+            "err_dtype_mismatch",
+            f"`predicate` is {pred.dtype}; it must be an 8- or 16-bit integer",
+            "build the mask as uint8",
+        )
+    if on_true is not None and on_true.dtype in ("tfloat32", "int32", "uint32"):
+        c.error(
+            "err_dtype_mismatch",
+            f"`on_true` is {on_true.dtype}, which select_reduce does not read",
+            "cast the values to float32 first",
+        )
+
+
+@rule("activate2")
+def _activate2(c: InstCheck) -> None:
+    pair = (_name(c.value("op0")), _name(c.value("op1")))
+    allowed = (
+        ("multiply", "add"), ("multiply", "subtract"), ("multiply", "bypass"), ("add", "bypass"),
+        ("subtract", "bypass"), ("bypass", "bypass"),
+    )  # fmt: skip
+    if pair not in allowed:
+        c.error(
+            "err_unsupported_operator",
+            f"(op0, op1) = ({pair[0]}, {pair[1]}) is not a supported pipeline",
+            "use (multiply, add), (multiply, subtract) or a single op followed by `nl.bypass`",
+        )
+    _op_in(
+        c,
+        "reduce_op",
+        ("add", "maximum", "minimum", "abs_max", "abs_min"),
+        "activate2 reduces with add, max, min, abs_max or abs_min",
+    )
+
+
+@rule("exponential", "tensor_scalar_reduce")
+def _reduce_init(c: InstCheck) -> None:
+    cmd = _name(c.value("reduce_cmd"), "reduce_cmd")
+    given = c.ap("reduce_init") is not None or c.value("reduce_init") not in (None, 0, 0.0)
+    if given and cmd not in (None, "load_reduce"):
+        c.error(
+            "err_invalid_argument",
+            "`reduce_init` is only read with `reduce_cmd=nisa.reduce_cmd.load_reduce`",
+            "drop `reduce_init` or load it with `load_reduce`",
+        )
+
+
+@rule("sequence_bounds")
+def _sequence_bounds(c: InstCheck) -> None:
+    seg, dst = c.ap("segment_ids"), c.ap("dst")
+    if seg is not None and seg.num_partitions != 1:
+        c.error(
+            "err_shape_mismatch",
+            f"`segment_ids` has {seg.num_partitions} partitions; it must have 1",
+            "lay the ids out as (1, n)",
+        )
+    for arg, ap in (("segment_ids", seg), ("dst", dst)):
+        if ap is not None and ap.dtype not in ("float32", "int32"):
+            c.error(
+                "err_dtype_mismatch",
+                f"`{arg}` is {ap.dtype}; it must be float32 or int32",
+                "cast the ids to int32",
+            )
+    if seg is not None and dst is not None and dst.free_size != 2 * seg.free_size:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` holds {dst.free_size} elements; (1, 2, {seg.free_size}) are written",
+            "allocate `dst` as (1, 2, n)",
+        )
+
+
+@rule("nonzero_with_count")
+def _nonzero_with_count(c: InstCheck) -> None:
+    src, dst = c.ap("src"), c.ap("dst")
+    if src is not None and src.dtype not in ("float32", "int32"):
+        c.error(
+            "err_dtype_mismatch",
+            f"`src` is {src.dtype}; it must be float32 or int32",
+            "cast the input first",
+        )
+    if dst is not None and dst.dtype != "int32":
+        c.error(
+            "err_dtype_mismatch",
+            f"`dst` is {dst.dtype}; it must be int32",
+            "allocate `dst` as int32",
+        )
+    if src is not None and dst is not None and dst.free_size != src.free_size + 1:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has {dst.free_size} elements per partition; it needs {src.free_size + 1} (the indices and the count)",
+            "allocate one more element than the input",
+        )
+
+
+@rule("set_rng_seed", "rand_set_state", "rand_get_state")
+def _rng_state(c: InstCheck) -> None:
+    ap = c.ap("src_seeds") or c.ap("dst")
+    if ap is None:
+        return
+    if c.op == "set_rng_seed":
+        if (ap.num_partitions, ap.free_size) != (1, 1) or ap.itemsize != 4:
+            c.error(
+                "err_shape_mismatch",
+                f"the seed is {_shape(ap)} {ap.dtype}; it must be one 32-bit value (1, 1)",
+                "pass a [1, 1] uint32 tile",
+            )
+        return
+    if ap.dtype != "uint32":
+        c.error(
+            "err_dtype_mismatch",
+            f"the state tile is {ap.dtype}; it must be uint32",
+            "allocate the state as uint32",
+        )
+    engine = c.engine or "gpsimd"
+    if engine == "vector" and not target_at_least(c.target, "trn3"):
+        c.error(
+            "err_unsupported_on_target",
+            f"Vector random states need trn3; the target is {c.target}",
+            "use `engine=nisa.engine.gpsimd`",
+        )
+    want = 24 if engine == "vector" else 6
+    if ap.free_size != want:
+        c.error(
+            "err_shape_mismatch",
+            f"the state tile has {ap.free_size} elements per partition; the {engine} engine keeps {want}",
+            f"allocate the state as (P, {want})",
+        )
+
+
+@rule("nc_matmul_mx")
+def _nc_matmul_mx(c: InstCheck) -> None:
+    x4 = ("float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
+    for arg in ("stationary", "moving"):
+        ap = c.ap(arg)
+        if ap is not None and ap.dtype not in x4:
+            c.error(
+                "err_dtype_mismatch",
+                f"`{arg}` is {ap.dtype}; it must be an MX x4 type",
+                "quantize with `nisa.quantize_mx` first",
+            )
+    for arg in ("stationary_scale", "moving_scale"):
+        ap = c.ap(arg)
+        if ap is not None and ap.dtype not in ("float8_e8m0fnu", "uint8"):
+            c.error(
+                "err_dtype_mismatch",
+                f"`{arg}` is {ap.dtype}; it must be float8_e8m0fnu or uint8",
+                "store the scales as float8_e8m0fnu",
+            )
+    st, mv = c.ap("stationary"), c.ap("moving")
+    if st is not None and mv is not None and st.num_partitions != mv.num_partitions:
+        c.error(
+            "err_num_partition_mismatch",
+            f"`stationary` has {st.num_partitions} partitions but `moving` has {mv.num_partitions}",
+            "both operands hold K on their partitions",
+        )
+    elif st is not None and st.num_partitions % 32:
+        c.error(
+            "err_shape_mismatch",
+            f"K = {st.num_partitions} partitions is not a multiple of 32",
+            "pad the contraction to a multiple of 32",
+        )

@@ -1,0 +1,199 @@
+"""Dependencies between iterations of `affine_range` loops (iterations may run in any order).
+
+For two accesses to one tensor (at least one a write) in the body of an affine loop over `i`,
+the accesses collide when, on every dimension, `start_a(i) - start_b(i')` falls inside the
+overlap window of their extents for some `i != i'`. With equal coefficients of `i` the
+difference is linear in `k = (i - i') / step` and solved as an interval of `k` per dimension;
+other cases are decided on a few boundary iterations. Loop trip counts are never enumerated.
+Tensors allocated inside the loop are private to an iteration; PSUM matmul accumulation over
+the loop variable is an associative reduction and allowed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ...diagnostics import Related, source_line
+from ...ir.affine import Affine
+from ...ir.core import Alloc, Kernel, Loop
+from ..base import Pass, PassContext
+from .accesses import Access, accesses
+from .regions import comparable, describe, footprint, loop_ranges
+
+_WITNESS_EDGE = 16  # iterations tried at each end of the loop when coefficients differ
+_WITNESS_K = 64  # iteration distances tried near 0 and near the largest feasible distances
+
+
+@dataclass(frozen=True)
+class AffineRaces(Pass):
+    """Reports `err_unexpected_output_dependencies` in `affine_range` loops."""
+
+    name = "affine-races"
+
+    def run(self, kernel: Kernel, ctx: PassContext) -> None:
+        everything = [a for a in accesses(kernel) if a.reachable]
+        for op, outer in kernel.walk():
+            if isinstance(op, Loop) and op.mode == "affine" and op.trip_count >= 2:
+                _check_loop(ctx, op, len(outer), everything)
+
+
+def _check_loop(ctx: PassContext, loop: Loop, depth: int, everything: list[Access]) -> None:
+    private = {id(o.result) for o in _ops(loop.body) if isinstance(o, Alloc)}
+    inside = [a for a in everything if len(a.loops) > depth and a.loops[depth] is loop]
+    by_tensor: dict[int, list[Access]] = {}
+    for a in inside:
+        if id(a.ap.tensor) not in private:
+            by_tensor.setdefault(id(a.ap.tensor), []).append(a)
+    for items in by_tensor.values():
+        for x, a in enumerate(items):
+            found = None
+            for b in items[x:]:
+                if not (a.write or b.write) or (a.accumulates and b.accumulates):
+                    continue
+                witness = _collide(loop, depth, a, b)
+                if witness is not None:
+                    found = (b, witness)
+                    break
+            if found:
+                _report(ctx, loop, depth, a, *found)
+                break
+
+
+def _ops(body):
+    for op in body:
+        yield op
+        if isinstance(op, Loop):
+            yield from _ops(op.body)
+
+
+@dataclass(frozen=True)
+class _Dim:
+    """One dimension of a collision: `ca*i - cb*i' + const + L` must lie in `[lo, hi]`, where
+    `L` (the other loop variables' contribution) is a multiple of `g` within `[l_lo, l_hi]`."""
+
+    ca: int
+    cb: int
+    const: int
+    g: int
+    l_lo: int
+    l_hi: int
+    lo: int
+    hi: int
+
+    def feasible(self, shift: int) -> bool:
+        """Whether some admissible `L` puts `shift + const + L` inside the window."""
+        lo = max(self.lo - self.const - shift, self.l_lo)
+        hi = min(self.hi - self.const - shift, self.l_hi)
+        if lo > hi:
+            return False
+        if self.g == 0:
+            return lo <= 0 <= hi
+        return -(-lo // self.g) * self.g <= hi
+
+
+def _dimension(sa: Affine, ea: int, sb: Affine, eb: int, var: str, outer: set[str], ra, rb) -> _Dim:
+    free: list[tuple[int, tuple[int, int]]] = []  # (coefficient, variable range) of L's terms
+    for v in {*sa.vars, *sb.vars} - {var}:
+        if v in outer:  # shared by both iterations: only the coefficient difference remains
+            free.append((sa.coeff(v) - sb.coeff(v), ra[v]))
+        else:
+            free.append((sa.coeff(v), ra[v]) if v in sa.vars else (0, (0, 0)))
+            free.append((-sb.coeff(v), rb[v]) if v in sb.vars else (0, (0, 0)))
+    g, l_lo, l_hi = 0, 0, 0
+    for c, (vlo, vhi) in free:
+        g = math.gcd(g, c)
+        l_lo += min(c * vlo, c * vhi)
+        l_hi += max(c * vlo, c * vhi)
+    return _Dim(sa.coeff(var), sb.coeff(var), sa.const - sb.const, g, l_lo, l_hi, -ea, eb)
+
+
+def _collide(loop: Loop, depth: int, a: Access, b: Access) -> tuple[int, int] | None:
+    """Iterations `(i, i')`, `i != i'`, in which `a` and `b` may touch a common element."""
+    ra, rb = loop_ranges(a.loops), loop_ranges(b.loops)
+    fa, fb = comparable(footprint(a.ap, ra), footprint(b.ap, rb))
+    outer = {lp.var for lp in a.loops[:depth]}
+    dims = [
+        _dimension(sa, ea, sb, eb, loop.var, outer, ra, rb)
+        for sa, ea, sb, eb in zip(fa.starts, fa.extents, fb.starts, fb.extents)
+    ]
+    if all(d.ca == d.cb for d in dims):
+        return _solve_equal(loop, dims)
+    return _search(loop, dims)
+
+
+def _solve_equal(loop: Loop, dims: list[_Dim]) -> tuple[int, int] | None:
+    """With equal coefficients the collision depends only on `k = (i - i') / step`."""
+    kmax = loop.trip_count - 1
+    lo, hi = -kmax, kmax
+    for d in dims:
+        step = d.ca * loop.step
+        if step == 0:
+            continue
+        a, b = sorted(((d.lo - d.const - d.l_hi) / step, (d.hi - d.const - d.l_lo) / step))
+        lo, hi = max(lo, math.ceil(a)), min(hi, math.floor(b))
+    if lo > hi:
+        return None
+    # the lattice condition is periodic in k: try the k nearest to 0 and to both ends
+    near = [k for r in range(1, _WITNESS_K + 1) for k in (r, -r)]
+    ends = [*range(lo, lo + _WITNESS_K), *range(hi, hi - _WITNESS_K, -1)]
+    for k in near + ends:
+        if k and lo <= k <= hi and all(d.feasible(d.ca * k * loop.step) for d in dims):
+            first = loop.start
+            return (first + k * loop.step, first) if k > 0 else (first, first - k * loop.step)
+    return None
+
+
+def _search(loop: Loop, dims: list[_Dim]) -> tuple[int, int] | None:
+    n = loop.trip_count
+    picks = sorted(set(range(min(n, _WITNESS_EDGE))) | set(range(max(0, n - _WITNESS_EDGE), n)))
+    values = [loop.start + p * loop.step for p in picks]
+    for x in values:
+        for y in values:
+            if x != y and all(d.feasible(d.ca * x - d.cb * y) for d in dims):
+                return x, y
+    return None
+
+
+def _report(ctx: PassContext, loop: Loop, depth: int, a: Access, b: Access, witness) -> None:
+    ia, ib = witness
+    if a.index == b.index:  # one access colliding with itself: name the earlier iteration first
+        ia, ib = sorted(witness)
+    v = _source_name(loop)
+
+    def env(acc: Access, value: int) -> dict[str, tuple[int, int]]:
+        """The iteration `value` of the loop, outer loops at their first iteration."""
+        e = loop_ranges(acc.loops)
+        for lp in acc.loops[:depth]:
+            e[lp.var] = (lp.start, lp.start)
+        e[loop.var] = (value, value)
+        return e
+
+    ra, rb = describe(a.ap, env(a, ia)), describe(b.ap, env(b, ib))
+    if not a.write:
+        a, b, ia, ib, ra, rb = b, a, ib, ia, rb, ra
+    if b.write and ra == rb:
+        what = f"iteration {v}={ia} and {v}={ib} both write {ra}"
+    elif b.write:
+        what = f"iteration {v}={ia} writes {ra} and iteration {v}={ib} writes {rb}, which overlap"
+    else:
+        what = f"iteration {v}={ia} writes {ra} while iteration {v}={ib} reads {rb}"
+    related = [Related(loop.loc, "iterations of this `affine_range` loop may run in any order")]
+    if b.inst is not a.inst:
+        related.insert(0, Related(b.inst.loc, f"the other access ({b.inst.opcode} `{b.operand}`)"))
+    ctx.sink.error(
+        "err_unexpected_output_dependencies",
+        f"{a.inst.opcode}: {what}",
+        a.inst.loc,
+        "give each iteration its own region (index with the loop variable), allocate the "
+        "tile inside the loop, or use `nl.sequential_range` for a loop-carried dependency",
+        related=tuple(related),
+    )
+
+
+def _source_name(loop: Loop) -> str:
+    """The loop variable as the kernel spells it (`for i in ...`), else the IR name."""
+    src = source_line(loop.loc.file, loop.loc.line)
+    m = re.match(r"\s*for\s+([A-Za-z_]\w*)\s+in\b", src[loop.loc.col - 1 :]) if src else None
+    return m.group(1) if m else loop.var

@@ -1,0 +1,1 @@
+"""Developer tools that generate committed files from nkic's own tables."""

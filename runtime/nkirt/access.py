@@ -1,0 +1,205 @@
+"""Access patterns compiled once per operand: per-iteration offsets, bounds, views, footprints.
+
+An AP addresses elements (in the AP's dtype) of its tensor's row-major storage; on chip the
+first pattern pair walks partitions. `locate` turns one iteration's offset into a `Location`:
+where the strided view starts in its memory buffer and the footprint (rows × byte columns)
+that the semaphore checker compares. Rows are absolute partitions on chip and rows of the
+tensor's last dimension in HBM, so footprints of 2-D tiles are exact boxes.
+"""
+
+from __future__ import annotations
+
+from math import gcd, prod
+from typing import Any, NamedTuple
+
+from nkirt import dtypes
+from nkirt.cost.shapes import OperandShape
+from nkirt.cost.tables import PSUM_BANK_BYTES
+from nkirt.program import TensorInfo
+
+#: Footprint buckets, so that the semaphore checker compares only nearby accesses.
+SBUF_BUCKET_BYTES = 4096
+PSUM_BUCKET_BYTES = PSUM_BANK_BYTES
+HBM_BUCKET_ROWS = 128
+
+
+class BoundsError(Exception):
+    """An access pattern leaves its tensor in this iteration (the caller names the instruction)."""
+
+
+class Location(NamedTuple):
+    """One iteration's placement of an AP."""
+
+    #: Byte offset of element [0, 0, …] in the AP's memory buffer.
+    byte: int
+    #: Footprint box: rows [row_lo, row_hi] (inclusive), bytes [col_lo, col_hi) of each row.
+    row_lo: int
+    row_hi: int
+    col_lo: int
+    col_hi: int
+    #: Touched bytes lie at `anchor` + k·lattice + [0, itemsize); -1: any byte of the box.
+    anchor: int
+
+
+class AccessPattern:
+    """The static part of one AP operand; `locate(env)` is the per-iteration part."""
+
+    __slots__ = (
+        "name",
+        "tensor",
+        "dtype",
+        "np_dtype",
+        "itemsize",
+        "buffer",
+        "const",
+        "terms",
+        "nums",
+        "steps",
+        "shape",
+        "row_elems",
+        "rows",
+        "base_row",
+        "base_byte",
+        "part_step",
+        "part_span",
+        "free_lo",
+        "free_hi",
+        "row_lo",
+        "row_hi",
+        "col_lo",
+        "col_hi",
+        "partition_bytes",
+        "rotate",
+        "view_strides",
+        "lattice",
+        "dense",
+        "bucket",
+    )
+
+    def __init__(self, name: str, raw: dict[str, Any], tensor: TensorInfo, partition_bytes: int):
+        self.name = name
+        self.tensor = tensor
+        self.dtype = raw.get("dtype", tensor.dtype)
+        self.np_dtype = dtypes.storage_dtype(self.dtype)
+        self.itemsize = self.np_dtype.itemsize
+        self.buffer = tensor.buffer if tensor.on_chip else "hbm"
+        offset = raw.get("offset", 0)
+        if isinstance(offset, dict):
+            self.const = offset["c"]
+            self.terms = tuple((var, coeff) for var, coeff in offset["t"].items() if coeff)
+        else:
+            self.const, self.terms = offset, ()
+        self.steps = tuple(pair[0] for pair in raw["pattern"])
+        self.nums = tuple(pair[1] for pair in raw["pattern"])
+        isz = self.itemsize
+        self.rotate = tensor.rotate
+        if tensor.on_chip:
+            row_bytes = tensor.partition_bytes
+            self.rows = tensor.shape[0]
+            self.base_row, self.base_byte = tensor.address
+            free = list(zip(self.steps[1:], self.nums[1:]))
+            self.bucket = SBUF_BUCKET_BYTES if self.buffer == "sbuf" else PSUM_BUCKET_BYTES
+        else:
+            row_bytes = tensor.shape[-1] * tensor.itemsize if tensor.shape else tensor.itemsize
+            self.rows = max(1, tensor.nbytes // row_bytes)
+            self.base_row, self.base_byte = 0, 0
+            free = list(zip(self.steps, self.nums))
+            self.bucket = HBM_BUCKET_ROWS
+        self.row_elems = row_bytes // isz
+        if tensor.on_chip:
+            self.part_step = self.steps[0] // self.row_elems if self.nums[0] > 1 else 1
+            self.part_span = (self.nums[0] - 1) * self.part_step
+            self.view_strides = (self.part_step * partition_bytes,) + tuple(
+                s * isz for s, _ in free
+            )
+            row_dims = [(self.part_step, self.nums[0])]
+            col_dims = free
+        else:
+            self.part_step, self.part_span = 1, 0
+            self.view_strides = tuple(s * isz for s in self.steps)
+            # HBM footprints split into row-moving dims (steps of whole rows) and the rest
+            row_dims = [(s // self.row_elems, n) for s, n in free if s % self.row_elems == 0]
+            col_dims = [(s, n) for s, n in free if s % self.row_elems != 0]
+        self.partition_bytes = partition_bytes
+        self.free_lo = sum(min(0, s * (n - 1)) for s, n in free)
+        self.free_hi = sum(max(0, s * (n - 1)) for s, n in free)
+        self.row_lo = sum(min(0, s * (n - 1)) for s, n in row_dims)
+        self.row_hi = sum(max(0, s * (n - 1)) for s, n in row_dims)
+        self.col_lo = sum(min(0, s * (n - 1)) for s, n in col_dims)
+        self.col_hi = sum(max(0, s * (n - 1)) for s, n in col_dims)
+        self.lattice = isz
+        moving = [abs(s) for s, n in col_dims if n > 1 and s]
+        if moving:
+            self.lattice = 0
+            for step in moving:
+                self.lattice = gcd(self.lattice, step * isz)
+            self.lattice = max(self.lattice, isz)
+        cols = prod(n for s, n in col_dims if s)
+        rows = prod(n for s, n in row_dims if s)
+        self.dense = cols == self.col_hi - self.col_lo + 1 and rows == self.row_hi - self.row_lo + 1
+        self.shape = OperandShape(
+            self.buffer,
+            self.dtype,
+            self.nums,
+            self.steps,
+            self.part_step if tensor.on_chip else 1,
+        )
+
+    def locate(self, env: dict[str, int], executions: dict[str, int]) -> Location:
+        """Place the AP for loop variables `env`; `executions` counts the executions of each
+        enclosing loop's body so far (it selects the slot of a rotating tensor)."""
+        off = self.const
+        for var, coeff in self.terms:
+            off += coeff * env[var]
+        isz = self.itemsize
+        row, col = divmod(off, self.row_elems)
+        if self.buffer != "hbm":
+            base_byte = self.base_byte
+            if self.rotate is not None:
+                var, slots, stride = self.rotate
+                base_byte += executions[var] % slots * stride
+            lo, hi = row + self.row_lo, row + self.row_hi
+            if lo < 0 or hi >= self.rows:
+                raise BoundsError(
+                    f"partitions {lo}..{hi} of a {self.rows}-partition tensor (offset {off})"
+                )
+            if col + self.free_lo < 0 or col + self.free_hi >= self.row_elems:
+                raise BoundsError(
+                    f"elements {col + self.free_lo}..{col + self.free_hi} of a "
+                    f"{self.row_elems}-element partition (offset {off})"
+                )
+            base = base_byte + col * isz
+            return Location(
+                (self.base_row + row) * self.partition_bytes + base,
+                self.base_row + lo,
+                self.base_row + hi,
+                base + self.col_lo * isz,
+                base + (self.col_hi + 1) * isz,
+                base,
+            )
+        total = self.rows * self.row_elems
+        if off + self.free_lo < 0 or off + self.free_hi >= total:
+            raise BoundsError(
+                f"elements {off + self.free_lo}..{off + self.free_hi} of a {total}-element "
+                f"tensor (offset {off})"
+            )
+        if col + self.col_lo < 0 or col + self.col_hi >= self.row_elems:
+            # the access runs across rows: its footprint is every row it reaches, whole, and
+            # the column lattice does not apply (anchor -1)
+            first, last = off + self.free_lo, off + self.free_hi
+            return Location(
+                off * isz,
+                first // self.row_elems,
+                last // self.row_elems,
+                0,
+                self.row_elems * isz,
+                -1,
+            )
+        return Location(
+            off * isz,
+            row + self.row_lo,
+            row + self.row_hi,
+            (col + self.col_lo) * isz,
+            (col + self.col_hi + 1) * isz,
+            col * isz,
+        )

@@ -1,0 +1,375 @@
+"""Runs a program on the simulated NeuronCore: numerics in program order, timing per queue.
+
+Program order is a valid sequential semantics of the instruction streams, so every instance is
+computed as it is issued; alongside, its start and completion times are derived from its queue
+(in order), its semaphore waits and the cost model, and the semaphore checker verifies that the
+waits really order every conflicting access.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nkirt import dtypes
+from nkirt.access import AccessPattern, BoundsError
+from nkirt.cost import ComputeCost, DmaPlan, InstructionShape, compute_cost, dma_plan
+from nkirt.cost.tables import PSUM_PARTITION_BYTES, TARGETS, TargetTable
+from nkirt.dma_rings import DmaRings
+from nkirt.errors import NeffError, RunError, RuntimeFault
+from nkirt.hazards import Access, Hazard, SemaphoreChecker
+from nkirt.memory import Memory
+from nkirt.program import QUEUES, Program
+from nkirt.roles import operand_roles
+
+QUEUE_INDEX = {name: i for i, name in enumerate(QUEUES)}
+TENSOR_QUEUE = QUEUE_INDEX["tensor"]
+
+#: Instances between two sweeps of the semaphore checker's memory.
+SWEEP_EVERY = 4096
+
+#: Why an instance started later than its queue allowed (kept per trace record).
+STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK = 0, 1, 2
+
+
+@dataclass
+class ExecContext:
+    """What instruction semantics may use: the target, a seeded Generator, persistent state."""
+
+    target: str
+    rng: np.random.Generator
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+class StaticInstruction:
+    """One instruction of the program, with everything that does not depend on the iteration."""
+
+    __slots__ = (
+        "index",
+        "id",
+        "op",
+        "engine",
+        "queue",
+        "where",
+        "short_where",
+        "inputs",
+        "outputs",
+        "reads_outputs",
+        "immediates",
+        "attrs",
+        "semantics",
+        "waits",
+        "cost",
+        "dma_side",
+        "history",
+        "unless_first",
+        "count",
+        "busy_ns",
+    )
+
+    def describe(self, env: dict[str, int]) -> str:
+        """`op at file:line`, plus the loop iteration when inside loops."""
+        iteration = ", ".join(f"{var}={value}" for var, value in env.items())
+        return f"{self.op} at {self.where}" + (f" [{iteration}]" if iteration else "")
+
+
+@dataclass
+class Loop:
+    var: str
+    values: range
+    body: list
+    #: Executions of the body so far in this run (selects slots of rotating tensors).
+    executions: int = 0
+
+
+def _semantics_table() -> tuple[dict | None, str]:
+    """The instruction semantics of nkirt.isa, or None and why they cannot be loaded."""
+    try:
+        return importlib.import_module("nkirt.isa").SEMANTICS, ""
+    except (ImportError, AttributeError) as e:
+        return None, str(e)
+
+
+def compile_program(program: Program, table: TargetTable, semantics: dict | None):
+    """The body as Loop/StaticInstruction trees, the flat instruction list, and instance counts
+    per queue."""
+    instructions: list[StaticInstruction] = []
+    by_id: dict[int, int] = {}
+    waits_raw: list[list] = []
+    per_queue = [0] * len(QUEUES)
+
+    def build(nodes: list[dict], trips: int, starts: dict[str, int]) -> list:
+        out = []
+        for node in nodes:
+            if node["kind"] == "loop":
+                values = range(node["start"], node["stop"], node["step"])
+                inner = {**starts, node["var"]: node["start"]}
+                out.append(
+                    Loop(node["var"], values, build(node["body"], trips * len(values), inner))
+                )
+            else:
+                inst = _instruction(program, table, semantics, node, len(instructions), starts)
+                by_id[inst.id] = inst.index
+                instructions.append(inst)
+                waits_raw.append(node.get("waits", []))
+                per_queue[inst.queue] += trips
+                out.append(inst)
+        return out
+
+    tree = build(program.body, 1, {})
+    depth = [0] * len(instructions)
+    for inst, waits in zip(instructions, waits_raw):
+        inst.waits = tuple((by_id[producer], skip) for producer, skip in waits)
+        for producer, skip in inst.waits:
+            depth[producer] = max(depth[producer], skip)
+    for inst in instructions:
+        inst.history = deque(maxlen=depth[inst.index] + 1)
+    return tree, instructions, per_queue
+
+
+def _instruction(
+    program: Program,
+    table: TargetTable,
+    semantics: dict | None,
+    node: dict,
+    index: int,
+    loop_starts: dict[str, int],
+) -> StaticInstruction:
+    inst = StaticInstruction()
+    inst.index, inst.id, inst.op, inst.engine = index, node["id"], node["op"], node["engine"]
+    inst.queue = QUEUE_INDEX[node["queue"]]
+    inst.where = program.where(node["loc"])
+    inst.short_where = program.short_where(node["loc"])
+    attrs = node.get("attrs", {})
+    raw = node["operands"]
+    aps = {}
+    for name, operand in raw.items():
+        if "imm" not in operand:
+            tensor = program.tensors[operand["tensor"]]
+            row = PSUM_PARTITION_BYTES if tensor.buffer == "psum" else table.sbuf_partition_bytes
+            aps[name] = AccessPattern(name, operand, tensor, row)
+    inst.immediates = {name: op["imm"] for name, op in raw.items() if "imm" in op}
+    inst.semantics = semantics.get(inst.op) if semantics is not None else None
+    read, written, inst.reads_outputs = operand_roles(inst.op, list(raw), attrs, inst.semantics)
+    inst.inputs = [aps[n] for n in read if n in aps]
+    inst.outputs = [aps[n] for n in written if n in aps]
+    inst.attrs = {**attrs, "_dtypes": {name: ap.dtype for name, ap in aps.items()}}
+    # nc_matmul accumulate {"unless_first": [vars]}: overwrite on the first iteration of all
+    inst.unless_first = None
+    accumulate = attrs.get("accumulate")
+    if isinstance(accumulate, dict):
+        inst.unless_first = tuple((v, loop_starts[v]) for v in accumulate["unless_first"])
+    shape = InstructionShape(
+        inst.op,
+        inst.engine,
+        attrs,
+        {name: ap.shape for name, ap in aps.items()},
+        tuple(read),
+        tuple(written),
+        inst.immediates,
+    )
+    try:
+        inst.cost = dma_plan(shape, table) if inst.engine == "dma" else compute_cost(shape, table)
+    except KeyError as e:
+        raise NeffError(
+            f"instruction {inst.id} ({inst.op}) at {inst.where} lacks operand {e}"
+        ) from None
+    # the DMA engines of a transfer are those of its SBUF side's partitions (cost/dma.py)
+    sbuf = [ap for ap in (*inst.outputs, *inst.inputs) if ap.buffer != "hbm"]
+    inst.dma_side = sbuf[0] if inst.engine == "dma" and sbuf else None
+    inst.count = 0
+    inst.busy_ns = 0.0
+    return inst
+
+
+class Executor:
+    """One run of a program: device memory, queue clocks, DMA engines, semaphore checker."""
+
+    def __init__(self, program: Program, *, seed: int, timing_only: bool):
+        self.table = TARGETS[program.target]
+        self.functional = not timing_only
+        semantics, why = _semantics_table()
+        if self.functional and semantics is None:
+            raise RunError(f"instruction semantics (package nkirt.isa) are not available: {why}")
+        self.tree, self.instructions, self.remaining = compile_program(
+            program, self.table, semantics
+        )
+        if self.functional:
+            for inst in self.instructions:
+                if inst.semantics is None:
+                    raise RunError(f"the simulator has no semantics for {inst.op} at {inst.where}")
+        device_seed = np.random.SeedSequence(seed).spawn(2)[1]
+        self.ctx = ExecContext(program.target, np.random.default_rng(device_seed))
+        self.memory = Memory(program, self.table) if self.functional else None
+        self.queue_free = [0.0] * len(QUEUES)
+        self.dma_done = [0.0] * len(QUEUES)
+        self.mm_start = self.mm_end = self.ls_end = 0.0
+        self.rings = DmaRings(self.horizon)
+        self.checker = SemaphoreChecker(self.horizon)
+        #: (instruction index, start, busy end, completion, stall from, producer record, stall)
+        self.records: list[tuple] = []
+
+    def horizon(self) -> float:
+        """No instance still to be issued can start before this time."""
+        pending = [t for t, left in zip(self.queue_free, self.remaining) if left > 0]
+        return min(pending) if pending else float("inf")
+
+    def run(self) -> None:
+        self._nodes(self.tree, {}, {})
+
+    def _nodes(self, nodes: list, env: dict[str, int], executions: dict[str, int]) -> None:
+        for node in nodes:
+            if type(node) is Loop:
+                var = node.var
+                for value in node.values:
+                    env[var] = value
+                    executions[var] = node.executions
+                    node.executions += 1
+                    self._nodes(node.body, env, executions)
+                del env[var], executions[var]
+            else:
+                self._issue(node, env, executions)
+
+    def _issue(self, inst: StaticInstruction, env: dict[str, int], executions) -> None:
+        try:
+            inputs = [(ap, ap.locate(env, executions)) for ap in inst.inputs]
+            outputs = [(ap, ap.locate(env, executions)) for ap in inst.outputs]
+        except BoundsError as e:
+            raise RuntimeFault(f"out-of-bounds access: {inst.describe(env)}: {e}") from None
+        attrs, reads_outputs = inst.attrs, inst.reads_outputs
+        if inst.unless_first is not None:
+            accumulate = any(env[var] != start for var, start in inst.unless_first)
+            attrs, reads_outputs = {**attrs, "accumulate": accumulate}, accumulate
+        if self.functional:
+            self._compute(inst, env, attrs, inputs, outputs)
+        self._time(inst, env, reads_outputs, inputs, outputs)
+
+    def _compute(self, inst, env, attrs, inputs, outputs) -> None:
+        memory = self.memory
+        ops: dict[str, Any] = dict(inst.immediates)
+        for ap, where in inputs:
+            if not memory.is_written(ap, where):
+                raise RuntimeFault(
+                    f"uninitialised read: {inst.describe(env)} reads operand {ap.name!r} "
+                    f"({ap.tensor.name} in {ap.tensor.buffer}) before anything wrote it"
+                )
+            ops[ap.name] = memory.view(ap, where, writable=False)
+        if inst.semantics.reads_outputs:
+            for ap, where in outputs:
+                ops[ap.name] = memory.view(ap, where, writable=False)
+        try:
+            result = inst.semantics.fn(self.ctx, ops, attrs)
+        except Exception as e:
+            raise RuntimeFault(f"{inst.describe(env)}: {type(e).__name__}: {e}") from e
+        for ap, where in outputs:
+            if ap.name not in result:
+                raise RuntimeFault(f"{inst.describe(env)}: no value computed for {ap.name!r}")
+            value = np.asarray(result[ap.name])
+            if value.dtype != ap.np_dtype:
+                value = dtypes.cast(value, ap.dtype)
+            if value.shape != ap.nums:
+                if value.size != np.prod(ap.nums):
+                    raise RuntimeFault(
+                        f"{inst.describe(env)}: computed {ap.name!r} of shape {value.shape} "
+                        f"for an operand of shape {ap.nums}"
+                    )
+                value = value.reshape(ap.nums)
+            memory.view(ap, where, writable=True)[...] = value
+            memory.mark_written(ap, where)
+
+    def _time(self, inst, env, reads_outputs: bool, inputs, outputs) -> None:
+        queue = inst.queue
+        records = self.records
+        checker = self.checker
+        ready = stall_from = self.queue_free[queue]
+        producer, stall = -1, STALL_NONE
+        for index, skip in inst.waits:
+            history = self.instructions[index].history
+            if len(history) > skip:
+                done, record = history[-1 - skip]
+                if done > ready:
+                    ready, producer, stall = done, record, STALL_SEMAPHORE
+        reads = inputs + outputs if reads_outputs else inputs
+        read_accesses = []
+        for ap, where in reads:
+            key = Memory.key(ap)
+            access = Access(ap, where, 0.0, queue, inst)
+            buckets = checker.buckets(key, ap, where)
+            read_accesses.append((access, buckets, ap.name))
+            if queue != TENSOR_QUEUE:
+                # the PE array orders its own PSUM accumulation; other engines interlock
+                locked = checker.interlock(access, buckets)
+                if locked > ready:
+                    ready, producer, stall = locked, -1, STALL_INTERLOCK
+        cost = inst.cost
+        if queue == TENSOR_QUEUE:
+            start = max(ready, self.ls_end, self.mm_start)
+            self.ls_end = start + cost.load_stationary_ns
+            self.mm_start = max(self.ls_end, self.mm_end)
+            self.mm_end = busy_end = self.mm_start + cost.busy_ns
+            completion = busy_end + cost.latency_ns
+            self.queue_free[queue] = max(self.ls_end, self.mm_start)
+        elif type(cost) is ComputeCost:
+            start = ready
+            busy_end = start + cost.busy_ns
+            completion = busy_end + cost.latency_ns
+            self.queue_free[queue] = busy_end
+        else:
+            # the queue spends the fixed cost on this transfer, then sets up the next one while
+            # the DMA engines move the data; transfers of one queue complete in order
+            start = ready
+            completion = max(
+                self._transfer(inst, cost, start, inputs, outputs), self.dma_done[queue]
+            )
+            self.dma_done[queue] = busy_end = completion
+            self.queue_free[queue] = start + cost.fixed_ns
+        try:
+            for access, buckets, name in read_accesses:
+                checker.check_read(access, buckets, start, name)
+            write_accesses = []
+            for ap, where in outputs:
+                key = Memory.key(ap)
+                access = Access(ap, where, completion, queue, inst)
+                buckets = checker.buckets(key, ap, where)
+                checker.check_write(access, buckets, start, ap.name)
+                write_accesses.append((access, buckets))
+        except Hazard as hazard:
+            raise RuntimeFault(self._missing_semaphore(inst, env, hazard)) from None
+        for access, buckets, _ in read_accesses:
+            access.end = completion
+            checker.record_read(access, buckets)
+        for access, buckets in write_accesses:
+            checker.record_write(access, buckets)
+        inst.history.append((completion, len(records)))
+        inst.count += 1
+        inst.busy_ns += busy_end - start
+        self.remaining[queue] -= 1
+        records.append((inst.index, start, busy_end, completion, stall_from, producer, stall))
+        if len(records) % SWEEP_EVERY == 0:
+            checker.sweep()
+
+    def _transfer(self, inst, plan: DmaPlan, start: float, inputs, outputs) -> float:
+        """Reserve the DMA engines for a transfer that starts at `start`; its completion."""
+        data_start = start + plan.fixed_ns
+        first = 0
+        if inst.dma_side is not None:
+            for ap, where in (*outputs, *inputs):
+                if ap is inst.dma_side:
+                    first = where.row_lo
+                    break
+        done = data_start
+        for engine, busy in plan.chunks(first):
+            done = max(done, self.rings.reserve(engine, data_start, busy))
+        return done
+
+    def _missing_semaphore(self, inst, env, hazard: Hazard) -> str:
+        producer = hazard.producer
+        return (
+            f"missing semaphore (compiler bug): {inst.describe(env)} waits for nothing on "
+            f"{producer.op} at {producer.where} ({hazard.kind} hazard on operand "
+            f"{hazard.operand!r})"
+        )

@@ -1,0 +1,373 @@
+"""Reader of the `.neff` container (docs/neff-format.md): header, checksum, sections, schema."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import zlib
+from math import prod
+from typing import Any
+
+from nkirt import dtypes
+from nkirt.cost import DMA_OPS, OPCODES, TENSOR_OPS
+from nkirt.cost.tables import PARTITIONS, PSUM_PARTITION_BYTES, TARGETS
+from nkirt.errors import NeffError
+from nkirt.executor import compile_program
+from nkirt.program import QUEUES, Program, TensorInfo
+from nkirt.roles import is_output_operand
+
+MAGIC = b"NKICNEFF"
+MAJOR_VERSION = 1
+HEADER = struct.Struct("<8sHHI32s")
+SECTION = struct.Struct("<4sIQQ")
+COMPRESSED = 1
+
+KINDS = ("input", "output", "internal", "constant")
+BUFFERS = ("hbm", "shared_hbm", "sbuf", "psum")
+ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
+DMA_QUEUES = tuple(q for q in QUEUES if q.startswith("dma"))
+LOOP_MODES = ("affine", "sequential")
+
+
+def read_neff(source: bytes | bytearray | memoryview | str | os.PathLike) -> Program:
+    """Parse and validate a `.neff` (bytes or a path); any defect raises NeffError."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        blob = bytes(source)
+    else:
+        try:
+            with open(source, "rb") as f:
+                blob = f.read()
+        except OSError as e:
+            raise NeffError(f"cannot read {os.fspath(source)}: {e.strerror}") from None
+    sections = _sections(blob)
+    if "PROG" not in sections:
+        raise NeffError("neff has no PROG section")
+    try:
+        text = sections["PROG"].decode("utf-8")
+        program = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise NeffError(f"PROG section is not valid UTF-8 JSON: {e}") from None
+    return _program(program, sections.get("DATA", b""))
+
+
+def _sections(blob: bytes) -> dict[str, bytes]:
+    if len(blob) < HEADER.size:
+        raise NeffError(f"file too short for a neff header ({len(blob)} < {HEADER.size} bytes)")
+    magic, major, _minor, count, digest = HEADER.unpack_from(blob)
+    if magic != MAGIC:
+        raise NeffError(f"not a nkic neff (magic {magic!r}, expected {MAGIC!r})")
+    if major != MAJOR_VERSION:
+        raise NeffError(f"unsupported neff format major version {major} (reader supports 1)")
+    if hashlib.sha256(blob[HEADER.size :]).digest() != digest:
+        raise NeffError("neff checksum mismatch (file corrupted or truncated)")
+    table_end = HEADER.size + count * SECTION.size
+    if table_end > len(blob):
+        raise NeffError(f"section table of {count} sections extends past the end of the file")
+    sections: dict[str, bytes] = {}
+    for i in range(count):
+        raw_tag, flags, offset, length = SECTION.unpack_from(blob, HEADER.size + i * SECTION.size)
+        tag = raw_tag.decode("ascii", errors="replace")
+        if offset < table_end or offset + length > len(blob):
+            raise NeffError(
+                f"section {tag} (offset {offset}, length {length}) lies outside the file "
+                f"payload area [{table_end}, {len(blob)})"
+            )
+        if tag in sections:
+            raise NeffError(f"section {tag} appears twice")
+        payload = blob[offset : offset + length]
+        if flags & COMPRESSED:
+            try:
+                payload = zlib.decompress(payload)
+            except zlib.error as e:
+                raise NeffError(f"section {tag} does not decompress: {e}") from None
+        sections[tag] = payload
+    return sections
+
+
+def _program(doc: Any, data: bytes) -> Program:
+    check = _Checker()
+    check.is_dict(doc, "program")
+    kernel = check.field(doc, "kernel", str, "program")
+    target = check.field(doc, "target", str, "program")
+    if target not in TARGETS:
+        raise NeffError(f"program: unknown target {target!r} (expected one of {sorted(TARGETS)})")
+    files = check.field(doc, "files", list, "program")
+    for f in files:
+        check.kind(f, str, "files entry")
+    check.files = len(files)
+    tensors = {}
+    for raw in check.field(doc, "tensors", list, "program"):
+        tensor = _tensor(check, raw, target, data)
+        if tensor.id in tensors:
+            raise NeffError(f"tensor id {tensor.id} is defined twice")
+        tensors[tensor.id] = tensor
+    check.tensors = tensors
+    inputs = [_tensor_ref(check, t, "inputs") for t in check.field(doc, "inputs", list, "program")]
+    outputs = [
+        _tensor_ref(check, t, "outputs") for t in check.field(doc, "outputs", list, "program")
+    ]
+    body = check.field(doc, "body", list, "program")
+    for node in body:
+        check.node(node, frozenset())
+    for inst_id, producer in check.waited:
+        if producer not in check.instruction_ids:
+            raise NeffError(f"instruction {inst_id} waits on unknown instruction id {producer}")
+    stats = doc.get("stats", {})
+    names = _output_names(outputs)
+    if not outputs:
+        written = check.written_tensors
+        outputs = [t for t in inputs if t.id in written]
+        names = [t.name for t in outputs]
+    program = Program(kernel, target, files, tensors, inputs, outputs, names, body, stats)
+    # per-instruction checks that need the access patterns and cost rules (operands present)
+    compile_program(program, TARGETS[target], None)
+    return program
+
+
+def engines_for(op: str) -> tuple[str, ...]:
+    """The engines that can execute instruction `op` (nki-isa §4 master index)."""
+    if op in DMA_OPS:
+        return ("dma",)
+    if op == "nc_transpose":
+        return ("tensor", "vector")  # nki-isa §5.2: TensorE or VectorE
+    if op in TENSOR_OPS:
+        return ("tensor",)
+    return ("vector", "scalar", "gpsimd")
+
+
+def _output_names(outputs: list[TensorInfo]) -> list[str]:
+    names = [t.name for t in outputs]
+    if all(names) and len(set(names)) == len(names):
+        return names
+    return [f"out{i}" for i in range(len(outputs))]
+
+
+def _tensor_ref(check: _Checker, value: Any, where: str) -> TensorInfo:
+    check.kind(value, int, f"{where} entry")
+    if value not in check.tensors:
+        raise NeffError(f"{where} names unknown tensor id {value}")
+    tensor = check.tensors[value]
+    if tensor.on_chip:
+        raise NeffError(f"{where} names {tensor.buffer} tensor {value}; parameters live in HBM")
+    return tensor
+
+
+def _tensor(check: _Checker, raw: Any, target: str, data: bytes) -> TensorInfo:
+    check.is_dict(raw, "tensor")
+    tid = check.field(raw, "id", int, "tensor")
+    where = f"tensor {tid}"
+    name = check.field(raw, "name", str, where)
+    kind = check.choice(raw, "kind", KINDS, where)
+    buffer = check.choice(raw, "buffer", BUFFERS, where)
+    dtype = check.choice(raw, "dtype", tuple(dtypes.STORAGE), where)
+    shape = tuple(check.field(raw, "shape", list, where))
+    for d in shape:
+        check.kind(d, int, f"{where} shape entry")
+        if d < 1:
+            raise NeffError(f"{where} ({name}): shape {list(shape)} has a non-positive dimension")
+    address = rotate = None
+    if buffer in ("sbuf", "psum"):
+        if not shape:
+            raise NeffError(f"{where} ({name}): on-chip tensor needs a partition dimension")
+        addr = check.field(raw, "address", dict, where)
+        partition = check.field(addr, "partition", int, f"{where} address")
+        byte = check.field(addr, "byte", int, f"{where} address")
+        address = (partition, byte)
+        limit = TARGETS[target].sbuf_partition_bytes if buffer == "sbuf" else PSUM_PARTITION_BYTES
+        row = prod(shape[1:]) * dtypes.itemsize(dtype)
+        if "rotate" in raw:
+            spec = check.field(raw, "rotate", dict, where)
+            var = check.field(spec, "var", str, f"{where} rotate")
+            count = check.field(spec, "count", int, f"{where} rotate")
+            stride = check.field(spec, "stride", int, f"{where} rotate")
+            if count < 1 or stride < 0:
+                raise NeffError(f"{where} ({name}): rotate needs count >= 1 and stride >= 0")
+            rotate = (var, count, stride)
+            row += (count - 1) * stride  # every slot must fit
+        if partition < 0 or partition + shape[0] > PARTITIONS:
+            raise NeffError(
+                f"{where} ({name}): partitions {partition}..{partition + shape[0] - 1} "
+                f"exceed the {PARTITIONS} partitions of {buffer}"
+            )
+        if byte < 0 or byte + row > limit:
+            raise NeffError(
+                f"{where} ({name}): bytes {byte}..{byte + row - 1} exceed the {limit}-byte "
+                f"{buffer} partition of {target}"
+            )
+    constant = None
+    if kind == "constant":
+        offset = check.field(raw, "data_offset", int, where)
+        length = check.field(raw, "data_length", int, where)
+        expected = prod(shape) * dtypes.itemsize(dtype)
+        if length != expected:
+            raise NeffError(f"{where} ({name}): data_length {length} != {expected} bytes")
+        if offset < 0 or offset + length > len(data):
+            raise NeffError(f"{where} ({name}): constant data lies outside the DATA section")
+        constant = data[offset : offset + length]
+    return TensorInfo(tid, name, kind, buffer, dtype, shape, address, constant, rotate)
+
+
+class _Checker:
+    """Schema checks of the program JSON; remembers ids seen so references can be resolved."""
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.tensors: dict[int, TensorInfo] = {}
+        self.instruction_ids: set[int] = set()
+        self.waited: list[tuple[int, int]] = []
+        self.written_tensors: set[int] = set()
+
+    @staticmethod
+    def kind(value: Any, expected: type, where: str) -> None:
+        if expected is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, expected)
+        if not ok:
+            raise NeffError(f"{where}: expected {expected.__name__}, got {json.dumps(value)[:60]}")
+
+    def is_dict(self, value: Any, where: str) -> None:
+        self.kind(value, dict, where)
+
+    def field(self, obj: dict, key: str, expected: type, where: str) -> Any:
+        if key not in obj:
+            raise NeffError(f"{where}: missing field {key!r}")
+        self.kind(obj[key], expected, f"{where} field {key!r}")
+        return obj[key]
+
+    def choice(self, obj: dict, key: str, allowed: tuple[str, ...], where: str) -> str:
+        value = self.field(obj, key, str, where)
+        if value not in allowed:
+            raise NeffError(f"{where}: unknown {key} {value!r}")
+        return value
+
+    def loc(self, value: Any, where: str) -> None:
+        self.kind(value, list, f"{where} loc")
+        if len(value) != 5 or not all(isinstance(v, int) for v in value):
+            raise NeffError(f"{where}: loc must be [file, line, col, end_line, end_col]")
+        if not 0 <= value[0] < self.files:
+            raise NeffError(f"{where}: loc names file index {value[0]} of {self.files} files")
+
+    def node(self, node: Any, loop_vars: frozenset[str]) -> None:
+        self.is_dict(node, "body node")
+        kind = self.field(node, "kind", str, "body node")
+        if kind == "inst":
+            self.instruction(node, loop_vars)
+        elif kind == "loop":
+            self.loop(node, loop_vars)
+        else:
+            raise NeffError(f"body node: unknown kind {kind!r}")
+
+    def loop(self, node: dict, loop_vars: frozenset[str]) -> None:
+        var = self.field(node, "var", str, "loop")
+        where = f"loop {var}"
+        for key in ("start", "stop", "step"):
+            self.field(node, key, int, where)
+        if node["step"] <= 0:
+            raise NeffError(f"{where}: step {node['step']} must be positive")
+        self.choice(node, "mode", LOOP_MODES, where)
+        self.loc(node.get("loc"), where)
+        if var in loop_vars:
+            raise NeffError(f"{where}: shadows an enclosing loop variable")
+        for child in self.field(node, "body", list, where):
+            self.node(child, loop_vars | {var})
+
+    def instruction(self, node: dict, loop_vars: frozenset[str]) -> None:
+        inst_id = self.field(node, "id", int, "instruction")
+        where = f"instruction {inst_id}"
+        if inst_id in self.instruction_ids:
+            raise NeffError(f"{where}: id used twice")
+        self.instruction_ids.add(inst_id)
+        op = self.field(node, "op", str, where)
+        where = f"instruction {inst_id} ({op})"
+        if op not in OPCODES:
+            raise NeffError(f"{where}: unknown opcode {op!r}")
+        engine = self.choice(node, "engine", ENGINES, where)
+        if engine not in engines_for(op):
+            raise NeffError(f"{where}: {op} cannot run on the {engine} engine")
+        queue = self.field(node, "queue", str, where)
+        allowed = DMA_QUEUES if engine == "dma" else (engine,)
+        if queue not in allowed:
+            raise NeffError(f"{where}: unknown queue {queue!r} for the {engine} engine")
+        self.loc(node.get("loc"), where)
+        stack = node.get("stack", [])
+        self.kind(stack, list, f"{where} stack")
+        for frame in stack:
+            self.loc(frame, f"{where} stack")
+        attrs = node.get("attrs", {})
+        self.is_dict(attrs, f"{where} attrs")
+        accumulate = attrs.get("accumulate")
+        if isinstance(accumulate, dict):
+            first = accumulate.get("unless_first")
+            if not isinstance(first, list) or not all(v in loop_vars for v in first):
+                raise NeffError(
+                    f"{where}: accumulate {json.dumps(accumulate)} must list enclosing loop "
+                    "variables under 'unless_first'"
+                )
+        operands = self.field(node, "operands", dict, where)
+        for name, operand in operands.items():
+            self.operand(operand, f"{where} operand {name!r}", loop_vars)
+            if is_output_operand(name) and "tensor" in operand:
+                self.written_tensors.add(operand["tensor"])
+        waits = node.get("waits", [])
+        self.kind(waits, list, f"{where} waits")
+        for wait in waits:
+            if (
+                not isinstance(wait, list)
+                or len(wait) != 2
+                or not all(isinstance(w, int) and not isinstance(w, bool) for w in wait)
+                or wait[1] < 0
+            ):
+                raise NeffError(f"{where}: wait {wait!r} must be [producer_id, skip >= 0]")
+            self.waited.append((inst_id, wait[0]))
+
+    def operand(self, operand: Any, where: str, loop_vars: frozenset[str]) -> None:
+        self.is_dict(operand, where)
+        if "imm" in operand:
+            if not isinstance(operand["imm"], (int, float, str, bool)):
+                raise NeffError(f"{where}: immediate must be a number, bool or string")
+            return
+        tid = self.field(operand, "tensor", int, where)
+        if tid not in self.tensors:
+            raise NeffError(f"{where}: unknown tensor id {tid}")
+        offset = operand.get("offset", 0)
+        if isinstance(offset, dict):
+            self.field(offset, "c", int, f"{where} offset")
+            terms = self.field(offset, "t", dict, f"{where} offset")
+            for var, coeff in terms.items():
+                self.kind(coeff, int, f"{where} offset coefficient")
+                if var not in loop_vars:
+                    raise NeffError(f"{where}: offset uses {var!r}, not an enclosing loop variable")
+        else:
+            self.kind(offset, int, f"{where} offset")
+        pattern = self.field(operand, "pattern", list, where)
+        if not pattern:
+            raise NeffError(f"{where}: empty access pattern")
+        for pair in pattern:
+            if (
+                not isinstance(pair, list)
+                or len(pair) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
+                or pair[1] < 1
+            ):
+                raise NeffError(f"{where}: pattern entry {pair!r} must be [step, num >= 1]")
+        if "dtype" in operand and operand["dtype"] not in dtypes.STORAGE:
+            raise NeffError(f"{where}: unknown dtype {operand['dtype']!r}")
+        tensor = self.tensors[tid]
+        if tensor.rotate is not None and tensor.rotate[0] not in loop_vars:
+            raise NeffError(
+                f"{where}: {tensor.name} rotates over loop {tensor.rotate[0]!r}, "
+                "which does not enclose this access"
+            )
+        itemsize = dtypes.itemsize(operand.get("dtype", tensor.dtype))
+        last = tensor.shape[-1] if tensor.shape else 1
+        row_bytes = tensor.partition_bytes if tensor.on_chip else last * tensor.itemsize
+        if row_bytes % itemsize:
+            raise NeffError(
+                f"{where}: {operand['dtype']} does not evenly reinterpret {tensor.dtype} rows"
+            )
+        step, num = pattern[0]
+        if tensor.on_chip and num > 1 and step % (row_bytes // itemsize):
+            raise NeffError(f"{where}: partition step {step} is not a whole partition")

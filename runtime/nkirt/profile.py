@@ -1,0 +1,215 @@
+"""Results of a run: outputs, the Profile JSON (DESIGN.md), a Chrome trace and a text summary."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nkirt.cost import DmaPlan
+from nkirt.cost.tables import DMA_ENGINES
+from nkirt.executor import STALL_SEMAPHORE, StaticInstruction
+from nkirt.program import QUEUES, Program
+
+ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
+TOP_INSTRUCTIONS = 10
+
+
+def _busy_union(intervals: list[tuple[float, float]]) -> float:
+    """Total time covered by at least one interval."""
+    busy, reach = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end <= reach:
+            continue
+        busy += end - max(start, reach)
+        reach = end
+    return busy
+
+
+def build_profile(
+    program: Program,
+    instructions: list[StaticInstruction],
+    records: list[tuple],
+    dma_engine_busy_ns: float,
+) -> dict[str, Any]:
+    """The Profile JSON of DESIGN.md plus utilisation, DMA traffic and the costliest lines."""
+    total = max((r[3] for r in records), default=0.0)
+    intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    counts: dict[str, int] = defaultdict(int)
+    for index, start, busy_end, *_ in records:
+        engine = instructions[index].engine
+        intervals[engine].append((start, busy_end))
+        counts[engine] += 1
+    engines = {}
+    for engine in ENGINES:
+        busy = _busy_union(intervals[engine])
+        engines[engine] = {
+            "busy_ns": busy,
+            "instructions": counts[engine],
+            "utilization": busy / total if total else 0.0,
+        }
+    dma_bytes = sum(
+        inst.cost.bytes * inst.count for inst in instructions if isinstance(inst.cost, DmaPlan)
+    )
+    engines["dma"]["bytes"] = dma_bytes
+    # share of the 16 DMA engines' capacity spent moving data (the rest: idle or fixed costs)
+    engines["dma"]["engine_utilization"] = (
+        dma_engine_busy_ns / (DMA_ENGINES * total) if total else 0.0
+    )
+    bottleneck = max(ENGINES, key=lambda e: engines[e]["busy_ns"]) if records else "none"
+    ranked = sorted((i for i in instructions if i.count), key=lambda i: i.busy_ns, reverse=True)[
+        :TOP_INSTRUCTIONS
+    ]
+    return {
+        "kernel": program.kernel,
+        "target": program.target,
+        "total_ns": total,
+        "instructions": len(records),
+        "bottleneck": bottleneck,
+        "engines": engines,
+        "dma_bytes": dma_bytes,
+        "dma_bandwidth_gbps": dma_bytes / total if total else 0.0,  # B/ns == GB/s
+        "top_instructions": [
+            {
+                "op": i.op,
+                "engine": i.engine,
+                "queue": QUEUES[i.queue],
+                "loc": i.where,
+                "total_ns": i.busy_ns,
+                "count": i.count,
+            }
+            for i in ranked
+        ],
+    }
+
+
+def build_trace(
+    program: Program, instructions: list[StaticInstruction], records: list[tuple]
+) -> dict[str, Any]:
+    """Chrome/Perfetto trace events: one track per queue, slices named `op file:line`,
+    semaphore stalls as `wait` slices with a flow arrow from the producer."""
+    pid = 1
+    events: list[dict[str, Any]] = [
+        {
+            "ph": "M",
+            "pid": pid,
+            "tid": 0,
+            "name": "process_name",
+            "args": {"name": f"{program.kernel} ({program.target})"},
+        }
+    ]
+    used = sorted({instructions[r[0]].queue for r in records})
+    for q in used:
+        events.append(
+            {
+                "ph": "M",
+                "pid": pid,
+                "tid": q + 1,
+                "name": "thread_name",
+                "args": {"name": QUEUES[q]},
+            }
+        )
+        events.append(
+            {
+                "ph": "M",
+                "pid": pid,
+                "tid": q + 1,
+                "name": "thread_sort_index",
+                "args": {"sort_index": q},
+            }
+        )
+    # A queue may start an instance before the previous one ends (background LoadStationary,
+    # a DMA queue setting up its next transfer): each slice starts where its track is free, so
+    # slices never overlap; args keep the exact start.
+    track_end: dict[int, float] = defaultdict(float)
+    for n, (index, start, busy_end, completion, stall_from, producer, stall) in enumerate(records):
+        inst = instructions[index]
+        tid = inst.queue + 1
+        free = track_end[tid]
+        waited_from = max(stall_from, free)
+        if stall == STALL_SEMAPHORE and start > waited_from:
+            source = records[producer]
+            waited = instructions[source[0]]
+            events.append(
+                {
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": tid,
+                    "name": f"wait {waited.op} {waited.short_where}",
+                    "cat": "semaphore",
+                    "ts": waited_from / 1000,
+                    "dur": (start - waited_from) / 1000,
+                }
+            )
+            flow = {"pid": pid, "name": "semaphore", "cat": "semaphore", "id": n, "bp": "e"}
+            events.append({**flow, "ph": "s", "tid": waited.queue + 1, "ts": source[2] / 1000})
+            events.append({**flow, "ph": "f", "tid": tid, "ts": start / 1000})
+        shown = max(start, free)
+        events.append(
+            {
+                "ph": "X",
+                "pid": pid,
+                "tid": tid,
+                "name": f"{inst.op} {inst.short_where}",
+                "cat": inst.engine,
+                "ts": shown / 1000,
+                "dur": max(0.0, busy_end - shown) / 1000,
+                "args": {
+                    "id": inst.id,
+                    "loc": inst.where,
+                    "start_ns": start,
+                    "completion_ns": completion,
+                },
+            }
+        )
+        track_end[tid] = max(free, busy_end)
+    return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+@dataclass
+class RunResult:
+    """Outputs and timing of one `nkirt.execute`."""
+
+    program: Program
+    #: Output arrays by result name, in their storage dtype (empty after a timing-only run).
+    outputs: dict[str, np.ndarray]
+    profile: dict[str, Any]
+    instructions: list[StaticInstruction] = field(repr=False)
+    records: list[tuple] = field(repr=False)
+
+    def trace(self) -> dict[str, Any]:
+        return build_trace(self.program, self.instructions, self.records)
+
+    def summary(self) -> str:
+        return summarize(self.profile)
+
+
+def summarize(profile: dict[str, Any]) -> str:
+    total = profile["total_ns"]
+    lines = [
+        f"{profile['kernel']} on {profile['target']}: {total / 1000:,.3f} µs, "
+        f"{profile['instructions']:,} instructions",
+        f"  {'engine':<8}{'busy µs':>12}{'util':>8}{'instr':>10}",
+    ]
+    for engine in ENGINES:
+        e = profile["engines"][engine]
+        lines.append(
+            f"  {engine:<8}{e['busy_ns'] / 1000:>12,.3f}{e['utilization']:>8.1%}"
+            f"{e['instructions']:>10,}"
+        )
+    lines.append(f"  bottleneck: {profile['bottleneck']}")
+    lines.append(
+        f"  DMA: {profile['dma_bytes'] / 2**20:,.3f} MiB at "
+        f"{profile['dma_bandwidth_gbps']:,.1f} GB/s achieved"
+    )
+    top = profile["top_instructions"][:5]
+    if top:
+        lines.append("  costliest instructions:")
+        for item in top:
+            lines.append(
+                f"    {item['total_ns'] / 1000:>10,.3f} µs  {item['count']:>7,}×  "
+                f"{item['op']:<16} {item['loc']}"
+            )
+    return "\n".join(lines)

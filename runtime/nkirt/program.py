@@ -1,0 +1,90 @@
+"""A loaded kernel program: its tensors, parameters and instruction tree (read from a .neff)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any
+
+from nkirt import dtypes
+
+ON_CHIP = frozenset({"sbuf", "psum"})
+#: The in-order instruction streams of a NeuronCore, in trace order.
+QUEUES = ("tensor", "vector", "scalar", "gpsimd", *(f"dma{i}" for i in range(16)))
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor of the program; `.name`, `.dtype` (NKI name) and `.shape` describe an argument."""
+
+    id: int
+    name: str
+    kind: str
+    buffer: str
+    dtype: str
+    shape: tuple[int, ...]
+    #: (start partition, byte offset inside each partition) for SBUF/PSUM tensors.
+    address: tuple[int, int] | None = None
+    #: Raw bytes of a constant tensor.
+    data: bytes | None = None
+    #: Multi-buffering of an on-chip tensor allocated in a loop body: (loop variable, slots,
+    #: byte stride); execution n of that loop's body uses slot n mod slots.
+    rotate: tuple[str, int, int] | None = None
+
+    @property
+    def on_chip(self) -> bool:
+        return self.buffer in ON_CHIP
+
+    @property
+    def itemsize(self) -> int:
+        return dtypes.itemsize(self.dtype)
+
+    @property
+    def nbytes(self) -> int:
+        return prod(self.shape) * self.itemsize
+
+    @property
+    def partition_bytes(self) -> int:
+        """Bytes the tensor occupies in each of its partitions (on-chip tensors)."""
+        return prod(self.shape[1:]) * self.itemsize
+
+
+@dataclass
+class Program:
+    """A validated `.neff` program; `body` keeps the JSON node tree, checked against the schema."""
+
+    kernel: str
+    target: str
+    files: list[str]
+    tensors: dict[int, TensorInfo]
+    inputs: list[TensorInfo]
+    outputs: list[TensorInfo]
+    #: Result name of each entry of `outputs` (the returned variable's name, else outN).
+    output_names: list[str]
+    body: list[dict[str, Any]]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def instance_count(self) -> int:
+        """Instruction instances one run issues: each instruction × its loops' trip counts."""
+
+        def count(nodes: list[dict[str, Any]], trips: int) -> int:
+            total = 0
+            for node in nodes:
+                if node["kind"] == "loop":
+                    trip = len(range(node["start"], node["stop"], node["step"]))
+                    total += count(node["body"], trips * trip)
+                else:
+                    total += trips
+            return total
+
+        return count(self.body, 1)
+
+    def where(self, loc) -> str:
+        """`file:line` of a `loc` list `[file_index, line, col, end_line, end_col]`."""
+        return f"{self.files[loc[0]]}:{loc[1]}"
+
+    def short_where(self, loc) -> str:
+        """`basename:line` of a `loc`, for compact trace and summary labels."""
+        return f"{os.path.basename(self.files[loc[0]])}:{loc[1]}"

@@ -1,0 +1,110 @@
+"""A brute-force oracle for the scheduler: enumerate every instruction instance (small loops
+only), find every pair of conflicting accesses on different queues, and check that the waits
+order them. Happens-before is tracked with vector clocks over queues: an instance starts after
+its queue's previous instance started and after every instance it waits for completed; a
+queue completes its instances in order."""
+
+from __future__ import annotations
+
+from nkic.backend.schedule import Schedule, reads_outputs, schedule, written_operands
+from nkic.ir.core import Inst, Kernel, Loop
+
+
+def _bytes(ap, env, slots) -> set:
+    t = ap.tensor
+    base = ap.offset.evaluate(env)
+    idxs = [base]
+    for step, num in ap.pattern:
+        idxs = [i + k * step for i in idxs for k in range(num)]
+    k = ap.itemsize
+    out = set()
+    if t.on_chip:
+        row = t.bytes_per_partition // k
+        p0, b0 = t.address
+        if t.rotate is not None:
+            var, count, stride = t.rotate
+            b0 += (slots.get(var, 0) % count) * stride
+        for i in idxs:
+            p, f = divmod(i, row)
+            out.update((t.buffer, p0 + p, b0 + f * k + j) for j in range(k))
+    else:
+        out.update((id(t), i * k + j) for i in idxs for j in range(k))
+    return out
+
+
+def check_waits(kernel: Kernel) -> list[str]:
+    """Problems found: conflicting instance pairs that no chain of waits orders."""
+    sched: Schedule = schedule(kernel)
+    queues = sorted({s.queue for s in sched.insts})
+    issued: dict[int, list[int]] = {s.id: [] for s in sched.insts}  # inst id -> queue indices
+    queue_count = {q: 0 for q in queues}
+    start_vc: dict[str, dict[str, int]] = {q: {} for q in queues}  # last start clock per queue
+    done_vc: dict[tuple[str, int], dict[str, int]] = {}
+    last_done: dict[str, dict[str, int]] = {q: {} for q in queues}
+    writer: dict = {}
+    readers: dict = {}
+    problems: list[str] = []
+    slots: dict[str, int] = {}
+
+    def join(a: dict, b: dict) -> dict:
+        out = dict(a)
+        for q, v in b.items():
+            if v > out.get(q, -1):
+                out[q] = v
+        return out
+
+    def ordered(x: tuple[str, int], vc: dict) -> bool:
+        return vc.get(x[0], -1) >= x[1]
+
+    def run(ops, env):
+        for op in ops:
+            if isinstance(op, Loop):
+                for v in range(op.start, op.stop, op.step):
+                    env[op.var] = v
+                    run(op.body, env)
+                    slots[op.var] = slots.get(op.var, 0) + 1
+                del env[op.var]
+            elif isinstance(op, Inst):
+                issue(sched.by_inst[op], env)
+
+    def issue(s, env):
+        vc = dict(start_vc[s.queue])
+        for pid, skip in s.waits:
+            hist = issued[pid]
+            if len(hist) > skip:
+                p = sched.insts[pid]
+                vc = join(vc, done_vc[(p.queue, hist[-1 - skip])])
+        me = (s.queue, queue_count[s.queue])
+        queue_count[s.queue] += 1
+        issued[s.id].append(me[1])
+        start_vc[s.queue] = vc
+        done = join(join(vc, last_done[s.queue]), {s.queue: me[1]})
+        done_vc[me] = done
+        last_done[s.queue] = done
+        written = written_operands(s.inst)
+        where = f"#{s.id} {s.inst.opcode} {dict(env)}"
+        touched_w, touched_r = set(), set()
+        for name, ap in s.inst.aps():
+            b = _bytes(ap, env, slots)
+            if name in written:
+                touched_w |= b
+                if reads_outputs(s.inst):
+                    touched_r |= b
+            else:
+                touched_r |= b
+        for byte in touched_r | touched_w:
+            w = writer.get(byte)
+            if w is not None and w[0][0] != s.queue and not ordered(w[0], vc):
+                problems.append(f"{where} races with {w[1]} on {byte}")
+            if byte in touched_w:
+                for r in readers.get(byte, ()):
+                    if r[0][0] != s.queue and not ordered(r[0], vc):
+                        problems.append(f"{where} overwrites what {r[1]} reads, {byte}")
+        for byte in touched_w:
+            writer[byte] = (me, where)
+            readers[byte] = []
+        for byte in touched_r - touched_w:
+            readers.setdefault(byte, []).append((me, where))
+
+    run(kernel.body, {})
+    return sorted(set(problems))[:20]

@@ -1,0 +1,174 @@
+"""Every conflicting pair of instruction instances is ordered by waits (brute-force oracle)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from nkic.backend.schedule import schedule
+
+from .irkit import lowered
+from . import oracle
+from .oracle import check_waits
+
+PARAMS = '  param %a : hbm bfloat16[64, 64] "a"\n  param %b : hbm bfloat16[64, 128] "b"\n'
+
+
+def T(name: str, p: int, f: int, offset: str = "0", row: int | None = None) -> str:
+    return f"%{name}[{offset}; [{row or f}, {p}], [1, {f}]]"
+
+
+MATMUL = f"""
+  %o = alloc shared_hbm bfloat16[32, 128] "o" output
+  for $m = 0 to 2 step 1 affine {{
+    for $n = 0 to 2 step 1 affine {{
+      %acc = alloc psum float32[16, 64] "acc"
+      for $k = 0 to 4 step 1 affine {{
+        %l = alloc sbuf bfloat16[16, 16] "l"
+        %r = alloc sbuf bfloat16[16, 64] "r"
+        dma_copy(dst={T("l", 16, 16)}, src={T("a", 16, 16, "1024*$k + 16*$m", 64)}) {{}}
+        dma_copy(dst={T("r", 16, 64)}, src={T("b", 16, 64, "2048*$k + 64*$n", 128)}) {{}}
+        nc_matmul(dst={T("acc", 16, 64)}, stationary={T("l", 16, 16)}, moving={T("r", 16, 64)}) {{}}
+      }}
+      %s = alloc sbuf bfloat16[16, 64] "s"
+      tensor_copy(dst={T("s", 16, 64)}, src={T("acc", 16, 64)}) {{}}
+      dma_copy(dst={T("o", 16, 64, "2048*$m + 64*$n", 128)}, src={T("s", 16, 64)}) {{}}
+    }}
+  }}"""
+
+HOISTED = f"""
+  %o = alloc shared_hbm bfloat16[32, 128] "o" output
+  %acc = alloc sbuf float32[16, 128] "acc"
+  memset(dst={T("acc", 16, 128)}) {{value=0.0}}
+  for $i = 0 to 3 step 1 sequential {{
+    %x = alloc sbuf bfloat16[16, 128] "x"
+    dma_copy(dst={T("x", 16, 128)}, src={T("b", 16, 128, "2048*$i", 128)}) {{}}
+    for $j = 0 to 2 step 1 affine {{
+      %y = alloc sbuf float32[16, 64] "y"
+      activation(dst={T("y", 16, 64)}, data={T("x", 16, 64, "64*$j", 128)}) {{op="exp"}}
+      tensor_tensor(dst={T("acc", 16, 64, "64*$j", 128)}, data1={T("acc", 16, 64, "64*$j", 128)}, data2={T("y", 16, 64)}) {{op="add"}}
+    }}
+  }}
+  %z = alloc sbuf bfloat16[16, 128] "z"
+  tensor_copy(dst={T("z", 16, 128)}, src={T("acc", 16, 128)}) {{}}
+  dma_copy(dst={T("o", 16, 128)}, src={T("z", 16, 128)}) {{}}"""
+
+REUSE = f"""
+  %o = alloc shared_hbm bfloat16[32, 128] "o" output
+  for $i = 0 to 2 step 1 affine {{
+    %x = alloc sbuf bfloat16[32, 128] "x"
+    dma_copy(dst={T("x", 32, 128)}, src={T("b", 32, 128)}) {{}}
+    %y = alloc sbuf bfloat16[32, 128] "y"
+    tensor_scalar(dst={T("y", 32, 128)}, data={T("x", 32, 128)}, operand0=2.0) {{op0="multiply"}}
+    dma_copy(dst={T("o", 32, 128)}, src={T("y", 32, 128)}) {{}}
+  }}
+  %w = alloc sbuf bfloat16[32, 128] "w"
+  dma_copy(dst={T("w", 32, 128)}, src={T("b", 32, 128, "4096")}) {{}}
+  activation(dst={T("w", 32, 128)}, data={T("w", 32, 128)}) {{op="exp"}}
+  dma_copy(dst={T("o", 32, 128)}, src={T("w", 32, 128)}) {{}}"""
+
+
+@pytest.mark.parametrize("body", [MATMUL, HOISTED, REUSE], ids=["matmul", "hoisted", "reuse"])
+def test_every_conflict_is_ordered(body):
+    k = lowered(body, PARAMS, "%o")
+    assert any(t.rotate for t in k.tensors())
+    assert check_waits(k) == []
+
+
+def test_oracle_catches_a_missing_wait(monkeypatch):
+    def without_matmul_waits(kernel):
+        s = schedule(kernel)
+        for x in s.insts:
+            if x.inst.opcode == "nc_matmul":
+                x.waits = []
+        return s
+
+    monkeypatch.setattr(oracle, "schedule", without_matmul_waits)
+    problems = check_waits(lowered(MATMUL, PARAMS, "%o"))
+    assert problems and "nc_matmul" in problems[0]
+
+
+def _random_kernel(seed: int) -> str:
+    """A small random kernel: tiles inside and outside two loop levels, accessed through
+    random windows by instructions on every queue kind."""
+    rng = random.Random(seed)
+    lines: list[str] = ['  %o = alloc shared_hbm float32[64, 64] "o" output']
+    tiles: list[list[tuple[str, int, int]]] = [[]]
+    loops: list[tuple[str, int]] = []
+    counter = iter(range(1000))
+
+    def alloc(depth: int) -> None:
+        name = f"t{next(counter)}"
+        buffer = rng.choice(["sbuf", "sbuf", "psum"])
+        p, f = rng.choice([8, 32, 64]), rng.choice([8, 16])
+        lines.append(f'{"  " * depth}  %{name} = alloc {buffer} float32[{p}, {f}] "{name}"')
+        tiles[-1].append((name, p, f))
+
+    def window(p: int, f: int) -> tuple[str, int, int]:
+        wp, wf = rng.randint(1, p), rng.randint(1, f)
+        var = rng.choice(loops) if loops and rng.random() < 0.6 else None
+        slack = f - wf - (var[1] - 1 if var else 0)
+        if slack < 0:
+            var, slack = None, f - wf
+        off = f"{rng.randint(0, p - wp) * f + rng.randint(0, slack)}"
+        return (f"${var[0]} + {off}" if var else off), wp, wf
+
+    def view(depth_tiles) -> str:
+        name, p, f = rng.choice(depth_tiles)
+        off, wp, wf = window(p, f)
+        return f"%{name}[{off}; [{f}, {wp}], [1, {wf}]]"
+
+    def hbm() -> str:
+        off, wp, wf = window(64, 64)
+        return f"[{off}; [64, {wp}], [1, {wf}]]"
+
+    def inst(depth: int) -> None:
+        visible = [t for level in tiles for t in level]
+        if not visible:
+            return
+        pad = "  " * depth + "  "
+        kind = rng.choice(["load", "store", "copy", "act", "memset", "add", "gpsimd"])
+        sb = [t for t in visible if True]
+        if kind == "load":
+            lines.append(f"{pad}dma_copy(dst={view(sb)}, src=%a{hbm()}) {{}}")
+        elif kind == "store":
+            lines.append(f"{pad}dma_copy(dst=%o{hbm()}, src={view(sb)}) {{}}")
+        elif kind == "copy":
+            lines.append(f"{pad}tensor_copy(dst={view(sb)}, src={view(sb)}) {{}}")
+        elif kind == "act":
+            lines.append(f'{pad}activation(dst={view(sb)}, data={view(sb)}) {{op="exp"}}')
+        elif kind == "memset":
+            lines.append(f"{pad}memset(dst={view(sb)}) {{value=0.0}}")
+        elif kind == "add":
+            lines.append(
+                f'{pad}tensor_tensor(dst={view(sb)}, data1={view(sb)}, data2={view(sb)}) {{op="add"}}'
+            )
+        else:
+            lines.append(f'{pad}tensor_copy(dst={view(sb)}, src={view(sb)}) {{engine="gpsimd"}}')
+
+    def block(depth: int) -> None:
+        for _ in range(rng.randint(1, 2)):
+            alloc(depth)
+        for _ in range(rng.randint(2, 5)):
+            if depth < 2 and rng.random() < 0.25:
+                var, trips = f"l{next(counter)}", rng.randint(2, 3)
+                mode = rng.choice(["affine", "sequential"])
+                lines.append(f"{'  ' * depth}  for ${var} = 0 to {trips} step 1 {mode} {{")
+                loops.append((var, trips))
+                tiles.append([])
+                block(depth + 1)
+                tiles.pop()
+                loops.pop()
+                lines.append(f"{'  ' * depth}  }}")
+            else:
+                inst(depth)
+
+    block(0)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_kernels_order_every_conflict(seed):
+    k = lowered(_random_kernel(seed), '  param %a : hbm float32[64, 64] "a"\n', "%o")
+    assert check_waits(k) == []

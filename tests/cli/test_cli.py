@@ -1,0 +1,192 @@
+"""The command line end to end: compile, run, and a clear one-line error for every bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from nkic.cli import cli
+
+
+def nkic(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "nkic", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def assert_one_line_error(res, *fragments: str):
+    err = res.stderr if hasattr(res, "stderr") else res.output
+    assert res.returncode if hasattr(res, "returncode") else res.exit_code
+    assert "Traceback" not in err
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    assert lines and lines[-1].startswith("error"), err
+    for f in fragments:
+        assert f in err, err
+
+
+@pytest.fixture
+def add_neff(tmp_path, examples):
+    out = tmp_path / "add.neff"
+    res = invoke(
+        "compile",
+        str(examples / "tensor_add.py"),
+        "--arg",
+        "a=bfloat16[128,64]",
+        "--arg",
+        "b=bfloat16[128,64]",
+        "-o",
+        str(out),
+    )
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def test_compile_and_run_with_inputs(tmp_path, add_neff):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((128, 64)).astype(np.float32)
+    b = rng.standard_normal((128, 64)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    prof = tmp_path / "p.json"
+    res = invoke(
+        "run",
+        str(add_neff),
+        "--in",
+        f"a={tmp_path / 'a.npy'}",
+        "--in",
+        f"b={tmp_path / 'b.npy'}",
+        "--out-dir",
+        str(tmp_path / "out"),
+        "--profile",
+        str(prof),
+    )
+    assert res.exit_code == 0, res.output
+    got = np.load(tmp_path / "out" / "c.npy")
+    # float32 inputs are rounded to the kernel's bfloat16 (nearest even) before the add
+    a16, b16 = (x.astype(ml_dtypes.bfloat16).astype(np.float32) for x in (a, b))
+    want = (a16 + b16).astype(ml_dtypes.bfloat16).astype(np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    p = json.loads(prof.read_text())
+    assert p["target"] == "trn2" and p["total_ns"] > 0
+    assert set(p["engines"]) >= {"tensor", "vector", "scalar", "gpsimd", "dma"}
+    assert "bottleneck" in res.output and "µs" in res.output
+
+
+def test_emit_ir_and_asm(tmp_path, examples):
+    for emit, marker in (("ir", "kernel @tiled_add"), ("asm", "dma")):
+        res = invoke(
+            "compile",
+            str(examples / "tiled_add.py"),
+            "--arg",
+            "a=float32[512,128]",
+            "--arg",
+            "b=float32[512,128]",
+            "-o",
+            str(tmp_path / "t.neff"),
+            "--emit",
+            emit,
+        )
+        assert res.exit_code == 0, res.output
+        assert marker in res.output
+    ir = invoke(
+        "compile",
+        str(examples / "tiled_add.py"),
+        "--arg",
+        "a=float32[512,128]",
+        "--arg",
+        "b=float32[512,128]",
+        "-o",
+        str(tmp_path / "t.neff"),
+        "--emit",
+        "ir",
+    ).output
+    assert ir.count("for $") == 1, "the affine loop stays one loop"
+
+
+def test_missing_inputs_get_seeded_random_data(tmp_path, add_neff):
+    r1 = invoke("run", str(add_neff), "--seed", "3", "--out-dir", str(tmp_path / "r1"))
+    r2 = invoke("run", str(add_neff), "--seed", "3", "--out-dir", str(tmp_path / "r2"))
+    assert r1.exit_code == r2.exit_code == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "r1/c.npy"), np.load(tmp_path / "r2/c.npy"))
+
+
+def test_kernel_file_that_does_not_parse(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import nki\n@nki.jit\ndef k(a):\n    return a +\n")
+    res = nkic("compile", str(bad), "--arg", "a=float32[128,4]")
+    assert res.returncode == 1
+    assert "Traceback" not in res.stderr
+    assert "bad.py:4" in res.stderr
+
+
+def test_unknown_kernel_name(examples):
+    res = nkic("compile", str(examples / "tensor_add.py"), "-k", "nope", "--arg", "a=float32[1,1]")
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert "nope" in res.stderr and "tensor_add" in res.stderr
+
+
+def test_arg_not_in_signature(examples):
+    res = nkic(
+        "compile",
+        str(examples / "tensor_add.py"),
+        "--arg",
+        "a=float32[128,4]",
+        "--arg",
+        "b=float32[128,4]",
+        "--arg",
+        "z=float32[128,4]",
+    )
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert "z" in res.stderr
+
+
+def test_malformed_arg_spec(examples):
+    res = nkic("compile", str(examples / "tensor_add.py"), "--arg", "a=float32[128,")
+    assert_one_line_error(res, "--arg a")
+    assert res.returncode == 2
+
+
+def test_missing_kernel_file(tmp_path):
+    res = nkic("compile", str(tmp_path / "missing.py"))
+    assert_one_line_error(res, "no such kernel file")
+
+
+def test_input_of_wrong_shape(tmp_path, add_neff):
+    np.save(tmp_path / "a.npy", np.zeros((3, 3), np.float32))
+    res = nkic("run", str(add_neff), "--in", f"a={tmp_path / 'a.npy'}")
+    assert_one_line_error(res, "a", "[128, 64]", "[3, 3]")
+
+
+def test_input_name_not_in_kernel(tmp_path, add_neff):
+    np.save(tmp_path / "q.npy", np.zeros((3, 3), np.float32))
+    res = nkic("run", str(add_neff), "--in", f"q={tmp_path / 'q.npy'}")
+    assert_one_line_error(res, "no input 'q'")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
+def test_corrupt_neff_is_rejected(tmp_path, add_neff, damage):
+    data = bytearray(add_neff.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "flip":
+        data[len(data) - 10] ^= 0xFF
+    elif damage == "empty":
+        data = bytearray()
+    else:
+        data = bytearray(b"not a neff at all" * 10)
+    bad = tmp_path / "bad.neff"
+    bad.write_bytes(bytes(data))
+    res = nkic("run", str(bad))
+    assert_one_line_error(res, "bad.neff")
+    assert res.returncode == 2

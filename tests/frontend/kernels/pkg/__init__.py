@@ -1,0 +1,3 @@
+"""A kernel package: relative imports, a dataclass config and an enum argument."""
+
+PACKAGE_TILE = 128

@@ -1,0 +1,154 @@
+"""The verifier accepts well-formed IR and names every broken structural rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from nkic.ir.affine import Affine
+from nkic.ir.builder import Builder, imm, whole
+from nkic.ir.core import AccessPattern, Inst, Kernel, Loc, Loop, Tensor
+from nkic.ir.verifier import VerifierError, verify, verify_or_raise
+
+LOC = Loc("k.py", 1, 1, 1, 5)
+
+
+def base() -> tuple[Kernel, Builder, Tensor, Tensor]:
+    k = Kernel("k", "trn2")
+    b = Builder(k)
+    a = b.param("hbm", "float32", (128, 512), "a", LOC)
+    t = b.alloc("sbuf", "float32", (128, 512), "t", LOC)
+    b.inst("dma_copy", {"dst": whole(t), "src": whole(a)}, {}, LOC)
+    return k, b, a, t
+
+
+def only(k: Kernel, fragment: str) -> None:
+    problems = verify(k)
+    assert len(problems) == 1, problems
+    assert fragment in problems[0]
+
+
+def test_well_formed_kernel_has_no_problems():
+    k, b, a, t = base()
+    with b.loop(0, 4, 1, "affine", LOC) as i:
+        u = b.alloc("sbuf", "float32", (128, 128), "u", LOC)
+        src = AccessPattern(t, i * 128, ((512, 128), (1, 128)), "float32")
+        b.inst("tensor_copy", {"dst": whole(u), "src": src}, {}, LOC)
+    b.mark_output(a)
+    assert verify(k) == []
+    verify_or_raise(k)
+
+
+def test_use_before_definition():
+    k, b, a, t = base()
+    b.inst("tensor_copy", {"dst": whole(t), "src": whole(t)}, {}, LOC)
+    late = b.alloc("sbuf", "float32", (128, 512), "late", LOC)
+    k.body[-2].operands["src"] = whole(late)  # used one op before its alloc
+    only(k, "%t2 is not defined in an enclosing scope")
+
+
+def test_tensor_from_a_loop_body_is_not_visible_after_the_loop():
+    k, b, a, t = base()
+    with b.loop(0, 2, 1, "affine", LOC):
+        inner = b.alloc("sbuf", "float32", (128, 512), "inner", LOC)
+    b.inst("tensor_copy", {"dst": whole(t), "src": whole(inner)}, {}, LOC)
+    only(k, "%t2 is not defined")
+
+
+def test_affine_variable_must_belong_to_an_enclosing_loop():
+    k, b, a, t = base()
+    src = AccessPattern(a, Affine.var("i9"), ((512, 128), (1, 512)), "float32")
+    b.inst("dma_copy", {"dst": whole(t), "src": src}, {}, LOC)
+    only(k, "$i9 is not an enclosing loop variable")
+
+
+def test_loop_variables_are_unique_and_steps_positive():
+    k, b, a, t = base()
+    k.body.append(Loop("i0", 0, 4, 1, "affine", [Loop("i0", 0, 2, 0, "affine", [], LOC)], LOC))
+    problems = verify(k)
+    assert any("not unique" in p for p in problems)
+    assert any("step 0 must be > 0" in p for p in problems)
+
+
+def test_unknown_opcode():
+    k, b, a, t = base()
+    b.inst("nc_fly", {"dst": whole(t)}, {}, LOC)
+    only(k, "unknown opcode 'nc_fly'")
+
+
+def test_missing_required_operand():
+    k, b, a, t = base()
+    b.inst("tensor_tensor", {"dst": whole(t), "data1": whole(t)}, {"op": "add"}, LOC)
+    only(k, "missing required operand 'data2'")
+
+
+def test_output_operand_must_be_an_access_pattern():
+    k, b, a, t = base()
+    b.inst("tensor_copy", {"dst": imm(1.0), "src": whole(t)}, {}, LOC)
+    only(k, "output operand 'dst' must be an access pattern")
+
+
+def test_unknown_dtype():
+    k, b, a, t = base()
+    b.alloc("sbuf", "float64", (128, 4), "x", LOC)
+    only(k, "unknown dtype 'float64'")
+
+
+def test_on_chip_pattern_starts_with_the_partition_pair():
+    k, b, a, t = base()
+    bad = AccessPattern(t, Affine(0), ((1, 128), (128, 4)), "float32")
+    b.inst("tensor_copy", {"dst": whole(t), "src": bad}, {}, LOC)
+    only(k, "must start with the partition pair [512, P], got [1, 128]")
+
+
+def test_partition_pair_step_uses_the_view_dtype():
+    k, b, a, t = base()
+    as_bf16 = AccessPattern(t, Affine(0), ((1024, 128), (1, 1024)), "bfloat16")
+    b.inst("tensor_copy", {"dst": as_bf16, "src": as_bf16}, {}, LOC)
+    assert verify(k) == []
+
+
+def test_at_most_128_partitions():
+    k, b, a, t = base()
+    wide = AccessPattern(t, Affine(0), ((512, 256), (1, 512)), "float32")
+    b.inst("tensor_copy", {"dst": wide, "src": whole(t)}, {}, LOC)
+    only(k, "256 partitions exceed 128")
+
+
+def test_pattern_nums_are_positive():
+    k, b, a, t = base()
+    empty = AccessPattern(t, Affine(0), ((512, 128), (1, 0)), "float32")
+    b.inst("tensor_copy", {"dst": empty, "src": whole(t)}, {}, LOC)
+    only(k, "pattern nums must be >= 1")
+
+
+def test_returned_tensor_must_be_defined_at_kernel_scope():
+    k, b, a, t = base()
+    with b.loop(0, 2, 1, "affine", LOC):
+        inner = b.alloc("shared_hbm", "float32", (4,), "inner", LOC)
+    k.returns.append(inner)
+    only(k, "return of %t2")
+
+
+def test_rotate_names_the_innermost_loop():
+    k, b, a, t = base()
+    t.rotate = ("i0", 2, 2048)
+    only(k, "rotate names $i0, not the innermost enclosing loop")
+
+
+def test_engine_must_be_allowed_for_the_opcode():
+    k, b, a, t = base()
+    k.body.append(Inst("nc_matmul", {"dst": whole(t), "stationary": whole(t), "moving": whole(t)}, {}, LOC, engine="vector"))
+    only(k, "engine 'vector' cannot run nc_matmul")
+
+
+def test_accumulate_names_enclosing_loops():
+    k, b, a, t = base()
+    b.inst("nc_matmul", {"dst": whole(t), "stationary": whole(t), "moving": whole(t)}, {"accumulate": ("i7",)}, LOC)
+    only(k, "accumulate names $i7")
+
+
+def test_verifier_error_lists_problems():
+    k, b, a, t = base()
+    b.inst("nc_fly", {}, {}, LOC)
+    with pytest.raises(VerifierError, match="unknown opcode"):
+        verify_or_raise(k, "after test")

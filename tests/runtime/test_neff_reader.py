@@ -1,0 +1,271 @@
+"""The .neff reader accepts the documented container and rejects every defect in one line."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+
+import nkirt
+import pytest
+from neff_builder import Kernel, container, reseal, write_neff
+from nkirt import NeffError
+
+
+def copy_kernel() -> Kernel:
+    k = Kernel("trn2", name="copy")
+    src = k.input("x", "bfloat16", [128, 64])
+    out = k.output("y", "bfloat16", [128, 64])
+    tile = k.sbuf("t", "bfloat16", [128, 64])
+    load = k.dma(k.ap(tile), k.ap(src))
+    k.dma(k.ap(out), k.ap(tile), waits=[(load, 0)], queue="dma1")
+    return k
+
+
+def rejects(blob: bytes, fragment: str) -> None:
+    with pytest.raises(NeffError) as info:
+        nkirt.load(blob)
+    message = str(info.value)
+    assert fragment in message
+    assert "\n" not in message
+
+
+def test_valid_container_loads_with_parameters():
+    program = nkirt.load(copy_kernel().neff())
+    assert (program.kernel, program.target) == ("copy", "trn2")
+    assert [(t.name, t.dtype, t.shape) for t in program.inputs] == [("x", "bfloat16", (128, 64))]
+    assert [t.name for t in program.outputs] == ["y"]
+
+
+def test_loads_from_a_path(tmp_path):
+    path = tmp_path / "copy.neff"
+    path.write_bytes(copy_kernel().neff())
+    assert nkirt.load(path).kernel == "copy"
+    assert nkirt.load(str(path)).kernel == "copy"
+
+
+def test_missing_file_is_a_neff_error(tmp_path):
+    rejects_path = tmp_path / "absent.neff"
+    with pytest.raises(NeffError, match="cannot read"):
+        nkirt.load(rejects_path)
+
+
+def test_any_minor_version_is_accepted():
+    blob = bytearray(copy_kernel().neff())
+    blob[10:12] = struct.pack("<H", 7)
+    assert nkirt.load(bytes(blob)).kernel == "copy"
+
+
+def test_short_file():
+    rejects(b"NKICNEFF\x01\x00", "too short")
+
+
+def test_wrong_magic():
+    rejects(write_neff(copy_kernel().program(), magic=b"NOTANEFF"), "magic")
+
+
+def test_unsupported_major_version():
+    rejects(write_neff(copy_kernel().program(), major=2), "major version 2")
+
+
+def test_checksum_mismatch():
+    blob = bytearray(copy_kernel().neff())
+    blob[-1] ^= 0xFF
+    rejects(bytes(blob), "checksum")
+
+
+def test_section_past_end_of_file():
+    blob = bytearray(copy_kernel().neff())
+    struct.pack_into("<Q", blob, 48 + 16, 10**6)  # PROG length
+    rejects(reseal(bytes(blob)), "outside the file")
+
+
+def test_section_table_past_end_of_file():
+    blob = bytearray(copy_kernel().neff())
+    struct.pack_into("<I", blob, 12, 1000)
+    rejects(reseal(bytes(blob)), "section table")
+
+
+def test_missing_prog_section():
+    rejects(container([(b"DATA", 0, b"\x00" * 8)]), "no PROG")
+
+
+def test_prog_that_does_not_decompress():
+    rejects(container([(b"PROG", 1, b"definitely not zlib")]), "does not decompress")
+
+
+def test_prog_that_is_not_json():
+    rejects(container([(b"PROG", 1, zlib.compress(b"{not json"))]), "not valid UTF-8 JSON")
+
+
+def test_uncompressed_prog_is_read_per_its_flags():
+    assert nkirt.load(write_neff(copy_kernel().program(), compress=False)).kernel == "copy"
+
+
+def mutated(edit) -> bytes:
+    program = copy_kernel().program()
+    edit(program)
+    return write_neff(program)
+
+
+def test_unknown_tensor_id_in_an_operand():
+    def edit(p):
+        p["body"][0]["operands"]["src"]["tensor"] = 99
+
+    rejects(mutated(edit), "unknown tensor id 99")
+
+
+def test_unknown_tensor_id_in_inputs():
+    rejects(mutated(lambda p: p["inputs"].append(42)), "unknown tensor id 42")
+
+
+def test_unknown_opcode():
+    def edit(p):
+        p["body"][0]["op"] = "dma_teleport"
+
+    rejects(mutated(edit), "unknown opcode 'dma_teleport'")
+
+
+def test_unknown_queue():
+    def edit(p):
+        p["body"][0]["queue"] = "dma16"
+
+    rejects(mutated(edit), "unknown queue 'dma16'")
+
+
+def test_instruction_on_an_engine_that_cannot_run_it():
+    def edit(p):
+        p["body"][0]["engine"] = "vector"
+        p["body"][0]["queue"] = "vector"
+
+    rejects(mutated(edit), "cannot run on the vector engine")
+
+
+def test_wait_on_unknown_instruction():
+    def edit(p):
+        p["body"][1]["waits"] = [[77, 0]]
+
+    rejects(mutated(edit), "unknown instruction id 77")
+
+
+def test_offset_variable_outside_any_loop():
+    def edit(p):
+        p["body"][0]["operands"]["src"]["offset"] = {"c": 0, "t": {"i": 64}}
+
+    rejects(mutated(edit), "not an enclosing loop variable")
+
+
+def test_missing_field():
+    rejects(mutated(lambda p: p.pop("tensors")), "missing field 'tensors'")
+
+
+def test_on_chip_tensor_beyond_the_partition_size():
+    def edit(p):
+        p["tensors"][2]["address"]["byte"] = 224 * 1024 - 64
+
+    rejects(mutated(edit), "exceed")
+
+
+def test_unknown_target():
+    def edit(p):
+        p["target"] = "trn9"
+
+    rejects(mutated(edit), "unknown target")
+
+
+def test_bad_loc_file_index():
+    def edit(p):
+        p["body"][0]["loc"][0] = 3
+
+    rejects(mutated(edit), "file index 3")
+
+
+def test_constant_tensor_reads_its_bytes_from_data():
+    import numpy as np
+
+    k = Kernel()
+    values = np.arange(8, dtype=np.float32).reshape(2, 4)
+    cid = k.constant("table", values)
+    k.output("y", "float32", [2, 4])
+    program = nkirt.load(k.neff())
+    assert program.tensors[cid].data == values.tobytes()
+
+
+def test_constant_outside_data_section():
+    import numpy as np
+
+    k = Kernel()
+    k.constant("table", np.zeros((2, 4), np.float32))
+    program = k.program()
+    program["tensors"][0]["data_offset"] = 1000
+    rejects(write_neff(program, k.data), "outside the DATA section")
+
+
+def test_kernel_without_outputs_returns_the_parameters_it_writes():
+    k = Kernel()
+    x = k.input("x", "float32", [128, 4])
+    k.input("unused", "float32", [128, 4])
+    tile = k.sbuf("t", "float32", [128, 4])
+    k.dma(k.ap(tile), k.ap(x))
+    k.dma(k.ap(x), k.ap(tile), waits=[(0, 0)], queue="dma1")
+    program = nkirt.load(k.neff())
+    assert [t.name for t in program.outputs] == ["x"]
+    assert program.output_names == ["x"]
+
+
+def test_program_json_round_trips_through_the_builder():
+    blob = copy_kernel().neff()
+    table = struct.unpack_from("<4sIQQ", blob, 48)
+    assert table[0] == b"PROG"
+    assert json.loads(zlib.decompress(blob[table[2] : table[2] + table[3]]))["kernel"] == "copy"
+
+
+def test_instruction_missing_an_operand_its_cost_needs():
+    def edit(p):
+        del p["body"][0]["operands"]["dst"]
+
+    rejects(mutated(edit), "lacks operand 'dst'")
+
+
+def test_dtype_view_that_does_not_divide_the_rows():
+    def edit(p):
+        p["tensors"][0]["shape"] = [128, 63]
+        p["body"][0]["operands"]["src"] = {
+            "tensor": 0,
+            "offset": 0,
+            "dtype": "float32",
+            "pattern": [[1, 4]],
+        }
+
+    rejects(mutated(edit), "does not evenly reinterpret")
+
+
+def test_partition_step_that_is_not_a_whole_partition():
+    def edit(p):
+        p["body"][0]["operands"]["dst"]["pattern"] = [[32, 128], [1, 64]]
+
+    rejects(mutated(edit), "not a whole partition")
+
+
+def test_rotate_over_a_loop_that_does_not_enclose_the_access():
+    def edit(p):
+        p["tensors"][2]["rotate"] = {"var": "i0", "count": 2, "stride": 128}
+
+    rejects(mutated(edit), "rotates over loop 'i0'")
+
+
+def test_rotate_slots_beyond_the_partition():
+    def edit(p):
+        p["tensors"][2]["rotate"] = {"var": "i0", "count": 2000, "stride": 128}
+
+    rejects(mutated(edit), "exceed")
+
+
+def test_accumulate_unless_first_must_name_enclosing_loops():
+    k = Kernel()
+    k.output("y", "float32", [1, 1])
+    w = k.sbuf("w", "bfloat16", [128, 128])
+    acc = k.psum("acc", "float32", [128, 128])
+    operands = {"dst": k.ap(acc), "stationary": k.ap(w), "moving": k.ap(w)}
+    k.inst("nc_matmul", "tensor", operands, {"accumulate": {"unless_first": ["k"]}})
+    rejects(k.neff(), "enclosing loop variables under 'unless_first'")

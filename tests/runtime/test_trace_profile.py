@@ -1,0 +1,168 @@
+"""The Profile JSON, the Chrome trace, the text summary and the timeline picture of a run."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import jsonschema
+import nkirt
+import pytest
+from neff_builder import Kernel
+from nkirt.timeline import render_svg
+
+ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
+
+
+def pipeline_result():
+    k = Kernel("trn2", name="scale")
+    x = k.input("x", "bfloat16", [128, 512])
+    y = k.output("y", "bfloat16", [128, 512])
+    a = k.sbuf("a", "bfloat16", [128, 512])
+    b = k.sbuf("b", "bfloat16", [128, 512], byte=2048)
+    load = k.dma(k.ap(a), k.ap(x))
+    act = k.inst(
+        "activation", "scalar", {"dst": k.ap(b), "data": k.ap(a)}, {"op": "exp"}, waits=[(load, 0)]
+    )
+    k.dma(k.ap(y), k.ap(b), waits=[(act, 0)], queue="dma5")
+    return nkirt.execute(nkirt.load(k.neff()), timing_only=True)
+
+
+PROFILE_SCHEMA = {
+    "type": "object",
+    "required": ["target", "total_ns", "instructions", "bottleneck", "engines"],
+    "properties": {
+        "target": {"enum": ["trn1", "trn2", "trn3"]},
+        "total_ns": {"type": "number", "minimum": 0},
+        "instructions": {"type": "integer", "minimum": 0},
+        "bottleneck": {"enum": list(ENGINES)},
+        "engines": {
+            "type": "object",
+            "required": list(ENGINES),
+            "additionalProperties": {
+                "type": "object",
+                "required": ["busy_ns", "instructions"],
+                "properties": {
+                    "busy_ns": {"type": "number", "minimum": 0},
+                    "instructions": {"type": "integer", "minimum": 0},
+                },
+            },
+        },
+    },
+}
+
+TRACE_SCHEMA = {
+    "type": "object",
+    "required": ["traceEvents", "displayTimeUnit"],
+    "properties": {
+        "displayTimeUnit": {"const": "ns"},
+        "traceEvents": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["ph", "pid", "tid", "name"],
+                "properties": {"ph": {"enum": ["M", "X", "s", "f"]}, "ts": {"type": "number"}},
+                "if": {"properties": {"ph": {"const": "X"}}},
+                "then": {"required": ["ts", "dur", "cat"]},
+            },
+        },
+    },
+}
+
+
+def test_profile_follows_the_design_contract():
+    profile = pipeline_result().profile
+    jsonschema.validate(profile, PROFILE_SCHEMA)
+    assert profile["instructions"] == 3
+    assert profile["engines"]["dma"]["instructions"] == 2
+    assert profile["engines"]["scalar"]["instructions"] == 1
+    assert profile["bottleneck"] == "dma"
+    assert profile["dma_bytes"] == 2 * 128 * 512 * 2
+    json.dumps(profile)  # serialisable as is
+
+
+def test_profile_lists_the_costliest_instructions_with_source_lines():
+    top = pipeline_result().profile["top_instructions"]
+    assert top[0]["op"] == "dma_copy"
+    assert {"op", "loc", "total_ns", "count"} <= set(top[0])
+    assert top[0]["loc"].startswith("/src/kernels/test_kernel.py:")
+
+
+def test_trace_has_a_track_per_queue_and_named_slices():
+    trace = pipeline_result().trace()
+    jsonschema.validate(trace, TRACE_SCHEMA)
+    events = trace["traceEvents"]
+    tracks = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert tracks == {"scalar", "dma0", "dma5"}
+    names = [e["name"] for e in events if e["ph"] == "X" and e["cat"] != "semaphore"]
+    assert names == [
+        "dma_copy test_kernel.py:11",
+        "activation test_kernel.py:12",
+        "dma_copy test_kernel.py:13",
+    ]
+
+
+def test_semaphore_waits_show_as_slices_with_flow_arrows():
+    events = pipeline_result().trace()["traceEvents"]
+    waits = [e for e in events if e.get("cat") == "semaphore" and e["ph"] == "X"]
+    assert [w["name"] for w in waits] == [
+        "wait dma_copy test_kernel.py:11",
+        "wait activation test_kernel.py:12",
+    ]
+    starts = [e for e in events if e["ph"] == "s"]
+    finishes = [e for e in events if e["ph"] == "f"]
+    assert len(starts) == len(finishes) == 2
+    assert {e["id"] for e in starts} == {e["id"] for e in finishes}
+
+
+def test_summary_reports_latency_engines_bottleneck_dma_and_top_lines():
+    text = pipeline_result().summary()
+    assert text.startswith("scale on trn2: ")
+    for engine in ENGINES:
+        assert f"  {engine} " in text
+    assert "bottleneck: dma" in text
+    assert "GB/s achieved" in text
+    assert "test_kernel.py:11" in text
+
+
+def test_timeline_svg_has_a_row_per_queue(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "timeline.svg"
+    render_svg(pipeline_result(), path)
+    svg = path.read_text()
+    assert svg.startswith("<?xml")
+    for row in ("dma0", "scalar", "dma5"):
+        assert row in svg
+
+
+def test_timeline_without_matplotlib_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ImportError, match=r"pip install 'nkic\[plot\]'"):
+        render_svg(pipeline_result().trace(), tmp_path / "t.svg")
+
+
+def test_slices_of_a_track_never_overlap_when_a_queue_runs_ahead():
+    k = Kernel("trn2")
+    x = k.input("x", "bfloat16", [128, 1024])
+    k.output("unused", "float32", [1, 1])
+    w = k.sbuf("w", "bfloat16", [128, 128])
+    tiles = [k.sbuf(f"t{i}", "bfloat16", [128, 1024], byte=256 + 2048 * i) for i in range(3)]
+    acc = k.psum("acc", "float32", [128, 512])
+    for tile in tiles:  # one DMA queue with three transfers in flight
+        k.dma(k.ap(tile), k.ap(x), queue="dma4")
+    for i in range(3):  # LoadStationary overlaps the previous MultiplyMoving
+        operands = {
+            "dst": k.ap(acc),
+            "stationary": k.ap(w),
+            "moving": k.ap(tiles[0], [[1024, 128], [1, 512]]),
+        }
+        k.inst("nc_matmul", "tensor", operands, {"accumulate": i > 0}, waits=[(0, 0)])
+    events = nkirt.execute(nkirt.load(k.neff()), timing_only=True).trace()["traceEvents"]
+    by_track: dict[int, list] = {}
+    for e in events:
+        if e["ph"] == "X":
+            by_track.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"]))
+    assert len(by_track) == 2
+    for spans in by_track.values():
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            assert start >= end - 1e-9
