@@ -17,7 +17,7 @@ demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -q -n 2 tests
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

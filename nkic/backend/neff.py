@@ -52,8 +52,7 @@ class _ProgramWriter:
             "shape": list(t.shape),
         }
         if t.on_chip:
-            partition, byte = t.address if t.address is not None else (0, 0)
-            out["address"] = {"partition": partition, "byte": byte}
+            out["address"] = {"partition": t.address[0], "byte": t.address[1]}
             if t.rotate is not None:
                 var, count, stride = t.rotate
                 out["rotate"] = {"var": var, "count": count, "stride": stride}
@@ -145,11 +144,6 @@ class _ProgramWriter:
         }
 
 
-def program_json(kernel: Kernel) -> dict:
-    """The PROG document of a scheduled kernel (allocated, engines assigned)."""
-    return _ProgramWriter(schedule(kernel)).program()
-
-
 def pack_neff(sections: list[tuple[bytes, int, bytes]]) -> bytes:
     """Header + section table + payloads for (tag, flags, payload) sections."""
     offset = HEADER.size + SECTION.size * len(sections)
@@ -163,7 +157,15 @@ def pack_neff(sections: list[tuple[bytes, int, bytes]]) -> bytes:
 
 
 def write_neff(kernel: Kernel) -> bytes:
-    """Serialise an allocated kernel to `.neff` bytes (deterministic)."""
+    """Serialise an allocated kernel to `.neff` bytes (deterministic).
+
+    Raises ValueError if an on-chip tensor has no address (the kernel was not allocated).
+    """
+    unplaced = [t.name for t in kernel.tensors() if t.on_chip and t.address is None]
+    if unplaced:
+        raise ValueError(
+            "write_neff needs an allocated kernel; no address: %" + ", %".join(unplaced)
+        )
     w = _ProgramWriter(schedule(kernel))
     doc = w.program()
     text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

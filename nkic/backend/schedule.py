@@ -18,7 +18,7 @@ from ..ir.core import Inst, Kernel, Loop, Tensor
 from ..ir.isa import lookup
 from ..passes.regions import Region, hbm_rows, instances_may_overlap, loop_ranges, region
 from .engines import choose_engine
-from .target import target
+from ..ir.target import target
 
 #: Instructions that read the current contents of their outputs (partial or predicated writes).
 READS_OUTPUTS = ("tensor_copy_predicated", "nc_stream_shuffle")
@@ -125,12 +125,8 @@ def _common(a: tuple[Loop, ...], b: tuple[Loop, ...]) -> tuple[Loop, ...]:
 
 
 def _boxes_meet(a: Access, b: Access) -> bool:
-    return (
-        a.box[0] <= b.box[1]
-        and b.box[0] <= a.box[1]
-        and a.box[2] <= b.box[3]
-        and (b.box[2] <= a.box[3])
-    )
+    (ap0, ap1, ab0, ab1), (bp0, bp1, bb0, bb1) = a.box, b.box
+    return ap0 <= bp1 and bp0 <= ap1 and ab0 <= bb1 and bb0 <= ab1
 
 
 def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> int | None:
@@ -179,8 +175,10 @@ def _reduce(
         for p in ps:
             if dom is None or p is dom:
                 kept.append(p)
-            elif p.pos < c.pos:
+            elif p.pos < dom.pos:
                 continue  # dom is issued after p's latest instance, on the same queue
+            elif p.pos < c.pos:
+                kept.append(p)
             else:
                 common = _common(c.loops, p.loops)
                 if not (common and dom.pos > starts[common[-1]]):

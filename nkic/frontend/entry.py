@@ -9,7 +9,7 @@ import enum
 import os
 import sys
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, DiagnosticSink
 from ..ir.core import Kernel, Loc
 from .args import TensorSpec, normalise_dtype_or_none
 from .loader import Loader, def_loc, kernels_in
@@ -22,6 +22,7 @@ from .values import (
     Instance,
     NkiClass,
     PoisonError,
+    RestartUnrolled,
     ReturnSignal,
     Scope,
     TensorTypeAnnotation,
@@ -57,34 +58,69 @@ def specialise(
         sink.report(Diagnostic(parsed.code, parsed.message, parsed.loc, "error", parsed.hint))
         return None
     tree = parsed[0]
-    errors_before = sum(1 for d in sink.items if d.severity == "error")
     name = _choose_kernel(tree, file, kernel, sink)
     if name is None:
         return None
-    sp = Specialiser(loader, sink, target, name, unroll_all)
+    unroll: set[tuple] = set()
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:
-        module = sp.load_source_module(loader.kernel_module_name or "__main__", file, None)
+        while True:
+            run_sink = DiagnosticSink()
+            sp = Specialiser(loader, run_sink, target, name, unroll_all, frozenset(unroll))
+            try:
+                _run(sp, loader, tree, file, name, args)
+                break
+            except RestartUnrolled as restart:
+                # a value from a symbolic loop has no single value after it: unroll that loop
+                if restart.loop in unroll or len(unroll) >= MAX_RESTARTS:
+                    _internal_error(run_sink, tree, file, name, "restart loop")
+                    break
+                unroll.add(restart.loop)
+    finally:
+        sys.setrecursionlimit(limit)
+    sys.stderr.write("".join(sp.output))
+    for d in run_sink.items:
+        sink.report(d)
+    return None if run_sink.has_errors else sp.kernel
+
+
+MAX_RESTARTS = 64
+
+
+def _run(sp: Specialiser, loader: Loader, tree: ast.Module, file: str, name: str, args: dict):
+    try:
+        module = sp.load_source_module(loader.kernel_module_name or "__nkic_kernel__", file, None)
         fn = module.attrs.get(name)
         if isinstance(fn, Function):
             KernelCall(sp, fn).run(dict(args))
-    except Exception as exc:  # a bug in nkic must still surface as a diagnostic
-        node = _find_def(tree, name)
-        loc = def_loc(node, file) if node else Loc(file, 1, 1, 1, 1)
-        sink.report(
-            Diagnostic(
-                "nkic_internal_error",
-                f"internal error in the nkic frontend: {type(exc).__name__}: {exc}",
-                loc,
-                "error",
-                "this is a bug in nkic; please report it with the kernel",
+        elif fn is not POISON:  # POISON: its definition already failed with a diagnostic
+            sp.sink.report(
+                Diagnostic(
+                    "err_unsupported_syntax",
+                    f"'{name}' is not a plain function after its decorators",
+                    def_loc(_find_def(tree, name), file),
+                    "error",
+                    "decorate kernels with @nki.jit only",
+                )
             )
+    except RestartUnrolled:
+        raise
+    except Exception as exc:  # a bug in nkic must still surface as a diagnostic
+        _internal_error(sp.sink, tree, file, name, f"{type(exc).__name__}: {exc}")
+
+
+def _internal_error(sink, tree: ast.Module, file: str, name: str, what: str) -> None:
+    node = _find_def(tree, name)
+    sink.report(
+        Diagnostic(
+            "nkic_internal_error",
+            f"internal error in the nkic frontend: {what}",
+            def_loc(node, file) if node else Loc(file, 1, 1, 1, 1),
+            "error",
+            "this is a bug in nkic; please report it with the kernel",
         )
-    finally:
-        sys.setrecursionlimit(limit)
-    errors_after = sum(1 for d in sink.items if d.severity == "error")
-    return None if errors_after > errors_before else sp.kernel
+    )
 
 
 def _find_def(tree: ast.Module, name: str) -> ast.FunctionDef | None:
@@ -187,14 +223,14 @@ class KernelCall:
         )
         for name in args:
             if name not in [p.arg for p in params]:
-                sp.report(
-                    UserError(
-                        "err_unexpected_keyword",
-                        f"kernel '{self.fn.name}' has no parameter '{name}'",
-                        node,
-                        sp._suggest(name, [p.arg for p in params]),
-                    )
+                err = UserError(
+                    "err_unexpected_keyword",
+                    f"kernel '{self.fn.name}' has no parameter '{name}'",
+                    node,
+                    sp.suggest(name, [p.arg for p in params]),
                 )
+                err.loc = def_loc(node, self.fn.module.file)
+                sp.report(err)
         for p in params:
             try:
                 scope.vars[p.arg] = self._argument(p, args, defaults)
@@ -332,14 +368,16 @@ class KernelCall:
             return None
         path = os.path.abspath(file)
         if path not in sp.module_by_file:
-            name = obj.__module__ if obj.__module__ != "__main__" else "__main__"
-            sink, sp.sink = sp.sink, _Discard()
+            # a script's `if __name__ == "__main__":` block must not run here
+            name = obj.__module__ if obj.__module__ != "__main__" else "__nkic_main__"
+            saved = sp.sink, set(sp.reported_keys)
+            sp.sink = _Discard()
             try:
                 sp.load_source_module(name, path, None)
             except UserError:
                 return None
             finally:
-                sp.sink = sink
+                sp.sink, sp.reported_keys = saved
         scope = sp.module_by_file[path].scope
         value: object = None
         for part in obj.__qualname__.split("."):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import ast
 import os
+import site
 import sys
+import sysconfig
 
 from ..ir.core import Loc
 from .values import SourceModule, UserError
@@ -76,6 +78,11 @@ class Loader:
         )
         self.kernel_package = ".".join(parts)
         self.search_path = [directory, root] + [p for p in sys.path if p]
+        installed = {
+            sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")
+        }
+        installed.update(getattr(site, "getsitepackages", list)())
+        self._installed = tuple(os.path.abspath(p) + os.sep for p in installed if p)
 
     def parse(self, path: str):
         """(tree, text) of a file, or a UserError carrying the syntax error's location."""
@@ -89,7 +96,9 @@ class Loader:
             with open(path, encoding="utf-8") as f:
                 text = f.read()
         except OSError as e:
-            err = UserError("err_file_not_found", f"cannot read {path}: {e.strerror}")
+            err = UserError(
+                "err_file_not_found", f"cannot read {path}: {e.strerror}", None, "check the path"
+            )
             err.loc = Loc(path, 1, 1, 1, 1)
             return err
         try:
@@ -101,7 +110,9 @@ class Loader:
             end_col = getattr(e, "end_offset", None) or col + 1
             if end_line == line and end_col <= col:
                 end_col = col + 1
-            err = UserError("err_syntax_error", f"invalid syntax: {e.msg}")
+            err = UserError(
+                "err_syntax_error", f"invalid syntax: {e.msg}", None, "kernels must be valid Python"
+            )
             err.loc = Loc(path, line, col, end_line, end_col)
             return err
 
@@ -125,3 +136,8 @@ class Loader:
                 if os.path.isfile(candidate):
                     return os.path.abspath(candidate)
         return None
+
+    def is_installed(self, path: str) -> bool:
+        """Whether `path` belongs to the standard library or an installed package (modules the
+        specialiser does not read: kernels only use the helper modules of their project)."""
+        return path.startswith(self._installed)

@@ -59,7 +59,6 @@ _UNSUPPORTED = {
         "load": "nisa.dma_copy(dst=tile, src=hbm_view)",
         "store": "nisa.dma_copy(dst=hbm_view, src=tile)",
         "load_transpose2d": "nisa.dma_transpose",
-        "copy": "nisa.tensor_copy",
         "matmul": "nisa.nc_matmul",
         "transpose": "nisa.nc_transpose",
         "softmax": "nisa.activation / tensor_reduce",
@@ -422,7 +421,7 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
                     continue
                 operands[p.name] = _tensor_operand(v, p.name)
             elif p.role == "val":
-                if v is None and p.default is None:
+                if v is None:  # e.g. operand0=None for a unary op0
                     continue
                 operands[p.name] = _value_operand(ip, v, p.name)
             elif p.role == "ins":

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import difflib
 import operator
-import sys
 import types
 from dataclasses import dataclass, field
 
@@ -45,11 +44,13 @@ from .values import (
     NkiClass,
     NkiObjectBase,
     NlOp,
+    OpaqueModule,
     Poison,
     PoisonError,
     Property,
     PyType,
     RangeValue,
+    RestartUnrolled,
     ReturnSignal,
     Scope,
     SourceModule,
@@ -61,6 +62,8 @@ from .values import (
 )
 
 MAX_CALL_DEPTH = 200
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+_HOST_ONLY = ("nkic", "nkirt")  # the compiler itself, imported by host code in kernel files
 MAX_ITERATIONS = 200_000
 
 _UNSUPPORTED_HINTS = {
@@ -76,6 +79,34 @@ _UNSUPPORTED_HINTS = {
     ast.Set: "use a list or a dict with string keys",
     ast.SetComp: "use a list comprehension",
     ast.Match: "use if/elif/else",
+}
+
+#: Hints for diagnostics raised without a more specific one.
+_DEFAULT_HINTS = {
+    "err_type_error": "specialisation follows Python semantics: check the types of the values",
+    "err_value_error": "check the values involved (indices, keys, divisors, unpacking)",
+    "err_attribute_error": "check the attribute name and the object it is looked up on",
+    "err_invalid_argument": "check the argument against the API's signature (docs/language.md)",
+    "err_invalid_view": "on-chip views keep the partition dimension first and cannot stride it",
+    "err_invalid_index": "index tensors with ints, slices, nl.ds(start, size) and '...'",
+    "err_tensor_access_out_of_bound": "indices and slices must lie within the tensor's shape",
+    "err_unsupported_api": "see docs/language.md for the subset nkic supports",
+    "err_undefined_name": "define or import the name before using it",
+    "err_missing_argument": "pass every required argument",
+    "err_unexpected_keyword": "check the keyword against the signature",
+    "err_unsupported_syntax": "rewrite it with the NKI subset (docs/language.md)",
+    "err_unknown_api": "see the nki.language / nki.isa API list",
+    "err_assert_failed": "the assertion in the kernel does not hold for these arguments",
+    "err_raised_exception": "the kernel raised this for the given arguments",
+    "err_local_variable_used_out_of_scope": "allocate the tensor before the loop",
+    "err_ambiguous_tensor_truth_value": "conditions must be compile-time values, not tensors",
+    "err_annotation_shape_mismatch": "pass a tensor of the annotated shape or fix the annotation",
+    "err_dynamic_control_flow_not_supported": "conditions must be compile-time values",
+    "err_import_error": "helper modules are searched next to the kernel file, in its package "
+    "and on sys.path",
+    "err_tensor_operator": "compute with nki.isa instructions",
+    "err_unsupported_memory": "check which buffers the operation accepts",
+    "err_specialisation_limit": "bound the recursion / loop at specialisation time",
 }
 
 _BINOPS = {
@@ -162,13 +193,24 @@ class SuperProxy:
 class Specialiser:
     """Evaluates a kernel file for one set of arguments and builds its Kernel."""
 
-    def __init__(self, loader: Loader, sink, target: str, kernel_name: str, unroll_all=False):
+    def __init__(
+        self,
+        loader: Loader,
+        sink,
+        target: str,
+        kernel_name: str,
+        unroll_all: bool = False,
+        unroll_loops: frozenset = frozenset(),
+    ):
         self.loader = loader
         self.sink = sink
         self.target = target
         self.kernel = Kernel(kernel_name, target)
         self.builder = Builder(self.kernel)
         self.unroll_all = unroll_all
+        self.unroll_loops = unroll_loops  # (file, line, col) of loops that must be unrolled
+        self.loop_keys: dict[str, tuple] = {}  # IR loop variable -> its loop's key
+        self.output: list[str] = []  # compile-time print() output, written when done
         self.frames: list[Frame] = []
         self.call_stack: list[Loc] = []
         self.attempts: list[Attempt] = []
@@ -180,7 +222,7 @@ class Specialiser:
         self.builtins = pylib.python_builtins()
         self.known_modules = pylib.known_modules()
         self._visitors: dict[type, object] = {}
-        self._reported: set[tuple] = set()
+        self.reported_keys: set[tuple] = set()
 
     # -----------------------------------------------------------------------------------------
     # context
@@ -221,15 +263,16 @@ class Specialiser:
 
     def report(self, err: UserError) -> None:
         loc = getattr(err, "loc", None) or self.loc(err.node)
-        self._emit_diag(Diagnostic(err.code, err.message, loc, "error", err.hint))
+        hint = err.hint or _DEFAULT_HINTS.get(err.code)
+        self._emit_diag(Diagnostic(err.code, err.message, loc, "error", hint))
 
     def _emit_diag(self, d: Diagnostic) -> None:
         if self.attempts:
             self.attempts[-1].diags.append(d)
             return
         key = (d.code, d.loc.file, d.loc.line, d.loc.col, d.loc.stack)
-        if key not in self._reported:  # one report per root cause, not per unrolled iteration
-            self._reported.add(key)
+        if key not in self.reported_keys:  # one report per root cause, not per unrolled iteration
+            self.reported_keys.add(key)
             self.sink.report(d)
 
     def precheck(self, fn: Function) -> None:
@@ -250,7 +293,7 @@ class Specialiser:
     def print_out(self, text: str) -> None:
         if self.attempts:  # Python prints once per iteration: unroll to do the same
             raise SymbolicAbort(self.attempts[-1], "print() in the loop body")
-        sys.stderr.write(text)
+        self.output.append(text)
 
     def error_node(self, err: UserError, node: ast.AST) -> UserError:
         if getattr(err, "loc", None) is None:
@@ -291,7 +334,7 @@ class Specialiser:
     def exec_stmt(self, stmt: ast.stmt) -> None:
         try:
             self.visit(stmt)
-        except (ReturnSignal, BreakSignal, ContinueSignal, SymbolicAbort):
+        except (ReturnSignal, BreakSignal, ContinueSignal, SymbolicAbort, RestartUnrolled):
             raise
         except UserError as err:
             self.report(err)
@@ -357,7 +400,7 @@ class Specialiser:
                 "err_undefined_name",
                 f"name '{name}' is not defined",
                 node,
-                self._suggest(name, self._visible_names()),
+                self.suggest(name, self._visible_names()),
             )
         for att in self.attempts:
             if att.scope is scope and name not in att.written:
@@ -366,14 +409,7 @@ class Specialiser:
         if isinstance(value, Poison):
             raise PoisonError()
         if isinstance(value, Escaped):
-            raise UserError(
-                "err_local_variable_used_out_of_scope",
-                f"'{name}' holds a tensor created inside the loop at line {value.loc.line}, "
-                "which stays a hardware loop; it is not available after the loop",
-                node,
-                "allocate the tensor before the loop, or unroll the loop with range() / "
-                "nl.static_range()",
-            )
+            raise RestartUnrolled(value.loop)
         return value
 
     def store_name(self, name: str, value) -> None:
@@ -394,7 +430,7 @@ class Specialiser:
         return sorted(names)
 
     @staticmethod
-    def _suggest(word: str, choices) -> str | None:
+    def suggest(word: str, choices) -> str | None:
         close = difflib.get_close_matches(word, list(choices), n=1)
         return f"did you mean '{close[0]}'?" if close else None
 
@@ -412,6 +448,9 @@ class Specialiser:
         for att in reversed(self.attempts):
             if att.var in v.vars:
                 return SymbolicAbort(att, reason)
+        for var in v.vars:
+            if var in self.loop_keys:  # escaped from a finished symbolic loop: unroll that one
+                raise RestartUnrolled(self.loop_keys[var])
         raise UserError(
             "err_local_variable_used_out_of_scope",
             "a value computed from the induction variable of a loop that stays a hardware "
@@ -644,7 +683,9 @@ class Specialiser:
         if (
             isinstance(iterable, RangeValue)
             and iterable.kind in ("affine", "sequential")
+            and isinstance(node.target, ast.Name)
             and not self.unroll_all
+            and (self.module.file, node.lineno, node.col_offset) not in self.unroll_loops
             and self.in_kernel
             and self.lambda_depth == 0
             and len(iterable.as_range()) >= 2
@@ -701,31 +742,30 @@ class Specialiser:
         for d in att.diags:
             self._emit_diag(d)
         last = rv.as_range()[-1]
+        key = (self.module.file, node.lineno, node.col_offset)
+        self.loop_keys[att.var] = key
         for name in att.written:
             if name in scope.vars:
-                scope.vars[name] = self._after_loop(scope.vars[name], att, last, name, node)
+                scope.vars[name] = self._after_loop(scope.vars[name], att, last, name, key)
         for outer in self.attempts:
             outer.tensors |= att.tensors
         return True
 
-    def _after_loop(self, v, att: Attempt, last: int, name: str, node: ast.AST):
-        """The value a name bound in a symbolic loop body has after the loop."""
+    def _after_loop(self, v, att: Attempt, last: int, name: str, key: tuple):
+        """The value a name bound in a symbolic loop body has after the loop: the last
+        iteration's where it is one value, else a marker that unrolls the loop when read."""
         env = {att.var: last}
         if isinstance(v, Affine):
             return norm_int(v.substitute(env))
         if isinstance(v, TensorView):
             if v.tensor in att.tensors:
-                return Escaped(name, self.loc(node))
+                return Escaped(name, key)
             return v.substitute(env)
         if isinstance(v, tuple):
-            items = tuple(self._after_loop(x, att, last, name, node) for x in v)
-            return (
-                Escaped(name, self.loc(node))
-                if any(isinstance(x, Escaped) for x in items)
-                else items
-            )
+            items = tuple(self._after_loop(x, att, last, name, key) for x in v)
+            return Escaped(name, key) if any(isinstance(x, Escaped) for x in items) else items
         if isinstance(v, (list, dict, Instance, Function)) and self._mentions(v, att):
-            return Escaped(name, self.loc(node))
+            return Escaped(name, key)
         return v
 
     def _mentions(self, v, att: Attempt, depth: int = 0) -> bool:
@@ -971,6 +1011,16 @@ class Specialiser:
                 node,
             )
         module = self.import_module(name, node)
+        if isinstance(module, OpaqueModule):
+            if node.level:
+                raise UserError("err_import_error", f"no module named '{name}'", node)
+            for alias in node.names:
+                if alias.name != "*":
+                    self.store_name(
+                        alias.asname or alias.name,
+                        OpaqueModule(f"{name}.{alias.name}", module.found),
+                    )
+            return
         for alias in node.names:
             if alias.name == "*":
                 exported = module.attrs.get("__all__")
@@ -992,7 +1042,7 @@ class Specialiser:
                         "err_import_error",
                         f"cannot import name '{alias.name}' from '{name}'",
                         node,
-                        self._suggest(alias.name, module.attrs),
+                        self.suggest(alias.name, module.attrs),
                     ) from None
             self.store_name(alias.asname or alias.name, value)
 
@@ -1013,15 +1063,11 @@ class Specialiser:
         parent = None
         if "." in name:
             parent = self.import_module(name.rsplit(".", 1)[0], node)
+            if isinstance(parent, OpaqueModule):
+                return OpaqueModule(name, parent.found)
         path = self.loader.find_module(name, self.module)
-        if path is None:
-            raise UserError(
-                "err_import_error",
-                f"no module named '{name}'",
-                node,
-                "helper modules are searched next to the kernel file, in its package and on "
-                "sys.path",
-            )
+        if path is None or self.loader.is_installed(path) or name.split(".")[0] in _HOST_ONLY:
+            return OpaqueModule(name, path is not None)
         mod = self.load_source_module(name, path, node)
         if parent is not None and parent.source is not None:
             parent.attrs.setdefault(name.rsplit(".", 1)[1], mod)
@@ -1219,11 +1265,19 @@ class Specialiser:
         if isinstance(op, ast.LShift) and isinstance(b, int) and b > 4096:
             raise UserError("err_value_error", "shift count too large")
         try:
-            return fn(a, b)
+            result = fn(a, b)
         except ZeroDivisionError:
             raise UserError("err_value_error", f"division by zero in '{sym}'") from None
         except (TypeError, ValueError, OverflowError) as e:
             raise UserError("err_type_error", f"invalid operation '{sym}': {e}") from None
+        if type(result) is int and not INT32_MIN <= result <= INT32_MAX:
+            raise UserError(
+                "err_value_error",
+                f"integer overflow: {a} {sym} {b} = {result} does not fit in a 32-bit NKI int",
+                None,
+                "NKI integers are 32-bit; keep compile-time arithmetic within ±2**31",
+            )
+        return result
 
     def affine_binop(self, op: ast.operator, a, b):
         if (
@@ -1446,6 +1500,8 @@ class Specialiser:
     def getattr(self, obj, name: str, node: ast.AST | None = None):
         if isinstance(obj, Poison):
             raise PoisonError()
+        if isinstance(obj, OpaqueModule):
+            raise _opaque_error(obj, node)
         if isinstance(obj, ModuleValue):
             if name in obj.attrs:
                 value = obj.attrs[name]
@@ -1453,7 +1509,7 @@ class Specialiser:
                     raise PoisonError()
                 return value
             if obj.strict:
-                hint = self._suggest(name, [k for k in obj.attrs if not k.startswith("_")])
+                hint = self.suggest(name, [k for k in obj.attrs if not k.startswith("_")])
                 unsupported = pylib.unsupported_api(obj.name, name)
                 if unsupported:
                     raise UserError("err_unsupported_api", unsupported, node)
@@ -1467,7 +1523,7 @@ class Specialiser:
                 "err_attribute_error",
                 f"module '{obj.name}' has no attribute '{name}'",
                 node,
-                self._suggest(name, obj.attrs),
+                self.suggest(name, obj.attrs),
             )
         if isinstance(obj, Instance):
             if name in obj.attrs:
@@ -1481,7 +1537,7 @@ class Specialiser:
                 "err_attribute_error",
                 f"'{obj.cls.name}' object has no attribute '{name}'",
                 node,
-                self._suggest(name, list(obj.attrs) + list(_class_names(obj.cls))),
+                self.suggest(name, list(obj.attrs) + list(_class_names(obj.cls))),
             )
         if isinstance(obj, NkiClass):
             found = obj.lookup(name)
@@ -1497,7 +1553,7 @@ class Specialiser:
                 "err_attribute_error",
                 f"class '{obj.name}' has no attribute '{name}'",
                 node,
-                self._suggest(name, _class_names(obj)),
+                self.suggest(name, _class_names(obj)),
             )
         if isinstance(obj, SuperProxy):
             mro = (obj.obj.cls if isinstance(obj.obj, Instance) else obj.obj).mro()
@@ -1575,7 +1631,7 @@ class Specialiser:
             self.check_key(key)
             if key not in obj:
                 raise UserError(
-                    "err_value_error", f"key {key!r} not found", None, self._suggest(key, obj)
+                    "err_value_error", f"key {key!r} not found", None, self.suggest(key, obj)
                 )
             return obj[key]
         if isinstance(obj, (list, tuple, str)):
@@ -1703,6 +1759,8 @@ class Specialiser:
             method = fn.cls.lookup("__call__")
             if isinstance(method, Function):
                 return self.call_function(method, [fn, *args], kwargs, call)
+        if isinstance(fn, OpaqueModule):
+            raise _opaque_error(fn, call.node)
         if isinstance(fn, PyType):
             return pylib.call_type(self, fn, args, kwargs, call)
         if isinstance(fn, (IsaInstr, NlOp)):
@@ -1822,7 +1880,7 @@ class Specialiser:
                     "err_unexpected_keyword",
                     f"{fn.name}() got an unexpected keyword argument '{k}'",
                     call.arg_node(name=k),
-                    self._suggest(k, positional + kwonly),
+                    self.suggest(k, positional + kwonly),
                 )
         defaults = dict(zip(positional[n_pos - len(fn.defaults) :], fn.defaults))
         missing = []
@@ -1891,7 +1949,7 @@ class Specialiser:
                     "err_unexpected_keyword",
                     f"{cls.name}() got an unexpected keyword argument '{k}'",
                     call.arg_node(name=k),
-                    self._suggest(k, names),
+                    self.suggest(k, names),
                 )
             if k in values:
                 raise UserError(
@@ -1955,6 +2013,23 @@ def _arith_ok(a, b) -> bool:
     if isinstance(b, seq) and isinstance(a, int) and not isinstance(a, bool):
         return True
     return isinstance(a, str) and isinstance(b, (tuple, int, float, str))
+
+
+def _opaque_error(obj: OpaqueModule, node: ast.AST | None) -> UserError:
+    if obj.found:
+        return UserError(
+            "err_import_error",
+            f"'{obj.name}' is not available in kernels (nkic does not read installed packages)",
+            node,
+            "kernels can use nki, numpy dtype names, math, enum, dataclasses, functools, "
+            "operator, typing and the helper modules of their project",
+        )
+    return UserError(
+        "err_import_error",
+        f"no module named '{obj.name.split('.')[0]}'",
+        node,
+        "helper modules are searched next to the kernel file, in its package and on sys.path",
+    )
 
 
 def _cell_full(cell) -> bool:

@@ -187,18 +187,17 @@ class TensorView:
             )
         if len(shape) < (2 if self.on_chip else 1):
             raise UserError("err_invalid_view", "on-chip tensors must stay at least 2-D")
-        if not self.is_contiguous():
+        start = self._free_start()
+        new_free = shape[start:]
+        strides = _nocopy_strides(self.pattern[start:], new_free)
+        if strides is None:
             raise UserError(
                 "err_invalid_view",
-                f"cannot reshape a non-contiguous view (strides {self.strides}) to {shape}",
+                f"cannot reshape a view with shape {self.shape} and strides {self.strides} to "
+                f"{shape} without copying",
                 hint="copy the data into a contiguous tile first, or use .ap(...) for the pattern",
             )
-        inner_step = 1
-        pairs = []
-        for d in reversed(shape[self._free_start() :]):
-            pairs.append((inner_step, d))
-            inner_step *= d
-        pairs.reverse()
+        pairs = list(zip(strides, new_free))
         if self.on_chip:
             pairs.insert(0, self.pattern[0])
         return TensorView(self.tensor, self.offset, pairs, self.dtype)
@@ -362,6 +361,32 @@ class TensorView:
         if not isinstance(dim, int) or not -rank <= dim < rank:
             raise UserError("err_invalid_view", f"dimension {dim} out of range for rank {rank}")
         return dim % rank
+
+
+def _nocopy_strides(pattern, new_shape: tuple[int, ...]) -> list[int] | None:
+    """Strides viewing `pattern` ([step, num] pairs) as `new_shape` without a copy, or None
+    (numpy's no-copy reshape: each group of merged or split dims must be contiguous)."""
+    olds = [(n, s) for s, n in pattern if n != 1]
+    strides = [1] * len(new_shape)
+    ni = oi = 0
+    while ni < len(new_shape) and oi < len(olds):
+        nj, oj = ni + 1, oi + 1
+        np_, op = new_shape[ni], olds[oi][0]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new_shape[nj]
+                nj += 1
+            else:
+                op *= olds[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):
+            if olds[k][1] != olds[k + 1][0] * olds[k + 1][1]:
+                return None
+        strides[nj - 1] = olds[oj - 1][1]
+        for k in range(nj - 1, ni, -1):
+            strides[k - 1] = strides[k] * new_shape[k]
+        ni, oi = nj, oj
+    return strides
 
 
 def type_name(v: object) -> str:

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir.affine import Affine
-from ..ir.core import Loc
 
 MISSING = object()
 
@@ -105,10 +104,20 @@ class SourceModule:
 
 @dataclass(frozen=True)
 class Escaped:
-    """A tensor bound inside a symbolic loop body, read after the loop."""
+    """A value bound inside a symbolic loop body that has no single value after the loop (a
+    tile allocated per iteration, a container holding the induction variable). Reading it
+    restarts specialisation with that loop unrolled (`loop` identifies it)."""
 
     name: str
-    loc: Loc
+    loop: tuple
+
+
+class RestartUnrolled(Exception):
+    """Specialisation must start over with the loop `loop` (file, line, column) unrolled."""
+
+    def __init__(self, loop: tuple):
+        super().__init__(loop)
+        self.loop = loop
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,6 +296,15 @@ class ModuleValue:
 
     def __repr__(self) -> str:
         return f"<module {self.name}>"
+
+
+@dataclass(frozen=True)
+class OpaqueModule:
+    """A module the specialiser does not read (not found, or installed third-party / standard
+    library code such as `torch`): importing it is fine, using it in evaluated code is not."""
+
+    name: str
+    found: bool
 
 
 @dataclass(frozen=True)

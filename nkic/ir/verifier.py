@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .affine import Affine
 from .core import AccessPattern, Alloc, Imm, Inst, Kernel, Loop, Op, Tensor
-from .isa import lookup
+from .isa import TARGETS, lookup
 from .types import BUFFERS, DTYPES
 
 MAX_PARTITIONS = 128
@@ -165,6 +165,8 @@ class _Verifier:
     def run(self) -> list[str]:
         self.loop_vars: set[str] = set()
         self.top_scope: set[str] = set()
+        if self.kernel.target not in TARGETS:
+            self.problem(f"unknown target {self.kernel.target!r}")
         scope = set()
         for p in self.kernel.params:
             self.tensor(p, f"param %{p.name}")

@@ -43,7 +43,7 @@ def _overlap(a: _Write, b: _Write, equal: tuple[Loop, ...], carried: Loop | None
     return instances_may_overlap(ra, a.loops, rb, b.loops, equal, carried)
 
 
-def resolve(write: _Write, others: list[_Write], depth: int):
+def resolve(write: _Write, others: list[_Write], depth: int) -> bool | tuple[str, ...]:
     """The accumulate attribute of `write` given every matmul write to the same tensor."""
     inner = write.loops[depth:]  # loops re-executed during the tensor's lifetime
     first: list[str] = []
@@ -63,8 +63,9 @@ def resolve(write: _Write, others: list[_Write], depth: int):
         if other.pos < write.pos and _overlap(write, other, shared, None):
             return True  # an earlier write in the same iteration: always accumulate
         for i, lp in enumerate(common):
+            # an earlier iteration of `lp` (outer loops equal) ran `other` on this location
             if lp.var not in first and _overlap(write, other, write.loops[: depth + i], lp):
-                first.extend(c.var for c in common[: i + 1] if c.var not in first)
+                first.append(lp.var)
     order = [lp.var for lp in inner if lp.var in first]
     return tuple(order) if order else False
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from math import gcd
 from typing import ClassVar
 
-from ..backend.target import ALIGN_BYTES, Target, start_partitions, target
+from ..ir.target import ALIGN_BYTES, Target, start_partitions, target
 from ..diagnostics import Related
 from ..ir.core import Alloc, Inst, Kernel, Loc, Loop, Op, Tensor
 from .base import Pass, PassContext
@@ -329,7 +329,7 @@ class Allocate(Pass):
                         f"{_name(other)} at address {other.address} while both are live",
                         it.loc,
                         hint="move one of the two address= placements",
-                        related=(_related(other, "the other tensor is allocated here"),),
+                        related=(Related(other.loc, "the other tensor is allocated here"),),
                     )
             layout.add_fixed(it)
         return ok
@@ -383,7 +383,3 @@ class Allocate(Pass):
                 hint=f"a matmul output must fit in one PSUM bank: at most {bank // 4} fp32 "
                 "elements per partition, starting inside the bank",
             )
-
-
-def _related(t: Tensor, message: str) -> Related:
-    return Related(t.loc, message)

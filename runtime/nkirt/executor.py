@@ -23,6 +23,7 @@ from nkirt.dma_rings import DmaRings
 from nkirt.errors import NeffError, RunError, RuntimeFault
 from nkirt.hazards import Access, Hazard, SemaphoreChecker
 from nkirt.memory import Memory
+from nkirt.ports import PortArbiter, port_claims
 from nkirt.program import QUEUES, Program
 from nkirt.roles import operand_roles
 
@@ -33,7 +34,10 @@ TENSOR_QUEUE = QUEUE_INDEX["tensor"]
 SWEEP_EVERY = 4096
 
 #: Why an instance started later than its queue allowed (kept per trace record).
-STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK = 0, 1, 2
+STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
+
+#: Instructions that accumulate into PSUM (arch §4): only onto values TensorE wrote.
+MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
 
 
 @dataclass
@@ -69,6 +73,7 @@ class StaticInstruction:
         "unless_first",
         "count",
         "busy_ns",
+        "ports",
     )
 
     def describe(self, env: dict[str, int]) -> str:
@@ -181,6 +186,8 @@ def _instruction(
     # the DMA engines of a transfer are those of its SBUF side's partitions (cost/dma.py)
     sbuf = [ap for ap in (*inst.outputs, *inst.inputs) if ap.buffer != "hbm"]
     inst.dma_side = sbuf[0] if inst.engine == "dma" and sbuf else None
+    # v2 shared SBUF/PSUM ports (arch §8); empty on v3+ and for Tensor/DMA
+    inst.ports = port_claims(inst.engine, {ap.buffer for ap in aps.values()}, table)
     inst.count = 0
     inst.busy_ns = 0.0
     return inst
@@ -209,6 +216,7 @@ class Executor:
         self.dma_done = [0.0] * len(QUEUES)
         self.mm_start = self.mm_end = self.ls_end = 0.0
         self.rings = DmaRings(self.horizon)
+        self.ports = PortArbiter(self.horizon)
         self.checker = SemaphoreChecker(self.horizon)
         #: (instruction index, start, busy end, completion, stall from, producer record, stall)
         self.records: list[tuple] = []
@@ -261,6 +269,21 @@ class Executor:
         if inst.semantics.reads_outputs:
             for ap, where in outputs:
                 ops[ap.name] = memory.view(ap, where, writable=False)
+        if inst.op in MATMULS and attrs.get("accumulate") is True:
+            for ap, where in outputs:
+                if ap.buffer != "psum":
+                    continue
+                if not memory.is_written(ap, where):
+                    raise RuntimeFault(
+                        f"uninitialised read: {inst.describe(env)} accumulates onto "
+                        f"{ap.tensor.name} in psum before anything wrote it"
+                    )
+                if not memory.written_by_tensor(ap, where):
+                    raise RuntimeFault(
+                        f"PSUM accumulation onto a non-matmul value: {inst.describe(env)} "
+                        f"accumulates onto {ap.tensor.name} in psum, last written by another "
+                        f"engine (only TensorE results may be accumulated onto, arch §4)"
+                    )
         try:
             result = inst.semantics.fn(self.ctx, ops, attrs)
         except Exception as e:
@@ -280,6 +303,8 @@ class Executor:
                 value = value.reshape(ap.nums)
             memory.view(ap, where, writable=True)[...] = value
             memory.mark_written(ap, where)
+            if ap.buffer == "psum":
+                memory.mark_psum_writer(ap, where, inst.engine == "tensor")
 
     def _time(self, inst, env, reads_outputs: bool, inputs, outputs) -> None:
         queue = inst.queue
@@ -315,6 +340,10 @@ class Executor:
             self.queue_free[queue] = max(self.ls_end, self.mm_start)
         elif type(cost) is ComputeCost:
             start = ready
+            if inst.ports:
+                start = self.ports.place(inst.ports, ready, cost.busy_ns)
+                if start > ready:
+                    producer, stall = -1, STALL_PORT
             busy_end = start + cost.busy_ns
             completion = busy_end + cost.latency_ns
             self.queue_free[queue] = busy_end

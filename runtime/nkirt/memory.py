@@ -31,6 +31,9 @@ class Memory:
             if not tensor.on_chip:
                 self.buffers[tensor.id] = np.full(tensor.nbytes, UNWRITTEN, np.uint8)
         self.written = {key: np.zeros_like(buf) for key, buf in self.buffers.items()}
+        #: PSUM bytes whose last writer was TensorE (matmul/transpose): only those may be
+        #: accumulated onto by a matmul (arch §4: accumulation is controlled only by TensorE).
+        self.psum_by_tensor = np.zeros(PARTITIONS * PSUM_PARTITION_BYTES, np.uint8)
         for tensor in program.tensors.values():
             if tensor.data is not None:
                 self.buffers[tensor.id][:] = np.frombuffer(tensor.data, np.uint8)
@@ -74,6 +77,24 @@ class Memory:
 
     def mark_written(self, ap: AccessPattern, where: Location) -> None:
         self._marks(ap, where)[...] = np.iinfo(_MARK_DTYPES[ap.itemsize]).max
+
+    def _psum_marks(self, ap: AccessPattern, where: Location) -> np.ndarray:
+        return np.ndarray(
+            ap.nums,
+            _MARK_DTYPES[ap.itemsize],
+            buffer=self.psum_by_tensor,
+            offset=where.byte,
+            strides=ap.view_strides,
+        )
+
+    def mark_psum_writer(self, ap: AccessPattern, where: Location, by_tensor: bool) -> None:
+        """Record whether TensorE wrote these PSUM bytes last."""
+        marks = self._psum_marks(ap, where)
+        marks[...] = np.iinfo(marks.dtype).max if by_tensor else 0
+
+    def written_by_tensor(self, ap: AccessPattern, where: Location) -> bool:
+        marks = self._psum_marks(ap, where)
+        return bool((marks == np.iinfo(marks.dtype).max).all())
 
     def is_written(self, ap: AccessPattern, where: Location) -> bool:
         marks = self._marks(ap, where)

@@ -10,7 +10,7 @@ import numpy as np
 
 from nkirt.cost import DmaPlan
 from nkirt.cost.tables import DMA_ENGINES
-from nkirt.executor import STALL_SEMAPHORE, StaticInstruction
+from nkirt.executor import STALL_PORT, STALL_SEMAPHORE, StaticInstruction
 from nkirt.program import QUEUES, Program
 
 ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
@@ -146,6 +146,19 @@ def build_trace(
             flow = {"pid": pid, "name": "semaphore", "cat": "semaphore", "id": n, "bp": "e"}
             events.append({**flow, "ph": "s", "tid": waited.queue + 1, "ts": source[2] / 1000})
             events.append({**flow, "ph": "f", "tid": tid, "ts": start / 1000})
+        elif stall == STALL_PORT and start > waited_from:
+            # v2: the rival engine held the shared SBUF/PSUM port (arch §8)
+            events.append(
+                {
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": tid,
+                    "name": "wait shared SBUF/PSUM port",
+                    "cat": "port",
+                    "ts": waited_from / 1000,
+                    "dur": (start - waited_from) / 1000,
+                }
+            )
         shown = max(start, free)
         events.append(
             {
@@ -189,7 +202,7 @@ class RunResult:
 def summarize(profile: dict[str, Any]) -> str:
     total = profile["total_ns"]
     lines = [
-        f"{profile['kernel']} on {profile['target']}: {total / 1000:,.3f} µs, "
+        f"{profile['kernel']} on {profile['target']}: latency {total / 1000:,.3f} µs, "
         f"{profile['instructions']:,} instructions",
         f"  {'engine':<8}{'busy µs':>12}{'util':>8}{'instr':>10}",
     ]

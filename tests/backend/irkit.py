@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from nkic.ir.core import Kernel
 from nkic.ir.parser import parse_kernel
-from nkic.passes.base import PassContext
 from nkic.ir.verifier import verify
+from nkic.passes.base import PassContext
 from nkic.passes.pipeline import lowering_passes
 
 

@@ -41,9 +41,9 @@ def engine_of(line: str) -> str:
         (f"tensor_copy(dst={T('f')}, src={T('i')}) {{}}", "vector"),
         (f"memset(dst={T('f')}) {{value=0.0}}", "vector"),
         (f'activation(dst={T("f")}, data={T("f")}) {{op="exp"}}', "scalar"),
-        (f"tensor_copy(dst={T('f')}, src={T('i')}) {{engine=\"gpsimd\"}}", "gpsimd"),
-        (f"tensor_copy(dst={T('f')}, src={T('i')}) {{engine=\"tensor\"}}", "vector"),
-        (f"tensor_copy(dst={T('f')}, src={T('i')}) {{engine=\"unknown\"}}", "vector"),
+        (f'tensor_copy(dst={T("f")}, src={T("i")}) {{engine="gpsimd"}}', "gpsimd"),
+        (f'tensor_copy(dst={T("f")}, src={T("i")}) {{engine="tensor"}}', "vector"),
+        (f'tensor_copy(dst={T("f")}, src={T("i")}) {{engine="unknown"}}', "vector"),
         (f"memset[gpsimd](dst={T('f')}) {{value=0.0}}", "gpsimd"),
     ],
 )

@@ -123,7 +123,11 @@ def test_compile_kernel_runs_the_pipeline():
     k = kernel(body(), PARAMS, "%o")
     blob = compile_kernel(k, PassContext("trn2"))
     assert program(blob)["stats"]["instructions"] == 5
-    assert all(isinstance(op.result.address, tuple) for op in k.body if isinstance(op, Alloc) and op.result.on_chip)
+    assert all(
+        isinstance(op.result.address, tuple)
+        for op in k.body
+        if isinstance(op, Alloc) and op.result.on_chip
+    )
 
 
 def test_compile_kernel_raises_with_diagnostics():
@@ -149,3 +153,8 @@ def test_assembly_listing_has_one_stream_per_queue():
     assert "wait #0@vector #1@dma0" in line or "wait #1@dma0 #0@vector" in line or "#1@dma0" in line
     assert line.endswith("; kernel.py:6 <- kernel.py:20")
     assert "'t' sbuf bfloat16[128, 512] internal at partition 0 byte" in text
+
+
+def test_unallocated_kernels_are_refused():
+    with pytest.raises(ValueError, match="needs an allocated kernel"):
+        write_neff(kernel(body(), PARAMS, "%o"))

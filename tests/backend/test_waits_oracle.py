@@ -8,8 +8,8 @@ import pytest
 
 from nkic.backend.schedule import schedule
 
-from .irkit import lowered
 from . import oracle
+from .irkit import lowered
 from .oracle import check_waits
 
 PARAMS = '  param %a : hbm bfloat16[64, 64] "a"\n  param %b : hbm bfloat16[64, 128] "b"\n'

@@ -13,7 +13,7 @@ from nkic.diagnostics import DiagnosticSink
 from nkic.frontend import parse_arg_spec, specialise
 from nkic.frontend import specialiser as specialiser_module
 
-from .util import KERNELS, run, spec
+from .util import KERNELS, line_of, run, spec
 
 ERRORS = KERNELS / "errors"
 CASES = sorted(p.name for p in ERRORS.glob("*.py") if "# expect:" in p.read_text())
@@ -50,14 +50,15 @@ def test_error_kernel_reports_exactly_the_expected_diagnostics(name):
     got = sorted((d.code, d.loc.line, d.loc.col) for d in sink.items if d.loc.file == str(path))
     assert got == expected
     for d in sink.items:
-        assert d.severity == "error" and d.message
+        assert d.severity == "error" and d.message and d.hint
         assert d.loc.end_line > d.loc.line or d.loc.end_col > d.loc.col
 
 
 def test_spans_cover_the_offending_node():
     _, diags = run("errors/names.py", x=spec((128, 512)))
     d = next(d for d in diags if d.code == "err_undefined_name")
-    assert (d.loc.line, d.loc.col, d.loc.end_line, d.loc.end_col) == (10, 9, 10, 18)
+    line = line_of("errors/names.py", "undefined + 1")
+    assert (d.loc.line, d.loc.col, d.loc.end_line, d.loc.end_col) == (line, 9, line, 18)
     d = next(d for d in diags if d.code == "err_unknown_api" and "ndarry" in d.message)
     assert d.hint == "did you mean 'ndarray'?"
 
@@ -104,7 +105,7 @@ def test_missing_and_unknown_kernel_arguments():
     _, diags = run("creation.py", y=spec((128, 512)))
     assert sorted((d.code, d.loc.line, d.loc.col) for d in diags) == [
         ("err_missing_argument", 9, 14),
-        ("err_unexpected_keyword", 9, 1),
+        ("err_unexpected_keyword", 9, 5),
     ]
 
 
@@ -121,3 +122,15 @@ def test_internal_errors_become_diagnostics(monkeypatch):
     _, diags = run("creation.py", x=spec((128, 512)))
     assert diags and all(d.code == "nkic_internal_error" for d in diags)
     assert diags[0].loc.line == 10
+
+
+def test_kernel_replaced_by_a_decorator(tmp_path):
+    f = tmp_path / "deco.py"
+    f.write_text(
+        "import nki\n\ndef weird(f):\n    return 3\n\n@nki.jit\n@weird\ndef k(x):\n    pass\n"
+    )
+    sink = DiagnosticSink()
+    assert specialise(str(f), None, {}, "trn2", sink) is None
+    assert [(d.code, d.loc.line, d.loc.col) for d in sink.items] == [
+        ("err_unsupported_syntax", 8, 5)
+    ]

@@ -86,3 +86,18 @@ def test_relative_import_beyond_package(tmp_path):
     sink = DiagnosticSink()
     specialise(str(kernel), None, {"x": spec((1, 1))}, "trn2", sink)
     assert [(d.code, d.loc.line, d.loc.col) for d in sink.items] == [("err_import_error", 2, 1)]
+
+
+def test_host_code_in_a_kernel_file_is_not_run(tmp_path):
+    kernel = tmp_path / "k.py"
+    kernel.write_text(
+        "import nki\nimport torch\nimport nkic\n\n@nki.jit\ndef k(x):\n    pass\n\n"
+        "def host():\n    return torch.zeros(3)\n\n"
+        'if __name__ == "__main__":\n    nkic.compile(k)(torch.zeros(3))\n'
+    )
+    from nkic.diagnostics import DiagnosticSink
+    from nkic.frontend import specialise
+
+    sink = DiagnosticSink()
+    assert specialise(str(kernel), None, {"x": spec((1, 1))}, "trn2", sink) is not None
+    assert not sink.items

@@ -71,6 +71,7 @@ def test_loop_structure_symbolic_kernel():
     first, second = loops(k)
     assert (first.start, first.stop, first.step, first.mode) == (0, 4, 1, "affine")
     assert (second.start, second.stop, second.step, second.mode) == (1, 9, 2, "sequential")
+    assert (first.loc.line, first.loc.col, first.loc.end_line, first.loc.end_col) == (12, 5, 12, 39)
     alloc = first.body[0]
     assert isinstance(alloc, Alloc) and alloc.result.label == "t"
     copy = second.body[0]
@@ -95,10 +96,13 @@ def test_nested_loops_unroll_only_where_needed():
     assert scale.operands["dst"].offset == Affine(0, {outer2.var: 256})
 
 
-def test_tensor_from_symbolic_loop_used_after_it():
-    _, diags = run("loops.py", "escaped", x=spec((128, 512)))
-    (d,) = diags
-    assert (d.code, d.loc.line, d.loc.col) == ("err_local_variable_used_out_of_scope", 88, 32)
+def test_tensor_from_symbolic_loop_used_after_it_unrolls_that_loop():
+    k = compile_ok("loops.py", "escaped", x=spec((128, 512)))
+    assert not loops(k)
+    tiles = [op.result for op in k.body if isinstance(op, Alloc) and op.result.label == "t"]
+    assert len(tiles) == 4
+    last_copy = list(k.instructions())[-1]
+    assert last_copy.operands["src"].tensor is tiles[-1]
 
 
 def test_isa_binding():
@@ -143,3 +147,16 @@ def test_target_is_recorded_and_visible_to_kernels():
     k, diags = run("isa_calls.py", target="trn3", x=spec((128, 512)))
     assert k is None and diags[0].code == "err_assert_failed"
     assert compile_ok("isa_calls.py", x=spec((128, 512))).target == "trn2"
+
+
+def test_print_in_a_symbolic_loop_prints_every_iteration(tmp_path, capsys):
+    f = tmp_path / "p.py"
+    f.write_text(
+        "import nki\nimport nki.language as nl\n\n@nki.jit\ndef k(x):\n"
+        "    for i in nl.affine_range(3):\n        print('iteration')\n"
+    )
+    from nkic.diagnostics import DiagnosticSink
+    from nkic.frontend import specialise
+
+    k = specialise(str(f), None, {"x": spec((1, 1))}, "trn2", DiagnosticSink())
+    assert k is not None and capsys.readouterr().err == "iteration\n" * 3

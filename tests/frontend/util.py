@@ -66,3 +66,9 @@ def flatten(ops, env=None):
 
 def loops(k: Kernel) -> list[Loop]:
     return [op for op, _ in k.walk() if isinstance(op, Loop)]
+
+
+def line_of(name: str, text: str, nth: int = 0) -> int:
+    """1-based line of the nth line of kernels/<name> containing `text`."""
+    lines = (KERNELS / name).read_text().splitlines()
+    return [i for i, line in enumerate(lines, 1) if text in line][nth]

@@ -137,13 +137,26 @@ def test_rotate_names_the_innermost_loop():
 
 def test_engine_must_be_allowed_for_the_opcode():
     k, b, a, t = base()
-    k.body.append(Inst("nc_matmul", {"dst": whole(t), "stationary": whole(t), "moving": whole(t)}, {}, LOC, engine="vector"))
+    k.body.append(
+        Inst(
+            "nc_matmul",
+            {"dst": whole(t), "stationary": whole(t), "moving": whole(t)},
+            {},
+            LOC,
+            engine="vector",
+        )
+    )
     only(k, "engine 'vector' cannot run nc_matmul")
 
 
 def test_accumulate_names_enclosing_loops():
     k, b, a, t = base()
-    b.inst("nc_matmul", {"dst": whole(t), "stationary": whole(t), "moving": whole(t)}, {"accumulate": ("i7",)}, LOC)
+    b.inst(
+        "nc_matmul",
+        {"dst": whole(t), "stationary": whole(t), "moving": whole(t)},
+        {"accumulate": ("i7",)},
+        LOC,
+    )
     only(k, "accumulate names $i7")
 
 
@@ -152,3 +165,9 @@ def test_verifier_error_lists_problems():
     b.inst("nc_fly", {}, {}, LOC)
     with pytest.raises(VerifierError, match="unknown opcode"):
         verify_or_raise(k, "after test")
+
+
+def test_unknown_target():
+    k, b, a, t = base()
+    k.target = "trn9"
+    only(k, "unknown target 'trn9'")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from nkic.ir.core import Alloc, Loop
 from nkic.passes.accumulate import ResolveAccumulate
 
 from .irtext import at, insts, kernel, run, tile
@@ -122,3 +125,82 @@ def test_overlap_only_across_iterations():
     {mm(tile("p", 128, 256, offset="128*$k", row=512))}
   }}"""
     assert resolve(body) == [("k",)]
+
+
+def _disagreements(k) -> list:
+    """Enumerate every matmul instance: the resolved flag must overwrite exactly when no
+    earlier matmul of the tensor's current lifetime wrote any of the elements it writes."""
+    written: dict = {}  # (tensor, lifetime) -> element indices written by matmuls
+    lifetime: dict = {}
+    loops_at: dict = {}
+    wrong: list = []
+
+    def run(ops, env):
+        for op in ops:
+            if isinstance(op, Loop):
+                loops_at[op.var] = op
+                for v in range(op.start, op.stop, op.step):
+                    env[op.var] = v
+                    run(op.body, env)
+                del env[op.var]
+            elif isinstance(op, Alloc):
+                lifetime[op.result] = lifetime.get(op.result, 0) + 1
+            elif op.opcode == "nc_matmul":
+                dst = op.operands["dst"]
+                idx = {dst.offset.evaluate(env)}
+                for step, num in dst.pattern:
+                    idx = {i + j * step for i in idx for j in range(num)}
+                seen = written.setdefault((dst.tensor, lifetime.get(dst.tensor, 0)), set())
+                acc = op.attrs["accumulate"]
+                if isinstance(acc, tuple):
+                    overwrite = all(env[v] == loops_at[v].start for v in acc)
+                else:
+                    overwrite = not acc
+                if overwrite != (not idx & seen):
+                    wrong.append((op.loc.line, dict(env)))
+                seen |= idx
+
+    run(k.body, {})
+    return wrong
+
+
+CASES = {
+    "k_outside": f"""
+  %p = alloc psum float32[128, 512] "p"
+  for $k = 0 to 3 step 1 affine {{
+    {mm(tile("p", 128, 512))}
+  }}""",
+    "two_groups_per_iteration": f"""
+  for $m = 0 to 2 step 1 affine {{
+    %p = alloc psum float32[128, 1024] "p"
+    for $k = 0 to 3 step 1 affine {{
+      {mm(tile("p", 128, 512, row=1024))}
+      {mm(tile("p", 128, 512, offset="512", row=1024))}
+    }}
+    for $k2 = 0 to 2 step 1 affine {{
+      {mm(tile("p", 128, 512, row=1024))}
+    }}
+  }}""",
+    "nested": f"""
+  %p = alloc psum float32[128, 2048] "p"
+  for $n = 0 to 2 step 1 affine {{
+    for $k = 0 to 2 step 1 affine {{
+      for $j = 0 to 2 step 1 sequential {{
+        {mm(tile("p", 128, 512, offset="512*$n", row=2048))}
+      }}
+    }}
+  }}""",
+    "interleaved": f"""
+  %p = alloc psum float32[128, 512] "p"
+  for $k = 0 to 3 step 1 affine {{
+    {mm(tile("p", 128, 256, row=512))}
+    {mm(tile("p", 128, 256, row=512))}
+  }}""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_resolution_matches_the_per_instance_rule(name):
+    k = kernel(SBUF + CASES[name], PARAMS)
+    run(ResolveAccumulate(), k)
+    assert _disagreements(k) == []

@@ -126,7 +126,10 @@ def test_fixed_start_partition_must_obey_the_rule():
 def test_psum_tensors_never_cross_a_bank():
     body = "\n".join(
         [f'  %p{i} = alloc psum float32[128, 384] "p{i}"' for i in range(3)]
-        + [f"nc_matmul(dst={tile(f'p{i}', 128, 384)}, stationary={tile('s', 128, 128)}, moving={tile('s', 128, 128)}) {{accumulate=false}}" for i in range(3)]
+        + [
+            f"nc_matmul(dst={tile(f'p{i}', 128, 384)}, stationary={tile('s', 128, 128)}, moving={tile('s', 128, 128)}) {{accumulate=false}}"
+            for i in range(3)
+        ]
         + [read("p0", "p1", 128, 384), read("p1", "p2", 128, 384)]
     )
     k, diags = allocate('  %s = alloc sbuf bfloat16[128, 128] "s"\n' + body)
@@ -148,7 +151,10 @@ def test_large_psum_tensor_takes_whole_banks():
 
 
 def test_matmul_output_crossing_a_bank_is_an_error():
-    mm = "nc_matmul(dst=%q[256; [1024, 128], [1, 512]], stationary=%s[0; [128, 128], [1, 128]], moving=%s[0; [128, 128], [1, 128]]) {accumulate=false} " + at(9)
+    mm = (
+        "nc_matmul(dst=%q[256; [1024, 128], [1, 512]], stationary=%s[0; [128, 128], [1, 128]], moving=%s[0; [128, 128], [1, 128]]) {accumulate=false} "
+        + at(9)
+    )
     body = f"""
   %s = alloc sbuf bfloat16[128, 128] "s"
   %q = alloc psum float32[128, 1024] "q"
@@ -193,7 +199,9 @@ def test_capacity_depends_on_the_target():
 
 
 def test_psum_capacity_is_eight_banks():
-    allocs = "\n".join(f'  %p{i} = alloc psum float32[128, 512] "p{i}" {at(i + 1)}' for i in range(9))
+    allocs = "\n".join(
+        f'  %p{i} = alloc psum float32[128, 512] "p{i}" {at(i + 1)}' for i in range(9)
+    )
     uses = "\n".join(use(f"p{i}", 128, 512) for i in range(9))
     reads = "\n".join(read(f"p{i}", f"p{i}", 128, 512) for i in range(9))
     _, diags = allocate(allocs + "\n" + uses + "\n" + reads)

@@ -49,7 +49,7 @@ def test_a_semaphore_wait_serialises_producer_and_consumer():
 
 def test_wait_skip_refers_to_an_older_instance_and_nothing_before_it_exists():
     def kernel(skip):
-        k = Kernel("trn1")
+        k = Kernel("trn2")  # trn1 would also serialise the shared SBUF port (arch §8)
         k.output("unused", "float32", [1, 1])
         a = k.sbuf("a", "float32", [128, 2048])
         b = k.sbuf("b", "float32", [128, 64], byte=8192)

@@ -117,7 +117,7 @@ def test_semaphore_waits_show_as_slices_with_flow_arrows():
 
 def test_summary_reports_latency_engines_bottleneck_dma_and_top_lines():
     text = pipeline_result().summary()
-    assert text.startswith("scale on trn2: ")
+    assert text.startswith("scale on trn2: latency ")
     for engine in ENGINES:
         assert f"  {engine} " in text
     assert "bottleneck: dma" in text

@@ -59,6 +59,10 @@ class TargetTable:
     double_row_fp8: bool
     #: Hardware DGE block present (arch §3 HW DGE row, §9).
     hwdge: bool
+    #: arch §8 (ARCH2): on v2 VectorE and GpSimd cannot access SBUF at the same time.
+    sbuf_vector_gpsimd_exclusive: bool = False
+    #: arch §8 (ARCH2): on v2 VectorE and ScalarE cannot access PSUM at the same time.
+    psum_vector_scalar_exclusive: bool = False
 
     def engine_ghz(self, engine: str) -> float:
         return {
@@ -86,6 +90,8 @@ TARGETS: dict[str, TargetTable] = {
         scalar_2x_mode=False,
         double_row_fp8=False,  # arch §4: double FP8 is v3+
         hwdge=False,  # arch §3: no HW DGE on v2
+        sbuf_vector_gpsimd_exclusive=True,  # arch §8 (ARCH2): shared SBUF port, serialised
+        psum_vector_scalar_exclusive=True,  # arch §8 (ARCH2): shared PSUM port, serialised
     ),
     "trn2": TargetTable(
         name="trn2",
@@ -101,6 +107,9 @@ TARGETS: dict[str, TargetTable] = {
         scalar_2x_mode=False,
         double_row_fp8=True,  # arch §4 (ARCH3)
         hwdge=True,  # arch §3: 2 HW DGE instances
+        # arch §8 (ARCH3): v3 lifts both v2 port restrictions (PSUM parallel on other banks)
+        sbuf_vector_gpsimd_exclusive=False,
+        psum_vector_scalar_exclusive=False,
     ),
     "trn3": TargetTable(
         name="trn3",
@@ -119,5 +128,8 @@ TARGETS: dict[str, TargetTable] = {
         scalar_2x_mode=True,  # arch §6: v4 native tensor_scalar/tensor_copy 2× bf16/fp16 mode
         double_row_fp8=True,  # arch §4 (ARCH4 keeps v3 double FP8; MX adds 4×)
         hwdge=True,  # arch §3: HW DGE present on v4
+        # arch §8: lifted on v3 (ARCH3); ARCH4 restates no restriction, so v4 keeps v3's ports
+        sbuf_vector_gpsimd_exclusive=False,
+        psum_vector_scalar_exclusive=False,
     ),
 }

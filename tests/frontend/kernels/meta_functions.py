@@ -1,5 +1,7 @@
 """Functions: positional/keyword/default args, *args/**kwargs, closures, recursion, returns."""
 
+from __future__ import annotations
+
 import nki
 import nki.isa as nisa
 import nki.language as nl

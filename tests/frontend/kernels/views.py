@@ -18,6 +18,10 @@ def views(h):
     assert h[-1].offset == 3 * 4096
     assert h.reshape((512, 32)).shape == (512, 32)
     assert h.reshape(4, -1).shape == (4, 4096)
+    assert h[:, :, 0:16].reshape((512, 16)).strides == (32, 1)
+    assert h[:, 0:64, :].reshape((2, 2, 64, 32)).strides == (8192, 4096, 32, 1)
+    assert h[:, 0:64, :].reshape((4, 2048)).strides == (4096, 1)
+    assert h[1:3].reshape((256, 32)).offset == 4096
     assert h.ndim == 3 and h.size == 4 * 128 * 32 and h.dtype == nl.float32
     assert h.buffer == nl.hbm
 

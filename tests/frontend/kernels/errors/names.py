@@ -1,8 +1,10 @@
 # args: x=float32[128,512]
+import neuronxcc.nki.language as bnl  # expect: err_unsupported_api@1
 import nki
 import nki.isa as nisa
 import nki.language as nl
-import not_a_module  # expect: err_import_error@1
+import not_a_module
+import torch
 
 
 @nki.jit
@@ -20,3 +22,5 @@ def names(x):
     nl.load(x)  # expect: err_unsupported_api@5
     nl.arange(4)  # expect: err_unsupported_api@5
     u.missing_attr  # noqa: B018  # expect: err_attribute_error@5
+    not_a_module.helper(u)  # expect: err_import_error@5
+    torch.zeros(3)  # expect: err_import_error@5

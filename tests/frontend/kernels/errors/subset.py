@@ -27,4 +27,11 @@ def subset(x, *, flag=True):  # expect: err_unsupported_syntax@18
     f = lambda: nl.ndarray((1, 1), nl.float32)  # noqa: E731  # expect: err_unsupported_syntax@17
     f()
     breakpoint()  # expect: err_unsupported_syntax@5
+
+    async def co():  # expect: err_unsupported_syntax@5
+        pass
+
+    def inner():
+        nonlocal s  # expect: err_unsupported_syntax@9
+
     gen()

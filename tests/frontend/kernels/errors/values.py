@@ -17,6 +17,7 @@ def values(x):
     c = {"a": 1}["b"]  # expect: err_value_error@9
     d = {1: 2}  # expect: err_type_error@10
     e = 1 / 0  # expect: err_value_error@9
+    big = 65536 * 65536  # expect: err_value_error@11
     p, q = (1, 2, 3)  # expect: err_value_error@5
     r = len(3)  # expect: err_type_error@9
     s = (1).foo  # expect: err_attribute_error@9
