@@ -79,7 +79,7 @@ class CompiledKernel:
         Path(path).write_bytes(self.neff)
 
 
-def compile(kernel, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> CompiledKernel:
+def compile(kernel, /, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> CompiledKernel:
     """Compile `kernel` (a function, or a file path with `kernel="name"`) for `args`.
 
     Arguments: numpy arrays and `TensorSpec`s become tensor inputs; anything else is a

@@ -53,9 +53,15 @@ def compile_file(
     from .passes.pipeline import run_pipeline
 
     sink = DiagnosticSink()
-    ir = specialise(path, kernel, dict(args or {}), target, sink)
+    ir = specialise(path, kernel, dict(args or {}), target, sink, partial=not emit)
     result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
-    if ir is None or sink.has_errors:
+    if ir is None:
+        return result
+    if sink.has_errors:
+        # Checking only: the IR of the statements that did specialise still gets the checks
+        # whose findings do not depend on the failed statements (all errors in one run).
+        _run_local_checks(ir, PassContext(target=target, sink=sink))
+        result.diagnostics = sink.items
         return result
     ctx = PassContext(target=target, sink=sink)
     ir = run_pipeline(ir, ctx, dump_after=dump_after, dump=dump)
@@ -64,6 +70,17 @@ def compile_file(
     if not sink.has_errors and emit:
         result.neff = write_neff(ir)
     return result
+
+
+def _run_local_checks(ir: Kernel, ctx) -> None:
+    from .ir.verifier import verify
+    from .passes.pipeline import check_passes
+
+    if verify(ir):
+        return
+    for p in check_passes():
+        if p.local:
+            p.run(ir, ctx)
 
 
 def check_file(

@@ -47,10 +47,13 @@ def specialise(
     sink,
     *,
     unroll_all: bool = False,
+    partial: bool = False,
 ) -> Kernel | None:
     """Specialise `kernel` of the file at `path` for `args`; None if errors were reported.
 
-    `unroll_all` unrolls every loop (the reference semantics that symbolic loops must match)."""
+    `unroll_all` unrolls every loop (the reference semantics that symbolic loops must match).
+    `partial` returns the IR of the statements that succeeded even when others failed, so that
+    `nkic check` can run the IR checks that do not depend on the failed statements."""
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)
@@ -82,7 +85,9 @@ def specialise(
     sys.stderr.write("".join(sp.output))
     for d in run_sink.items:
         sink.report(d)
-    return None if run_sink.has_errors else sp.kernel
+    if run_sink.has_errors and not (partial and sp.kernel is not None):
+        return None
+    return sp.kernel
 
 
 MAX_RESTARTS = 64

@@ -6,12 +6,12 @@ in whatever produced the IR (frontend or pass), never a user error.
 
 from __future__ import annotations
 
+from ..backend.target import PARTITIONS
 from .affine import Affine
 from .core import AccessPattern, Alloc, Imm, Inst, Kernel, Loop, Op, Tensor
 from .isa import TARGETS, lookup
 from .types import BUFFERS, DTYPES
 
-MAX_PARTITIONS = 128
 ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
 LOOP_MODES = ("affine", "sequential")
 KINDS = ("input", "output", "internal", "constant")
@@ -100,8 +100,8 @@ class _Verifier:
                     f"{where}: on-chip pattern must start with the partition pair "
                     f"[{row_bytes // ap.itemsize}, P], got [{step}, {num}]"
                 )
-            if num > MAX_PARTITIONS:
-                self.problem(f"{where}: {num} partitions exceed {MAX_PARTITIONS}")
+            if num > PARTITIONS:
+                self.problem(f"{where}: {num} partitions exceed {PARTITIONS}")
 
     def inst(self, op: Inst, scope: set[str], loops: tuple[Loop, ...]) -> None:
         where = f"{op.opcode} at {op.loc}"

@@ -22,6 +22,9 @@ class Pass:
     """Transforms or checks a kernel in place; reports user errors to `ctx.sink`."""
 
     name: ClassVar[str] = "pass"
+    #: A check whose findings about an instruction depend on that instruction alone, so it stays
+    #: meaningful on the partial IR of a kernel whose other statements failed to specialise.
+    local: ClassVar[bool] = False
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         raise NotImplementedError

@@ -58,6 +58,7 @@ class CheckBounds(Pass):
     """Reports `err_tensor_access_out_of_bound` for accesses outside a tensor's storage."""
 
     name: ClassVar[str] = "check_bounds"
+    local = True
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         for op, loops in kernel.walk():
@@ -73,15 +74,30 @@ class CheckBounds(Pass):
         ranges = loop_ranges(list(loops.values()))
         r = region(ap)
         name = f"'{t.label or t.name}'"
+        unit = f" (in {ap.dtype} elements)" if ap.dtype != t.dtype else ""
         if t.on_chip:
             checks = [
-                ("partition", r.part, r.part_lo, r.part_hi, t.num_partitions),
-                ("element per partition", r.free, r.free_lo, r.free_hi, row_elems(ap)),
+                (
+                    "partitions",
+                    "the tensor has partitions",
+                    r.part,
+                    r.part_lo,
+                    r.part_hi,
+                    t.num_partitions,
+                ),
+                (
+                    "elements of each partition",
+                    "a partition holds elements",
+                    r.free,
+                    r.free_lo,
+                    r.free_hi,
+                    row_elems(ap),
+                ),
             ]
         else:
             size = t.size * t.itemsize // ap.itemsize
-            checks = [("element", r.free, r.free_lo, r.free_hi, size)]
-        for what, expr, lo_ext, hi_ext, extent in checks:
+            checks = [("elements", "the tensor has elements", r.free, r.free_lo, r.free_hi, size)]
+        for what, has, expr, lo_ext, hi_ext, extent in checks:
             lo, hi = expr.bounds(ranges)
             lo, hi = lo + lo_ext, hi + hi_ext
             if lo >= 0 and hi < extent:
@@ -90,12 +106,11 @@ class CheckBounds(Pass):
                 when = failing_iterations(expr + hi_ext, extent - 1, loops, upper=True)
             else:
                 when = failing_iterations(expr + lo_ext, 0, loops, upper=False)
-            unit = f" ({ap.dtype})" if ap.dtype != t.dtype else ""
             ctx.sink.error(
                 CODE,
-                f"out-of-bound access to tensor {name} in operand '{operand}' of "
-                f"{op.opcode}: {what} range [{lo}, {hi}]{unit} exceeds the tensor's "
-                f"{what} range [0, {extent - 1}], {when}",
+                f"out-of-bound access to tensor {name} by operand '{operand}' of {op.opcode}: "
+                f"{what} [{lo}, {hi}] accessed{unit}, {has} [0, {extent - 1}]; out of bounds "
+                f"{when}",
                 op.loc,
                 hint="shrink the slice or the loop range so that every iteration stays "
                 f"inside {t.buffer} tensor {name} of shape {list(t.shape)}",

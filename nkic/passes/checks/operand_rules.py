@@ -168,6 +168,7 @@ class OperandRules(Pass):
     """Checks every instruction's operands against the ISA's documented constraints."""
 
     name = "operand-rules"
+    local = True
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         allocs = {id(op.result): op for op, _ in kernel.walk() if isinstance(op, Alloc)}
