@@ -378,15 +378,56 @@ _code(
     "err_unsupported_api",
     "NKI API not supported by nkic",
     "frontend",
-    """The API exists in NKI but nkic cannot compile it (yet), e.g. calling an `nl` operator
-    function directly or `nl.dynamic_range`. Use the `nki.isa` instruction it lowers to.""",
+    """The API exists in NKI but nkic cannot compile it (yet), or NKI 0.3.0 documents it as
+    unsupported on hardware: e.g. `nl.dynamic_range`, `nl.fmod`, or `nl.matmul` without
+    `transpose_x=True` (which would need an implicit transpose). The message names the
+    `nki.isa` instructions or `nl` calls to use instead.""",
     """
-y = nl.exp(x)
+y = nl.matmul(x, w)  # x: (M, K)
 """,
     """
-y = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
-nisa.activation(dst=y, op=nl.exp, data=x)
+y = nl.matmul(xT, w, transpose_x=True)  # xT: (K, M), e.g. nl.transpose(x)
 """,
+)
+_code(
+    "nkic_device_print_ignored",
+    "`nl.device_print` is not simulated",
+    "frontend",
+    """On hardware `nl.device_print` dumps a tensor through the runtime's debug stream. nkic
+    checks its arguments but emits no instruction for it, so nothing is printed when the
+    kernel runs on the simulator. Return the tensor from the kernel to look at its values, or
+    use `print()` for compile-time values.""",
+    """
+nl.device_print("x_tile", x_tile)
+""",
+    """
+print("x_tile shape:", x_tile.shape)  # compile time
+""",
+    severity="warning",
+)
+_code(
+    "nkic_shapes_unknown",
+    "Kernel not specialised: parameter shapes unknown",
+    "frontend",
+    """`nkic check` specialises each kernel for its argument shapes to run the checks that need
+    them (shapes, dtypes, memory, bounds, races, allocation). When a tensor parameter has
+    neither an `--arg` nor an `nki.typing` annotation, the kernel still gets every
+    shape-independent check (the language subset, names, known APIs and their keywords) over
+    its body and the helper functions it reaches, and this note lists the parameters without
+    shapes and the checks that were skipped.""",
+    """
+@nki.jit
+def add(a, b):  # nkic check add.py: shapes unknown
+    ...
+""",
+    """
+import nki.typing as nt
+
+@nki.jit
+def add(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):  # or --arg a=float32[128,512]
+    ...
+""",
+    severity="note",
 )
 _code(
     "err_import_error",

@@ -45,15 +45,22 @@ def compile_file(
     dump_after: str | None = None,
     dump: Callable[[str], None] = print,
     emit: bool = True,
+    *,
+    unroll_all: bool = False,
 ) -> CompileResult:
-    """Specialise `kernel` in `path` for `args`, run the pass pipeline and write the neff."""
+    """Specialise `kernel` in `path` for `args`, run the pass pipeline and write the neff.
+
+    `unroll_all` unrolls every loop, symbolic ones included: the reference semantics that
+    symbolic loops must match (tests compile both ways and compare the results)."""
     from .backend import write_neff
     from .frontend import specialise
     from .passes.base import PassContext
     from .passes.pipeline import run_pipeline
 
     sink = DiagnosticSink()
-    ir = specialise(path, kernel, dict(args or {}), target, sink, partial=not emit)
+    ir = specialise(
+        path, kernel, dict(args or {}), target, sink, partial=not emit, unroll_all=unroll_all
+    )
     result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
     if ir is None:
         return result
@@ -89,14 +96,18 @@ def check_file(
     args: dict[str, object] | None = None,
     target: str = DEFAULT_TARGET,
 ) -> list[Diagnostic]:
-    """Every diagnostic of every kernel in `path` (or of the one named)."""
+    """Every diagnostic of every kernel in `path` (or of the one named). A kernel whose
+    parameters lack shapes gets the shape-independent checks and a `nkic_shapes_unknown` note."""
     from .frontend import find_kernels
+    from .frontend.lint import lint_kernel
 
     names = [kernel] if kernel else [name for name, _ in find_kernels(path)]
     diags: list[Diagnostic] = []
-    if not names:
-        return diags
     for name in names:
+        sink = DiagnosticSink()
+        if lint_kernel(path, name, dict(args or {}), target, sink):
+            diags.extend(sink.items)
+            continue
         res = compile_file(path, name, args, target, emit=False)
         diags.extend(res.diagnostics)
     return diags

@@ -49,7 +49,12 @@ def _has(op: Op, sched: Schedule, queue: str) -> bool:
 def emit_asm(kernel: Kernel) -> str:
     """The per-queue listing of an allocated kernel (`~k` after a wait: skip k instances)."""
     sched = schedule(kernel)
-    out = [f"; kernel @{kernel.name} target={kernel.target}"]
+    out = [
+        f"; kernel @{kernel.name} target={kernel.target}",
+        "; `wait #7@dma0~1`: before starting, wait until the instance of instruction 7 one",
+        "; older than its latest issued one has completed (no ~: the latest)",
+        "; tensors:",
+    ]
     for t in kernel.tensors():
         where = ""
         if t.address is not None:

@@ -57,7 +57,7 @@ class _ProgramWriter:
                 var, count, stride = t.rotate
                 out["rotate"] = {"var": var, "count": count, "stride": stride}
         if t.kind == "constant":
-            raw = bytes(t.data or b"")
+            raw = bytes(t.data)
             out["data_offset"] = len(self.data)
             out["data_length"] = len(raw)
             self.data += raw

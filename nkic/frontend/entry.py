@@ -14,6 +14,7 @@ from ..ir.core import Kernel, Loc
 from .args import TensorSpec, normalise_dtype_or_none
 from .loader import Loader, def_loc, kernels_in
 from .specialiser import Frame, Specialiser
+from .tensors import loop_bounds
 from .values import (
     POISON,
     EnumMember,
@@ -71,6 +72,7 @@ def specialise(
         while True:
             run_sink = DiagnosticSink()
             sp = Specialiser(loader, run_sink, target, name, unroll_all, frozenset(unroll))
+            bounds = loop_bounds.set(sp.affine_bounds)
             try:
                 _run(sp, loader, tree, file, name, args)
                 break
@@ -80,8 +82,11 @@ def specialise(
                     _internal_error(run_sink, tree, file, name, "restart loop")
                     break
                 unroll.add(restart.loop)
+            finally:
+                loop_bounds.reset(bounds)
     finally:
         sys.setrecursionlimit(limit)
+    sp.kernel.body[:0] = sp.constants
     sys.stderr.write("".join(sp.output))
     for d in run_sink.items:
         sink.report(d)
@@ -206,15 +211,15 @@ class KernelCall:
             sp.in_kernel = False
             sp.frames.pop()
 
-    def _bind(self, a: ast.arguments, args: dict, scope: Scope, node: ast.FunctionDef) -> None:
-        sp = self.sp
+    def check_signature(self, a: ast.arguments) -> None:
+        """Report the parameter kinds NKI 0.3.0 kernels cannot have."""
         for bad, what in (
             (a.vararg, "*args"),
             (a.kwarg, "**kwargs"),
             (a.kwonlyargs[0] if a.kwonlyargs else None, "keyword-only parameters ('*')"),
         ):
             if bad is not None:
-                sp.report(
+                self.sp.report(
                     UserError(
                         "err_unsupported_syntax",
                         f"{what} in a kernel signature are not supported in NKI 0.3.0",
@@ -222,6 +227,21 @@ class KernelCall:
                         "use ordinary parameters; put defaulted parameters last",
                     )
                 )
+
+    def unknown_parameters(self, args: dict) -> list[str]:
+        """Parameters that would get no value: not in `args`, no default, no annotation."""
+        a = self.fn.node.args
+        params = [*a.posonlyargs, *a.args]
+        defaulted = {p.arg for p in params[len(params) - len(a.defaults) :]}
+        return [
+            p.arg
+            for p in params
+            if p.arg not in args and p.arg not in defaulted and self._annotation(p) is None
+        ]
+
+    def _bind(self, a: ast.arguments, args: dict, scope: Scope, node: ast.FunctionDef) -> None:
+        sp = self.sp
+        self.check_signature(a)
         params = [*a.posonlyargs, *a.args]
         defaults = dict(
             zip([p.arg for p in params][len(params) - len(a.defaults) :], self.fn.defaults)

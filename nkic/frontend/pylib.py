@@ -846,7 +846,7 @@ def known_modules() -> dict[str, ModuleValue]:
             "enum",
             {
                 "Enum": enum_base,
-                "IntEnum": enum_base,
+                "IntEnum": EnumBase("IntEnum"),
                 "auto": Builtin("enum.auto", lambda ip, call: EnumAuto()),
             },
         ),

@@ -180,6 +180,7 @@ class Attempt:
     tensors: set = field(default_factory=set)
     diags: list = field(default_factory=list)
     reachable: set | None = None
+    iterations: range | None = None
 
 
 class SuperProxy:
@@ -223,6 +224,7 @@ class Specialiser:
         self.known_modules = pylib.known_modules()
         self._visitors: dict[type, object] = {}
         self.reported_keys: set[tuple] = set()
+        self.constants: list = []  # Allocs of constant tensors, placed first when done
 
     # -----------------------------------------------------------------------------------------
     # context
@@ -458,6 +460,18 @@ class Specialiser:
             None,
             "unroll the loop with range() / nl.static_range()",
         )
+
+    def affine_bounds(self, v: Affine) -> tuple[int, int] | None:
+        """(min, max) of `v` over the iterations of the symbolic loops being specialised; None
+        if it uses the variable of a loop that is not one of them."""
+        lo = hi = v.const
+        for var in v.vars:
+            its = next((a.iterations for a in self.attempts if a.var == var), None)
+            if not its:
+                return None
+            ends = (v.coeff(var) * its[0], v.coeff(var) * its[-1])
+            lo, hi = lo + min(ends), hi + max(ends)
+        return lo, hi
 
     def need_int(self, v, what: str = "an integer") -> int:
         v = self.need_concrete(v)
@@ -721,6 +735,7 @@ class Specialiser:
             )  # fmt: skip
             with self.builder.loop(rv.start, rv.stop, rv.step, rv.kind, header) as iv:
                 att.var = iv.vars[0]
+                att.iterations = rv.as_range()
                 self.assign(node.target, iv)
                 try:
                     self.exec_block(node.body)
@@ -909,13 +924,14 @@ class Specialiser:
         if node.keywords:
             raise self.unsupported(node.keywords[0])
         bases = []
-        is_enum = False
+        is_enum = int_enum = False
         for b in node.bases:
             value = self.visit(b)
             if isinstance(value, NkiClass):
                 bases.append(value)
             elif isinstance(value, EnumBase):
                 is_enum = True
+                int_enum = int_enum or value.name == "IntEnum"
             elif isinstance(value, NkiObjectBase):
                 pass
             else:
@@ -927,6 +943,7 @@ class Specialiser:
                 )
         cls = NkiClass(node.name, tuple(bases), self.module)
         cls.is_enum = cls.is_enum or is_enum
+        cls.int_enum = cls.int_enum or int_enum
         body_scope = Scope(self.scope, "class")
         frame = Frame(body_scope, self.module, self.frame.func)
         self.frames.append(frame)
@@ -1271,12 +1288,7 @@ class Specialiser:
         except (TypeError, ValueError, OverflowError) as e:
             raise UserError("err_type_error", f"invalid operation '{sym}': {e}") from None
         if type(result) is int and not INT32_MIN <= result <= INT32_MAX:
-            raise UserError(
-                "err_value_error",
-                f"integer overflow: {a} {sym} {b} = {result} does not fit in a 32-bit NKI int",
-                None,
-                "NKI integers are 32-bit; keep compile-time arithmetic within ±2**31",
-            )
+            raise _int32_overflow(f"{a} {sym} {b} = {result}")
         return result
 
     def affine_binop(self, op: ast.operator, a, b):
@@ -1359,6 +1371,7 @@ class Specialiser:
                 eq = self.truth(self.call_function(method, [a, b], {}, CallSite(None)))
                 return eq if isinstance(op, ast.Eq) else not eq
         if isinstance(op, (ast.Eq, ast.NotEq)):
+            a, b = _int_enum_value(a), _int_enum_value(b)
             return operator.eq(a, b) if isinstance(op, ast.Eq) else operator.ne(a, b)
         if isinstance(a, EnumMember) or isinstance(b, EnumMember):
             raise UserError("err_type_error", "enum members only support == and !=")
@@ -1752,7 +1765,7 @@ class Specialiser:
         if isinstance(fn, BoundMethod):
             return self.call(fn.func, [fn.self_value, *args], kwargs, call)
         if isinstance(fn, Builtin):
-            return self.call_builtin(fn, args, kwargs, call)
+            return _int32_result(self.call_builtin(fn, args, kwargs, call), fn.name, args)
         if isinstance(fn, NkiClass):
             return self.instantiate(fn, args, kwargs, call)
         if isinstance(fn, Instance):
@@ -1762,7 +1775,7 @@ class Specialiser:
         if isinstance(fn, OpaqueModule):
             raise _opaque_error(fn, call.node)
         if isinstance(fn, PyType):
-            return pylib.call_type(self, fn, args, kwargs, call)
+            return _int32_result(pylib.call_type(self, fn, args, kwargs, call), fn.name, args)
         if isinstance(fn, (IsaInstr, NlOp)):
             self.check_nki_context(
                 f"nisa.{fn.name}" if isinstance(fn, IsaInstr) else f"nl.{fn.name}", call
@@ -2105,3 +2118,29 @@ _NODE_NAMES = {
 def _describe(node: ast.AST) -> str:
     name = type(node).__name__
     return _NODE_NAMES.get(name, f"the Python construct '{name}'")
+
+
+def _int_enum_value(v):
+    """An `IntEnum` member compares as its int value (Python semantics); anything else as is."""
+    return v.value if isinstance(v, EnumMember) and v.cls.int_enum else v
+
+
+def _int32_overflow(what: str) -> UserError:
+    return UserError(
+        "err_value_error",
+        f"integer overflow: {what} does not fit in a 32-bit NKI int",
+        None,
+        "NKI integers are 32-bit; keep compile-time arithmetic within ±2**31",
+    )
+
+
+def _int32_result(result, name: str, args: list):
+    """A builtin's result, unless it is a new integer outside the 32-bit range (an argument
+    passed through unchanged, such as a wide literal mask given to `max`, is not new)."""
+    if (
+        type(result) is int
+        and not INT32_MIN <= result <= INT32_MAX
+        and not any(type(a) is int and a == result for a in args)
+    ):
+        raise _int32_overflow(f"{name}(...) = {result}")
+    return result

@@ -4,6 +4,8 @@ producing a new view of the same storage as an offset plus [step, num] pairs."""
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from ..ir.affine import Affine
 from ..ir.core import AccessPattern, Tensor
 from ..ir.types import DTYPES
@@ -401,10 +403,27 @@ def type_name(v: object) -> str:
     return type(v).__name__
 
 
+# (min, max) of an affine expression over the iterations of the symbolic loops being
+# specialised, or None for a variable of no such loop; set by the specialiser.
+loop_bounds: ContextVar = ContextVar("loop_bounds", default=None)
+
+
+def _wrap_negative(v: Affine, num: int):
+    """A symbolic index or slice bound with Python's negative wrap-around: `v + num` when `v`
+    is negative in every iteration, `v` when it never is; mixed signs need concrete values."""
+    bounds = loop_bounds.get()
+    if bounds is None:
+        return v
+    lo_hi = bounds(v)
+    if lo_hi is None or (lo_hi[0] < 0 <= lo_hi[1]):
+        raise NonConstExtent(v)
+    return norm_int(v + num) if lo_hi[1] < 0 else v
+
+
 def _int_index(item, num: int, dim: int):
     item = norm_int(item)
     if is_symbolic(item):
-        return item
+        return _wrap_negative(item, num)
     idx = item + num if item < 0 else item
     if not 0 <= idx < num:
         raise UserError(
@@ -428,8 +447,12 @@ def _slice_bounds(s: slice, num: int, dim: int) -> tuple[object, int, int]:
             )
     if isinstance(start, int) and start < 0:
         start += num
+    elif is_symbolic(start):
+        start = _wrap_negative(start, num)
     if isinstance(stop, int) and stop < 0:
         stop += num
+    elif is_symbolic(stop):
+        stop = _wrap_negative(stop, num)
     extent = norm_int(Affine.of(stop) - Affine.of(start))
     if is_symbolic(extent):
         raise NonConstExtent(extent)
@@ -447,7 +470,8 @@ def _slice_bounds(s: slice, num: int, dim: int) -> tuple[object, int, int]:
 
 
 class NonConstExtent(Exception):
-    """A slice whose size depends on a loop variable (the loop must be unrolled)."""
+    """A slice whose size, or an index whose sign, depends on a loop variable (the loop must be
+    unrolled)."""
 
     def __init__(self, extent: Affine):
         self.extent = extent

@@ -195,6 +195,7 @@ class NkiClass:
         self.is_dataclass = False
         self.frozen = False
         self.is_enum = any(b.is_enum for b in bases)
+        self.int_enum = any(b.int_enum for b in bases)  # members equal their int values
         self.members: dict[str, EnumMember] = {}
 
     def mro(self) -> list[NkiClass]:
@@ -254,7 +255,7 @@ class NkiObjectBase:
 
 @dataclass(frozen=True)
 class EnumBase:
-    """`enum.Enum` (and `enum.IntEnum`, treated alike)."""
+    """`enum.Enum` or `enum.IntEnum` (whose members also compare equal to their int values)."""
 
     name: str = "Enum"
 

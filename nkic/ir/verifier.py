@@ -6,13 +6,11 @@ in whatever produced the IR (frontend or pass), never a user error.
 
 from __future__ import annotations
 
-from ..backend.target import PARTITIONS
 from .affine import Affine
 from .core import AccessPattern, Alloc, Imm, Inst, Kernel, Loop, Op, Tensor
 from .isa import TARGETS, lookup
 from .types import BUFFERS, DTYPES
 
-ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
 LOOP_MODES = ("affine", "sequential")
 KINDS = ("input", "output", "internal", "constant")
 
@@ -31,6 +29,8 @@ class _Verifier:
         self.kernel = kernel
         self.problems: list[str] = []
         self.defined: set[str] = set()
+        self.loop_vars: set[str] = set()
+        self.top_scope: set[str] = set()
 
     def problem(self, text: str) -> None:
         self.problems.append(text)
@@ -100,8 +100,6 @@ class _Verifier:
                     f"{where}: on-chip pattern must start with the partition pair "
                     f"[{row_bytes // ap.itemsize}, P], got [{step}, {num}]"
                 )
-            if num > PARTITIONS:
-                self.problem(f"{where}: {num} partitions exceed {PARTITIONS}")
 
     def inst(self, op: Inst, scope: set[str], loops: tuple[Loop, ...]) -> None:
         where = f"{op.opcode} at {op.loc}"
@@ -149,7 +147,7 @@ class _Verifier:
                 self.inst(op, scope, loops)
             elif isinstance(op, Loop):
                 where = f"loop ${op.var} at {op.loc}"
-                if any(lp.var == op.var for lp in loops) or op.var in self.loop_vars:
+                if op.var in self.loop_vars:
                     self.problem(f"{where}: loop variable ${op.var} is not unique")
                 self.loop_vars.add(op.var)
                 if op.step <= 0:
@@ -163,8 +161,6 @@ class _Verifier:
             self.top_scope = scope
 
     def run(self) -> list[str]:
-        self.loop_vars: set[str] = set()
-        self.top_scope: set[str] = set()
         if self.kernel.target not in TARGETS:
             self.problem(f"unknown target {self.kernel.target!r}")
         scope = set()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from math import gcd
 from typing import ClassVar
 
-from ..backend.target import ALIGN_BYTES, Target, start_partitions, target
+from ..ir.target import ALIGN_BYTES, Target, start_partitions, target
 from ..diagnostics import Related
 from ..ir.core import Alloc, Inst, Kernel, Loc, Loop, Op, Tensor
 from .base import Pass, PassContext

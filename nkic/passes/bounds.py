@@ -1,7 +1,9 @@
 """Static bounds check: every access pattern stays inside its tensor, for every loop iteration.
 
 Interval arithmetic over the affine offsets (tinygrad's `validate.py` idea): the cost per access
-is O(loop variables), independent of trip counts.
+is O(loop variables), independent of trip counts. An access whose pattern walks the tensor's
+dimensions (a slice) is checked dimension by dimension, so a slice running past the end of a
+row is caught even where the storage continues; any other pattern against the storage.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir.affine import Affine
-from ..ir.core import AccessPattern, Inst, Kernel, Loop
+from ..ir.core import UNKNOWN_LOC, AccessPattern, Inst, Kernel, Loop
 from .base import Pass, PassContext
-from .regions import loop_ranges, region, row_elems, runs
+from .regions import loop_ranges, region, row_elems, runs, split_offset
 
 CODE = "err_tensor_access_out_of_bound"
 
@@ -43,14 +45,50 @@ def failing_iterations(expr: Affine, limit: int, loops: dict[str, Loop], upper: 
     for v, c in expr.terms:
         others = Affine(expr.const, {u: k for u, k in expr.terms if u != v})
         olo, ohi = others.bounds(ranges)
-        cond = _failing_values(c, ohi if upper else olo, limit, loops[v], upper)
+        lp = loops[v]
+        cond = _failing_values(c, ohi if upper else olo, limit, lp, upper)
         if cond:
-            conds.append(cond)
+            known = lp.loc.file != UNKNOWN_LOC.file
+            conds.append(cond + (f" (loop at line {lp.loc.line})" if known else ""))
     if not expr.terms:
         return "in every iteration"
     if not conds:
         return "for every value of " + ", ".join(f"${v}" for v in expr.vars)
     return "when " + " and ".join(conds)
+
+
+def dimension_indices(ap: AccessPattern) -> list[tuple[int, Affine, int, int]] | None:
+    """(dimension, index expression, largest pattern index, size) for each storage dimension
+    (HBM: all; on-chip: the free ones) when the pattern walks the tensor's own dimensions
+    (as slicing produces); None for any other pattern, which is checked against storage."""
+    t = ap.tensor
+    if ap.dtype != t.dtype:
+        return None
+    first = 1 if t.on_chip else 0
+    dims = t.shape[first:]
+    strides = [1] * len(dims)
+    for d in range(len(dims) - 2, -1, -1):
+        strides[d] = strides[d + 1] * dims[d + 1]
+    extent = [0] * len(dims)
+    d = 0
+    for step, num in ap.pattern[first:]:
+        while d < len(dims) and strides[d] != step:
+            d += 1
+        if d == len(dims) or num > dims[d]:
+            return None
+        extent[d] = num - 1
+        d += 1
+    offset = split_offset(ap.offset, row_elems(ap))[1] if t.on_chip else ap.offset
+    consts, terms = [], [dict() for _ in dims]
+    rest = offset.const
+    for stride in strides:  # digits keep the constant's sign, as a slice start's parts do
+        digit = abs(rest) // stride * (1 if rest >= 0 else -1)
+        consts.append(digit)
+        rest -= digit * stride
+    for v, c in offset.terms:
+        d = next(i for i, stride in enumerate(strides) if c % stride == 0)
+        terms[d][v] = c // strides[d]
+    return [(first + d, Affine(consts[d], terms[d]), extent[d], dims[d]) for d in range(len(dims))]
 
 
 @dataclass(frozen=True)
@@ -75,8 +113,9 @@ class CheckBounds(Pass):
         r = region(ap)
         name = f"'{t.label or t.name}'"
         unit = f" (in {ap.dtype} elements)" if ap.dtype != t.dtype else ""
+        checks = []
         if t.on_chip:
-            checks = [
+            checks.append(
                 (
                     "partitions",
                     "the tensor has partitions",
@@ -84,7 +123,16 @@ class CheckBounds(Pass):
                     r.part_lo,
                     r.part_hi,
                     t.num_partitions,
-                ),
+                )
+            )
+        dims = dimension_indices(ap)
+        if dims is not None:
+            checks += [
+                (f"indices of dimension {d}", "the dimension has indices", expr, 0, ext, size)
+                for d, expr, ext, size in dims
+            ]
+        elif t.on_chip:
+            checks.append(
                 (
                     "elements of each partition",
                     "a partition holds elements",
@@ -92,11 +140,13 @@ class CheckBounds(Pass):
                     r.free_lo,
                     r.free_hi,
                     row_elems(ap),
-                ),
-            ]
+                )
+            )
         else:
             size = t.size * t.itemsize // ap.itemsize
-            checks = [("elements", "the tensor has elements", r.free, r.free_lo, r.free_hi, size)]
+            checks.append(
+                ("elements", "the tensor has elements", r.free, r.free_lo, r.free_hi, size)
+            )
         for what, has, expr, lo_ext, hi_ext, extent in checks:
             lo, hi = expr.bounds(ranges)
             lo, hi = lo + lo_ext, hi + hi_ext

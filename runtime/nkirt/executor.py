@@ -18,12 +18,12 @@ import numpy as np
 from nkirt import dtypes
 from nkirt.access import AccessPattern, BoundsError
 from nkirt.cost import ComputeCost, DmaPlan, InstructionShape, compute_cost, dma_plan
-from nkirt.cost.tables import PSUM_PARTITION_BYTES, TARGETS, TargetTable
+from nkirt.cost.tables import PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, TARGETS, TargetTable
 from nkirt.dma_rings import DmaRings
 from nkirt.errors import NeffError, RunError, RuntimeFault
 from nkirt.hazards import Access, Hazard, SemaphoreChecker
 from nkirt.memory import Memory
-from nkirt.ports import PortArbiter, port_claims
+from nkirt.ports import PortArbiter, bank_claims, per_bank, port_claims
 from nkirt.program import QUEUES, Program
 from nkirt.roles import operand_roles
 
@@ -74,6 +74,7 @@ class StaticInstruction:
         "count",
         "busy_ns",
         "ports",
+        "bank_ports",
     )
 
     def describe(self, env: dict[str, int]) -> str:
@@ -186,8 +187,10 @@ def _instruction(
     # the DMA engines of a transfer are those of its SBUF side's partitions (cost/dma.py)
     sbuf = [ap for ap in (*inst.outputs, *inst.inputs) if ap.buffer != "hbm"]
     inst.dma_side = sbuf[0] if inst.engine == "dma" and sbuf else None
-    # v2 shared SBUF/PSUM ports (arch §8); empty on v3+ and for Tensor/DMA
-    inst.ports = port_claims(inst.engine, {ap.buffer for ap in aps.values()}, table)
+    # shared SBUF/PSUM ports (arch §8): v2 whole ports; v3+ VectorE/ScalarE per PSUM bank
+    buffers = {ap.buffer for ap in aps.values()}
+    inst.ports = port_claims(inst.engine, buffers, table)
+    inst.bank_ports = per_bank(inst.engine, buffers, table)
     inst.count = 0
     inst.busy_ns = 0.0
     return inst
@@ -340,8 +343,16 @@ class Executor:
             self.queue_free[queue] = max(self.ls_end, self.mm_start)
         elif type(cost) is ComputeCost:
             start = ready
-            if inst.ports:
-                start = self.ports.place(inst.ports, ready, cost.busy_ns)
+            claims = inst.ports
+            if inst.bank_ports:
+                banks = set()
+                for ap, where in (*inputs, *outputs):
+                    if ap.buffer == "psum":
+                        first = where.col_lo // PSUM_BANK_BYTES
+                        banks.update(range(first, (where.col_hi - 1) // PSUM_BANK_BYTES + 1))
+                claims = claims + bank_claims(inst.engine, banks)
+            if claims:
+                start = self.ports.place(claims, ready, cost.busy_ns)
                 if start > ready:
                     producer, stall = -1, STALL_PORT
             busy_end = start + cost.busy_ns

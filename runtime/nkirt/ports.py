@@ -1,7 +1,9 @@
 """SBUF/PSUM access ports that two engines share on NeuronCore-v2 (arch §8, ARCH2).
 
 On v2 VectorE and GpSimd cannot access SBUF at the same time, and VectorE and ScalarE cannot
-access PSUM at the same time; the compiler serialises them. v3 lifts both restrictions (ARCH3).
+access PSUM at the same time; the compiler serialises them. v3 lifts both restrictions
+(ARCH3), PSUM being parallel "if different banks": VectorE and ScalarE still take turns on one
+PSUM bank.
 An instruction that uses a shared port may only run while the rival engine is off that port:
 it starts at the earliest time from its ready time on at which its whole busy interval fits in
 a gap of the rival's port intervals (an instruction is not split). Each engine's own port
@@ -20,6 +22,7 @@ PRUNE_AT = 64
 #: (port, engine) pairs that exclude each other, per target flag.
 SBUF_PORT = "sbuf"
 PSUM_PORT = "psum"
+PSUM_RIVALS = {"vector": "scalar", "scalar": "vector"}
 
 
 def port_claims(engine: str, buffers: set[str], table: TargetTable) -> tuple[tuple, ...]:
@@ -34,6 +37,19 @@ def port_claims(engine: str, buffers: set[str], table: TargetTable) -> tuple[tup
         if rival:
             claims.append(((PSUM_PORT, engine), (PSUM_PORT, rival)))
     return tuple(claims)
+
+
+def bank_claims(engine: str, banks: set[int]) -> tuple[tuple, ...]:
+    """v3+: the (own key, rival key) pairs of a VectorE/ScalarE instruction on PSUM `banks`."""
+    rival = PSUM_RIVALS[engine]
+    return tuple(((PSUM_PORT, bank, engine), (PSUM_PORT, bank, rival)) for bank in sorted(banks))
+
+
+def per_bank(engine: str, buffers: set[str], table: TargetTable) -> bool:
+    """Whether the instruction's PSUM port claims depend on the banks it touches (v3+)."""
+    return (
+        table.psum_vector_scalar_same_bank_exclusive and engine in PSUM_RIVALS and "psum" in buffers
+    )
 
 
 class PortArbiter:

@@ -158,3 +158,9 @@ def test_assembly_listing_has_one_stream_per_queue():
 def test_unallocated_kernels_are_refused():
     with pytest.raises(ValueError, match="needs an allocated kernel"):
         write_neff(kernel(body(), PARAMS, "%o"))
+
+
+def test_output_is_deterministic():
+    a = write_neff(lowered(body(), PARAMS, "%o"))
+    b = write_neff(lowered(body(), PARAMS, "%o"))
+    assert a == b

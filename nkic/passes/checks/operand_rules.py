@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...backend.target import PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS
+from ...ir.target import PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS
 from ...diagnostics import Related
+from ...ir.affine import Affine
 from ...ir.core import AccessPattern, Alloc, Imm, Inst, Kernel, Tensor
 from ...ir.isa import ACTIVATIONS, BITVEC_OPS, ENUMS, InstrDef, lookup, target_at_least
 from ...ir.types import DTYPES
@@ -207,8 +208,11 @@ def _check(c: InstCheck, flagged: set[tuple[str, int]]) -> None:
     for name, ap in c.inst.aps():
         oversized |= _partitions(c, name, ap, flagged)
         _rank(c, name, ap, flagged)
+        _packed_dtype_target(c, name, ap, flagged)
     if not _buffers(c) or oversized:
         return
+    for name, ap in c.inst.aps():
+        _partition_window(c, name, ap)
     _elementwise(c)
     for fn in _RULES.get(c.op, ()):
         fn(c)
@@ -275,6 +279,53 @@ def _rank(c: InstCheck, name: str, ap: AccessPattern, flagged: set[tuple[str, in
             f"`{name}` has {len(ap.pattern) - 1} free dimensions, at most {MAX_AP_DIMS - 1}",
             "merge contiguous free dimensions with `.reshape` before the call",
         )
+
+
+_PACKED = ("float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
+
+
+def _packed_dtype_target(
+    c: InstCheck, name: str, ap: AccessPattern, flagged: set[tuple[str, int]]
+) -> None:
+    """x4 packed MX dtypes exist on trn3 only (errors doc §10); reported once per tensor."""
+    key = ("packed", id(ap.tensor))
+    if ap.dtype in _PACKED and not target_at_least(c.target, "trn3") and key not in flagged:
+        flagged.add(key)
+        c.error(
+            "err_unsupported_on_target",
+            f"`{name}` is {ap.dtype}; packed x4 types need trn3, the target is {c.target}",
+            "compile with `--target trn3` or use an unpacked fp8 type",
+        )
+
+
+def _partition_window(c: InstCheck, name: str, ap: AccessPattern) -> None:
+    """Compute engines reach partitions in aligned windows (nki-isa.md common rules): an operand
+    of more than 64 partitions starts at partition 0, one of 33..64 at 0 or 64, one of at most
+    32 at 0, 32, 64 or 96. Tensors are placed on such a window, so the view's partition offset
+    inside its tensor must be a multiple of the window. DMA reaches any partition."""
+    if c.op.startswith("dma_") or not ap.tensor.on_chip or not ap.pattern:
+        return
+    if ap.tensor.shape and ap.tensor.shape[0] > PMAX:
+        return  # the oversized tensor is reported on its own
+    n, step = ap.num_partitions, ap.pattern[0][0]
+    if step <= 0:
+        return
+    align = 32 if n <= 32 else 64 if n <= 64 else None
+    off = Affine.of(ap.offset)
+    # offset = partition * step + free offset (0 <= free offset < step); a loop term moves the
+    # partition when its coefficient is a multiple of the partition step
+    parts = [off.const // step] + [coeff // step for _, coeff in off.terms if coeff % step == 0]
+    for p in parts:
+        if (align is None and p != 0) or (align is not None and p % align):
+            legal = "0" if align is None else ", ".join(str(x) for x in range(0, PMAX, align))
+            c.error(
+                "nkic_partition_window",
+                f"`{name}` spans {n} partitions starting {p} partitions into its tensor; an "
+                f"operand of {n} partitions must start at partition {legal}",
+                "slice the partitions at a multiple of 32 (64 for 33-64 partitions, 0 above)",
+                tensor=ap.tensor,
+            )
+            return
 
 
 def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:

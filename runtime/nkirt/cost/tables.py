@@ -63,6 +63,8 @@ class TargetTable:
     sbuf_vector_gpsimd_exclusive: bool = False
     #: arch §8 (ARCH2): on v2 VectorE and ScalarE cannot access PSUM at the same time.
     psum_vector_scalar_exclusive: bool = False
+    #: arch §8 (ARCH3): from v3 VectorE and ScalarE access PSUM in parallel if different banks.
+    psum_vector_scalar_same_bank_exclusive: bool = False
 
     def engine_ghz(self, engine: str) -> float:
         return {
@@ -110,6 +112,7 @@ TARGETS: dict[str, TargetTable] = {
         # arch §8 (ARCH3): v3 lifts both v2 port restrictions (PSUM parallel on other banks)
         sbuf_vector_gpsimd_exclusive=False,
         psum_vector_scalar_exclusive=False,
+        psum_vector_scalar_same_bank_exclusive=True,  # arch §8: "parallel if different banks"
     ),
     "trn3": TargetTable(
         name="trn3",
@@ -131,5 +134,6 @@ TARGETS: dict[str, TargetTable] = {
         # arch §8: lifted on v3 (ARCH3); ARCH4 restates no restriction, so v4 keeps v3's ports
         sbuf_vector_gpsimd_exclusive=False,
         psum_vector_scalar_exclusive=False,
+        psum_vector_scalar_same_bank_exclusive=True,  # as v3 (arch §8)
     ),
 }

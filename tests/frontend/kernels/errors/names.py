@@ -19,7 +19,7 @@ def names(x):
     nisa.activation(dst=u, op=nl.exp, data=u, sacle=2.0)  # expect: err_unexpected_keyword@47
     nisa.tensor_tensor(u, u, u)  # expect: err_missing_argument@5
     nisa.tensor_copy(dst=u, src=u, engine=nisa.engine.vektor)  # expect: err_unknown_api@43
-    nl.load(x)  # expect: err_unsupported_api@5
+    nl.fmod(x, x)  # expect: err_unsupported_api@5
     nl.arange(4)  # expect: err_unsupported_api@5
     u.missing_attr  # noqa: B018  # expect: err_attribute_error@5
     not_a_module.helper(u)  # expect: err_import_error@5

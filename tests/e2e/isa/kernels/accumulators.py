@@ -1,0 +1,63 @@
+"""Instruction sequences sharing the engines' accumulator registers."""
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+def _load(x, buf=nl.sbuf):
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    return t
+
+
+def _store(t):
+    out = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def activation_sequence(x, y, cmds=("reset_reduce", "reduce"), op="exp"):
+    """Two activations into the ScalarE accumulators; the second reads them out."""
+    P, F = x.shape
+    tx, ty = _load(x), _load(y)
+    d0 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    d1 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    res = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation(
+        dst=d0, op=getattr(nl, op), data=tx, reduce_op=nl.add,
+        reduce_cmd=getattr(nisa.reduce_cmd, cmds[0]),
+    )
+    nisa.activation(
+        dst=d1, op=getattr(nl, op), data=ty, reduce_op=nl.add, reduce_res=res,
+        reduce_cmd=getattr(nisa.reduce_cmd, cmds[1]),
+    )
+    return _store(d1), _store(res)
+
+
+@nki.jit
+def cumulative_sequence(x, y, cmd="reduce"):
+    """tensor_scalar_cumulative continuing from the Vector accumulators of a previous one."""
+    P, F = x.shape
+    tx, ty = _load(x), _load(y)
+    d0 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    d1 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar_cumulative(dst=d0, src=tx, op0=nl.add, op1=nl.add, imm0=0.0)
+    nisa.tensor_scalar_cumulative(
+        dst=d1, src=ty, op0=nl.add, op1=nl.add, imm0=0.0, reduce_cmd=getattr(nisa.reduce_cmd, cmd)
+    )
+    return _store(d0), _store(d1)
+
+
+@nki.jit
+def exponential_sequence(x, y):
+    """trn3 VectorE exp with a running sum over two instructions (reset_reduce, reduce)."""
+    P, F = x.shape
+    tx, ty = _load(x), _load(y)
+    d0 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    d1 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    res = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.exponential(dst=d0, src=tx, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.exponential(dst=d1, src=ty, reduce_cmd=nisa.reduce_cmd.reduce, reduce_res=res)
+    return _store(res)

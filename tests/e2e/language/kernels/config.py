@@ -1,0 +1,55 @@
+"""Python-side configuration for the class kernels: importable by the tests (no NKI base
+classes), passed to kernels as arguments."""
+
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+
+
+class Op(Enum):
+    ADD = "add"
+    MUL = "mul"
+    MAX = "max"
+
+    def alu(self):
+        import nki.language as nl
+
+        if self == Op.ADD:
+            return nl.add
+        if self == Op.MUL:
+            return nl.multiply
+        return nl.maximum
+
+
+class Level(IntEnum):
+    LOW = 1
+    HIGH = 5
+
+
+@dataclass
+class Tiling:
+    rows: int
+    cols: int = 64
+    scale: float = 1.0
+    label: str = ""
+
+    def __post_init__(self):
+        self.label = f"{self.rows}x{self.cols}"
+
+    @property
+    def elems(self):
+        return self.rows * self.cols
+
+    def tiles(self, free):
+        return free // self.cols
+
+    def widen(self, k):
+        self.cols *= k
+        return self
+
+    @staticmethod
+    def half(v):
+        return v / 2
+
+    @classmethod
+    def square(cls, n):
+        return cls(n, n)

@@ -1,0 +1,45 @@
+"""The matmul tutorial versions of examples/ compute the right product (functional runs at a
+small shape with small blocks, against numpy)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import nkirt
+import numpy as np
+import pytest
+
+from .conftest import EXAMPLES, compile_neff, spec
+
+BF16 = ml_dtypes.bfloat16
+K, M, N = 512, 256, 2048
+
+
+def run_example(kernel: str, **params) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    lhsT = rng.standard_normal((K, M)).astype(BF16)
+    rhs = rng.standard_normal((K, N)).astype(BF16)
+    args = {"lhsT": spec((K, M)), "rhs": spec((K, N)), **params}
+    neff = compile_neff(EXAMPLES / f"{kernel}.py", kernel, args, "trn1")
+    result = nkirt.execute(nkirt.load(neff), {"lhsT": lhsT, "rhs": rhs})
+    (got,) = result.outputs.values()
+    want = lhsT.astype(np.float32).T @ rhs.astype(np.float32)
+    return got.astype(np.float32), want
+
+
+@pytest.mark.parametrize(
+    ("kernel", "params", "rtol"),
+    [
+        ("matmul_hoisted", {}, 1e-2),
+        ("matmul_blocked", {"TILES_M": 2, "TILES_N": 2}, 1e-2),
+        ("matmul_blocked_mnk", {"TILES_M": 2, "TILES_N": 2, "TILES_K": 2}, 1e-2),
+        # bf16 partial sums (the published kernel's choice) round after every K block
+        (
+            "matmul_blocked_mnk",
+            {"TILES_M": 1, "TILES_N": 1, "TILES_K": 2, "SUMS_DTYPE": "bfloat16"},
+            3e-2,
+        ),
+    ],
+)
+def test_tutorial_matmul_versions_match_numpy(kernel, params, rtol):
+    got, want = run_example(kernel, **params)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
