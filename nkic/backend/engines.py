@@ -43,7 +43,7 @@ def choose_engine(inst: Inst) -> str:
 class AssignEngines(Pass):
     """Sets `Inst.engine`: the kernel's `engine=` if allowed, else nkic's default."""
 
-    name: ClassVar[str] = "assign_engines"
+    name: ClassVar[str] = "assign-engines"
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         for inst in kernel.instructions():

@@ -74,7 +74,7 @@ def resolve(write: _Write, others: list[_Write], depth: int) -> bool | tuple[str
 class ResolveAccumulate(Pass):
     """Sets every matmul's `accumulate` attribute to True, False or unless-first loop vars."""
 
-    name: ClassVar[str] = "resolve_accumulate"
+    name: ClassVar[str] = "resolve-accumulate"
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         depth = _scope_depth(kernel)

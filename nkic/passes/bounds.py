@@ -95,7 +95,7 @@ def dimension_indices(ap: AccessPattern) -> list[tuple[int, Affine, int, int]] |
 class CheckBounds(Pass):
     """Reports `err_tensor_access_out_of_bound` for accesses outside a tensor's storage."""
 
-    name: ClassVar[str] = "check_bounds"
+    name: ClassVar[str] = "check-bounds"
     local = True
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:

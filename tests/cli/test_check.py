@@ -138,3 +138,11 @@ def test_explain_unknown_code():
     res = CliRunner().invoke(cli, ["explain", "err_tensor_acces_out_of_bound"])
     assert res.exit_code == 2
     assert "err_tensor_access_out_of_bound" in res.output
+
+
+def test_tile_over_128_partitions_is_a_diagnostic_not_a_crash():
+    res = check(
+        str(KERNELS / "too_many_partitions.py"), "--arg", "a=float32[256,64]", "--format", "json"
+    )
+    assert res.exit_code == 1
+    assert ("err_num_partition_exceed_arch_limit", 10, 5) in found(res.output)

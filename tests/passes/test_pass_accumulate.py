@@ -1,4 +1,4 @@
-"""resolve_accumulate: the first matmul write to a PSUM location overwrites, later ones add."""
+"""resolve-accumulate: the first matmul write to a PSUM location overwrites, later ones add."""
 
 from __future__ import annotations
 

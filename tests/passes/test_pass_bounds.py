@@ -1,4 +1,4 @@
-"""check_bounds: interval arithmetic over loop ranges, without enumerating iterations."""
+"""check-bounds: interval arithmetic over loop ranges, without enumerating iterations."""
 
 from __future__ import annotations
 

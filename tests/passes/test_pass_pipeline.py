@@ -33,7 +33,7 @@ def add_kernel(load_offset: str = "512*$i") -> Kernel:
 
 def test_pass_names_run_checks_then_bounds_then_lowering():
     names = list(PASS_NAMES)
-    lowering = ["check_bounds", "resolve_accumulate", "allocate", "assign_engines"]
+    lowering = ["check-bounds", "resolve-accumulate", "allocate", "assign-engines"]
     assert names[-4:] == lowering
     assert len(set(names)) == len(names)
 

@@ -11,7 +11,15 @@ from ...ir.target import PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS
 from ...diagnostics import Related
 from ...ir.affine import Affine
 from ...ir.core import AccessPattern, Alloc, Imm, Inst, Kernel, Tensor
-from ...ir.isa import ACTIVATIONS, BITVEC_OPS, ENUMS, InstrDef, lookup, target_at_least
+from ...ir.isa import (
+    ACTIVATIONS,
+    BITVEC_OPS,
+    ENUMS,
+    FP32_MIN,
+    InstrDef,
+    lookup,
+    target_at_least,
+)
 from ...ir.types import DTYPES
 from ..base import Pass, PassContext
 
@@ -665,7 +673,8 @@ def _matmul_dtypes(c: InstCheck, st: AccessPattern, mv: AccessPattern, dst: Acce
             "`float8_e4m3` and `float8_e4m3fn` operands cannot be mixed",
             "use the same fp8 flavour for both operands",
         )
-    if c.value("is_transpose"):
+    if c.value("is_transpose") and target_at_least(c.target, "trn2"):
+        _transpose_mode(c, st, mv, dst)
         return
     dst_ok = ("float32", "bfloat16") if target_at_least(c.target, "trn3") else ("float32",)
     if dst.dtype not in dst_ok:
@@ -675,6 +684,31 @@ def _matmul_dtypes(c: InstCheck, st: AccessPattern, mv: AccessPattern, dst: Acce
             + " or ".join(dst_ok)
             + f" PSUM on {c.target}",
             "allocate the PSUM tile as `nl.float32` and cast when copying it out",
+        )
+
+
+def _transpose_mode(c: InstCheck, st: AccessPattern, mv: AccessPattern, dst: AccessPattern):
+    """`is_transpose=True` (trn2+) copies bits: fp32/tf32 into a 4-byte PSUM tile, bf16/fp16 into
+    the same dtype, fp8 into a 16-bit tile (upper byte zero) (nki-isa.md §5.2)."""
+    if _name(c.value("perf_mode"), "matmul_perf_mode") == "double_row":
+        c.error(
+            "err_invalid_argument",
+            "`perf_mode=double_row` cannot be combined with `is_transpose=True`",
+            "transpose with a plain `nc_matmul(is_transpose=True)`",
+        )
+        return
+    width = 8 * DTYPES[st.dtype].itemsize if st.dtype in DTYPES else None
+    dwidth = 8 * DTYPES[dst.dtype].itemsize if dst.dtype in DTYPES else None
+    if width is None or dwidth is None:
+        return
+    want = {32: 32, 16: 16, 8: 16}.get(width)
+    same = st.dtype in ("bfloat16", "float16")
+    if dwidth != want or (same and dst.dtype != st.dtype):
+        need = st.dtype if same else f"a {want}-bit type"
+        c.error(
+            "err_dtype_mismatch",
+            f"`dst` is {dst.dtype}; a transpose of {st.dtype} `stationary` writes {need}",
+            "is_transpose copies bits: size the PSUM tile to the input's element width",
         )
 
 
@@ -729,6 +763,27 @@ def _matmul_tiling(c: InstCheck) -> None:
                 "start each tile at a multiple of its size",
             )
             return
+    st = c.ap("stationary")
+    if st is not None and len(size) == 2:
+        m = st.free_size // (2 if _name(c.value("perf_mode"), "matmul_perf_mode") == "double_row" else 1)
+        for what, have, limit, arg in (
+            ("K (partitions)", st.num_partitions, size[0], "row"),
+            ("M (free size)", m, size[1], "column"),
+        ):
+            if have > limit:
+                c.error(
+                    "err_size_of_dimension_exceed_arch_limit",
+                    f"`stationary` has {what} {have}, larger than the PE tile's {arg} size "
+                    f"{limit} (`tile_size={tuple(size)}`)",
+                    "use a larger tile or split the matmul",
+                )
+                return
+    if _name(c.value("perf_mode"), "matmul_perf_mode") == "double_row" and size[1] != 128:
+        c.error(
+            "err_invalid_argument",
+            f"`perf_mode=double_row` cannot be combined with column tiling (`tile_size={tuple(size)}`)",
+            "use full-width columns (size 128) with double_row",
+        )
 
 
 @rule("nc_transpose")
@@ -842,6 +897,17 @@ def _tensor_scalar(c: InstCheck) -> None:
                     f"`{n}` is {ap.dtype}; arithmetic scalar operands must be float32",
                     "keep per-partition scalars in a float32 (P, 1) tile",
                 )
+    if c.engine == "gpsimd" and not any(bitvec):
+        # nki-isa.md §5.3: GpSimd "only for rsqrt" (docstring); the Beta-1 ALU table also lists
+        # add and multiply on GpSimd. Accept those three, reject the rest.
+        for arg, o in (("op0", op0), ("op1", op1)):
+            if o is not None and o not in ("rsqrt", "add", "multiply"):
+                c.error(
+                    "err_unsupported_engine",
+                    f"`{arg}=nl.{o}` does not run on the gpsimd engine (rsqrt, add, multiply)",
+                    "use `engine=nisa.engine.vector`",
+                )
+                break
     if op0 in _TRN3_OP0 and not target_at_least(c.target, "trn3"):
         c.error(
             "err_unsupported_on_target",
@@ -965,6 +1031,21 @@ def _tensor_partition_reduce(c: InstCheck) -> None:
         ("add", "average", "maximum", "bitwise_or", "bitwise_and"),
         "GpSimd reduces partitions with add, average, max, or, and",
     )
+    data, dst = c.ap("data"), c.ap("dst")
+    if data is not None and dst is not None:
+        if dst.num_partitions != 1:
+            c.error(
+                "err_shape_mismatch",
+                f"`dst` has {dst.num_partitions} partitions; the partition reduction writes 1",
+                "allocate `dst` as (1, ...)",
+            )
+        elif dst.free_size != data.free_size:
+            c.error(
+                "err_shape_mismatch",
+                f"`dst` has {dst.free_size} elements per partition but `data` has "
+                f"{data.free_size}",
+                "the free dimensions are kept",
+            )
 
 
 @rule("activation", "activation_reduce")
@@ -1142,6 +1223,12 @@ def _top8(c: InstCheck) -> None:
             f"`dst` has {dst.free_size} elements per partition, not 8",
             "allocate `dst` as (P, 8)",
         )
+    if c.op == "nc_find_index8" and dst is not None and dst.dtype not in ("uint16", "uint32"):
+        c.error(
+            "err_dtype_mismatch",
+            f"`dst` is {dst.dtype}; indices are written as uint16 or uint32",
+            "allocate `dst` as uint32",
+        )
 
 
 @rule("nc_n_gather")
@@ -1178,6 +1265,13 @@ def _local_gather(c: InstCheck) -> None:
             f"`src_buffer` has {src.num_partitions} partitions; local_gather needs a multiple of 16",
             "GpSimd cores own 16 partitions each",
         )
+    epi = c.value("num_elem_per_idx")
+    if isinstance(epi, int) and epi not in (1, 2, 4, 8, 16, 32):
+        c.error(
+            "err_invalid_argument",
+            f"`num_elem_per_idx` is {epi}; it must be 1, 2, 4, 8, 16 or 32",
+            "gather a power-of-two run of elements per index",
+        )
 
 
 @rule("nc_stream_shuffle")
@@ -1190,6 +1284,36 @@ def _stream_shuffle(c: InstCheck) -> None:
             f"`shuffle_mask` has {len(mask)} entries, not 32",
             "give one source partition per quadrant lane",
         )
+        return
+    src, dst = c.ap("src"), c.ap("dst")
+    if src is not None and dst is not None and src.free_size != dst.free_size:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has {dst.free_size} elements per partition but `src` has {src.free_size}",
+            "a shuffle moves whole partitions",
+        )
+    if not isinstance(mask, (tuple, list)):
+        return
+    for i, m in enumerate(mask):
+        if isinstance(m, int) and not (0 <= m < 32 or m == 255):
+            c.error(
+                "err_invalid_argument",
+                f"`shuffle_mask[{i}]` is {m}; entries are quadrant lanes 0..31 or 255 (keep)",
+                "give the source lane within the 32-partition quadrant",
+            )
+            return
+    if src is None or dst is None:
+        return
+    for p in range(dst.num_partitions):
+        m = mask[p % 32]
+        if isinstance(m, int) and m != 255 and (p // 32) * 32 + m >= src.num_partitions:
+            c.error(
+                "err_invalid_argument",
+                f"`shuffle_mask[{p % 32}]` = {m} makes `dst` partition {p} read partition "
+                f"{(p // 32) * 32 + m} of `src`, which has {src.num_partitions} partitions",
+                "use 255 for lanes without a source",
+            )
+            return
 
 
 @rule("rng")
@@ -1200,6 +1324,18 @@ def _rng(c: InstCheck) -> None:
             "err_dtype_mismatch",
             f"`dst` is {dst.dtype}; rng writes integer bits",
             "use `nl.rand` for floats",
+        )
+
+
+@rule("rand2")
+def _rand2(c: InstCheck) -> None:
+    lo, hi = c.value("min"), c.value("max")
+    num = (int, float)
+    if isinstance(lo, num) and isinstance(hi, num) and not lo < hi:
+        c.error(
+            "err_invalid_argument",
+            f"`min` ({lo}) must be smaller than `max` ({hi})",
+            "swap the bounds",
         )
 
 
@@ -1234,6 +1370,14 @@ def _range_select(c: InstCheck) -> None:
                 f"`{arg}` is {ap.dtype}; bounds must be float32",
                 "keep the bounds in a float32 (P, 1) tile",
             )
+    fill = c.value("on_false_value")
+    # compared as fp32: -3.4028235e38 and FP32_MIN round to the same value
+    if isinstance(fill, (int, float)) and abs(float(fill) - FP32_MIN) > 2.0**103:
+        c.error(
+            "err_invalid_argument",
+            f"`on_false_value` is {fill}; range_select fills with FP32_MIN (-3.4028235e38) only",
+            "leave `on_false_value` at its default",
+        )
     on_true = c.ap("on_true_tile")
     if on_true is not None and on_true.dtype in DTYPES and not DTYPES[on_true.dtype].is_float:
         c.error(
@@ -1407,4 +1551,43 @@ def _nc_matmul_mx(c: InstCheck) -> None:
             "err_shape_mismatch",
             f"K = {st.num_partitions} partitions is not a multiple of 32",
             "pad the contraction to a multiple of 32",
+        )
+    if st is not None and (st.free_size % 2 or st.free_size > 128):
+        c.error(
+            "err_size_of_dimension_exceed_arch_limit",
+            f"`stationary` has {st.free_size} elements per partition; it must be even and at "
+            "most 128",
+            "pad M to an even size and tile it into blocks of 128",
+        )
+    dst = c.ap("dst")
+    limit = {"float32": 512, "bfloat16": 1024}.get(dst.dtype if dst is not None else "", 512)
+    if mv is not None and mv.free_size > limit:
+        c.error(
+            "err_size_of_dimension_exceed_arch_limit",
+            f"`moving` has {mv.free_size} elements per partition (N), at most {limit}",
+            f"tile N into blocks of {limit}",
+        )
+    if dst is not None and st is not None and mv is not None and (
+        dst.num_partitions != st.free_size or dst.free_size != mv.free_size
+    ):
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has shape {_shape(dst)}; the result is ({st.free_size}, {mv.free_size})",
+            "dst[M, N] with M the stationary free size and N the moving free size",
+        )
+    if dst is not None and dst.dtype not in ("float32", "bfloat16"):
+        c.error(
+            "err_dtype_mismatch",
+            f"`dst` is {dst.dtype}; the MX matmul writes float32 or bfloat16 PSUM",
+            "allocate the PSUM tile as float32",
+        )
+    pos, size = c.value("tile_position") or (), c.value("tile_size") or ()
+    if (size and len(size) == 2 and size[1] != 128) or (
+        pos and len(pos) == 2 and pos[1] not in (0, None)
+    ):
+        c.error(
+            "err_invalid_argument",
+            f"`tile_position={tuple(pos)}`, `tile_size={tuple(size)}`: nc_matmul_mx tiles rows "
+            "only (column size 128, column start 0)",
+            "use `tile_size=(rows, 128)` and `tile_position=(row_start, 0)`",
         )

@@ -1,10 +1,10 @@
 """Control flow at compile time: if/elif/else, conditional expressions, for over any iterable,
-while, break/continue/pass, `is None` / `is not None`."""
+while, break/continue/pass, `is None` / `is not None`, `with nl.no_reorder()`."""
 
 import nki
 import nki.isa as nisa
+import common
 import nki.language as nl
-from common import emit
 from config import Op
 
 
@@ -83,10 +83,11 @@ def control(x, budget=1000, bias=None, skip=None):
     out = nl.ndarray((P, F), x.dtype, buffer=nl.shared_hbm)
     for j in nl.affine_range(F // tile):
         t = nl.ndarray((P, tile), x.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=t, src=x[:, nl.ds(j * tile, tile)])
-        if skip is None:
-            nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=shift)
-        else:
-            nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=skip)
-        nisa.dma_copy(dst=out[:, nl.ds(j * tile, tile)], src=t)
-    return emit(vals), out
+        with nl.no_reorder():
+            nisa.dma_copy(dst=t, src=x[:, nl.ds(j * tile, tile)])
+            if skip is None:
+                nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=shift)
+            else:
+                nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=skip)
+            nisa.dma_copy(dst=out[:, nl.ds(j * tile, tile)], src=t)
+    return common.emit(vals), out

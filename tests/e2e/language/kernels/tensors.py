@@ -31,7 +31,7 @@ def indexing(h):
     out[:, F : F + 16] = u[..., 16:32]
     out[:, 48:49] = t[:, 3]  # an int on a free dim drops it; the tile stays 2-D: [128, 1]
     out[:, -33:-32] = -1.0  # column 49, negative slice bounds
-    out[:, 50:82] = 0.0
+    out[..., 50:82] = 0.0
     out[32:33, 50:82] = t[-32]  # an int on the partition dim keeps it: [1, 32]
     row = t[5]
     col = t[:, 3]
