@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from ..ir.core import Inst, Kernel, Loop, Tensor
 from ..ir.isa import lookup
+from ..ir.target import target
 from ..passes.regions import Region, hbm_rows, instances_may_overlap, loop_ranges, region
 from .engines import choose_engine
-from ..ir.target import target
 
 #: Instructions that read the current contents of their outputs (partial or predicated writes).
 READS_OUTPUTS = ("tensor_copy_predicated", "nc_stream_shuffle")

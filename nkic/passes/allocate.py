@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from math import gcd
 from typing import ClassVar
 
-from ..ir.target import ALIGN_BYTES, Target, start_partitions, target
 from ..diagnostics import Related
 from ..ir.core import Alloc, Inst, Kernel, Loc, Loop, Op, Tensor
+from ..ir.target import ALIGN_BYTES, Target, start_partitions, target
 from .base import Pass, PassContext
 from .regions import loop_ranges, region, runs
 

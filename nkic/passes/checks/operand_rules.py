@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...ir.target import PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS
 from ...diagnostics import Related
 from ...ir.affine import Affine
 from ...ir.core import AccessPattern, Alloc, Imm, Inst, Kernel, Tensor
@@ -20,6 +19,7 @@ from ...ir.isa import (
     lookup,
     target_at_least,
 )
+from ...ir.target import PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS
 from ...ir.types import DTYPES
 from ..base import Pass, PassContext
 

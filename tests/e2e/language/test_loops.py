@@ -29,7 +29,9 @@ def test_list_of_tiles_built_in_a_loop_and_summed():
 def test_branch_on_the_induction_variable_unrolls():
     count, got = run("loops.py", "first_differs", loops=0, x=X)
     assert count[0, 0] == 4
-    want = np.concatenate([b * (-1.0 if i == 0 else i + 1) for i, b in enumerate(blocks(X, 128))], 1)
+    want = np.concatenate(
+        [b * (-1.0 if i == 0 else i + 1) for i, b in enumerate(blocks(X, 128))], 1
+    )
     np.testing.assert_array_equal(got, want)
 
 

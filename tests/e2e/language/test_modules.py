@@ -53,9 +53,7 @@ def test_dataclass_config_and_enum_from_python(pkg_config, width, scale, act, cf
 
 
 def test_each_module_is_evaluated_once_per_compilation(pkg_config, capsys):
-    nkic.compile(
-        str(KERNELS / "pkg/model/kernel.py"), x=X, cfg=pkg_config.BlockConfig(width=64)
-    )
+    nkic.compile(str(KERNELS / "pkg/model/kernel.py"), x=X, cfg=pkg_config.BlockConfig(width=64))
     assert capsys.readouterr().err.count("evaluating pkg.ops.tiles") == 1
 
 
@@ -66,3 +64,30 @@ def test_config_assertion_reaches_the_user(pkg_config):
     assert d.code == "err_assert_failed" and "512 columns are not a multiple of 96" in d.message
     assert d.loc.file.endswith("pkg/config.py")
     assert [s.file.rsplit("/", 2)[-2:] for s in d.loc.stack] == [["model", "kernel.py"]]
+
+
+def test_a_restarted_specialisation_prints_once(tmp_path, capsys):
+    """A tile read after its symbolic loop restarts specialisation with the loop unrolled;
+    modules and the kernel still print once, and the result is Python's."""
+    (tmp_path / "noisy.py").write_text('print("evaluating noisy")\nK = 2\n')
+    (tmp_path / "k.py").write_text(
+        "import nki\nimport nki.isa as nisa\nimport nki.language as nl\nfrom noisy import K\n\n\n"
+        "@nki.jit\ndef k(x):\n"
+        "    P, F = x.shape\n"
+        '    print("specialising k")\n'
+        "    out = nl.ndarray((P, F), x.dtype, buffer=nl.shared_hbm)\n"
+        "    for i in nl.affine_range(F // 32):\n"
+        "        t = nl.ndarray((P, 32), x.dtype, buffer=nl.sbuf)\n"
+        "        nisa.dma_copy(dst=t, src=x[:, nl.ds(i * 32, 32)])\n"
+        "        nisa.dma_copy(dst=out[:, nl.ds(i * 32, 32)], src=t)\n"
+        "    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=float(K))\n"
+        "    nisa.dma_copy(dst=out[:, F - 32 : F], src=t)\n"
+        "    return out\n"
+    )
+    x = rand((128, 128), seed=18)
+    kernel = nkic.compile(str(tmp_path / "k.py"), x=x)
+    err = capsys.readouterr().err
+    assert err.count("evaluating noisy") == 1 and err.count("specialising k") == 1
+    want = x.copy()
+    want[:, 96:] *= 2
+    np.testing.assert_array_equal(kernel(x=x), want)
