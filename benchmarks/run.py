@@ -139,12 +139,13 @@ def check_speed(lines: list[str]) -> None:
     ]
 
 
-def _simulate_calibration(file: str, kernel: str, params: dict):
+def _simulate_calibration(file: str, kernel: str, params: dict, ideal_waits: bool = False):
     import nkirt
 
     args = {**matmul_args(8192, 4096, 8192), **params}
     res = compile_or_die(EXAMPLES / file, kernel, args, "trn1")
-    return nkirt.execute(nkirt.load(res.neff), {}, timing_only=True).profile
+    program = nkirt.load(res.neff)
+    return nkirt.execute(program, {}, timing_only=True, ideal_waits=ideal_waits).profile
 
 
 def calibration(lines: list[str]) -> None:
@@ -155,14 +156,18 @@ def calibration(lines: list[str]) -> None:
         "percentages (device not stated; the profiler's *active* counts an engine with an "
         "instruction in flight, so it is not the same measure as our *busy*). Predicted: "
         "`nkirt` timing-only run of our `examples/` versions compiled by nkic for trn1. No "
-        "constant was fitted to these kernels (docs/cost-model.md, calibration notes).",
+        "constant was fitted to these kernels (docs/cost-model.md, calibration notes). *Ideal "
+        "waits*: the same program with every semaphore wait replaced by a wait for exactly the "
+        "conflicting earlier accesses (`nkirt.execute(..., ideal_waits=True)`), i.e. what "
+        "per-tile semaphores from the backend would give.",
         "",
-        "| kernel | params | published ms | predicted ms | error | within ±15% | DMA GB/s published (bytes / published ms) | DMA GB/s predicted | TensorE busy predicted | DMA active published / busy predicted | TensorE active published |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| kernel | params | published ms | predicted ms | error | within ±15% | ideal waits ms (error) | DMA GB/s published (bytes / published ms) | DMA GB/s predicted | TensorE busy predicted | DMA active published / busy predicted | TensorE active published |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    outside, rates = [], []
+    outside, ideal_ok, rates = [], [], []
     for file, kernel, params, ms, (dma_pub, pe_pub) in CALIBRATION:
         prof = _simulate_calibration(file, kernel, params)
+        ideal = _simulate_calibration(file, kernel, params, ideal_waits=True)["total_ns"] / 1e6
         rates.append(prof["dma_bytes"] / (ms * 1e6))
         total = prof["total_ns"]
         pred = total / 1e6
@@ -174,9 +179,12 @@ def calibration(lines: list[str]) -> None:
             shown += f", {params['SUMS_DTYPE']} sums"
         if abs(err) > TOLERANCE:
             outside.append(kernel)
+            if abs(ideal - ms) / ms <= TOLERANCE:
+                ideal_ok.append(kernel)
         lines.append(
             f"| {kernel} | {shown or '—'} | {ms:.2f} | {pred:.2f} | {err * 100:+.1f}% | "
-            f"{'yes' if abs(err) <= TOLERANCE else 'no'} | {prof['dma_bytes'] / (ms * 1e6):.0f} | "
+            f"{'yes' if abs(err) <= TOLERANCE else 'no'} | "
+            f"{ideal:.2f} ({(ideal - ms) / ms * 100:+.1f}%) | {prof['dma_bytes'] / (ms * 1e6):.0f} | "
             f"{prof['dma_bandwidth_gbps']:.0f} | {tensor:.1f}% | {dma_pub:.2f}% / {dma:.1f}% | "
             f"{pe_pub:.2f}% |"
         )
@@ -184,10 +192,19 @@ def calibration(lines: list[str]) -> None:
     prof = _simulate_calibration(file, kernel, params)
     lines.append("")
     if outside:
+        lines.append(f"Outside ±{TOLERANCE:.0%}: {', '.join(outside)}.")
+    if ideal_ok:
         lines.append(
-            f"Outside ±{TOLERANCE:.0%}: {', '.join(outside)}. The published latencies of all "
-            f"four kernels equal the bytes each moves by DMA at {min(rates):.0f}–{max(rates):.0f} GB/s, "
-            "below every documented DMA/HBM rate; see docs/cost-model.md (calibration notes)."
+            f"Within ±{TOLERANCE:.0%} with ideal waits: {', '.join(ideal_ok)} — the gap is the "
+            "granularity of the backend's semaphore waits (one wait per static instruction on "
+            "the most recent instance; docs/cost-model.md, calibration notes)."
+        )
+    if set(outside) - set(ideal_ok):
+        lines.append(
+            "The published latencies of all four kernels equal the bytes each moves by DMA at "
+            f"{min(rates):.0f}–{max(rates):.0f} GB/s, below every documented DMA/HBM rate; the "
+            "model does not charge the tiled kernel's extra loads, which run on a DMA queue of "
+            "their own (docs/cost-model.md, calibration notes)."
         )
     lines += [
         "",

@@ -1032,7 +1032,9 @@ _code(
     "allocation",
     """An engine reaches partitions in aligned windows: a tile of more than 64 partitions starts
     at partition 0, one of 33..64 at 0 or 64, one of at most 32 at 0, 32, 64 or 96. An
-    `address=` placement breaks that rule.""",
+    `address=` placement breaks that rule, and so does a compute-instruction operand that slices
+    the partitions of a tile off the window (`t[8:16]`, `t[32:96]`); DMA reaches any
+    partition.""",
     """
 t = nl.ndarray((64, 512), nl.float32, buffer=nl.sbuf, address=(32, 0))
 """,

@@ -66,6 +66,30 @@ class JitKernel:
         return self
 
 
+class NKIObject:
+    """`nl.NKIObject` in host code: a real base class, so that configuration objects can be
+    built in Python and passed to kernels. Like the NKI class, it synthesises
+    `__init__(self, f1=None, f2=default, ...)` from the annotated fields and calls
+    `__post_init__`."""
+
+    def __init__(self, *args, **kwargs):
+        names = [n for c in reversed(type(self).__mro__) for n in getattr(c, "__annotations__", {})]
+        fields = list(dict.fromkeys(names))
+        if len(args) > len(fields):
+            raise TypeError(f"{type(self).__name__} takes at most {len(fields)} field values")
+        for name in fields:
+            setattr(self, name, getattr(type(self), name, None))
+        for name, value in zip(fields, args):
+            setattr(self, name, value)
+        for name, value in kwargs.items():
+            if name not in fields:
+                raise TypeError(f"{type(self).__name__} has no field {name!r}")
+            setattr(self, name, value)
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
+
+
 def jit(fn=None, **options):
     if fn is None:
         return lambda f: JitKernel(f, **options)
@@ -91,7 +115,10 @@ class _StandinFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             mod.__path__ = []
             mod.NKI_STANDIN = True
             return mod
-        return _module(spec.name)
+        mod = _module(spec.name)
+        if spec.name == "nki.language":
+            mod.NKIObject = NKIObject
+        return mod
 
     def exec_module(self, module):
         return None

@@ -41,20 +41,13 @@ def lint_kernel(path: str, kernel: str, args: dict, target: str, sink) -> bool:
         return False
     run_sink = DiagnosticSink()
     sp = Specialiser(loader, run_sink, target, kernel)
-    module = sp.load_source_module(loader.kernel_module_name or "__nkic_kernel__", file, None)
-    fn = module.attrs.get(kernel)
-    if not isinstance(fn, Function):
-        return False
-    call = KernelCall(sp, fn)
-    sp.frames.append(Frame(Scope(fn.scope), fn.module, fn, is_kernel=True))
     try:
-        unknown = call.unknown_parameters(args)
+        fn, unknown = _kernel_and_unknown_parameters(sp, loader, file, kernel, args)
         if not unknown:
             return False
-        call.check_signature(fn.node.args)
-    finally:
-        sp.frames.pop()
-    _Linter(sp).run(fn)
+        _Linter(sp).run(fn)
+    except Exception:  # a bug in the linter: the normal path reports what it can
+        return False
     names = ", ".join(f"'{p}'" for p in unknown)
     example = unknown[0]
     run_sink.report(
@@ -72,6 +65,24 @@ def lint_kernel(path: str, kernel: str, args: dict, target: str, sink) -> bool:
     for d in run_sink.items:
         sink.report(d)
     return True
+
+
+def _kernel_and_unknown_parameters(sp, loader, file: str, kernel: str, args: dict):
+    """The kernel's Function (its module evaluated) and its parameters without a value; the
+    kernel signature rules are reported when some are missing."""
+    module = sp.load_source_module(loader.kernel_module_name or "__nkic_kernel__", file, None)
+    fn = module.attrs.get(kernel)
+    if not isinstance(fn, Function):
+        return None, []
+    call = KernelCall(sp, fn)
+    sp.frames.append(Frame(Scope(fn.scope), fn.module, fn, is_kernel=True))
+    try:
+        unknown = call.unknown_parameters(args)
+        if unknown:
+            call.check_signature(fn.node.args)
+    finally:
+        sp.frames.pop()
+    return fn, unknown
 
 
 class _Linter:
@@ -112,6 +123,7 @@ class _Linter:
                         calls += self.check_expr(fn, d, visible)
                 calls += self.check_scope(fn, child, visible)
             elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                calls += _functions(self.resolve(fn, child, visible))
                 if child.id not in visible and self.global_value(fn, child.id) is _UNBOUND:
                     self.report(
                         UserError(
@@ -122,7 +134,7 @@ class _Linter:
                         )
                     )
             elif isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load):
-                self.resolve(fn, child, visible)
+                calls += _functions(self.resolve(fn, child, visible))
             elif isinstance(child, ast.Call):
                 calls += self.check_call(fn, child, visible)
         return calls
@@ -195,8 +207,7 @@ class _Linter:
                 self.report(
                     UserError(
                         "err_nested_kernel_call",
-                        f"'{target.name}' is an @nki.jit kernel and cannot be called from a "
-                        "kernel",
+                        f"'{target.name}' is an @nki.jit kernel and cannot be called from a kernel",
                         node,
                         "remove @nki.jit from sub-kernels",
                     )
@@ -225,6 +236,11 @@ class _Linter:
 
 
 _UNBOUND = object()
+
+
+def _functions(value) -> list[Function]:
+    """A user function referenced by name (called, or passed on as a value) is reached."""
+    return [value] if isinstance(value, Function) else []
 
 
 def _own_nodes(node: ast.AST):

@@ -222,7 +222,9 @@ def transpose(ip, call, x, dtype=None):
     return _cast(ip, call, dst, result)
 
 
-def broadcast_tile(ip, call, x: TensorView, shape: tuple, dtype: str, fn: str) -> TensorView:
+def broadcast_tile(
+    ip, call, x: TensorView, shape: tuple, dtype: str, fn: str, arg: tuple = (0, "x")
+) -> TensorView:
     """x broadcast to `shape` (same rank) in a new SBUF tile: free dimensions through a
     stride-0 view and one `tensor_copy`; the partition dimension (x has one partition) through
     a matmul with a ones row on the Tensor engine, 512 columns at a time."""
@@ -241,7 +243,7 @@ def broadcast_tile(ip, call, x: TensorView, shape: tuple, dtype: str, fn: str) -
             "err_dtype_mismatch",
             f"nl.{fn}: broadcasting a {x.dtype} tile across partitions goes through the Tensor "
             "engine, which represents integers exactly only up to 16 bits",
-            call, 0, "x", "broadcast a float32 or 16-bit copy of the tile",
+            call, *arg, "broadcast a float32 or 16-bit copy of the tile",
         )  # fmt: skip
     row_shape = (1,) + tuple(shape[1:])
     row = new_tile(ip, call, row_shape, mm_dtype, label=f"{fn}_row")
@@ -422,7 +424,9 @@ def rand(ip, call, shape, dtype, buffer=None, name=""):
     raw = new_tile(ip, call, shape, "uint32", label="rand_bits")
     emit(ip, call, "rng", dst=raw)
     emit(ip, call, "tensor_scalar", dst=raw, data=raw, op0=op("right_shift"), operand0=32 - bits)
-    dst = ip.alloc(shape, result, buf, name if isinstance(name, str) else "", None, call)
+    if not isinstance(name, str):
+        raise fail("err_invalid_argument", "nl.rand: `name` must be a string", call, 3, "name")
+    dst = ip.alloc(shape, result, buf, name, None, call)
     emit(ip, call, "tensor_scalar", dst=dst, data=raw, op0=op("multiply"),
          operand0=2.0**-bits)  # fmt: skip
     return dst
@@ -516,8 +520,9 @@ def _constant_array(ip, call, constant):
 
 @lowering("shared_constant")
 def shared_constant(ip, call, constant):
-    """A shared-HBM tensor with compile-time contents: a `.npy` file (relative paths from the
-    kernel's directory) or a nested list of numbers (ints as int32, floats as float32)."""
+    """A shared-HBM tensor with compile-time contents: a `.npy` file (a relative path is taken
+    from the calling file's directory) or a nested list of numbers (ints as int32, floats as
+    float32)."""
     return constant_tensor(ip, call, _constant_array(ip, call, constant), "shared_constant")
 
 

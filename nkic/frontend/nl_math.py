@@ -46,22 +46,28 @@ ACTIVATION_APIS = (
 
 
 def promote(a: str, b: str) -> str:
-    """The result dtype of a binary op on tiles of dtypes `a` and `b` (the Beta 1 promotion
-    rules of nki-language.md §9: float wins over int, the wider type wins, equal-width
-    different types widen to float32 / int32)."""
+    """The result dtype of a binary op on tiles of dtypes `a` and `b`: the Beta 1 promotion
+    rules of nki-language.md §9. Float wins over int; otherwise the wider type wins, except
+    that an unsigned type wider than the signed one widens to the next signed size; equal
+    widths of different types widen (f16+bf16 -> f32, fp8 pairs -> bf16, i8+u8 -> i16,
+    i16+u16 -> i32, i32+u32 -> f32)."""
     if a == b:
         return a
     da, db = DTYPES[a], DTYPES[b]
     if da.is_float != db.is_float:
         return a if da.is_float else b
-    if da.itemsize != db.itemsize:
-        wider = a if da.itemsize > db.itemsize else b
-        if da.is_float or da.kind == db.kind:
-            return wider
-        # signed with unsigned: the signed type one size up, int32 at most
-        need = 2 * min(da.itemsize, db.itemsize) if DTYPES[wider].kind == "uint" else 0
-        return wider if DTYPES[wider].kind == "int" and need <= DTYPES[wider].itemsize else "int32"
-    return F32 if da.is_float or da.itemsize == 4 else {1: "int16", 2: "int32"}[da.itemsize]
+    wide, narrow = (da, db) if da.itemsize >= db.itemsize else (db, da)
+    if wide.itemsize == narrow.itemsize:
+        if da.is_float:
+            return "bfloat16" if wide.itemsize == 1 else F32
+        return {1: "int16", 2: "int32", 4: F32}[wide.itemsize]
+    if da.is_float or wide.kind == "int" or _signedness(wide) == _signedness(narrow):
+        return wide.name
+    return {2: "int32", 4: F32}[wide.itemsize]
+
+
+def _signedness(d) -> str:
+    return "int" if d.kind == "int" else "uint"  # bool is stored as uint8
 
 
 # ---------------------------------------------------------------------------------------------
@@ -495,7 +501,7 @@ def rms_norm(ip, call, x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=N
                 f"or {show_shape((1,) + x.shape[1:])}",
                 call, 1, "w",
             )  # fmt: skip
-        w = broadcast_tile(ip, call, w, x.shape, w.dtype, "rms_norm")
+        w = broadcast_tile(ip, call, w, x.shape, w.dtype, "rms_norm", (1, "w"))
     squares = new_tile(ip, call, x.shape, work, label="rms_norm_squares")
     emit(ip, call, "tensor_tensor", dst=squares, data1=x, data2=x, op=op("multiply"))
     total = _reduce(ip, call, squares, axes, "add", F32, True, label="rms_norm_sum")

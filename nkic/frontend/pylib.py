@@ -445,7 +445,7 @@ def python_builtins() -> dict[str, object]:
     out["NotImplemented"] = None
     out["staticmethod"] = Builtin("staticmethod", lambda ip, call, f: StaticMethod(f))
     out["classmethod"] = Builtin("classmethod", lambda ip, call, f: ClassMethod(f))
-    out["property"] = Builtin("property", lambda ip, call, f: Property(f))
+    out["property"] = Builtin("property", lambda ip, call, fget, fset=None: Property(fget, fset))
     return out
 
 
@@ -631,6 +631,10 @@ def attribute(ip, obj, name: str):
         return getattr(obj, name)
     elif isinstance(obj, (int, Affine)) and not isinstance(obj, bool) and name == "bit_length":
         return Builtin("int.bit_length", lambda ip_, call: ip.need_int(obj).bit_length())
+    elif isinstance(obj, Property) and name in ("getter", "setter"):
+        if name == "getter":
+            return Builtin("property.getter", lambda ip_, call, f: Property(f, obj.fset))
+        return Builtin("property.setter", lambda ip_, call, f: Property(obj.fget, f))
     if fn is not None:
         return Builtin(f"{type(obj).__name__}.{name}", fn)
     return nki_api.constant_attribute(ip, obj, name)

@@ -128,6 +128,12 @@ _BINOP_SYMBOLS = {
     ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|",
     ast.BitXor: "^", ast.MatMult: "@",
 }  # fmt: skip
+#: The `nl` function computing each operator on tiles.
+_NL_BINOPS = {
+    "+": "add", "-": "subtract", "*": "multiply", "/": "divide", "**": "power",
+    "<<": "left_shift", ">>": "right_shift", "&": "bitwise_and", "|": "bitwise_or",
+    "^": "bitwise_xor", "@": "matmul",
+}  # fmt: skip
 _CMPOPS = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
@@ -956,10 +962,11 @@ class Specialiser:
                 v.scope = self.scope  # methods close over the enclosing scope, not the class body
                 v.owner = cls
             elif isinstance(v, (StaticMethod, ClassMethod, Property)):
-                inner = v.func if not isinstance(v, Property) else v.fget
-                if isinstance(inner, Function):
-                    inner.scope = self.scope
-                    inner.owner = cls
+                inners = (v.fget, v.fset) if isinstance(v, Property) else (v.func,)
+                for inner in inners:
+                    if isinstance(inner, Function):
+                        inner.scope = self.scope
+                        inner.owner = cls
             cls.attrs[name] = v
         if cls.is_enum:
             self._make_enum(cls, node)
@@ -1254,7 +1261,8 @@ class Specialiser:
                 "err_tensor_operator",
                 f"the operator '{sym}' is not defined on tensors in NKI 0.3.0",
                 None,
-                "compute with a nki.isa instruction, e.g. nisa.tensor_tensor(dst, a, b, op=nl.add)",
+                f"call nl.{_NL_BINOPS.get(sym, 'add')}(a, b) for a new tile, or write into a "
+                "tile with a nki.isa instruction, e.g. nisa.tensor_tensor(dst, a, b, op=nl.add)",
             )
         if isinstance(a, Affine) or isinstance(b, Affine):
             return self.affine_binop(op, a, b)
@@ -1305,11 +1313,11 @@ class Specialiser:
             return self.binop(op, a, b)
         try:
             if isinstance(op, ast.Add):
-                return norm_int(Affine.of(a) + b)
+                return self._int32_affine(norm_int(Affine.of(a) + b))
             if isinstance(op, ast.Sub):
-                return norm_int(Affine.of(a) - b)
+                return self._int32_affine(norm_int(Affine.of(a) - b))
             if isinstance(op, ast.Mult):
-                return norm_int(Affine.of(a) * Affine.of(b))
+                return self._int32_affine(norm_int(Affine.of(a) * Affine.of(b)))
             if isinstance(op, ast.FloorDiv) and isinstance(b, int):
                 return norm_int(Affine.of(a).floordiv(b))
             if isinstance(op, ast.Mod) and isinstance(b, int) and b != 0:
@@ -1322,6 +1330,14 @@ class Specialiser:
             raise UserError("err_value_error", "integer division by zero") from None
         sym = a if is_symbolic(a) else b
         raise self._abort_for(norm_int(Affine.of(sym)), "not affine")
+
+    def _int32_affine(self, v):
+        """`v`, unless it leaves the int32 range in some iteration of a symbolic loop: then the
+        loop unrolls, so that the overflow is reported for that iteration (as when unrolled)."""
+        bounds = self.affine_bounds(v) if is_symbolic(v) else None
+        if bounds is not None and (bounds[0] < INT32_MIN or bounds[1] > INT32_MAX):
+            raise self._abort_for(v, "an integer overflow in some iteration")
+        return v
 
     def visit_Compare(self, node: ast.Compare):
         left = self.visit(node.left)
@@ -1619,8 +1635,12 @@ class Specialiser:
                     None,
                     "create a new instance with dataclasses.replace(obj, field=value)",
                 )
-            if isinstance(obj.cls.lookup(name), Property):
-                raise UserError("err_attribute_error", f"property '{name}' has no setter")
+            prop = obj.cls.lookup(name)
+            if isinstance(prop, Property):
+                if prop.fset is None:
+                    raise UserError("err_attribute_error", f"property '{name}' has no setter")
+                self.call(prop.fset, [obj, value], {}, CallSite(None))
+                return
             self.touch(obj)
             obj.attrs[name] = value
             return

@@ -164,6 +164,7 @@ class ClassMethod:
 @dataclass(frozen=True)
 class Property:
     fget: object
+    fset: object = None
 
 
 @dataclass

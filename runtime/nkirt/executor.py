@@ -100,6 +100,21 @@ def _semantics_table() -> tuple[dict | None, str]:
         return None, str(e)
 
 
+def _skip(raw, ranges: dict[str, range]):
+    """A wait's skip as an int, or (constant, ((var, coeff), ...)) when it depends on the
+    iteration (an affine `{"c", "t"}` as AP offsets use), with the largest value it takes."""
+    if isinstance(raw, int):
+        return raw, raw
+    const = raw.get("c", 0)
+    terms = tuple((var, coeff) for var, coeff in raw.get("t", {}).items() if coeff)
+    deepest = const
+    for var, coeff in terms:
+        values = ranges[var]
+        if len(values):
+            deepest += max(coeff * values[0], coeff * values[-1])
+    return (const, terms) if terms else const, max(0, deepest)
+
+
 def compile_program(program: Program, table: TargetTable, semantics: dict | None):
     """The body as Loop/StaticInstruction trees, the flat instruction list, and instance counts
     per queue."""
@@ -108,12 +123,15 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
     waits_raw: list[list] = []
     per_queue = [0] * len(QUEUES)
 
+    ranges: dict[str, range] = {}
+
     def build(nodes: list[dict], trips: int, starts: dict[str, int]) -> list:
         out = []
         for node in nodes:
             if node["kind"] == "loop":
                 values = range(node["start"], node["stop"], node["step"])
                 inner = {**starts, node["var"]: node["start"]}
+                ranges[node["var"]] = values
                 out.append(
                     Loop(node["var"], values, build(node["body"], trips * len(values), inner))
                 )
@@ -121,7 +139,7 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
                 inst = _instruction(program, table, semantics, node, len(instructions), starts)
                 by_id[inst.id] = inst.index
                 instructions.append(inst)
-                waits_raw.append(node.get("waits", []))
+                waits_raw.append([(p, _skip(s, ranges)) for p, s in node.get("waits", [])])
                 per_queue[inst.queue] += trips
                 out.append(inst)
         return out
@@ -129,9 +147,9 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
     tree = build(program.body, 1, {})
     depth = [0] * len(instructions)
     for inst, waits in zip(instructions, waits_raw):
-        inst.waits = tuple((by_id[producer], skip) for producer, skip in waits)
-        for producer, skip in inst.waits:
-            depth[producer] = max(depth[producer], skip)
+        inst.waits = tuple((by_id[producer], skip) for producer, (skip, _) in waits)
+        for producer, (_, deepest) in waits:
+            depth[by_id[producer]] = max(depth[by_id[producer]], deepest)
     for inst in instructions:
         inst.history = deque(maxlen=depth[inst.index] + 1)
     return tree, instructions, per_queue
@@ -199,9 +217,14 @@ def _instruction(
 class Executor:
     """One run of a program: device memory, queue clocks, DMA engines, semaphore checker."""
 
-    def __init__(self, program: Program, *, seed: int, timing_only: bool):
+    def __init__(
+        self, program: Program, *, seed: int, timing_only: bool, ideal_waits: bool = False
+    ):
         self.table = TARGETS[program.target]
         self.functional = not timing_only
+        #: What-if analysis: ignore the program's semaphore waits and wait instead for exactly
+        #: the earlier accesses (any other queue) whose footprints conflict with this one's.
+        self.ideal_waits = ideal_waits
         semantics, why = _semantics_table()
         if self.functional and semantics is None:
             raise RunError(f"instruction semantics (package nkirt.isa) are not available: {why}")
@@ -315,7 +338,21 @@ class Executor:
         checker = self.checker
         ready = stall_from = self.queue_free[queue]
         producer, stall = -1, STALL_NONE
-        for index, skip in inst.waits:
+        if self.ideal_waits:
+            ideal = self._ideal_ready(inst, reads_outputs, inputs, outputs)
+            if ideal > ready:
+                ready, stall = ideal, STALL_SEMAPHORE
+        for index, skip in () if self.ideal_waits else inst.waits:
+            if type(skip) is not int:
+                const, terms = skip
+                skip = const
+                for var, coeff in terms:
+                    skip += coeff * env[var]
+                if skip < 0:
+                    raise RuntimeFault(
+                        f"{inst.describe(env)}: semaphore wait on "
+                        f"{self.instructions[index].op} has a negative skip ({skip})"
+                    )
             history = self.instructions[index].history
             if len(history) > skip:
                 done, record = history[-1 - skip]
@@ -391,6 +428,23 @@ class Executor:
         records.append((inst.index, start, busy_end, completion, stall_from, producer, stall))
         if len(records) % SWEEP_EVERY == 0:
             checker.sweep()
+
+    def _ideal_ready(self, inst, reads_outputs: bool, inputs, outputs) -> float:
+        """When this instance could start with perfectly fine-grained semaphores: after every
+        conflicting access issued before it on another queue (RAW, WAR, WAW)."""
+        checker, queue, ready = self.checker, inst.queue, 0.0
+        sides = [(ap, where, (checker.writes,)) for ap, where in inputs]
+        if reads_outputs:
+            sides += [(ap, where, (checker.writes,)) for ap, where in outputs]
+        sides += [(ap, where, (checker.writes, checker.reads)) for ap, where in outputs]
+        for ap, where, tables in sides:
+            access = Access(ap, where, 0.0, queue, inst)
+            for bucket in checker.buckets(Memory.key(ap), ap, where):
+                for table in tables:
+                    for other in table.get(bucket, ()):
+                        if other.queue != queue and other.end > ready and other.overlaps(access):
+                            ready = other.end
+        return ready
 
     def _transfer(self, inst, plan: DmaPlan, start: float, inputs, outputs) -> float:
         """Reserve the DMA engines for a transfer that starts at `start`; its completion."""

@@ -317,10 +317,13 @@ class _Checker:
             if (
                 not isinstance(wait, list)
                 or len(wait) != 2
-                or not all(isinstance(w, int) and not isinstance(w, bool) for w in wait)
-                or wait[1] < 0
+                or not _is_int(wait[0])
+                or not ((_is_int(wait[1]) and wait[1] >= 0) or _is_affine_skip(wait[1], loop_vars))
             ):
-                raise NeffError(f"{where}: wait {wait!r} must be [producer_id, skip >= 0]")
+                raise NeffError(
+                    f"{where}: wait {wait!r} must be [producer_id, skip >= 0] (skip may be an "
+                    "affine {'c': int, 't': {loop_var: int}} of enclosing loop variables)"
+                )
             self.waited.append((inst_id, wait[0]))
 
     def operand(self, operand: Any, where: str, loop_vars: frozenset[str]) -> None:
@@ -371,3 +374,18 @@ class _Checker:
         step, num = pattern[0]
         if tensor.on_chip and num > 1 and step % (row_bytes // itemsize):
             raise NeffError(f"{where}: partition step {step} is not a whole partition")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_affine_skip(value: Any, loop_vars: frozenset[str]) -> bool:
+    """A per-iteration skip `{"c": int, "t": {var: int}}` over enclosing loop variables."""
+    return (
+        isinstance(value, dict)
+        and set(value) <= {"c", "t"}
+        and _is_int(value.get("c", 0))
+        and isinstance(value.get("t", {}), dict)
+        and all(var in loop_vars and _is_int(k) for var, k in value.get("t", {}).items())
+    )

@@ -33,12 +33,16 @@ def execute(
     *,
     seed: int = 0,
     timing_only: bool = False,
+    ideal_waits: bool = False,
 ) -> RunResult:
     """Run `program` on the simulated NeuronCore of its target.
 
     `inputs` maps kernel parameter names to arrays (converted to the parameter's dtype with
     round-to-nearest-even); missing ones are filled with seeded random data. With
-    `timing_only` no numerics run: only the timing, profile and semaphore checks.
+    `timing_only` no numerics run: only the timing, profile and semaphore checks. With
+    `ideal_waits` (a what-if analysis) the program's semaphore waits are replaced by waits for
+    exactly the earlier conflicting accesses: the latency with perfectly fine-grained
+    semaphores.
     """
     inputs = dict(inputs or {})
     known = {t.name for t in program.inputs}
@@ -48,7 +52,7 @@ def execute(
     for tensor in program.inputs:
         if tensor.name in inputs:
             _check_shape(tensor, inputs[tensor.name])
-    executor = Executor(program, seed=seed, timing_only=timing_only)
+    executor = Executor(program, seed=seed, timing_only=timing_only, ideal_waits=ideal_waits)
     if executor.memory is not None:
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
         for tensor in program.inputs:

@@ -87,6 +87,10 @@ def test_helpers_in_the_file_and_in_helper_modules_are_checked(tmp_path):
             return missing_name
 
 
+        def passed_on(t):
+            return t * not_defined
+
+
         @nki.jit
         def kernel(a, b):
             x = nl.lod(a)
@@ -94,23 +98,25 @@ def test_helpers_in_the_file_and_in_helper_modules_are_checked(tmp_path):
             z = scale(y)
             f = lambda v: v + also_missing
             rows = [i for i in range(4)]
+            g = [passed_on][0]
             return nl.sofmax(z)
         """,
     )
     assert codes(nkic.check(path)) == [
-        ("err_unknown_api", 17, 9),
-        ("err_unexpected_keyword", 18, 22),
-        ("err_undefined_name", 20, 23),
-        ("err_unknown_api", 22, 12),
-        ("err_unsupported_syntax", 10, 8),
+        ("err_unknown_api", 21, 9),  # the kernel first
+        ("err_unexpected_keyword", 22, 22),
+        ("err_undefined_name", 24, 23),
+        ("err_unknown_api", 27, 12),
+        ("err_unsupported_syntax", 10, 8),  # then helper, scale (ops.py), passed_on
         ("err_unexpected_keyword", 9, 47),
         ("err_undefined_name", 12, 12),
         ("err_unexpected_keyword", 5, 32),
-        ("nkic_shapes_unknown", 16, 5),
+        ("err_undefined_name", 16, 16),
+        ("nkic_shapes_unknown", 20, 5),
     ]
     hints = {d.code + str(d.loc.line): d.hint for d in nkic.check(path)}
-    assert hints["err_unknown_api17"] == "did you mean 'load'?"
-    assert hints["err_unknown_api22"] == "did you mean 'softmax'?"
+    assert hints["err_unknown_api21"] == "did you mean 'load'?"
+    assert hints["err_unknown_api27"] == "did you mean 'softmax'?"
 
 
 def test_names_bound_anywhere_in_scope_are_not_flagged(tmp_path):

@@ -765,7 +765,9 @@ def _matmul_tiling(c: InstCheck) -> None:
             return
     st = c.ap("stationary")
     if st is not None and len(size) == 2:
-        m = st.free_size // (2 if _name(c.value("perf_mode"), "matmul_perf_mode") == "double_row" else 1)
+        m = st.free_size // (
+            2 if _name(c.value("perf_mode"), "matmul_perf_mode") == "double_row" else 1
+        )
         for what, have, limit, arg in (
             ("K (partitions)", st.num_partitions, size[0], "row"),
             ("M (free size)", m, size[1], "column"),
@@ -1042,8 +1044,7 @@ def _tensor_partition_reduce(c: InstCheck) -> None:
         elif dst.free_size != data.free_size:
             c.error(
                 "err_shape_mismatch",
-                f"`dst` has {dst.free_size} elements per partition but `data` has "
-                f"{data.free_size}",
+                f"`dst` has {dst.free_size} elements per partition but `data` has {data.free_size}",
                 "the free dimensions are kept",
             )
 
@@ -1567,8 +1568,11 @@ def _nc_matmul_mx(c: InstCheck) -> None:
             f"`moving` has {mv.free_size} elements per partition (N), at most {limit}",
             f"tile N into blocks of {limit}",
         )
-    if dst is not None and st is not None and mv is not None and (
-        dst.num_partitions != st.free_size or dst.free_size != mv.free_size
+    if (
+        dst is not None
+        and st is not None
+        and mv is not None
+        and (dst.num_partitions != st.free_size or dst.free_size != mv.free_size)
     ):
         c.error(
             "err_shape_mismatch",

@@ -60,11 +60,16 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
 
 
 def _split(value: int, strides: list[int]) -> list[int]:
-    """Mixed-radix digits of `value` (the first digit may exceed its dimension)."""
+    """Mixed-radix digits of `value` (the first digit may exceed its dimension).
+
+    A negative value (a decreasing loop coefficient, or the constant of an offset such as
+    `F - (b + 1) * 32`) splits into the negated digits of its magnitude: -32 over strides
+    (128, 1) is (0, -32), one column per unit, not row -1 plus column 96."""
+    sign, value = (-1, -value) if value < 0 else (1, value)
     digits = []
     for s in strides:
         q, value = divmod(value, s)
-        digits.append(q)
+        digits.append(sign * q)
     return digits
 
 

@@ -20,6 +20,13 @@ def registers(ctx, engine: str) -> np.ndarray:
     return ctx.state[key]
 
 
+def first_lane(attrs) -> int:
+    """The first accumulator lane of an instruction: its tile's first physical partition when
+    the executor passes it (`attrs["_first_partition"]`), else 0 (lanes relative to the tile;
+    docs/numerics.md §5)."""
+    return int(attrs.get("_first_partition", 0) or 0)
+
+
 def fold(op: str, start: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Fold each row of fp32 `rows` (P, n) into `start` (P,), one element at a time in
     order, as the accumulator hardware does: acc = op(acc, x)."""
@@ -50,8 +57,9 @@ def apply_reduce_cmd(
     op: str,
     rows: np.ndarray | None,
     init=None,
+    first: int = 0,
 ) -> np.ndarray:
-    """Run `cmd` on lanes 0..P-1 of `engine`'s accumulators with `rows` (P, n) fp32 and
+    """Run `cmd` on lanes first..first+P-1 of `engine`'s accumulators with `rows` (P, n) fp32 and
     return their new values (P,).
 
     idle leaves them alone; reset sets them to `op`'s identity; reduce folds `rows` into them;
@@ -61,20 +69,22 @@ def apply_reduce_cmd(
     if op not in ACCUMULATOR_OPS:
         raise ValueError(f"{instruction}: unsupported reduce_op {op!r}")
     lanes = rows.shape[0]
-    acc = registers(ctx, engine)
+    if not 0 <= first <= LANES - lanes:
+        raise ValueError(f"{instruction}: lanes {first}..{first + lanes - 1} exceed {LANES}")
+    acc = registers(ctx, engine)[first : first + lanes]
     identity = np.full(lanes, alu.REDUCE_IDENTITY[op], dtype=np.float32)
     if cmd == "idle":
-        return acc[:lanes].copy()
+        return acc.copy()
     if cmd == "reset":
-        acc[:lanes] = identity
+        acc[:] = identity
         return identity
     if cmd == "reduce":
-        start = acc[:lanes]
+        start = acc.copy()
     elif cmd == "reset_reduce":
         start = identity
     else:
         if init is None:
             raise ValueError(f"{instruction}: reduce_cmd load_reduce needs an initial value")
         start = np.broadcast_to(np.asarray(init, dtype=np.float32).reshape(-1), (lanes,))
-    acc[:lanes] = fold(op, start, rows)
-    return acc[:lanes].copy()
+    acc[:] = fold(op, start, rows)
+    return acc.copy()

@@ -109,7 +109,15 @@ def evaluate(op: str, values: np.ndarray, instruction: str, relu_param: float = 
 
 def _accumulate(ctx, attrs, instruction: str, values: np.ndarray, cmd: str) -> np.ndarray:
     reduce_op = attrs.get("reduce_op") or "add"
-    acc = accumulators.apply_reduce_cmd(ctx, "scalar", instruction, cmd, reduce_op, rows(values))
+    acc = accumulators.apply_reduce_cmd(
+        ctx,
+        "scalar",
+        instruction,
+        cmd,
+        reduce_op,
+        rows(values),
+        first=accumulators.first_lane(attrs),
+    )
     return acc.reshape(-1, 1)
 
 

@@ -119,5 +119,11 @@ def nc_stream_shuffle(ctx, ops, attrs):
         source = int(mask[partition % 32])
         if source == 255:
             continue
-        out[partition] = src[(partition // 32) * 32 + source]
+        row = (partition // 32) * 32 + source
+        if not 0 <= source < 32 or row >= src.shape[0]:
+            raise ValueError(
+                f"nc_stream_shuffle: shuffle_mask[{partition % 32}] = {source} makes dst "
+                f"partition {partition} read partition {row} of a {src.shape[0]}-partition src"
+            )
+        out[partition] = src[row]
     return {"dst": out.reshape(dst.shape)}

@@ -113,6 +113,7 @@ def tensor_scalar_reduce(ctx, ops, attrs):
         attrs["reduce_op"],
         rows(value),
         init,
+        first=accumulators.first_lane(attrs),
     )
     return {"dst": value, "reduce_res": _reduce_res(acc, attrs.get("reduce_res_negate", False))}
 
@@ -134,11 +135,12 @@ def tensor_scalar_cumulative(ctx, ops, attrs):
     )
     lanes = values.shape[0]
     cmd = attrs.get("reduce_cmd", "reset_reduce")
-    registers = accumulators.registers(ctx, "vector")
+    first = accumulators.first_lane(attrs)
+    registers = accumulators.registers(ctx, "vector")[first : first + lanes]
     if cmd == "reset_reduce":
         acc = np.full(lanes, alu.REDUCE_IDENTITY[op1], dtype=np.float32)
     elif cmd == "reduce":
-        acc = registers[:lanes].copy()
+        acc = registers.copy()
     elif cmd == "load_reduce":
         acc = np.broadcast_to(fp32_param("imm1", ops, attrs, 1), (lanes,)).astype(np.float32)
     else:
@@ -147,7 +149,7 @@ def tensor_scalar_cumulative(ctx, ops, attrs):
     for i in range(values.shape[1]):
         acc = alu.arithmetic(op1, values[:, i], acc, "tensor_scalar_cumulative")
         out[:, i] = acc
-    registers[:lanes] = acc
+    registers[:] = acc
     return {"dst": out.reshape(src.shape)}
 
 
@@ -241,6 +243,7 @@ def range_select(ctx, ops, attrs):
         attrs.get("reduce_cmd", "reset_reduce"),
         attrs.get("reduce_op", "maximum"),
         values,
+        first=accumulators.first_lane(attrs),
     )
     return {"dst": values.reshape(on_true.shape), "reduce_res": _reduce_res(acc)}
 
@@ -260,6 +263,7 @@ def select_reduce(ctx, ops, attrs):
         attrs.get("reduce_cmd", "idle"),
         attrs.get("reduce_op", "maximum"),
         rows(values),
+        first=accumulators.first_lane(attrs),
     )
     return {"dst": values, "reduce_res": _reduce_res(acc)}
 
@@ -275,6 +279,6 @@ def exponential(ctx, ops, attrs):
     cmd = attrs.get("reduce_cmd", "idle")
     init = fp32_param("reduce_init", ops, attrs, 1, 0.0)
     acc = accumulators.apply_reduce_cmd(
-        ctx, "vector", "exponential", cmd, "add", rows(values), init
+        ctx, "vector", "exponential", cmd, "add", rows(values), init, accumulators.first_lane(attrs)
     )
     return {"dst": values, "reduce_res": _reduce_res(acc)}

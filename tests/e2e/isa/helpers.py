@@ -50,9 +50,7 @@ def isa(instr: str, arrays, ins: dict, outs: dict, target: str = "trn2", seed: i
 def diagnostics(family: str, kernel: str, target: str = "trn2", **args):
     """The diagnostics of compiling a kernel (arrays become tensor specs)."""
     conv = {
-        k: TensorSpec(tuple(v.shape), _dtype_name(v.dtype))
-        if isinstance(v, np.ndarray)
-        else v
+        k: TensorSpec(tuple(v.shape), _dtype_name(v.dtype)) if isinstance(v, np.ndarray) else v
         for k, v in args.items()
     }
     return nkic.check(str(KERNELS / f"{family}.py"), kernel=kernel, target=target, **conv)
@@ -61,8 +59,14 @@ def diagnostics(family: str, kernel: str, target: str = "trn2", **args):
 def isa_diagnostics(instr: str, arrays, ins, outs, target="trn2", **attrs):
     named = {k: TensorSpec(tuple(v.shape), _dtype_name(v.dtype)) for k, v in zip("abcd", arrays)}
     return nkic.check(
-        str(KERNELS / "generic.py"), kernel="isa", target=target, instr=instr, ins=ins, outs=outs,
-        attrs=attrs, **named,
+        str(KERNELS / "generic.py"),
+        kernel="isa",
+        target=target,
+        instr=instr,
+        ins=ins,
+        outs=outs,
+        attrs=attrs,
+        **named,
     )
 
 

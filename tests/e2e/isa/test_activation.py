@@ -36,7 +36,9 @@ FUNCS = {
     "relu": lambda x: np.where(x > 0, x, 0.0),
     "gelu": lambda x: x * _phi(x),
     "gelu_dx": lambda x: _phi(x) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi),
-    "gelu_apprx_tanh": lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+    "gelu_apprx_tanh": lambda x: (
+        0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    ),
     "gelu_apprx_sigmoid": lambda x: x * _sig(1.702 * x),
     "gelu_apprx_sigmoid_dx": lambda x: _sig(1.702 * x) * (1 + 1.702 * x * (1 - _sig(1.702 * x))),
     "silu": lambda x: x * _sig(x),
@@ -92,7 +94,12 @@ def test_activation_every_function_with_scale_and_bias(target, fn):
     else:
         bias = np.zeros((6, 1), np.float32)
     got = isa(
-        "activation", arrays, ins, {"dst": {"shape": (6, 2, 5), "dtype": "float32"}}, target=target, **attrs
+        "activation",
+        arrays,
+        ins,
+        {"dst": {"shape": (6, 2, 5), "dtype": "float32"}},
+        target=target,
+        **attrs,
     )
     v = f32(f32(x * np.float32(scale)) + bias.reshape(6, 1, 1))
     with np.errstate(all="ignore"):
@@ -107,7 +114,14 @@ def test_activation_every_function_with_scale_and_bias(target, fn):
 def test_activation_specials_and_sin_extrapolation(target):
     x = f32([[0.0, -0.0, np.inf, -np.inf, np.nan, 9.0, -9.0, 3.0]])
     for fn in ("copy", "abs", "sin", "sign"):
-        got = isa("activation", [x], {"data": {"t": 0}}, {"dst": {"shape": (1, 8), "dtype": "float32"}}, target=target, op=f"nl.{fn}")
+        got = isa(
+            "activation",
+            [x],
+            {"data": {"t": 0}},
+            {"dst": {"shape": (1, 8), "dtype": "float32"}},
+            target=target,
+            op=f"nl.{fn}",
+        )
         with np.errstate(all="ignore"):
             want = f32(FUNCS[fn](x.astype(np.float64)))
         if fn == "sign":
@@ -124,8 +138,12 @@ def test_activation_per_partition_scale_psum_io_bf16(target):
     x = rnd((8, 12), seed=2)
     scale = rnd((8, 1), seed=3)
     got = isa(
-        "activation", [x, scale], {"data": {"t": 0, "buf": "psum"}, "scale": {"t": 1}},
-        {"dst": {"shape": (8, 12), "dtype": "bfloat16", "buf": "psum"}}, target=target, op="nl.copy",
+        "activation",
+        [x, scale],
+        {"data": {"t": 0, "buf": "psum"}, "scale": {"t": 1}},
+        {"dst": {"shape": (8, 12), "dtype": "bfloat16", "buf": "psum"}},
+        target=target,
+        op="nl.copy",
     )
     assert_bits(got, f32(x * scale).astype(BF16))
 
@@ -134,8 +152,14 @@ def test_activation_per_partition_scale_psum_io_bf16(target):
 def test_activation_scalar_bias_v3(target):
     x = rnd((4, 6), seed=4)
     got = isa(
-        "activation", [x], {"data": {"t": 0}}, {"dst": {"shape": (4, 6), "dtype": "float32"}},
-        target=target, op="nl.relu", bias=-0.5, scale=2.0,
+        "activation",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (4, 6), "dtype": "float32"}},
+        target=target,
+        op="nl.relu",
+        bias=-0.5,
+        scale=2.0,
     )
     v = f32(f32(x * np.float32(2)) + np.float32(-0.5))
     assert_bits(got, np.where(v > 0, v, f32(0)))
@@ -145,9 +169,17 @@ def test_activation_scalar_bias_v3(target):
 def test_activation_reduce_into_reduce_res(target):
     x = rnd((5, 3, 4), seed=5)
     got, res = isa(
-        "activation", [x], {"data": {"t": 0}},
-        {"dst": {"shape": (5, 3, 4), "dtype": "bfloat16"}, "reduce_res": {"shape": (5, 1), "dtype": "float32"}},
-        target=target, op="nl.square", reduce_op="nl.add", reduce_cmd="rc.reset_reduce",
+        "activation",
+        [x],
+        {"data": {"t": 0}},
+        {
+            "dst": {"shape": (5, 3, 4), "dtype": "bfloat16"},
+            "reduce_res": {"shape": (5, 1), "dtype": "float32"},
+        },
+        target=target,
+        op="nl.square",
+        reduce_op="nl.add",
+        reduce_cmd="rc.reset_reduce",
     )
     y = f32(x * x)
     assert_bits(got, y.astype(BF16))
@@ -158,7 +190,15 @@ def test_activation_reduce_into_reduce_res(target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("cmds", [("reset_reduce", "reduce"), ("reset_reduce", "reset_reduce"), ("reset", "reduce"), ("reduce", "idle")])
+@pytest.mark.parametrize(
+    "cmds",
+    [
+        ("reset_reduce", "reduce"),
+        ("reset_reduce", "reset_reduce"),
+        ("reset", "reduce"),
+        ("reduce", "idle"),
+    ],
+)
 def test_activation_accumulator_commands_across_instructions(target, cmds):
     x, y = rnd((4, 8), seed=6), rnd((4, 8), seed=7)
     d1, res = run("accumulators", "activation_sequence", [x, y], target, cmds=cmds, op="copy")
@@ -178,9 +218,17 @@ def test_activation_reduce(target):
     x = rnd((7, 10), seed=8)
     bias = rnd((7, 1), seed=9)
     got, res = isa(
-        "activation_reduce", [x, bias], {"data": {"t": 0}, "bias": {"t": 1}},
-        {"dst": {"shape": (7, 10), "dtype": "float32"}, "reduce_res": {"shape": (7, 1), "dtype": "float32"}},
-        target=target, op="nl.exp", reduce_op="nl.add", scale=0.5,
+        "activation_reduce",
+        [x, bias],
+        {"data": {"t": 0}, "bias": {"t": 1}},
+        {
+            "dst": {"shape": (7, 10), "dtype": "float32"},
+            "reduce_res": {"shape": (7, 1), "dtype": "float32"},
+        },
+        target=target,
+        op="nl.exp",
+        reduce_op="nl.add",
+        scale=0.5,
     )
     v = f32(f32(x * np.float32(0.5)) + bias)
     e = f32(np.exp(v.astype(np.float64)))
@@ -198,17 +246,34 @@ A2 = {"multiply": np.multiply, "add": np.add, "subtract": np.subtract}
 
 @pytest.mark.parametrize(
     ("op0", "op1", "rev0", "rev1"),
-    [("multiply", "add", False, False), ("multiply", "subtract", False, True), ("subtract", "bypass", True, False),
-     ("add", "bypass", False, False), ("bypass", "bypass", False, False)],
+    [
+        ("multiply", "add", False, False),
+        ("multiply", "subtract", False, True),
+        ("subtract", "bypass", True, False),
+        ("add", "bypass", False, False),
+        ("bypass", "bypass", False, False),
+    ],
 )
 @pytest.mark.parametrize("fn", ["prelu", "copy", "exp"])
 def test_activate2_trn3(op0, op1, rev0, rev1, fn):
     x = rnd((6, 9), seed=10)
     imm1 = rnd((6, 1), seed=11)
-    attrs = dict(op=f"nl.{fn}", imm0=1.5, op0=f"nl.{op0}", op1=f"nl.{op1}", reverse0=rev0, reverse1=rev1, relu_param=0.25)
+    attrs = dict(
+        op=f"nl.{fn}",
+        imm0=1.5,
+        op0=f"nl.{op0}",
+        op1=f"nl.{op1}",
+        reverse0=rev0,
+        reverse1=rev1,
+        relu_param=0.25,
+    )
     got = isa(
-        "activate2", [x, imm1], {"data": {"t": 0}, "imm1": {"t": 1}},
-        {"dst": {"shape": (6, 9), "dtype": "float32"}}, target="trn3", **attrs,
+        "activate2",
+        [x, imm1],
+        {"data": {"t": 0}, "imm1": {"t": 1}},
+        {"dst": {"shape": (6, 9), "dtype": "float32"}},
+        target="trn3",
+        **attrs,
     )
     v = x
     for op, imm, rev in ((op0, f32(1.5), rev0), (op1, imm1, rev1)):
@@ -226,14 +291,27 @@ def test_activate2_trn3(op0, op1, rev0, rev1, fn):
 def test_activate2_reduce_trn3(rop):
     x = rnd((4, 7), seed=12)
     got, res = isa(
-        "activate2", [x], {"data": {"t": 0}},
-        {"dst": {"shape": (4, 7), "dtype": "float32"}, "reduce_res": {"shape": (4, 1), "dtype": "float32"}},
-        target="trn3", op="nl.copy", imm0=2.0, imm1=-1.0, op0="nl.multiply", op1="nl.add",
-        reduce_op=f"nl.{rop}", reduce_cmd="rc.reset_reduce",
+        "activate2",
+        [x],
+        {"data": {"t": 0}},
+        {
+            "dst": {"shape": (4, 7), "dtype": "float32"},
+            "reduce_res": {"shape": (4, 1), "dtype": "float32"},
+        },
+        target="trn3",
+        op="nl.copy",
+        imm0=2.0,
+        imm1=-1.0,
+        op0="nl.multiply",
+        op1="nl.add",
+        reduce_op=f"nl.{rop}",
+        reduce_cmd="rc.reset_reduce",
     )
     v = f32(f32(x * f32(2)) + f32(-1))
     assert_bits(got, v)
-    ident = {"add": 0.0, "maximum": -np.inf, "minimum": np.inf, "abs_max": 0.0, "abs_min": np.inf}[rop]
+    ident = {"add": 0.0, "maximum": -np.inf, "minimum": np.inf, "abs_max": 0.0, "abs_min": np.inf}[
+        rop
+    ]
     acc = np.full(4, ident, np.float32)
     for col in v.T:
         if rop == "add":
@@ -247,3 +325,18 @@ def test_activate2_reduce_trn3(rop):
         else:
             acc = np.where(np.abs(acc) < np.abs(col), acc, col)
     assert_bits(res, acc.reshape(4, 1))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="runtime/nkirt/executor.py compile_instruction does not pass the tile's first "
+    "physical partition (attrs['_first_partition']) to the semantics, so accumulator lanes are "
+    "relative to the tile: a tile at partition 32 and one at partition 0 share registers 0..P-1 "
+    "(hardware: one register per partition lane)",
+)
+@pytest.mark.parametrize("target", TARGETS)
+def test_accumulator_registers_are_per_physical_partition(target):
+    x = np.ones((4, 5), np.float32)
+    res = run("accumulators", "activation_lanes", [x], target)
+    # registers 0..3 are zero at power-on; the first instruction used registers 32..35
+    assert_bits(res, np.full((4, 1), 5.0, np.float32))

@@ -9,7 +9,10 @@ import pytest
 from .helpers import BF16, FP8E4, FP8E5, TARGETS, assert_bits, f32, isa, rnd, run
 
 FAM = "data_movement"
-SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 3.4e38, -1.00390625, 448.0, 500.0, 70000.0, -2.5], np.float32)
+SPECIAL = np.array(
+    [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 3.4e38, -1.00390625, 448.0, 500.0, 70000.0, -2.5],
+    np.float32,
+)
 
 
 def fp32_to(x: np.ndarray, dtype) -> np.ndarray:
@@ -63,7 +66,14 @@ def test_dma_copy_casts_through_fp32(target, src, mid, odt):
     else:
         a = SPECIAL.reshape(1, -1).copy()
         a = np.concatenate([a, rnd((1, 12), seed=3, scale=100)], axis=0).astype(src)
-    got, flat = run(FAM, "dma_cast", [a], target, mid=mid, odt=np.dtype(odt).name if odt is not BF16 else "bfloat16")
+    got, flat = run(
+        FAM,
+        "dma_cast",
+        [a],
+        target,
+        mid=mid,
+        odt=np.dtype(odt).name if odt is not BF16 else "bfloat16",
+    )
     mid_np = {"bfloat16": BF16, "float8_e4m3fn": FP8E4, "float8_e5m2": FP8E5}.get(mid, None)
     if mid == "tfloat32":
         # RNE to 10 mantissa bits, stored in fp32
@@ -75,10 +85,23 @@ def test_dma_copy_casts_through_fp32(target, src, mid, odt):
         want_mid = f32(a).astype(mid_np)
     else:
         want_mid = fp32_to(a, mid)
-    want = fp32_to(want_mid.astype(np.float32) if np.dtype(want_mid.dtype).kind == "f" or want_mid.dtype == BF16 else want_mid.astype(np.float32), odt) if np.dtype(odt) != want_mid.dtype else want_mid
+    want = (
+        fp32_to(
+            want_mid.astype(np.float32)
+            if np.dtype(want_mid.dtype).kind == "f" or want_mid.dtype == BF16
+            else want_mid.astype(np.float32),
+            odt,
+        )
+        if np.dtype(odt) != want_mid.dtype
+        else want_mid
+    )
     if np.dtype(odt).kind == "f" and want_mid.dtype.kind in "iu":
         want = f32(want_mid).astype(odt)
-    if np.dtype(odt).kind in "iu" and want_mid.dtype.kind in "iu" and np.dtype(odt) != want_mid.dtype:
+    if (
+        np.dtype(odt).kind in "iu"
+        and want_mid.dtype.kind in "iu"
+        and np.dtype(odt) != want_mid.dtype
+    ):
         want = fp32_to(f32(want_mid), odt)
     assert_bits(got, want.astype(odt) if odt is not BF16 else want)
     assert_bits(flat, a.reshape(-1, 2))
@@ -152,12 +175,20 @@ def _engines(target):
 def test_tensor_copy_engines_and_casts(target, engine, odt):
     if engine not in _engines(target):
         pytest.skip("ScalarE tensor_copy is v3+")
-    x = np.concatenate([SPECIAL.reshape(2, 6), rnd((2, 6), seed=8, scale=1000)]).reshape(4, 3, 4) if False else None
+    x = (
+        np.concatenate([SPECIAL.reshape(2, 6), rnd((2, 6), seed=8, scale=1000)]).reshape(4, 3, 4)
+        if False
+        else None
+    )
     x = np.concatenate([SPECIAL, rnd((12,), seed=8, scale=1000)]).reshape(4, 2, 3)
     psum = engine != "gpsimd"
     got = isa(
-        "tensor_copy", [x], {"src": {"t": 0, "buf": "psum" if psum else "sbuf", "p0": 32}},
-        {"dst": {"shape": (4, 2, 3), "dtype": odt, "p0": 96}}, target=target, engine=f"eng.{engine}",
+        "tensor_copy",
+        [x],
+        {"src": {"t": 0, "buf": "psum" if psum else "sbuf", "p0": 32}},
+        {"dst": {"shape": (4, 2, 3), "dtype": odt, "p0": 96}},
+        target=target,
+        engine=f"eng.{engine}",
     )
     odt_np = {"bfloat16": BF16, "float8_e5m2": FP8E5}.get(odt, odt)
     assert_bits(got, fp32_to(x, odt_np) if odt == "int16" else x.astype(odt_np))
@@ -168,8 +199,12 @@ def test_tensor_copy_same_dtype_is_bit_copy(target):
     x = np.array([[0x7FC00001, 0xFFFFFFFF, 0x80000000, 0x00000001]], np.uint32).view(np.float32)
     for engine in _engines(target):
         got = isa(
-            "tensor_copy", [x], {"src": {"t": 0}}, {"dst": {"shape": (1, 4), "dtype": "float32"}},
-            target=target, engine=f"eng.{engine}",
+            "tensor_copy",
+            [x],
+            {"src": {"t": 0}},
+            {"dst": {"shape": (1, 4), "dtype": "float32"}},
+            target=target,
+            engine=f"eng.{engine}",
         )
         assert_bits(got, x)
 
@@ -180,20 +215,32 @@ def test_tensor_copy_same_dtype_is_bit_copy(target):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(
     ("dtype", "value"),
-    [("float32", -0.0), ("float32", float("nan")), ("bfloat16", 1.00390625), ("float16", 1e5),
-     ("int32", -7), ("uint8", 255), ("int16", -32768), ("float8_e4m3fn", 3.0)],
+    [
+        ("float32", -0.0),
+        ("float32", float("nan")),
+        ("bfloat16", 1.00390625),
+        ("float16", 1e5),
+        ("int32", -7),
+        ("uint8", 255),
+        ("int16", -32768),
+        ("float8_e4m3fn", 3.0),
+    ],
 )
 @pytest.mark.parametrize("engine", ["vector", "gpsimd"])
 def test_memset(target, dtype, value, engine):
     got = run(FAM, "memset", [], target, P=5, F=7, dtype=dtype, value=value, engine=engine, p0=64)
     np_dt = {"bfloat16": BF16, "float8_e4m3fn": FP8E4}.get(dtype, dtype)
-    want = np.full((5, 7), f32(value) if np.dtype(np_dt).kind == "f" or np_dt in (BF16, FP8E4) else value)
+    want = np.full(
+        (5, 7), f32(value) if np.dtype(np_dt).kind == "f" or np_dt in (BF16, FP8E4) else value
+    )
     assert_bits(got, want.astype(np_dt))
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_memset_psum(target):
-    assert_bits(run(FAM, "memset_psum", [], target, P=3, F=5, value=1.5), np.full((3, 5), 1.5, np.float32))
+    assert_bits(
+        run(FAM, "memset_psum", [], target, P=3, F=5, value=1.5), np.full((3, 5), 1.5, np.float32)
+    )
 
 
 # ------------------------------------------------------------------- tensor_copy_predicated
@@ -208,10 +255,12 @@ def test_tensor_copy_predicated(target, reverse, pdt):
     old = rnd((6, 2, 4), seed=10)
     pred = (np.random.default_rng(11).integers(0, 3, (6, 2, 4)) * 127).astype(pdt)
     got = isa(
-        "tensor_copy_predicated", [src, pred, old],
+        "tensor_copy_predicated",
+        [src, pred, old],
         {"src": {"t": 0, "buf": "psum"}, "predicate": {"t": 1}},
         {"dst": {"shape": (6, 2, 4), "dtype": "float32", "init": 2}},
-        target=target, reverse_pred=reverse,
+        target=target,
+        reverse_pred=reverse,
     )
     mask = (pred != 0) ^ reverse
     assert_bits(got, np.where(mask, src, old))
@@ -222,7 +271,82 @@ def test_tensor_copy_predicated_scalar_src(target):
     old = rnd((4, 8), seed=12)
     pred = (np.arange(32).reshape(4, 8) % 3 == 0).astype(np.uint8)
     got = isa(
-        "tensor_copy_predicated", [pred, old], {"src": -2.5, "predicate": {"t": 0}},
-        {"dst": {"shape": (4, 8), "dtype": "float32", "init": 1}}, target=target,
+        "tensor_copy_predicated",
+        [pred, old],
+        {"src": -2.5, "predicate": {"t": 0}},
+        {"dst": {"shape": (4, 8), "dtype": "float32", "init": 1}},
+        target=target,
     )
     assert_bits(got, np.where(pred != 0, f32(-2.5), old))
+
+
+def _minifloat(x, ebits, mbits, bias, max_finite, overflow):
+    """Round fp32 values to a small float format, nearest even, from first principles.
+    `overflow`: value for magnitudes that round past max_finite ("inf" or "nan")."""
+    out = []
+    for v in np.asarray(x, np.float64).reshape(-1):
+        if np.isnan(v):
+            out.append(np.nan)
+            continue
+        s = -1.0 if np.signbit(v) else 1.0
+        a = abs(v)
+        if np.isinf(a):
+            out.append(np.copysign(np.inf if overflow == "inf" else np.nan, s))
+            continue
+        emin = 1 - bias
+        e = max(int(np.floor(np.log2(a))) if a > 0 else emin, emin)
+        q = 2.0 ** (e - mbits)  # quantum at this binade (subnormals share emin's)
+        r = a / q
+        fl = np.floor(r)
+        rem = r - fl
+        n = fl + (1 if rem > 0.5 or (rem == 0.5 and fl % 2 == 1) else 0)
+        val = n * q
+        if val > max_finite:
+            val = np.inf if overflow == "inf" else np.nan
+        out.append(np.copysign(val, s))
+    return np.array(out, np.float64).reshape(np.shape(x)).astype(np.float32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    ("mid", "ebits", "mbits", "bias", "maxf", "ovf"),
+    [
+        ("float8_e4m3", 4, 3, 7, 240.0, "inf"),
+        ("float8_e4m3fn", 4, 3, 7, 448.0, "nan"),
+        ("float8_e5m2", 5, 2, 15, 57344.0, "inf"),
+        ("bfloat16", 8, 7, 127, float(ml_dtypes.finfo(BF16).max), "inf"),
+        ("float16", 5, 10, 15, 65504.0, "inf"),
+    ],
+)
+def test_float_narrowing_from_first_principles(target, mid, ebits, mbits, bias, maxf, ovf):
+    # midpoints, subnormals, overflow boundaries, signed zeros, specials
+    vals = [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        maxf,
+        -maxf,
+        maxf * (1 + 2.0 ** -(mbits + 1)),
+        maxf * (1 + 2.0 ** -(mbits + 1)) * 0.999,
+        2.0 ** (1 - bias),
+        2.0 ** (1 - bias - mbits),
+        2.0 ** (1 - bias - mbits) * 0.5,
+        2.0 ** (1 - bias - mbits) * 0.75,
+        2.0 ** (1 - bias - mbits) * 1.5,
+        1 + 2.0 ** -(mbits + 1),
+        1 + 3 * 2.0 ** -(mbits + 1),
+        -(1 + 2.0 ** -(mbits + 1)),
+    ]
+    rng = np.random.default_rng(7)
+    rand = rng.standard_normal(47) * np.exp2(rng.integers(-12, 12, 47))
+    x = f32(np.concatenate([vals, rand])).reshape(4, 16)
+    got = run(FAM, "cast_round_trip", [x], target, mid=mid)
+    with np.errstate(all="ignore"):
+        want = _minifloat(x, ebits, mbits, bias, maxf, ovf)
+    # a NaN's payload is the format's; its sign is kept
+    nan = np.isnan(want)
+    assert (np.isnan(got) == nan).all()
+    assert (np.signbit(got[nan]) == np.signbit(want[nan])).all()
+    assert_bits(np.where(nan, 0, got), np.where(nan, 0, want))

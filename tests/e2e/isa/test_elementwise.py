@@ -81,7 +81,9 @@ def test_tensor_tensor_output_cast_partial_partitions_4d(target, odt):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("op", ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"])
+@pytest.mark.parametrize(
+    "op", ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
+)
 @pytest.mark.parametrize("dtype", ["int32", "uint16", "int8"])
 def test_tensor_tensor_bitvec_raw_bits(target, op, dtype):
     rng = np.random.default_rng(5)
@@ -113,7 +115,9 @@ def test_tensor_tensor_int32_gpsimd_exact_wraparound(target, op):
     b = np.array([[1, 1, 3, -1]], np.int32)
     ins, outs = io((1, 4), "int32")
     got = isa("tensor_tensor", [a, b], ins, outs, target=target, op=f"nl.{op}", engine="eng.gpsimd")
-    fn = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum}[op]
+    fn = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum}[
+        op
+    ]
     want = fn(a.astype(np.int64), b.astype(np.int64))
     want = ((want + 2**31) % 2**32 - 2**31).astype(np.int32)
     assert_bits(got, want)
@@ -185,8 +189,12 @@ def test_tensor_scalar_immediates_and_reverse(target, op0, rev0, op1, rev1):
     if op1 is not None:
         attrs.update(op1=f"nl.{op1}", operand1=-0.75, reverse1=rev1)
     got = isa(
-        "tensor_scalar", [x], {"data": {"t": 0}}, {"dst": {"shape": (6, 3, 5), "dtype": "float32"}},
-        target=target, **attrs,
+        "tensor_scalar",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (6, 3, 5), "dtype": "float32"}},
+        target=target,
+        **attrs,
     )
     want = _ts_ref(x, op0, f32(2.5), rev0, op1, f32(-0.75), rev1)
     assert_bits(got, want)
@@ -200,9 +208,16 @@ def test_tensor_scalar_per_partition_operands_psum_bf16_out(target):
     got = isa(
         "tensor_scalar",
         [x, s0, s1],
-        {"data": {"t": 0, "buf": "psum"}, "operand0": {"t": 1}, "operand1": {"t": 2, "buf": "psum"}},
+        {
+            "data": {"t": 0, "buf": "psum"},
+            "operand0": {"t": 1},
+            "operand1": {"t": 2, "buf": "psum"},
+        },
         {"dst": {"shape": (16, 10), "dtype": "bfloat16", "p0": 64}},
-        target=target, op0="nl.multiply", op1="nl.add", reverse1=True,
+        target=target,
+        op0="nl.multiply",
+        op1="nl.add",
+        reverse1=True,
     )
     want = f32(f32(x * s0) + s1).astype(BF16)
     assert_bits(got, want)
@@ -212,8 +227,15 @@ def test_tensor_scalar_per_partition_operands_psum_bf16_out(target):
 def test_tensor_scalar_scalar_engine(target):
     x = rnd((8, 8), seed=12)
     got = isa(
-        "tensor_scalar", [x], {"data": {"t": 0}}, {"dst": {"shape": (8, 8), "dtype": "float32"}},
-        target=target, op0="nl.multiply", operand0=3.0, op1="nl.add", operand1=1.0,
+        "tensor_scalar",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (8, 8), "dtype": "float32"}},
+        target=target,
+        op0="nl.multiply",
+        operand0=3.0,
+        op1="nl.add",
+        operand1=1.0,
         engine="eng.scalar",
     )
     assert_bits(got, f32(f32(x * f32(3.0)) + f32(1.0)))
@@ -222,7 +244,11 @@ def test_tensor_scalar_scalar_engine(target):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(
     ("op0", "s0", "op1", "s1"),
-    [("bitwise_and", 0x0F0F, "left_shift", 3), ("right_shift", 4, "bitwise_xor", -1), ("invert", 0, None, None)],
+    [
+        ("bitwise_and", 0x0F0F, "left_shift", 3),
+        ("right_shift", 4, "bitwise_xor", -1),
+        ("invert", 0, None, None),
+    ],
 )
 @pytest.mark.parametrize("dtype", ["int32", "uint8", "int16"])
 def test_tensor_scalar_bitvec_integers(target, op0, s0, op1, s1, dtype):
@@ -232,8 +258,12 @@ def test_tensor_scalar_bitvec_integers(target, op0, s0, op1, s1, dtype):
     if op1:
         attrs.update(op1=f"nl.{op1}", operand1=s1)
     got = isa(
-        "tensor_scalar", [x], {"data": {"t": 0}}, {"dst": {"shape": (4, 9), "dtype": dtype}},
-        target=target, **attrs,
+        "tensor_scalar",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (4, 9), "dtype": dtype}},
+        target=target,
+        **attrs,
     )
     mask = np.uint64(2**info.bits - 1)
     u = x.view(f"uint{info.bits}").astype(np.uint64)
@@ -268,7 +298,11 @@ def test_scalar_tensor_tensor(target, rev):
         [x, s, y],
         {"data": {"t": 0}, "operand0": {"t": 1}, "operand1": {"t": 2, "buf": "psum"}},
         {"dst": {"shape": (8, 2, 6), "dtype": "float32"}},
-        target=target, op0="nl.subtract", op1="nl.multiply", reverse0=rev[0], reverse1=rev[1],
+        target=target,
+        op0="nl.subtract",
+        op1="nl.multiply",
+        reverse0=rev[0],
+        reverse1=rev[1],
     )
     s3 = s.reshape(8, 1, 1)
     with np.errstate(all="ignore"):
@@ -283,7 +317,13 @@ def test_scalar_tensor_tensor(target, rev):
 @pytest.mark.parametrize("target", TARGETS)
 def test_reciprocal_vector(target):
     x = special((4, 12), 17)
-    got = isa("reciprocal", [x], {"data": {"t": 0}}, {"dst": {"shape": (4, 12), "dtype": "float32"}}, target=target)
+    got = isa(
+        "reciprocal",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (4, 12), "dtype": "float32"}},
+        target=target,
+    )
     with np.errstate(all="ignore"):
         want = f32(np.float32(1) / x)
     assert_bits(got, want)
@@ -299,8 +339,12 @@ def test_exponential_trn3_with_running_sum():
         "exponential",
         [x, mx],
         {"src": {"t": 0}, "max_value": {"t": 1}},
-        {"dst": {"shape": (8, 16), "dtype": "float32"}, "reduce_res": {"shape": (8, 1), "dtype": "float32"}},
-        target="trn3", reduce_cmd="rc.reset_reduce",
+        {
+            "dst": {"shape": (8, 16), "dtype": "float32"},
+            "reduce_res": {"shape": (8, 1), "dtype": "float32"},
+        },
+        target="trn3",
+        reduce_cmd="rc.reset_reduce",
     )
     e = f32(np.exp(f32(x - mx).astype(np.float64)))
     assert_bits(got, e)
@@ -313,9 +357,32 @@ def test_exponential_trn3_with_running_sum():
 def test_exponential_trn3_scalar_max_bf16_out():
     x = special((4, 12), 19)
     got = isa(
-        "exponential", [x], {"src": {"t": 0}}, {"dst": {"shape": (4, 12), "dtype": "bfloat16"}},
-        target="trn3", max_value=1.5,
+        "exponential",
+        [x],
+        {"src": {"t": 0}},
+        {"dst": {"shape": (4, 12), "dtype": "bfloat16"}},
+        target="trn3",
+        max_value=1.5,
     )
     with np.errstate(all="ignore"):
         want = f32(np.exp(f32(x - f32(1.5)).astype(np.float64))).astype(BF16)
+    assert_bits(got, want)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_tensor_scalar_rsqrt_on_gpsimd(target):
+    x = np.abs(rnd((4, 8), seed=20)) + f32(1e-3)
+    x[0, :3] = [0.0, np.inf, 4.0]
+    got = isa(
+        "tensor_scalar",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (4, 8), "dtype": "float32"}},
+        target=target,
+        op0="nl.rsqrt",
+        operand0=0.0,
+        engine="eng.gpsimd",
+    )
+    with np.errstate(divide="ignore"):
+        want = f32(1.0 / np.sqrt(x.astype(np.float64)))
     assert_bits(got, want)

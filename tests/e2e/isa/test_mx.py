@@ -71,7 +71,10 @@ def _mm(a, b):
 
 
 @pytest.mark.parametrize("P", [32, 64])
-@pytest.mark.parametrize(("sdt", "mdt"), [("float8_e4m3fn_x4", "float8_e4m3fn_x4"), ("float8_e5m2_x4", "float4_e2m1fn_x4")])
+@pytest.mark.parametrize(
+    ("sdt", "mdt"),
+    [("float8_e4m3fn_x4", "float8_e4m3fn_x4"), ("float8_e5m2_x4", "float4_e2m1fn_x4")],
+)
 def test_nc_matmul_mx(P, sdt, mdt):
     M, N = 4, 6
     rng = np.random.default_rng(2)

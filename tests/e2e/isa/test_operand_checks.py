@@ -19,6 +19,7 @@ def line_of(case: str) -> int:
 
 CASES = [
     # (case, target, code, argument named in the message)
+    ("too_many_partitions", "trn2", "err_num_partition_exceed_arch_limit", "dst"),
     ("partition_mismatch", "trn2", "err_num_partition_mismatch", "data2"),
     ("free_size_mismatch", "trn2", "err_shape_mismatch", "dst"),
     ("matmul_k_mismatch", "trn2", "err_num_partition_mismatch", "moving"),
@@ -72,13 +73,40 @@ CASES = [
     ("scalar_bias_trn1", "trn1", "err_unsupported_on_target", "bias"),
     ("quantize_mx_trn2", "trn2", "err_unsupported_on_target", "trn3"),
     ("matmul_mx_trn2", "trn2", "err_unsupported_on_target", "trn3"),
+    # rules added with these tests (nkic/passes/checks/operand_rules.py)
+    ("shuffle_mask_range", "trn2", "err_invalid_argument", "shuffle_mask[0]"),
+    ("shuffle_missing_source", "trn2", "err_invalid_argument", "shuffle_mask[0]"),
+    ("tile_k_exceeds_rows", "trn2", "err_size_of_dimension_exceed_arch_limit", "tile_size"),
+    ("transpose_dst_dtype", "trn2", "err_dtype_mismatch", "dst"),
+    ("double_row_transpose", "trn3", "err_invalid_argument", "is_transpose"),
+    ("local_gather_elems", "trn2", "err_invalid_argument", "num_elem_per_idx"),
+    ("find_index8_dtype", "trn2", "err_dtype_mismatch", "dst"),
+    ("range_select_fill", "trn2", "err_invalid_argument", "on_false_value"),
+    ("rand2_bounds", "trn3", "err_invalid_argument", "min"),
+    ("partition_window", "trn2", "nkic_partition_window", "dst"),
+    ("packed_on_trn2", "trn2", "err_unsupported_on_target", "float8_e4m3fn_x4"),
+    ("partition_reduce_dst", "trn2", "err_shape_mismatch", "dst"),
+    ("gpsimd_tensor_scalar_op", "trn2", "err_unsupported_engine", "op0"),
+    ("matmul_mx_odd_m", "trn3", "err_size_of_dimension_exceed_arch_limit", "stationary"),
+    ("hwdge_cast", "trn2", "err_dtype_mismatch", "dst"),
+    ("sync_engine_without_hwdge", "trn2", "err_invalid_argument", "hwdge"),
+    ("dma_count_mismatch", "trn2", "err_store_dst_shape_smaller_than_other_shape", "dst"),
+    ("dma_transpose_4byte", "trn2", "err_dtype_mismatch", "2-byte"),
+    ("dma_transpose_shape", "trn2", "err_shape_mismatch", "dst"),
+    ("rand_get_state_trn1", "trn1", "err_unsupported_on_target", "trn2"),
+    ("memset_packed_nonzero", "trn3", "err_dtype_mismatch", "0"),
+    ("five_free_dims", "trn2", "err_exceed_max_supported_dimension", "dst"),
 ]
 
 
 def _errors(case, target):
     a = np.zeros((8, 16), np.float32)
     diags = diagnostics("negative", "bad", target, a=a, case=case)
-    return [d for d in diags if d.severity == "error"] if diags and hasattr(diags[0], "severity") else diags
+    return (
+        [d for d in diags if d.severity == "error"]
+        if diags and hasattr(diags[0], "severity")
+        else diags
+    )
 
 
 def test_baseline_kernel_is_clean():

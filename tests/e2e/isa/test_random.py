@@ -25,7 +25,11 @@ def xorwow(state, n):
 
 
 def states(P, k, seed=0):
-    return np.random.default_rng(seed).integers(1, 2**32, (P, 6 * k), dtype=np.uint64).astype(np.uint32)
+    return (
+        np.random.default_rng(seed)
+        .integers(1, 2**32, (P, 6 * k), dtype=np.uint64)
+        .astype(np.uint32)
+    )
 
 
 @pytest.mark.parametrize("target", ["trn2", "trn3"])
@@ -41,8 +45,14 @@ def test_gpsimd_rng_from_loaded_states(target, dtype):
         want1.append(bits[F:])
         want_state.append(s)
     bits_dt = np.dtype(dtype)
+
     def trunc(b):
-        return (np.array(b, np.uint64) & np.uint64(2 ** (8 * bits_dt.itemsize) - 1)).astype(f"u{bits_dt.itemsize}").view(bits_dt)
+        return (
+            (np.array(b, np.uint64) & np.uint64(2 ** (8 * bits_dt.itemsize) - 1))
+            .astype(f"u{bits_dt.itemsize}")
+            .view(bits_dt)
+        )
+
     assert_bits(r0, trunc(want0))
     assert_bits(r1, trunc(want1))
     assert_bits(back, np.array(want_state, np.uint32))
@@ -73,8 +83,10 @@ def test_rand2_and_dropout_from_vector_states_trn3():
     x = rnd((P, 8), seed=4)
     got, d = run(FAM, "state_then_rand2", [st, x], "trn3", lo=-2.0, hi=3.0)
     seqs = [[xorwow(st[p, 6 * k : 6 * k + 6], 4)[0] for k in range(4)] for p in range(P)]
+
     def unit(b):
         return f32((b >> 8) * 2.0**-24)
+
     want = np.zeros((P, 8), np.float32)
     wd = x.copy()
     for p in range(P):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .helpers import BF16, TARGETS, assert_bits, f32, isa, rnd
+from .helpers import BF16, TARGETS, assert_bits, f32, isa, rnd, run
 
 IDENT = {"add": 0.0, "subtract": 0.0, "multiply": 1.0, "maximum": -np.inf, "minimum": np.inf}
 BIN = {
@@ -30,7 +30,9 @@ def fold(op, rows):
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "maximum", "minimum"])
-@pytest.mark.parametrize(("axis", "keepdims"), [((3,), False), ((2, 3), True), ((1, 2, 3), False), (3, True)])
+@pytest.mark.parametrize(
+    ("axis", "keepdims"), [((3,), False), ((2, 3), True), ((1, 2, 3), False), (3, True)]
+)
 def test_tensor_reduce_axes(target, op, axis, keepdims):
     x = rnd((5, 2, 3, 4), seed=1, scale=3)
     x[0, 0, 0, 0], x[1, 1, 1, 1], x[2, 0, 2, 3] = np.nan, np.inf, -0.0
@@ -40,8 +42,14 @@ def test_tensor_reduce_axes(target, op, axis, keepdims):
     if len(oshape) == 1:
         oshape = oshape + (1,)
     got = isa(
-        "tensor_reduce", [x], {"data": {"t": 0, "p0": 64}}, {"dst": {"shape": oshape, "dtype": "float32"}},
-        target=target, op=f"nl.{op}", axis=axis, keepdims=keepdims,
+        "tensor_reduce",
+        [x],
+        {"data": {"t": 0, "p0": 64}},
+        {"dst": {"shape": oshape, "dtype": "float32"}},
+        target=target,
+        op=f"nl.{op}",
+        axis=axis,
+        keepdims=keepdims,
     )
     lead = x.shape[: 4 - len(ax)]
     want = fold(op, x.reshape(lead + (-1,)))
@@ -52,8 +60,14 @@ def test_tensor_reduce_axes(target, op, axis, keepdims):
 def test_tensor_reduce_negate_bf16_out(target):
     x = rnd((7, 33), seed=2)
     got = isa(
-        "tensor_reduce", [x], {"data": {"t": 0, "buf": "psum"}}, {"dst": {"shape": (7, 1), "dtype": "bfloat16"}},
-        target=target, op="nl.add", axis=1, negate=True,
+        "tensor_reduce",
+        [x],
+        {"data": {"t": 0, "buf": "psum"}},
+        {"dst": {"shape": (7, 1), "dtype": "bfloat16"}},
+        target=target,
+        op="nl.add",
+        axis=1,
+        negate=True,
     )
     assert_bits(got, (-fold("add", x)).reshape(7, 1).astype(BF16))
 
@@ -63,10 +77,19 @@ def test_tensor_reduce_negate_bf16_out(target):
 def test_tensor_reduce_bitvec(target, op):
     x = np.random.default_rng(3).integers(-(2**31), 2**31 - 1, (4, 9)).astype(np.int32)
     got = isa(
-        "tensor_reduce", [x], {"data": {"t": 0}}, {"dst": {"shape": (4, 1), "dtype": "int32"}},
-        target=target, op=f"nl.{op}", axis=1,
+        "tensor_reduce",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (4, 1), "dtype": "int32"}},
+        target=target,
+        op=f"nl.{op}",
+        axis=1,
     )
-    fn = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor}[op]
+    fn = {
+        "bitwise_and": np.bitwise_and,
+        "bitwise_or": np.bitwise_or,
+        "bitwise_xor": np.bitwise_xor,
+    }[op]
     assert_bits(got, fn.reduce(x, axis=1).reshape(4, 1))
 
 
@@ -79,8 +102,12 @@ def test_tensor_partition_reduce_float(target, op):
     x = rnd((9, 2, 5), seed=4)
     x[3, 0, 0] = -0.0
     got = isa(
-        "tensor_partition_reduce", [x], {"data": {"t": 0}}, {"dst": {"shape": (1, 2, 5), "dtype": "float32"}},
-        target=target, op=f"nl.{op}",
+        "tensor_partition_reduce",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (1, 2, 5), "dtype": "float32"}},
+        target=target,
+        op=f"nl.{op}",
     )
     acc = x[0]
     for p in range(1, 9):
@@ -95,13 +122,19 @@ def test_tensor_partition_reduce_float(target, op):
 def test_tensor_partition_reduce_int32_exact(target, op):
     x = np.array([[2**31 - 1, 5, -3], [1, 2**24 + 1, -(2**31)], [0x0F0F, 7, 1]], np.int32)
     got = isa(
-        "tensor_partition_reduce", [x], {"data": {"t": 0}}, {"dst": {"shape": (1, 3), "dtype": "int32"}},
-        target=target, op=f"nl.{op}",
+        "tensor_partition_reduce",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (1, 3), "dtype": "int32"}},
+        target=target,
+        op=f"nl.{op}",
     )
     if op == "add":
         want = ((x.astype(np.int64).sum(0) + 2**31) % 2**32 - 2**31).astype(np.int32)
     else:
-        want = {"bitwise_or": np.bitwise_or, "bitwise_and": np.bitwise_and, "maximum": np.maximum}[op].reduce(x, 0)
+        want = {"bitwise_or": np.bitwise_or, "bitwise_and": np.bitwise_and, "maximum": np.maximum}[
+            op
+        ].reduce(x, 0)
     assert_bits(got, want.reshape(1, 3))
 
 
@@ -114,9 +147,16 @@ def test_tensor_scalar_reduce(target, rop):
     x = rnd((6, 3, 4), seed=5)
     s = rnd((6, 1), seed=6)
     got, res = isa(
-        "tensor_scalar_reduce", [x, s], {"data": {"t": 0}, "operand0": {"t": 1}},
-        {"dst": {"shape": (6, 3, 4), "dtype": "bfloat16"}, "reduce_res": {"shape": (6, 1), "dtype": "float32"}},
-        target=target, op0="nl.subtract", reduce_op=f"nl.{rop}",
+        "tensor_scalar_reduce",
+        [x, s],
+        {"data": {"t": 0}, "operand0": {"t": 1}},
+        {
+            "dst": {"shape": (6, 3, 4), "dtype": "bfloat16"},
+            "reduce_res": {"shape": (6, 1), "dtype": "float32"},
+        },
+        target=target,
+        op0="nl.subtract",
+        reduce_op=f"nl.{rop}",
     )
     y = f32(x - s.reshape(6, 1, 1))
     assert_bits(got, y.astype(BF16))
@@ -140,8 +180,12 @@ def test_tensor_scalar_cumulative(target, op1, cmd):
     if cmd == "load_reduce":
         attrs["imm1"] = 0.25
     got = isa(
-        "tensor_scalar_cumulative", [x], {"src": {"t": 0}}, {"dst": {"shape": (4, 10), "dtype": "float32"}},
-        target=target, **attrs,
+        "tensor_scalar_cumulative",
+        [x],
+        {"src": {"t": 0}},
+        {"dst": {"shape": (4, 10), "dtype": "float32"}},
+        target=target,
+        **attrs,
     )
     acc = np.full((4,), IDENT[op1] if cmd == "reset_reduce" else 0.25, np.float32)
     want = np.zeros_like(x)
@@ -156,15 +200,27 @@ def test_tensor_scalar_cumulative(target, op1, cmd):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize(("op0", "op1", "rev0", "rev1"), [("multiply", "add", False, False), ("subtract", "subtract", True, True), ("maximum", "multiply", False, True)])
+@pytest.mark.parametrize(
+    ("op0", "op1", "rev0", "rev1"),
+    [
+        ("multiply", "add", False, False),
+        ("subtract", "subtract", True, True),
+        ("maximum", "multiply", False, True),
+    ],
+)
 def test_tensor_tensor_scan(target, op0, op1, rev0, rev1):
     d0, d1 = rnd((5, 2, 6), seed=8), rnd((5, 2, 6), seed=9)
     init = rnd((5, 1), seed=10)
     got = isa(
-        "tensor_tensor_scan", [d0, d1, init],
+        "tensor_tensor_scan",
+        [d0, d1, init],
         {"data0": {"t": 0}, "data1": {"t": 1, "buf": "psum"}, "initial": {"t": 2}},
         {"dst": {"shape": (5, 2, 6), "dtype": "float32"}},
-        target=target, op0=f"nl.{op0}", op1=f"nl.{op1}", reverse0=rev0, reverse1=rev1,
+        target=target,
+        op0=f"nl.{op0}",
+        op1=f"nl.{op1}",
+        reverse0=rev0,
+        reverse1=rev1,
     )
     a, b = d0.reshape(5, -1), d1.reshape(5, -1)
     r = init[:, 0]
@@ -180,8 +236,13 @@ def test_tensor_tensor_scan(target, op0, op1, rev0, rev1):
 def test_tensor_tensor_scan_scalar_initial(target):
     d0, d1 = rnd((3, 8), seed=11), rnd((3, 8), seed=12)
     got = isa(
-        "tensor_tensor_scan", [d0, d1], {"data0": {"t": 0}, "data1": {"t": 1}, "initial": 2.0},
-        {"dst": {"shape": (3, 8), "dtype": "float32"}}, target=target, op0="nl.multiply", op1="nl.add",
+        "tensor_tensor_scan",
+        [d0, d1],
+        {"data0": {"t": 0}, "data1": {"t": 1}, "initial": 2.0},
+        {"dst": {"shape": (3, 8), "dtype": "float32"}},
+        target=target,
+        op0="nl.multiply",
+        op1="nl.add",
     )
     r = np.full((3,), 2.0, np.float32)
     out = np.zeros_like(d0)
@@ -197,7 +258,11 @@ def test_tensor_tensor_scan_scalar_initial(target):
 def _stats(v):
     n = np.float32(v.shape[-1])
     if v.shape[-1] == 0:
-        return np.zeros(v.shape[:-1], np.float32), np.zeros(v.shape[:-1], np.float32), np.zeros(v.shape[:-1], np.float32)
+        return (
+            np.zeros(v.shape[:-1], np.float32),
+            np.zeros(v.shape[:-1], np.float32),
+            np.zeros(v.shape[:-1], np.float32),
+        )
     s = v[..., 0]
     for j in range(1, v.shape[-1]):
         s = f32(s + v[..., j])
@@ -213,7 +278,13 @@ def _stats(v):
 @pytest.mark.parametrize("F", [1, 7, 64])
 def test_bn_stats(target, F):
     x = rnd((6, F), seed=13, scale=4) + 3
-    got = isa("bn_stats", [x], {"data": {"t": 0}}, {"dst": {"shape": (6, 6), "dtype": "float32"}}, target=target)
+    got = isa(
+        "bn_stats",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (6, 6), "dtype": "float32"}},
+        target=target,
+    )
     ce, me, ve = _stats(x[:, 0::2])
     co, mo, vo = _stats(x[:, 1::2])
     assert_bits(got, np.stack([ce, me, ve, co, mo, vo], axis=1))
@@ -225,7 +296,13 @@ def test_bn_aggr(target):
     m = rnd((2, 3), seed=14)
     v = np.abs(rnd((2, 3), seed=15)) * c
     trip = np.stack([c, m, v], axis=2).reshape(2, 9)
-    got = isa("bn_aggr", [trip], {"data": {"t": 0}}, {"dst": {"shape": (2, 2), "dtype": "float32"}}, target=target)
+    got = isa(
+        "bn_aggr",
+        [trip],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (2, 2), "dtype": "float32"}},
+        target=target,
+    )
     want = []
     for p in range(2):
         n = np.float32(0)
@@ -243,3 +320,34 @@ def test_bn_aggr(target):
             m2 = f32(m2 + f32(c[p, i] * f32(d * d)))
         want.append([mean, f32(m2 / n)])
     assert_bits(got, f32(want))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("cmd", ["reduce", "reset_reduce"])
+def test_tensor_scalar_cumulative_continues_from_vector_accumulators(target, cmd):
+    x, y = rnd((4, 6), seed=20), rnd((4, 6), seed=21)
+    d0, d1 = run("accumulators", "cumulative_sequence", [x, y], target, cmd=cmd)
+    acc = np.zeros(4, np.float32)
+    w0 = np.zeros_like(x)
+    for i in range(6):
+        acc = f32(f32(x[:, i] + f32(0)) + acc)
+        w0[:, i] = acc
+    assert_bits(d0, w0)
+    if cmd == "reset_reduce":
+        acc = np.zeros(4, np.float32)
+    w1 = np.zeros_like(y)
+    for i in range(6):
+        acc = f32(f32(y[:, i] + f32(0)) + acc)
+        w1[:, i] = acc
+    assert_bits(d1, w1)
+
+
+def test_exponential_running_sum_across_instructions_trn3():
+    x, y = rnd((4, 6), seed=22), rnd((4, 6), seed=23)
+    res = run("accumulators", "exponential_sequence", [x, y], "trn3")
+    acc = np.zeros(4, np.float32)
+    for data in (x, y):
+        e = f32(np.exp(f32(data - f32(0)).astype(np.float64)))
+        for col in e.T:
+            acc = f32(acc + col)
+    assert_bits(res, acc.reshape(4, 1))

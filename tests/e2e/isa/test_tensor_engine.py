@@ -122,7 +122,11 @@ def test_nc_matmul_two_interleaved_groups(target):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(
     ("K", "M", "pos", "size", "p0"),
-    [(64, 128, (64, 0), (64, 128), 64), (64, 64, (0, 64), (64, 64), 0), (32, 32, (96, 32), (32, 32), 96)],
+    [
+        (64, 128, (64, 0), (64, 128), 64),
+        (64, 64, (0, 64), (64, 64), 0),
+        (32, 32, (96, 32), (32, 32), 96),
+    ],
 )
 def test_nc_matmul_pe_tiling(target, K, M, pos, size, p0):
     if 32 in size and target == "trn1":
@@ -138,9 +142,11 @@ def test_nc_matmul_is_transpose_bit_exact(target, dtype):
     x = rnd((16, 24), seed=17).astype(dtype)
     x.reshape(-1)[:4] = np.array([np.nan, -0.0, np.inf, -np.inf]).astype(dtype)
     eye = np.eye(16, dtype=dtype)
-    odt = {np.dtype(np.float32): "float32", np.dtype(BF16): "bfloat16", np.dtype(np.float16): "float16"}.get(
-        np.dtype(dtype), "uint16"
-    )
+    odt = {
+        np.dtype(np.float32): "float32",
+        np.dtype(BF16): "bfloat16",
+        np.dtype(np.float16): "float16",
+    }.get(np.dtype(dtype), "uint16")
     ins = {"stationary": {"t": 0}, "moving": {"t": 1}}
     outs = {"dst": {"shape": (24, 16), "dtype": odt, "buf": "psum"}}
     got = isa("nc_matmul", [x, eye], ins, outs, target=target, is_transpose=True)
@@ -158,9 +164,12 @@ def test_nc_matmul_double_row(target, dtype):
     st = rnd((128, 2, 16), seed=18).astype(dtype)
     mv = rnd((128, 2, 32), seed=19).astype(dtype)
     got = isa(
-        "nc_matmul", [st, mv], {"stationary": {"t": 0}, "moving": {"t": 1}},
+        "nc_matmul",
+        [st, mv],
+        {"stationary": {"t": 0}, "moving": {"t": 1}},
         {"dst": {"shape": (16, 32), "dtype": "float32", "buf": "psum"}},
-        target=target, perf_mode="pm.double_row",
+        target=target,
+        perf_mode="pm.double_row",
     )
     # contraction over (k, row), k outer
     assert_bits(got, mm_ref(st.reshape(256, 16), mv.reshape(256, 32)))
@@ -176,9 +185,18 @@ def test_nc_transpose_vector_engine(target, dtype):
     if np.dtype(dtype).kind == "f" or dtype is BF16:
         x.reshape(-1)[:3] = np.array([np.nan, -0.0, np.inf]).astype(dtype)
     got = isa(
-        "nc_transpose", [x], {"data": {"t": 0, "buf": "psum"}},
-        {"dst": {"shape": (32, 20), "dtype": np.dtype(dtype).name if dtype is not BF16 else "bfloat16", "p0": 32}},
-        target=target, engine="eng.vector",
+        "nc_transpose",
+        [x],
+        {"data": {"t": 0, "buf": "psum"}},
+        {
+            "dst": {
+                "shape": (32, 20),
+                "dtype": np.dtype(dtype).name if dtype is not BF16 else "bfloat16",
+                "p0": 32,
+            }
+        },
+        target=target,
+        engine="eng.vector",
     )
     assert_bits(got, np.ascontiguousarray(x.reshape(20, 32).T))
 
@@ -188,9 +206,18 @@ def test_nc_transpose_vector_engine(target, dtype):
 def test_nc_transpose_tensor_engine(target, dtype):
     x = rnd((100, 128), seed=21).astype(dtype)
     got = isa(
-        "nc_transpose", [x], {"data": {"t": 0}},
-        {"dst": {"shape": (128, 100), "dtype": "float32" if dtype is np.float32 else "bfloat16", "buf": "psum"}},
-        target=target, engine="eng.tensor",
+        "nc_transpose",
+        [x],
+        {"data": {"t": 0}},
+        {
+            "dst": {
+                "shape": (128, 100),
+                "dtype": "float32" if dtype is np.float32 else "bfloat16",
+                "buf": "psum",
+            }
+        },
+        target=target,
+        engine="eng.tensor",
     )
     assert_bits(got, np.ascontiguousarray(x.T))
 
@@ -200,8 +227,12 @@ def test_nc_transpose_tensor_engine_nan_inf_bit_exact_v3(target):
     x = rnd((8, 8), seed=22)
     x[1, 2], x[3, 3], x[4, 5] = np.nan, np.inf, -0.0
     got = isa(
-        "nc_transpose", [x], {"data": {"t": 0}}, {"dst": {"shape": (8, 8), "dtype": "float32", "buf": "psum"}},
-        target=target, engine="eng.tensor",
+        "nc_transpose",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (8, 8), "dtype": "float32", "buf": "psum"}},
+        target=target,
+        engine="eng.tensor",
     )
     assert_bits(got, np.ascontiguousarray(x.T))
 
@@ -211,7 +242,62 @@ def test_nc_transpose_tensor_engine_trn1_is_identity_matmul():
     x = rnd((4, 4), seed=23)
     x[1, 2] = np.inf
     got = isa(
-        "nc_transpose", [x], {"data": {"t": 0}}, {"dst": {"shape": (4, 4), "dtype": "float32", "buf": "psum"}},
-        target="trn1", engine="eng.tensor",
+        "nc_transpose",
+        [x],
+        {"data": {"t": 0}},
+        {"dst": {"shape": (4, 4), "dtype": "float32", "buf": "psum"}},
+        target="trn1",
+        engine="eng.tensor",
     )
     assert_bits(got, mm_ref(x, np.eye(4, dtype=np.float32)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_nc_matmul_row_tiles_accumulate(target):
+    st, mv = rnd((128, 32), BF16, seed=30), rnd((128, 48), BF16, seed=31)
+    got = run(FAM, "matmul_row_tiles", [st, mv], target)
+    assert_bits(got, mm_ref(st[64:], mv[64:], mm_ref(st[:64], mv[:64])))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_nc_matmul_column_blocks_first_write_per_block(target):
+    st, mv = rnd((32, 16), seed=32), rnd((32, 64), seed=33)
+    got = run(FAM, "matmul_column_blocks", [st, mv], target, blocks=4)
+    want = np.concatenate(
+        [
+            mm_ref(st, mv[:, 16 * j : 16 * j + 16], mm_ref(st, mv[:, 16 * j : 16 * j + 16]))
+            for j in range(4)
+        ],
+        axis=1,
+    )
+    assert_bits(got, want)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("inside", [False, True])
+def test_nc_matmul_accumulate_none_over_allocation_lifetime(target, inside):
+    st, mv = rnd((32, 8), seed=34), rnd((32, 16), seed=35)
+    got = run(FAM, "matmul_reuse_psum_tile", [st, mv], target, rounds=3, inside=inside)
+    want, acc = [], None
+    for _ in range(3):
+        if inside:
+            acc = None
+        acc = mm_ref(st, mv, acc)
+        acc = mm_ref(st, mv, acc)
+        want.append(acc)
+    assert_bits(got, np.stack(want))
+
+
+@pytest.mark.parametrize("target", ["trn2", "trn3"])
+@pytest.mark.parametrize("double_row", [False, True])
+def test_nc_matmul_legacy_float8_e4m3(target, double_row):
+    from .test_data_movement import _minifloat
+
+    shape_s, shape_m = ((128, 2, 8), (128, 2, 12)) if double_row else ((64, 8), (64, 12))
+    st, mv = rnd(shape_s, seed=40, scale=30), rnd(shape_m, seed=41, scale=30)
+    got = run(
+        FAM, "matmul_cast_inputs", [st, mv], target, dtype="float8_e4m3", double_row=double_row
+    )
+    q = lambda x: _minifloat(x, 4, 3, 7, 240.0, "inf")  # noqa: E731
+    qs, qm = q(st).reshape(-1, 8), q(mv).reshape(-1, 12)
+    assert_bits(got, mm_ref(qs, qm))

@@ -36,6 +36,8 @@ CASES = [
     ("unexpected_keyword", "nisa.memset(dst=x, value=0.0, engin=nisa.engine.vector)", {},
      [("err_unexpected_keyword", 8, 35, "engin")]),
     ("int32_overflow", "n = 2**31 - 1", {}, [("err_value_error", 8, 9, "32-bit")]),
+    ("int32_in_loop", "for i in nl.affine_range(4):\n        v = i * 1073741824 + 5", {},
+     [("err_value_error", 9, 13, "2 * 1073741824 = 2147483648")]),
     ("int32_builtin", "n = int(3e9)", {}, [("err_value_error", 8, 9, "int(...) = 3000000000")]),
     ("int32_math", "import math\n    n = math.factorial(13)", {},
      [("err_value_error", 9, 9, "32-bit")]),

@@ -40,9 +40,14 @@ def test_largest_tile_follows_the_argument():
     np.testing.assert_allclose(y, X * 6 + 30, rtol=1e-6)
 
 
+def test_function_passed_from_python(config):
+    _, y = run("functions.py", "functions", x=X, scale_of=config.square)
+    np.testing.assert_allclose(y, X * 9 + 30, rtol=1e-6)
+
+
 def test_classes_and_enum_select_the_operator(config):
     x, y = rand((128, 64), seed=3), rand((128, 64), seed=4)
-    want = [2, -2, 18, 31, 2, 1, 1, 256, 512, 4, 4, 64, 64, 1, 1, 3, 1, 1, 3, 1, 0, 51]
+    want = [2, -2, 18, 31, 2, 1, 1, 256, 512, 4, 4, 64, 64, 1, 1, 3, 1, 1, 3, 1, 0, 51, 3, 4, -4]
     vals, got = run("classes.py", "classes", x=x, y=y)
     np.testing.assert_array_equal(vals, np.array([want], np.float32))
     np.testing.assert_array_equal(got, x * y)
@@ -60,3 +65,12 @@ def test_python_dataclass_instance_as_argument(config):
     x = rand((128, 64), seed=5)
     got = run("classes.py", "scaled", x=x, cfg=cfg, shape=(128, 64))
     np.testing.assert_allclose(got, x * (0.25 * 4), rtol=1e-6)
+
+
+@pytest.mark.parametrize(("args", "scale", "shift"), [((2.0, 0.5), 2.0, 0.5), ((3.0,), 3.0, -3.0)])
+def test_python_nkiobject_instance_as_argument(config, args, scale, shift):
+    post = config.Epilogue(*args)
+    assert (post.scale, post.shift) == (scale, shift)  # the host-side class behaves alike
+    x = rand((64, 128), seed=6)
+    got = run("classes.py", "epilogue", x=x, post=post)
+    np.testing.assert_allclose(got, x * scale + shift, rtol=1e-6)

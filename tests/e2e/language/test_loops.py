@@ -57,13 +57,6 @@ def test_negative_indices_wrap_like_python(shift, loops):
     np.testing.assert_array_equal(got, np.concatenate(first + second, axis=1))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nkic/passes/checks/regions.py _box/_split: a negative loop coefficient is split "
-    "with floor divmod (-32 over strides (128, 1) -> row -1, col +96), so the box is rejected "
-    "and the flat byte-interval fallback reports a false err_unexpected_output_dependencies "
-    "for disjoint per-iteration writes out[:, F-(b+1)*32 : F-b*32]",
-)
 def test_blocks_stored_at_decreasing_offsets():
     x = rand((128, 128), seed=17)
     got = run("loops.py", "reversed_blocks", loops=1, x=x)

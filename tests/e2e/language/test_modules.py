@@ -91,3 +91,18 @@ def test_a_restarted_specialisation_prints_once(tmp_path, capsys):
     want = x.copy()
     want[:, 96:] *= 2
     np.testing.assert_array_equal(kernel(x=x), want)
+
+
+def test_import_star_honours_all(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(KERNELS))
+    path = tmp_path / "star.py"
+    path.write_text(
+        "import nki\nfrom pkg.ops import *  # noqa: F403\n\n\n@nki.jit\ndef k(x):\n"
+        "    load_block, store_block, activation_of  # noqa: B018, F405\n"
+        "    unused_helper  # noqa: B018, F405\n"
+    )
+    with pytest.raises(nkic.CompileError) as e:
+        nkic.compile(str(path), x=X)
+    assert [(d.code, d.loc.line, d.loc.col) for d in e.value.diagnostics] == [
+        ("err_undefined_name", 8, 5)
+    ]

@@ -90,11 +90,14 @@ def test_gather_flattened():
     np.testing.assert_array_equal(got, np.take_along_axis(data.reshape(32, 64), idx, axis=1))
 
 
-def test_where_selects_x_where_condition_is_one():
-    c = np.random.default_rng(11).integers(0, 2, (48, 16)).astype(np.float32)
-    a, b = rand((48, 16), 12), rand((48, 16), 13)
+@pytest.mark.parametrize("dtype", [np.float32, BF16])
+def test_where_selects_x_where_condition_is_one(dtype):
+    c = np.random.default_rng(11).integers(0, 2, (48, 16)).astype(dtype)
+    a, b = rand((48, 16), 12, dtype), rand((48, 16), 13, dtype)
     np.testing.assert_array_equal(run(k.where, c, a, b), np.where(c == 1.0, a, b))
-    np.testing.assert_array_equal(run(k.where_scalar, c, a), np.where(c == 1.0, a, -1.0))
+    np.testing.assert_array_equal(
+        run(k.where_scalar, c, a), np.where(c == 1.0, a, -1.0).astype(dtype)
+    )
 
 
 def test_dropout_zeroes_about_rate_of_the_elements():
@@ -122,6 +125,8 @@ def test_shared_constant_from_a_list_and_a_npy_file(tmp_path):
     x = rand((16, 8), 15)
     kernel = nkic.compile(k.constant_table, x, values=tuple(tuple(r) for r in values))
     np.testing.assert_array_equal(kernel(x), x + np.array(values, np.float32))
+    kernel.save(tmp_path / "k.neff")  # the table travels in the neff's DATA section
+    np.testing.assert_array_equal(nkic.load(tmp_path / "k.neff")(x), kernel(x))
     table = np.arange(16 * 8, dtype=np.float32).reshape(16, 8)
     np.save(tmp_path / "table.npy", table)
     got = run(k.constant_table, x, values=str(tmp_path / "table.npy"))

@@ -110,12 +110,13 @@ COMPARISONS = {
 
 
 @pytest.mark.parametrize("name", list(COMPARISONS))
-def test_comparisons_give_one_or_zero_in_the_input_dtype(name):
-    a = np.round(rand((40, 12), 10))
-    b = np.round(rand((40, 12), 11))
+@pytest.mark.parametrize("dtype", [np.float32, BF16])
+def test_comparisons_give_one_or_zero_in_the_input_dtype(name, dtype):
+    a = np.round(rand((40, 12), 10)).astype(dtype)
+    b = np.round(rand((40, 12), 11)).astype(dtype)
     got = run(binary, a, b, name=name)
-    assert got.dtype == np.float32
-    np.testing.assert_array_equal(got, COMPARISONS[name](a, b).astype(np.float32))
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, COMPARISONS[name](a, b).astype(dtype))
 
 
 def test_comparison_with_uint8_result_and_a_scalar():
@@ -273,3 +274,24 @@ def test_nl_calls_inside_a_hardware_loop_stay_one_loop():
     kernel = nkic.compile(tiled_exp, x)
     close(kernel(x), np.exp(x), np.float32)
     assert kernel.ir.count("activation[") == 1 and "for $i0 = 0 to 4" in kernel.ir
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "want"),
+    [
+        ("float32", "bfloat16", "float32"),
+        ("float16", "bfloat16", "float32"),
+        ("float8_e4m3", "float8_e5m2", "bfloat16"),
+        ("int32", "bfloat16", "bfloat16"),
+        ("int8", "uint8", "int16"),
+        ("int8", "uint16", "int32"),
+        ("int16", "uint8", "int16"),
+        ("int32", "uint32", "float32"),
+        ("bool", "uint16", "uint16"),
+        ("uint8", "uint32", "uint32"),
+    ],
+)
+def test_dtype_promotion_of_two_tiles(a, b, want):
+    from nkic.frontend.nl_math import promote
+
+    assert promote(a, b) == promote(b, a) == want

@@ -89,3 +89,18 @@ def test_rms_norm(rows, dtype, shared_weight):
     want = x64 / np.sqrt((x64**2).sum(axis=1, keepdims=True) / 96 + 1e-5) * w64
     tol = 1e-5 if dtype == np.float32 else 3e-2
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_every_instruction_of_a_lowering_carries_the_calls_location():
+    from nkic.driver import compile_file
+    from nkic.frontend import TensorSpec
+
+    from . import kernels
+
+    res = compile_file(kernels.__file__, "softmax", {"a": TensorSpec((64, 32))}, emit=False)
+    source = open(kernels.__file__).read().splitlines()
+    lines = {i.loc.line for i in res.ir.instructions() if i.opcode != "dma_copy"}
+    assert [source[n - 1].strip() for n in lines] == [
+        "return _out(nl.softmax(nl.load(a), axis=axis))"
+    ]
+    assert len([i for i in res.ir.instructions() if i.opcode != "dma_copy"]) == 6

@@ -236,3 +236,41 @@ def test_four_dimensional_tile_with_per_partition_scale(ctx):
     scaled = data.astype(F) * scale.reshape(3, 1, 1, 1, 1)
     for value, out in zip(scaled.reshape(-1), got.reshape(-1)):
         close_to_correctly_rounded(out, math.tanh(float(value)))
+
+
+def test_accumulator_lanes_start_at_the_tiles_first_partition(ctx):
+    # with `_first_partition` (the tile's physical start) a tile at partition 32 uses
+    # registers 32..; a later tile at partition 0 does not see them
+    a = np.ones((4, 3), np.float32)
+    run(
+        ctx,
+        "activation",
+        {"data": a},
+        op="copy",
+        reduce_op="add",
+        reduce_cmd="reset_reduce",
+        _first_partition=32,
+    )
+    low = run(ctx, "activation", {"data": a}, op="copy", reduce_op="add", reduce_cmd="reduce")
+    np.testing.assert_array_equal(low["reduce_res"], np.full((4, 1), 3.0, np.float32))
+    high = run(
+        ctx,
+        "activation",
+        {"data": a},
+        op="copy",
+        reduce_op="add",
+        reduce_cmd="reduce",
+        _first_partition=32,
+    )
+    np.testing.assert_array_equal(high["reduce_res"], np.full((4, 1), 6.0, np.float32))
+
+
+def test_vector_accumulator_lanes_start_at_the_tiles_first_partition(ctx):
+    a = np.ones((2, 4), np.float32)
+    SEMANTICS["tensor_scalar_cumulative"].fn(
+        ctx, {"src": a}, {"op0": "add", "op1": "add", "imm0": 0.0, "_first_partition": 64}
+    )
+    got = SEMANTICS["tensor_scalar_cumulative"].fn(
+        ctx, {"src": a}, {"op0": "add", "op1": "add", "imm0": 0.0, "reduce_cmd": "reduce"}
+    )["dst"]
+    np.testing.assert_array_equal(got, np.tile(np.arange(1, 5, dtype=np.float32), (2, 1)))

@@ -164,6 +164,13 @@ def test_nc_stream_shuffle_within_quadrants(ctx):
         np.testing.assert_array_equal(got[p], want)
 
 
+def test_nc_stream_shuffle_lane_without_source_is_an_error(ctx):
+    # a 16-partition src has no lane 20: a clear error, not an IndexError
+    src = np.zeros((16, 2), np.float32)
+    with pytest.raises(ValueError, match="nc_stream_shuffle: shuffle_mask"):
+        run(ctx, "nc_stream_shuffle", {"src": src, "dst": src.copy()}, shuffle_mask=[20] * 32)
+
+
 def test_dma_compute_takes_indexed_source_operands(ctx):
     ops = {f"srcs{i}": np.full((2, 3), float(i + 1), F) for i in range(11)}
     got = run(ctx, "dma_compute", ops, reduce_op="add")["dst"]

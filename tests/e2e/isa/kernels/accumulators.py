@@ -61,3 +61,23 @@ def exponential_sequence(x, y):
     nisa.exponential(dst=d0, src=tx, reduce_cmd=nisa.reduce_cmd.reset_reduce)
     nisa.exponential(dst=d1, src=ty, reduce_cmd=nisa.reduce_cmd.reduce, reduce_res=res)
     return _store(res)
+
+
+@nki.jit
+def activation_lanes(x):
+    """reset_reduce on partitions 32..32+P of a tile, then reduce on partitions 0..P."""
+    P, F = x.shape
+    t = nl.ndarray((32 + P, F), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t[32 : 32 + P], src=x)
+    nisa.dma_copy(dst=t[0:P], src=x)
+    d = nl.ndarray((32 + P, F), dtype=nl.float32, buffer=nl.sbuf)
+    res = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation(
+        dst=d[32 : 32 + P], op=nl.copy, data=t[32 : 32 + P], reduce_op=nl.add,
+        reduce_cmd=nisa.reduce_cmd.reset_reduce,
+    )
+    nisa.activation(
+        dst=d[0:P], op=nl.copy, data=t[0:P], reduce_op=nl.add, reduce_res=res,
+        reduce_cmd=nisa.reduce_cmd.reduce,
+    )
+    return _store(res)

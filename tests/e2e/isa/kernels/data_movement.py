@@ -120,3 +120,18 @@ def memset_psum(P=4, F=6, value=1.5):
     out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=s)
     return out
+
+
+@nki.jit
+def cast_round_trip(a, mid="float8_e4m3", engine="vector"):
+    """fp32 -> `mid` -> fp32 with two on-chip tensor_copy casts."""
+    P, F = a.shape
+    t = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    m = nl.ndarray((P, F), dtype=mid, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=m, src=t, engine=getattr(nisa.engine, engine))
+    back = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=back, src=m, engine=getattr(nisa.engine, engine))
+    out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=back)
+    return out

@@ -167,6 +167,82 @@ def bad(a, case=""):
         ws = nl.ndarray((4, 8), dtype=nl.uint8, buffer=nl.sbuf)
         pm = nl.ndarray((8, 8), dtype=nl.float32, buffer=nl.psum)
         nisa.nc_matmul_mx(dst=pm, stationary=w, moving=w, stationary_scale=ws, moving_scale=ws)  # <- matmul_mx_trn2
+    # rules added with these tests
+    if case == "shuffle_mask_range":
+        nisa.nc_stream_shuffle(dst=d, src=s, shuffle_mask=[40] * 32)  # <- shuffle_mask_range
+    if case == "shuffle_missing_source":
+        nisa.nc_stream_shuffle(dst=d, src=s, shuffle_mask=[20] * 32)  # <- shuffle_missing_source
+    if case == "tile_k_exceeds_rows":
+        big = nl.ndarray((128, 8), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.memset(dst=big, value=0.0)
+        nisa.nc_matmul(dst=p[:, 0:8], stationary=big, moving=big, tile_position=(0, 0), tile_size=(64, 128))  # <- tile_k_exceeds_rows
+    if case == "transpose_dst_dtype":
+        pt = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.psum)
+        eye = nl.ndarray((8, 8), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.memset(dst=eye, value=0.0)
+        nisa.nc_matmul(dst=pt, stationary=b16, moving=eye, is_transpose=True)  # <- transpose_dst_dtype
+    if case == "double_row_transpose":
+        f8 = nl.ndarray((8, 2, 8), dtype=nl.float8_e5m2, buffer=nl.sbuf)
+        nisa.memset(dst=f8, value=0.0)
+        pt = nl.ndarray((8, 8), dtype=nl.uint16, buffer=nl.psum)
+        nisa.nc_matmul(dst=pt, stationary=f8, moving=f8, is_transpose=True, perf_mode=nisa.matmul_perf_mode.double_row)  # <- double_row_transpose
+    if case == "local_gather_elems":
+        s16 = nl.ndarray((16, 16), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=s16, value=0.0)
+        ix = nl.ndarray((16, 2), dtype=nl.uint16, buffer=nl.sbuf)
+        nisa.memset(dst=ix, value=0)
+        g = nl.ndarray((16, 96), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.local_gather(dst=g, src_buffer=s16, index=ix, num_elem_per_idx=3)  # <- local_gather_elems
+    if case == "find_index8_dtype":
+        v8 = nl.ndarray((8, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=v8, value=0.0)
+        o8 = nl.ndarray((8, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.nc_find_index8(dst=o8, data=s, vals=v8)  # <- find_index8_dtype
+    if case == "range_select_fill":
+        nisa.range_select(dst=d, on_true_tile=s, comp_op0=nl.greater_equal, comp_op1=nl.less, bound0=col, bound1=col, on_false_value=0.0)  # <- range_select_fill
+    if case == "rand2_bounds":
+        nisa.rand2(dst=d, min=1.0, max=-1.0)  # <- rand2_bounds
+    if case == "partition_window":
+        t48 = nl.ndarray((48, 16), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=t48[8:16], value=0.0)  # <- partition_window
+    if case == "packed_on_trn2":
+        w = nl.ndarray((8, 4), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+        nisa.memset(dst=w, value=0)  # <- packed_on_trn2
+    if case == "partition_reduce_dst":
+        nisa.tensor_partition_reduce(dst=d, op=nl.add, data=s)  # <- partition_reduce_dst
+    if case == "gpsimd_tensor_scalar_op":
+        nisa.tensor_scalar(dst=d, data=s, op0=nl.maximum, operand0=0.0, engine=nisa.engine.gpsimd)  # <- gpsimd_tensor_scalar_op
+    if case == "matmul_mx_odd_m":
+        w = nl.ndarray((32, 3), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.memset(dst=w, value=0)
+        ws = nl.ndarray((4, 3), dtype=nl.uint8, buffer=nl.sbuf)
+        nisa.memset(dst=ws, value=0)
+        pm = nl.ndarray((3, 3), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul_mx(dst=pm, stationary=w.view(nl.float8_e4m3fn_x4), moving=w.view(nl.float8_e4m3fn_x4), stationary_scale=ws, moving_scale=ws)  # <- matmul_mx_odd_m
+    if case == "hwdge_cast":
+        nisa.dma_copy(dst=b16, src=a, dge_mode=nisa.dge_mode.hwdge)  # <- hwdge_cast
+    if case == "sync_engine_without_hwdge":
+        nisa.dma_copy(dst=d, src=a, engine=nisa.engine.sync)  # <- sync_engine_without_hwdge
+    if case == "dma_count_mismatch":
+        nisa.dma_copy(dst=s4, src=a)  # <- dma_count_mismatch
+    if case == "dma_transpose_4byte":
+        tt = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=tt, src=s)  # <- dma_transpose_4byte
+    if case == "dma_transpose_shape":
+        tt = nl.ndarray((8, 16), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=tt, src=b16)  # <- dma_transpose_shape
+    if case == "rand_get_state_trn1":
+        st6 = nl.ndarray((8, 6), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.rand_get_state(dst=st6, engine=nisa.engine.gpsimd)  # <- rand_get_state_trn1
+    if case == "memset_packed_nonzero":
+        w = nl.ndarray((8, 4), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+        nisa.memset(dst=w, value=1.0)  # <- memset_packed_nonzero
+    if case == "five_free_dims":
+        t5 = nl.ndarray((8, 2, 2, 2, 2, 2), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=t5, value=0.0)  # <- five_free_dims
+    if case == "too_many_partitions":
+        big = nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=big, value=0.0)  # <- too_many_partitions
     out = nl.ndarray((8, 16), dtype=nl.float32, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=s)
     return out

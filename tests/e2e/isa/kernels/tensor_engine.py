@@ -85,3 +85,72 @@ def matmul_tiled_pe(st, mv, tile_position=(), tile_size=(), p0=0):
         tile_position=tile_position, tile_size=tile_size,
     )
     return _out(p)
+
+
+@nki.jit
+def matmul_row_tiles(st, mv):
+    """K=128 split over the two 64-row PE tiles; both matmuls target the same PSUM tile, the
+    second accumulates (accumulate=None infers it)."""
+    K, M = st.shape
+    _, N = mv.shape
+    s = _load(st)
+    m = _load(mv)
+    p = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=p, stationary=s[0:64], moving=m[0:64], tile_position=(0, 0), tile_size=(64, 128))
+    nisa.nc_matmul(dst=p, stationary=s[64:128], moving=m[64:128], tile_position=(64, 0), tile_size=(64, 128))
+    return _out(p)
+
+
+@nki.jit
+def matmul_column_blocks(st, mv, blocks=4):
+    """Each block of N is its own first write (overwrite) inside one PSUM tile, in a loop;
+    then every block is accumulated once more from the same inputs."""
+    K, M = st.shape
+    _, N = mv.shape
+    s = _load(st)
+    m = _load(mv)
+    nb = N // blocks
+    p = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    for j in nl.affine_range(blocks):
+        nisa.nc_matmul(dst=p[:, j * nb : (j + 1) * nb], stationary=s, moving=m[:, j * nb : (j + 1) * nb])
+    for j in nl.affine_range(blocks):
+        nisa.nc_matmul(dst=p[:, j * nb : (j + 1) * nb], stationary=s, moving=m[:, j * nb : (j + 1) * nb])
+    return _out(p)
+
+
+@nki.jit
+def matmul_reuse_psum_tile(st, mv, rounds=3, inside=False):
+    """`rounds` pairs of accumulate=None matmuls, each copied out. With the PSUM tile allocated
+    outside the loop, only the very first write overwrites (NKI 0.3.0: first write within the
+    allocation's lifetime); allocated inside, every iteration starts a fresh group."""
+    K, M = st.shape
+    _, N = mv.shape
+    s = _load(st)
+    m = _load(mv)
+    out = nl.ndarray((rounds, M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    p = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    for r in nl.sequential_range(rounds):
+        if inside:
+            p = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=p, stationary=s, moving=m)
+        nisa.nc_matmul(dst=p, stationary=s, moving=m)
+        o = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=o, src=p)
+        nisa.dma_copy(dst=out[r], src=o)
+    return out
+
+
+@nki.jit
+def matmul_cast_inputs(st, mv, dtype="float8_e4m3", double_row=False):
+    """Inputs cast on chip (Vector tensor_copy) to `dtype` before the matmul."""
+    s32, m32 = _load(st), _load(mv)
+    s = nl.ndarray(st.shape, dtype=dtype, buffer=nl.sbuf)
+    m = nl.ndarray(mv.shape, dtype=dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=s, src=s32)
+    nisa.tensor_copy(dst=m, src=m32)
+    p = nl.ndarray((st.shape[-1], mv.shape[-1]), dtype=nl.float32, buffer=nl.psum)
+    if double_row:
+        nisa.nc_matmul(dst=p, stationary=s, moving=m, perf_mode=nisa.matmul_perf_mode.double_row)
+    else:
+        nisa.nc_matmul(dst=p, stationary=s, moving=m)
+    return _out(p)

@@ -21,6 +21,15 @@ class Scale(nl.NKIObject):
         self.calls += 1
         return v * self.factor + self.bias
 
+    @property
+    def gain(self):
+        return self.factor
+
+    @gain.setter
+    def gain(self, v):
+        self.factor = v
+        self.bias = -2 * v
+
 
 def tensor_op(x, y, op):
     P, F = x.shape
@@ -66,7 +75,10 @@ def classes(x, y, op=Op.MUL, cfg=None):
         Level.HIGH == 5,  # IntEnum members equal their int values
         Level(1) != 1,
         Level.HIGH.value * 10 + Level["LOW"].value,
+        s3.gain,
     ]
+    s3.gain = 4.0  # a property setter
+    vals += [s3.factor, s3(1)]
     return emit(vals), tensor_op(x, y, op.alu())
 
 
@@ -79,5 +91,18 @@ def scaled(x, cfg, shape=(128, 64)):
     t = nl.ndarray((P, F), x.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=x)
     nisa.activation(dst=t, op=nl.copy, data=t, scale=cfg.scale * cfg.tiles(F))
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def epilogue(x, post):
+    """`post` is an nl.NKIObject instance built in Python."""
+    P, F = x.shape
+    scale, shift = post.operands()
+    out = nl.ndarray((P, F), x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((P, F), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=scale, op1=nl.add, operand1=shift)
     nisa.dma_copy(dst=out, src=t)
     return out

@@ -1,8 +1,10 @@
-"""Python-side configuration for the class kernels: importable by the tests (no NKI base
-classes), passed to kernels as arguments."""
+"""Python-side configuration for the class kernels: importable by the tests, passed to
+kernels as arguments."""
 
 from dataclasses import dataclass
 from enum import Enum, IntEnum
+
+import nki.language as nl
 
 
 class Op(Enum):
@@ -53,3 +55,22 @@ class Tiling:
     @classmethod
     def square(cls, n):
         return cls(n, n)
+
+
+class Epilogue(nl.NKIObject):
+    """x * scale + shift; `shift` defaults to `-scale` (synthesised __init__, __post_init__)."""
+
+    scale: float = 1.0
+    shift: float = None
+
+    def __post_init__(self):
+        if self.shift is None:
+            self.shift = -self.scale
+
+    def operands(self):
+        return self.scale, self.shift
+
+
+def square(v):
+    """A host function passed to a kernel as a compile-time argument."""
+    return v * v
