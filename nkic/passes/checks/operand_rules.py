@@ -72,6 +72,17 @@ _VECTOR_ARGS: dict[str, tuple[str, ...]] = {
     "range_select": ("bound0", "bound1"),
 }
 
+#: Scalar-or-vector operands that must be float32 when given as a tile (nki-isa.md §5.3).
+_FP32_ARGS: dict[str, tuple[str, ...]] = {
+    "tensor_tensor_scan": ("initial",),
+    "tensor_scalar_cumulative": ("imm0", "imm1"),
+    "exponential": ("max_value",),
+    "select_reduce": ("on_false",),
+}
+
+#: Instructions whose `reduce_res` must be a float type.
+_FLOAT_REDUCE_RES = ("select_reduce", "exponential", "range_select")
+
 #: `(P, 1)` reduction results.
 _REDUCE_RES = (
     "tensor_scalar_reduce", "activation", "activation_reduce", "activate2", "select_reduce",
@@ -469,6 +480,14 @@ def _vector_args(c: InstCheck, ref: AccessPattern | None) -> None:
                 f"got {_shape(ap)}",
                 "pass a compile-time number or one value per partition",
             )
+    for name in _FP32_ARGS.get(c.op, ()):
+        ap = c.ap(name)
+        if ap is not None and ap.dtype != "float32":
+            c.error(
+                "err_dtype_mismatch",
+                f"`{name}` is {ap.dtype}; it must be a float32 scalar or (P, 1) tile",
+                "keep per-partition scalars in a float32 (P, 1) tile",
+            )
     if c.op in _REDUCE_RES:
         ap = c.ap("reduce_res")
         if ap is not None and (ap.num_partitions != ref.num_partitions or ap.free_size != 1):
@@ -476,6 +495,17 @@ def _vector_args(c: InstCheck, ref: AccessPattern | None) -> None:
                 "err_shape_mismatch",
                 f"`reduce_res` must have shape ({ref.num_partitions}, 1), got {_shape(ap)}",
                 "the reduction writes one value per partition",
+            )
+        elif (
+            ap is not None
+            and c.op in _FLOAT_REDUCE_RES
+            and ap.dtype in DTYPES
+            and not DTYPES[ap.dtype].is_float
+        ):
+            c.error(
+                "err_dtype_mismatch",
+                f"`reduce_res` is {ap.dtype}; the reduction result is a float type",
+                "allocate `reduce_res` as float32",
             )
 
 
@@ -554,6 +584,27 @@ def _dma_transpose(c: InstCheck) -> None:
             "err_shape_mismatch",
             f"`dst` has shape {_shape(dst)}; the transposed source has shape {want}",
             "allocate the destination with the permuted shape",
+        )
+    # static (direct) transposes: nki-isa.md §5.1 (the indirect form is not supported by nkic)
+    dge = _name(c.value("dge_mode"), "dge_mode")
+    if dge not in (None, "unknown", "hwdge"):
+        c.error(
+            "err_invalid_argument",
+            f"`dge_mode=nisa.dge_mode.{dge}`: a direct transpose uses `unknown` or `hwdge`",
+            "drop `dge_mode` (the software DGE only serves indirect transposes)",
+        )
+    if _name(c.value("oob_mode"), "oob_mode") == "skip":
+        c.error(
+            "err_invalid_argument",
+            "`oob_mode=nisa.oob_mode.skip` needs an indirect (vector_offset) source",
+            "drop `oob_mode` for a static transpose",
+        )
+    if dge == "hwdge" and (src.shape[0] != 16 or src.shape[-1] % 128):
+        c.error(
+            "err_shape_mismatch",
+            f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI 0.3.0) needs "
+            "src.shape[0] == 16 and src.shape[-1] a multiple of 128",
+            "use `dge_mode=nisa.dge_mode.unknown` or reshape the source",
         )
 
 
@@ -975,6 +1026,13 @@ def _tensor_scalar_cumulative(c: InstCheck) -> None:
                 f"`{n}` is {ap.dtype}; cumulative scans do not support 32-bit integers",
                 "use float32 or a 16-bit integer type",
             )
+    if _name(c.value("reduce_cmd"), "reduce_cmd") == "load_reduce" and not c.present("imm1"):
+        c.error(
+            "err_invalid_argument",
+            "`reduce_cmd=nisa.reduce_cmd.load_reduce` starts the scan from `imm1`, which is "
+            "not given",
+            "pass `imm1=` (the initial accumulator value)",
+        )
 
 
 @rule("tensor_reduce")
@@ -1133,6 +1191,13 @@ def _activation_bias(c: InstCheck, p: int | None, op: str | None) -> None:
 @rule("dropout")
 def _dropout(c: InstCheck) -> None:
     _dtype_equal(c, "data", "dst", "dropout keeps the dtype; cast separately")
+    data, prob = c.ap("data"), c.ap("prob")
+    if data is not None and prob is not None and _is_int(data.dtype) and prob.dtype != "float32":
+        c.error(
+            "err_dtype_mismatch",
+            f"`prob` is {prob.dtype}; with integer `data` ({data.dtype}) it must be float32",
+            "keep the probabilities in a float32 (P, 1) tile",
+        )
 
 
 @rule("iota", "affine_select")
@@ -1206,12 +1271,38 @@ def _quantize_mx(c: InstCheck) -> None:
             f"`src` has {src.num_partitions} partitions; quantize_mx needs a multiple of 32",
             "pad the partition dimension to a multiple of 32",
         )
+    if src is not None and src.free_size % 4:
+        c.error(
+            "err_shape_mismatch",
+            f"`src` has {src.free_size} elements per partition; quantize_mx needs a multiple of 4",
+            "pad the free dimension to a multiple of 4",
+        )
+    elif src is not None and dst is not None and dst.free_size * 4 != src.free_size:
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has {dst.free_size} x4 words per partition; `src` needs "
+            f"{src.free_size // 4} (4 elements per word)",
+            "allocate `dst` with a quarter of the source's free size",
+        )
+    scale = c.ap("dst_scale")
+    if scale is not None and scale.dtype not in ("float8_e8m0fnu", "uint8"):
+        c.error(
+            "err_dtype_mismatch",
+            f"`dst_scale` is {scale.dtype}; it must be float8_e8m0fnu or uint8",
+            "store the scales as uint8",
+        )
 
 
 @rule("max8", "nc_find_index8", "nc_match_replace8")
 def _top8(c: InstCheck) -> None:
     src = c.ap("src") or c.ap("data")
     dst = c.ap("dst")
+    if src is not None and src.tensor.on_chip and len(src.shape) > 3:
+        c.error(
+            "err_exceed_max_supported_dimension",
+            f"the input has shape {_shape(src)}; at most 3 dimensions",
+            "merge free dimensions with `.reshape`",
+        )
     if src is not None and not 8 <= src.free_size <= 16384:
         c.error(
             "err_size_of_dimension_exceed_arch_limit",
@@ -1348,6 +1439,15 @@ def _dma_compute(c: InstCheck) -> None:
         c.error(
             "err_invalid_argument", f"{len(srcs)} sources, at most 16", "reduce in several steps"
         )
+    dst = c.ap("dst")
+    for i, ap in enumerate(srcs):
+        if dst is not None and _count(ap) != _count(dst):
+            c.error(
+                "err_shape_mismatch",
+                f"source {i} has {_count(ap)} elements but `dst` has {_count(dst)}",
+                "every source and the destination hold the same number of elements",
+            )
+            break
     scales = c.value("scales")
     if isinstance(scales, (tuple, list)) and any(s not in (None, 1, 1.0) for s in scales):
         c.error(
@@ -1425,6 +1525,43 @@ def _activate2(c: InstCheck) -> None:
         ("add", "maximum", "minimum", "abs_max", "abs_min"),
         "activate2 reduces with add, max, min, abs_max or abs_min",
     )
+    for i, op in enumerate(pair):
+        if c.value(f"reverse{i}") and op in (None, "bypass"):
+            c.error(
+                "err_invalid_argument",
+                f"`reverse{i}=True` needs `op{i}`; it is {op or 'None'}",
+                f"drop `reverse{i}` or give `op{i}`",
+            )
+    a, b = c.ap("imm0"), c.ap("imm1")
+    if a is not None and b is not None and a.dtype != b.dtype:
+        c.error(
+            "err_dtype_mismatch",
+            f"`imm0` is {a.dtype} but `imm1` is {b.dtype}; tile immediates share one dtype",
+            "keep both immediate vectors in float32 tiles",
+        )
+
+
+_EXP_DST = (
+    "float8_e4m3", "float8_e5m2", "float16", "bfloat16", "float32", "tfloat32", "int8", "int16",
+    "int32", "uint8", "uint16",
+)  # fmt: skip
+_EXP_SRC = (
+    "float8_e4m3", "float8_e5m2", "float8_e4m3fn", "float16", "bfloat16", "float32", "int8",
+    "int16", "int32", "uint8", "uint16", "uint32",
+)  # fmt: skip
+
+
+@rule("exponential")
+def _exponential(c: InstCheck) -> None:
+    for arg, allowed in (("src", _EXP_SRC), ("dst", _EXP_DST)):
+        ap = c.ap(arg)
+        if ap is not None and ap.dtype not in allowed:
+            c.error(
+                "err_dtype_mismatch",
+                f"`{arg}` is {ap.dtype}, which exponential does not "
+                + ("read" if arg == "src" else "write"),
+                "use float32 or bfloat16",
+            )
 
 
 @rule("exponential", "tensor_scalar_reduce")
