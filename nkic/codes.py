@@ -243,8 +243,12 @@ _code(
     "err_local_variable_used_out_of_scope",
     "Tensor used outside the block that created it",
     "frontend",
-    """A tensor created inside a loop body (each iteration gets its own buffer) is used after
-    the loop. Allocate it before the loop when its value must survive the loop.""",
+    """A tile allocated inside an `nl.affine_range` body (each iteration gets its own buffer)
+    is used after the loop. The iterations of an affine loop are independent and may run in any
+    order or overlap, so no iteration's tile is "the last one". Allocate the tile before the
+    loop when its value must survive it. (Loops written with `range`, `nl.static_range` or
+    `nl.sequential_range` follow Python: after the loop the name holds the last iteration's
+    tile.)""",
     """
 @nki.jit
 def kernel(a):

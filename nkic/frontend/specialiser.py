@@ -417,6 +417,16 @@ class Specialiser:
         if isinstance(value, Poison):
             raise PoisonError()
         if isinstance(value, Escaped):
+            if value.affine_tile:
+                raise UserError(
+                    "err_local_variable_used_out_of_scope",
+                    f"tile '{value.name}' is allocated inside the nl.affine_range loop at line "
+                    f"{value.loop[1]} and used after it: the loop's iterations are parallel, so "
+                    "there is no last one whose tile remains",
+                    None,
+                    "allocate the tile before the loop and write each iteration into a slice "
+                    "of it, or use nl.sequential_range if the last iteration's tile is meant",
+                )
             raise RestartUnrolled(value.loop)
         return value
 
@@ -767,12 +777,16 @@ class Specialiser:
         self.loop_keys[att.var] = key
         for name in att.written:
             if name in scope.vars:
-                scope.vars[name] = self._after_loop(scope.vars[name], att, last, name, key)
+                scope.vars[name] = self._after_loop(
+                    scope.vars[name], att, last, name, key, rv.kind == "affine"
+                )
         for outer in self.attempts:
             outer.tensors |= att.tensors
         return True
 
-    def _after_loop(self, v, att: Attempt, last: int, name: str, key: tuple):
+    def _after_loop(
+        self, v, att: Attempt, last: int, name: str, key: tuple, affine: bool = False
+    ):
         """The value a name bound in a symbolic loop body has after the loop: the last
         iteration's where it is one value, else a marker that unrolls the loop when read."""
         env = {att.var: last}
@@ -780,10 +794,10 @@ class Specialiser:
             return norm_int(v.substitute(env))
         if isinstance(v, TensorView):
             if v.tensor in att.tensors:
-                return Escaped(name, key)
+                return Escaped(name, key, affine)
             return v.substitute(env)
         if isinstance(v, tuple):
-            items = tuple(self._after_loop(x, att, last, name, key) for x in v)
+            items = tuple(self._after_loop(x, att, last, name, key, affine) for x in v)
             return Escaped(name, key) if any(isinstance(x, Escaped) for x in items) else items
         if isinstance(v, (list, dict, Instance, Function)) and self._mentions(v, att):
             return Escaped(name, key)

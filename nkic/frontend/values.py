@@ -106,10 +106,13 @@ class SourceModule:
 class Escaped:
     """A value bound inside a symbolic loop body that has no single value after the loop (a
     tile allocated per iteration, a container holding the induction variable). Reading it
-    restarts specialisation with that loop unrolled (`loop` identifies it)."""
+    restarts specialisation with that loop unrolled (`loop` identifies it) — except for a tile
+    allocated in an `nl.affine_range` body (`affine_tile`): the iterations of a parallel loop
+    have no "last" one, so that read is `err_local_variable_used_out_of_scope`."""
 
     name: str
     loop: tuple
+    affine_tile: bool = False
 
 
 class RestartUnrolled(Exception):

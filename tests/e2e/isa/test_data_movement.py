@@ -350,3 +350,18 @@ def test_float_narrowing_from_first_principles(target, mid, ebits, mbits, bias, 
     assert (np.isnan(got) == nan).all()
     assert (np.signbit(got[nan]) == np.signbit(want[nan])).all()
     assert_bits(np.where(nan, 0, got), np.where(nan, 0, want))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_compute_operands_through_raw_access_patterns(target):
+    a, b = rnd((5, 16), seed=50), rnd((5, 8), seed=51)
+    got = run(FAM, "compute_through_ap", [a, b], target)
+    odd = a[:, 1::2]  # offset 1, step 2: elements 1, 3, ..., 15 as (2, 4)
+    rev = b[:, ::-1]  # offset 7, steps -4 / -1: elements 7, 6, ..., 0 as (2, 4)
+    assert_bits(got, f32(odd - rev).reshape(5, 2, 4))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dma_copy_sbuf_to_sbuf_any_partition(target):
+    a = rnd((6, 7), seed=52)
+    assert_bits(run(FAM, "dma_sbuf_to_sbuf_shift", [a], target, shift=3), a)

@@ -96,6 +96,17 @@ CASES = [
     ("rand_get_state_trn1", "trn1", "err_unsupported_on_target", "trn2"),
     ("memset_packed_nonzero", "trn3", "err_dtype_mismatch", "0"),
     ("five_free_dims", "trn2", "err_exceed_max_supported_dimension", "dst"),
+    ("dma_transpose_swdge_static", "trn2", "err_invalid_argument", "dge_mode"),
+    ("dma_transpose_hwdge_shape", "trn2", "err_shape_mismatch", "src"),
+    ("select_reduce_int_res", "trn2", "err_dtype_mismatch", "reduce_res"),
+    ("exponential_dst_dtype", "trn3", "err_dtype_mismatch", "dst"),
+    ("cumulative_load_without_imm1", "trn2", "err_invalid_argument", "imm1"),
+    ("scan_initial_dtype", "trn2", "err_dtype_mismatch", "initial"),
+    ("dropout_int_prob_dtype", "trn2", "err_dtype_mismatch", "prob"),
+    ("max8_rank", "trn2", "err_exceed_max_supported_dimension", "3 dimensions"),
+    ("activate2_reverse_without_op", "trn3", "err_invalid_argument", "reverse1"),
+    ("quantize_dst_size", "trn3", "err_shape_mismatch", "dst"),
+    ("dma_compute_counts", "trn2", "err_shape_mismatch", "source 1"),
 ]
 
 

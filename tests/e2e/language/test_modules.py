@@ -76,7 +76,7 @@ def test_a_restarted_specialisation_prints_once(tmp_path, capsys):
         "    P, F = x.shape\n"
         '    print("specialising k")\n'
         "    out = nl.ndarray((P, F), x.dtype, buffer=nl.shared_hbm)\n"
-        "    for i in nl.affine_range(F // 32):\n"
+        "    for i in nl.sequential_range(F // 32):\n"
         "        t = nl.ndarray((P, 32), x.dtype, buffer=nl.sbuf)\n"
         "        nisa.dma_copy(dst=t, src=x[:, nl.ds(i * 32, 32)])\n"
         "        nisa.dma_copy(dst=out[:, nl.ds(i * 32, 32)], src=t)\n"

@@ -81,7 +81,7 @@ def nested(x):
 @nki.jit
 def escaped(x):
     P, F = x.shape
-    for i in nl.affine_range(4):
+    for i in nl.sequential_range(4):
         t = nl.ndarray((P, 128), dtype=x.dtype, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=x[:, nl.ds(i * 128, 128)])
     out = nl.ndarray((P, 128), dtype=x.dtype, buffer=nl.shared_hbm)

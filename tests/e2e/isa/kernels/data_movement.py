@@ -135,3 +135,38 @@ def cast_round_trip(a, mid="float8_e4m3", engine="vector"):
     out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=back)
     return out
+
+
+@nki.jit
+def compute_through_ap(a, b):
+    """tensor_tensor reading SBUF through raw access patterns: every other element of `a`'s
+    tile, and `b`'s tile with the free elements reversed (negative step); 3-D output view."""
+    P, F = a.shape
+    ta = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.sbuf)
+    tb = nl.ndarray((P, F // 2), dtype=b.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a)
+    nisa.dma_copy(dst=tb, src=b)
+    h = F // 2
+    o = nl.ndarray((P, 2, h // 2), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(
+        dst=o,
+        data1=ta.ap([[F, P], [2 * (h // 2), 2], [2, h // 2]], offset=1),
+        data2=tb.ap([[h, P], [-(h // 2), 2], [-1, h // 2]], offset=h - 1),
+        op=nl.subtract,
+    )
+    out = nl.ndarray((P, 2, h // 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=o)
+    return out
+
+
+@nki.jit
+def dma_sbuf_to_sbuf_shift(a, shift=3):
+    """DMA reaches any partition: SBUF -> SBUF moving rows down by `shift` partitions."""
+    P, F = a.shape
+    t = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    u = nl.ndarray((P + shift, F), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=u[shift : shift + P], src=t)
+    out = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=u[shift : shift + P])
+    return out

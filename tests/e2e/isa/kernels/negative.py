@@ -243,6 +243,45 @@ def bad(a, case=""):
     if case == "too_many_partitions":
         big = nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)
         nisa.memset(dst=big, value=0.0)  # <- too_many_partitions
+    if case == "dma_transpose_swdge_static":
+        tt = nl.ndarray((16, 8), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=tt, src=b16, dge_mode=nisa.dge_mode.swdge)  # <- dma_transpose_swdge_static
+    if case == "dma_transpose_hwdge_shape":
+        tt = nl.ndarray((16, 8), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=tt, src=b16, dge_mode=nisa.dge_mode.hwdge)  # <- dma_transpose_hwdge_shape
+    if case == "select_reduce_int_res":
+        pr = nl.ndarray((8, 16), dtype=nl.uint8, buffer=nl.sbuf)
+        nisa.memset(dst=pr, value=1)
+        ri = nl.ndarray((8, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.select_reduce(dst=d, predicate=pr, on_true=s, on_false=0.0, reduce_res=ri, reduce_cmd=nisa.reduce_cmd.reset_reduce)  # <- select_reduce_int_res
+    if case == "exponential_dst_dtype":
+        u = nl.ndarray((8, 16), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.exponential(dst=u, src=s)  # <- exponential_dst_dtype
+    if case == "cumulative_load_without_imm1":
+        nisa.tensor_scalar_cumulative(dst=d, src=s, op0=nl.add, op1=nl.add, imm0=0.0, reduce_cmd=nisa.reduce_cmd.load_reduce)  # <- cumulative_load_without_imm1
+    if case == "scan_initial_dtype":
+        cb = nl.ndarray((8, 1), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.memset(dst=cb, value=0.0)
+        nisa.tensor_tensor_scan(dst=d, data0=s, data1=s, initial=cb, op0=nl.add, op1=nl.add)  # <- scan_initial_dtype
+    if case == "dropout_int_prob_dtype":
+        cb = nl.ndarray((8, 1), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.memset(dst=cb, value=0.0)
+        nisa.dropout(dst=i32, data=i32, prob=cb)  # <- dropout_int_prob_dtype
+    if case == "max8_rank":
+        t4 = nl.ndarray((8, 2, 2, 4), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=t4, value=0.0)
+        m8 = nl.ndarray((8, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.max8(dst=m8, src=t4)  # <- max8_rank
+    if case == "activate2_reverse_without_op":
+        nisa.activate2(dst=d, op=nl.copy, data=s, imm0=1.0, imm1=0.0, op0=nl.multiply, op1=nl.bypass, reverse1=True)  # <- activate2_reverse_without_op
+    if case == "quantize_dst_size":
+        src = nl.ndarray((32, 16), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.memset(dst=src, value=0.0)
+        q = nl.ndarray((32, 8), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+        sc = nl.ndarray((4, 8), dtype=nl.uint8, buffer=nl.sbuf)
+        nisa.quantize_mx(dst=q, src=src, dst_scale=sc)  # <- quantize_dst_size
+    if case == "dma_compute_counts":
+        nisa.dma_compute(dst=d, srcs=[s, s4], reduce_op=nl.add)  # <- dma_compute_counts
     out = nl.ndarray((8, 16), dtype=nl.float32, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=s)
     return out
