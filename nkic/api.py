@@ -10,6 +10,7 @@ import numpy as np
 
 from . import driver, standin
 from .diagnostics import CompileError, Diagnostic
+from .ir.target import TARGET_NAMES
 
 
 def _dtype_name(dt: np.dtype) -> str:
@@ -103,8 +104,8 @@ def compile(kernel, /, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> 
         name = fn.__name__
         if path is None:
             raise TypeError(f"cannot find the source file of {name}")
-    if target not in driver.TARGETS:
-        raise ValueError(f"unknown target {target!r}; expected one of {', '.join(driver.TARGETS)}")
+    if target not in TARGET_NAMES:
+        raise ValueError(f"unknown target {target!r}; expected one of {', '.join(TARGET_NAMES)}")
     params = _param_names(path, name) if name else None
     if name and params is None:
         params = []
@@ -136,5 +137,6 @@ def load(path: str | Path) -> CompiledKernel:
 def check(
     path: str | Path, kernel: str | None = None, target: str = driver.DEFAULT_TARGET, **args
 ) -> list[Diagnostic]:
-    """Every diagnostic for the kernels in `path`."""
+    """Every diagnostic for the kernels in `path` (tensor arguments as arrays or TensorSpecs)."""
+    args = {k: _tensor_spec(v) if isinstance(v, np.ndarray) else v for k, v in args.items()}
     return driver.check_file(str(path), kernel, args, target)

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import driver
 from .diagnostics import render_text
+from .ir.target import TARGET_NAMES
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -77,7 +78,7 @@ def main() -> None:
     help="Argument: dtype[d0,d1,...] for a tensor, or a Python literal.",
 )
 @click.option(
-    "--target", type=click.Choice(driver.TARGETS), default=driver.DEFAULT_TARGET, show_default=True
+    "--target", type=click.Choice(TARGET_NAMES), default=driver.DEFAULT_TARGET, show_default=True
 )
 @click.option("-o", "--output", help="Output .neff path (default: <kernel>.neff).")
 @click.option(
@@ -215,7 +216,7 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
     show_default=True,
 )
 @click.option(
-    "--target", type=click.Choice(driver.TARGETS), default=driver.DEFAULT_TARGET, show_default=True
+    "--target", type=click.Choice(TARGET_NAMES), default=driver.DEFAULT_TARGET, show_default=True
 )
 @click.option("--select", help="Comma-separated codes: report only these.")
 @click.option("--ignore", help="Comma-separated codes: never report these.")

@@ -9,7 +9,6 @@ from .diagnostics import Diagnostic, DiagnosticSink
 from .ir.core import Kernel
 from .ir.printer import print_kernel
 
-TARGETS = ("trn1", "trn2", "trn3")
 DEFAULT_TARGET = "trn2"
 
 

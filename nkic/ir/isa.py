@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .target import TARGET_NAMES
+
 REQUIRED = object()
 
 TENSOR_ROLES = ("out", "in", "val", "ins")
@@ -53,11 +55,8 @@ class InstrDef:
         return tuple(p.name for p in self.params if p.role in ("in", "val", "ins"))
 
 
-TARGETS = ("trn1", "trn2", "trn3")
-
-
 def target_at_least(target: str, minimum: str) -> bool:
-    return TARGETS.index(target) >= TARGETS.index(minimum)
+    return TARGET_NAMES.index(target) >= TARGET_NAMES.index(minimum)
 
 
 def _parse(sig: str) -> tuple[Param, ...]:

@@ -41,6 +41,10 @@ TARGETS: dict[str, Target] = {
 }
 
 
+#: Target names, oldest generation first (so "at least trn2" is an index comparison).
+TARGET_NAMES: tuple[str, ...] = tuple(TARGETS)
+
+
 def target(name: str) -> Target:
     return TARGETS[name]
 

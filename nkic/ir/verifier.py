@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from .affine import Affine
 from .core import AccessPattern, Alloc, Imm, Inst, Kernel, Loop, Op, Tensor
-from .isa import TARGETS, lookup
+from .isa import lookup
+from .target import TARGET_NAMES as TARGETS
 from .types import BUFFERS, DTYPES
 
 LOOP_MODES = ("affine", "sequential")
