@@ -1082,6 +1082,10 @@ class Specialiser:
                         node,
                         self.suggest(alias.name, module.attrs),
                     ) from None
+                if module.strict and isinstance(value, OpaqueModule) and not value.found:
+                    # `from nki.language import arange`: an NKI module has no such name; report
+                    # it here as `nl.arange` would be, not as a missing module at the first use.
+                    self.getattr(module, alias.name, node)
             self.store_name(alias.asname or alias.name, value)
 
     def import_module(self, name: str, node: ast.AST) -> ModuleValue:

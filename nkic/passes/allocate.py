@@ -142,11 +142,6 @@ class _Layout:
         self.placed.append(_Placed(item, p, b, count, stride, ranges, interval))
         return True
 
-    def remove(self, item: _Item) -> _Placed:
-        q = next(q for q in self.placed if q.item is item)
-        self.placed.remove(q)
-        return q
-
 
 def _collect(kernel: Kernel) -> list[_Item]:
     """Every on-chip tensor with its live range; positions number ops in program order."""
@@ -251,10 +246,15 @@ class Allocate(Pass):
 
     def multi_buffer(self, items, counts, layout, buffer: str, tgt: Target) -> _Layout:
         """Raise slot counts of loop-body tensors level by level while everything still fits:
-        all at once with a fresh layout if possible, else one tensor at a time in place."""
+        all at once if possible, else one tensor at a time, most-executed first, each trial a
+        fresh layout kept only if it fits. A hot inner tile therefore gets its next slot before
+        a rarely executed outer tensor can take the space."""
         top = self.max_sbuf_slots if buffer == "sbuf" else self.max_psum_slots
+        hot_first = sorted(
+            (it for it in items if it.rotatable), key=lambda it: (-it.executions, it.order)
+        )
         for level in range(2, top + 1):
-            want = [it for it in items if it.rotatable and it.executions >= level]
+            want = [it for it in hot_first if it.executions >= level and counts[it] == level - 1]
             if not want:
                 break
             trial = dict(counts)
@@ -264,13 +264,11 @@ class Allocate(Pass):
                 counts, layout = trial, new
                 continue
             for it in want:
-                if counts[it] != level - 1:
-                    continue
-                old = layout.remove(it)
-                if layout.place(it, level):
-                    counts[it] = level
-                else:
-                    layout.placed.append(old)
+                trial = dict(counts)
+                trial[it] = level
+                new, failed = self.layout(items, trial, buffer, tgt)
+                if failed is None:
+                    counts, layout = trial, new
         return layout
 
     def check_fixed(self, items: list[_Item], buffer: str, tgt: Target, ctx: PassContext) -> bool:

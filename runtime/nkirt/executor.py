@@ -310,6 +310,10 @@ class Executor:
                         f"accumulates onto {ap.tensor.name} in psum, last written by another "
                         f"engine (only TensorE results may be accumulated onto, arch §4)"
                     )
+        # engine accumulator registers are per physical partition (lane), not per tile row
+        on_chip = [where for ap, where in (*inputs, *outputs) if ap.buffer != "hbm"]
+        if on_chip:
+            attrs = {**attrs, "_first_partition": on_chip[0].row_lo}
         try:
             result = inst.semantics.fn(self.ctx, ops, attrs)
         except Exception as e:

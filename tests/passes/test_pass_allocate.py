@@ -260,3 +260,40 @@ def test_rotated_slots_do_not_overlap_other_live_tensors():
         count, stride = x.rotate[1], x.rotate[2]
         spans.append((x.address[1], x.address[1] + count * stride))
     assert spans[0][1] <= spans[1][0] or spans[1][1] <= spans[0][0]
+
+
+def test_hot_inner_tiles_get_slots_before_outer_tensors():
+    # both doubled do not fit; the outer tensor alone would, and in program order it took the
+    # space the inner tile needs
+    body = f"""
+  for $i = 0 to 2 step 1 affine {{
+    %o = alloc sbuf float32[128, 12500] "o"
+    {use("o", 128, 12500)}
+    for $j = 0 to 4 step 1 affine {{
+      %h = alloc sbuf float32[128, 15000] "h"
+      tensor_copy(dst={tile("h", 128, 12500, row=15000)}, src={tile("o", 128, 12500)}) {{}}
+    }}
+  }}"""
+    k, diags = allocate(body)
+    assert diags == []
+    t = tensors(k)
+    assert t["h"].rotate == ("j", 2, 60000)
+    assert t["o"].rotate is None
+
+
+def test_every_tile_is_double_buffered_before_any_is_tripled():
+    # the inner tile alone could take a third slot, but only if the outer one had no second
+    body = f"""
+  for $i = 0 to 4 step 1 affine {{
+    %o = alloc sbuf float32[128, 15000] "o"
+    {use("o", 128, 15000)}
+    for $j = 0 to 4 step 1 affine {{
+      %h = alloc sbuf float32[128, 10000] "h"
+      tensor_copy(dst={tile("h", 128, 10000)}, src={tile("o", 128, 10000, row=15000)}) {{}}
+    }}
+  }}"""
+    k, diags = allocate(body)
+    assert diags == []
+    t = tensors(k)
+    assert t["h"].rotate == ("j", 2, 40000)
+    assert t["o"].rotate == ("i", 2, 60000)

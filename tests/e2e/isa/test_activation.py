@@ -327,13 +327,6 @@ def test_activate2_reduce_trn3(rop):
     assert_bits(res, acc.reshape(4, 1))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runtime/nkirt/executor.py compile_instruction does not pass the tile's first "
-    "physical partition (attrs['_first_partition']) to the semantics, so accumulator lanes are "
-    "relative to the tile: a tile at partition 32 and one at partition 0 share registers 0..P-1 "
-    "(hardware: one register per partition lane)",
-)
 @pytest.mark.parametrize("target", TARGETS)
 def test_accumulator_registers_are_per_physical_partition(target):
     x = np.ones((4, 5), np.float32)

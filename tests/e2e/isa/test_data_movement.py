@@ -6,6 +6,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import nkic
+
 from .helpers import BF16, FP8E4, FP8E5, TARGETS, assert_bits, f32, isa, rnd, run
 
 FAM = "data_movement"
@@ -138,14 +140,13 @@ def test_dma_transpose(target, shape, on_chip):
     assert_bits(got, np.ascontiguousarray(a.transpose(perm)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nkic/ir/isa.py _CATALOG gives dma_transpose min target trn2, but only the "
-    "indirect/swdge transpose is v3+ (nki-errors-and-checks.md §10): static trn1 rejected",
-)
-def test_dma_transpose_static_on_trn1():
+def test_dma_transpose_is_not_on_trn1():
+    # DMA writes SBUF column-major (a transpose) only from Trn2 on: the Trn1 DMA supports the
+    # row-major SBUF layout alone (neuroncore-arch.md §1, "SBUF layouts supported by DMA").
     a = rnd((16, 128), BF16, seed=7)
-    assert_bits(run(FAM, "dma_transpose", [a], "trn1"), np.ascontiguousarray(a.T))
+    with pytest.raises(nkic.CompileError) as e:
+        run(FAM, "dma_transpose", [a], "trn1")
+    assert [d.code for d in e.value.diagnostics] == ["err_unsupported_on_target"]
 
 
 # ------------------------------------------------------------------------------ dma_compute

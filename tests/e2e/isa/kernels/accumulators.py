@@ -11,6 +11,15 @@ def _load(x, buf=nl.sbuf):
     return t
 
 
+def _load_pair(x, y):
+    """x and y in one tile, so both sit on the same partitions (the same accumulator lanes)."""
+    P, F = x.shape
+    t = nl.ndarray((P, 2, F), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t[:, 0, :], src=x)
+    nisa.dma_copy(dst=t[:, 1, :], src=y)
+    return t[:, 0, :], t[:, 1, :]
+
+
 def _store(t):
     out = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=t)
@@ -21,7 +30,7 @@ def _store(t):
 def activation_sequence(x, y, cmds=("reset_reduce", "reduce"), op="exp"):
     """Two activations into the ScalarE accumulators; the second reads them out."""
     P, F = x.shape
-    tx, ty = _load(x), _load(y)
+    tx, ty = _load_pair(x, y)
     d0 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
     d1 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
     res = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
@@ -40,7 +49,7 @@ def activation_sequence(x, y, cmds=("reset_reduce", "reduce"), op="exp"):
 def cumulative_sequence(x, y, cmd="reduce"):
     """tensor_scalar_cumulative continuing from the Vector accumulators of a previous one."""
     P, F = x.shape
-    tx, ty = _load(x), _load(y)
+    tx, ty = _load_pair(x, y)
     d0 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
     d1 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
     nisa.tensor_scalar_cumulative(dst=d0, src=tx, op0=nl.add, op1=nl.add, imm0=0.0)
@@ -54,7 +63,7 @@ def cumulative_sequence(x, y, cmd="reduce"):
 def exponential_sequence(x, y):
     """trn3 VectorE exp with a running sum over two instructions (reset_reduce, reduce)."""
     P, F = x.shape
-    tx, ty = _load(x), _load(y)
+    tx, ty = _load_pair(x, y)
     d0 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
     d1 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
     res = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
