@@ -22,28 +22,28 @@ class NkiApiOutsideKernel(RuntimeError):
     """An NKI API was called from Python instead of being compiled."""
 
 
-class _ApiName:
+class ApiName:
     """An `nki.*` attribute seen outside a kernel: printable and comparable, not callable."""
 
     def __init__(self, path: str):
-        self._path = path
+        self.path = path
 
-    def __getattr__(self, name: str) -> _ApiName:
+    def __getattr__(self, name: str) -> ApiName:
         if name.startswith("__"):
             raise AttributeError(name)
-        return _ApiName(f"{self._path}.{name}")
+        return ApiName(f"{self.path}.{name}")
 
-    def __getitem__(self, key) -> _ApiName:
-        return _ApiName(f"{self._path}[...]")
+    def __getitem__(self, key) -> ApiName:
+        return ApiName(f"{self.path}[...]")
 
     def __call__(self, *args, **kwargs):
         raise NkiApiOutsideKernel(
-            f"{self._path}() was called from Python: NKI kernels are compiled, not run; "
+            f"{self.path}() was called from Python: NKI kernels are compiled, not run; "
             "use nkic.compile(kernel, *args) and call the result"
         )
 
     def __repr__(self) -> str:
-        return self._path
+        return self.path
 
 
 class JitKernel:
@@ -98,7 +98,7 @@ def jit(fn=None, **options):
 
 def _module(name: str) -> types.ModuleType:
     mod = types.ModuleType(name)
-    mod.__getattr__ = lambda attr: _ApiName(f"{name}.{attr}")  # type: ignore[attr-defined]
+    mod.__getattr__ = lambda attr: ApiName(f"{name}.{attr}")  # type: ignore[attr-defined]
     return mod
 
 

@@ -11,6 +11,8 @@ import sys
 
 from ..diagnostics import Diagnostic, DiagnosticSink
 from ..ir.core import Kernel, Loc
+from ..standin import ApiName
+from . import nki_api
 from .args import TensorSpec, normalise_dtype_or_none
 from .loader import Loader, def_loc, kernels_in
 from .specialiser import Frame, Specialiser
@@ -315,6 +317,8 @@ class KernelCall:
 
         if isinstance(v, TensorSpec):
             return v
+        if isinstance(v, ApiName):
+            return self._api_value(v.path, node)
         if isinstance(v, np.ndarray):
             dtype = normalise_dtype_or_none(v.dtype)
             if dtype is None:
@@ -365,6 +369,22 @@ class KernelCall:
             "err_invalid_argument",
             f"a {type(v).__name__} cannot be passed as a kernel argument",
             node,
+        )
+
+    def _api_value(self, path: str, node: ast.AST):
+        """The NKI value of an `nki.*` name taken on the Python side (`nl.bfloat16`, `nl.add`,
+        `nisa.reduce_cmd.reset_reduce`) where the stand-in `nki` package is in use."""
+        surfaces = nki_api.modules()
+        parts = path.split(".")
+        for cut in range(len(parts), 0, -1):
+            head = ".".join(parts[:cut])
+            if head in surfaces:
+                value = surfaces[head]
+                for name in parts[cut:]:
+                    value = self.sp.getattr(value, name, node)
+                return value
+        raise UserError(
+            "err_invalid_argument", f"{path} cannot be passed as a kernel argument", node
         )
 
     def nki_class(self, cls: type) -> NkiClass:
