@@ -149,8 +149,10 @@ def _read_inputs(program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
             )
         try:
             out[name] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise UsageError(f"--in {name}: cannot read {path}: {e}") from None
+        except OSError as e:
+            raise UsageError(f"--in {name}: cannot read {path}: {e.strerror or e}") from None
+        except ValueError:
+            raise UsageError(f"--in {name}: {path} is not a .npy array file") from None
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .diagnostics import Diagnostic, DiagnosticSink
 from .ir.core import Kernel
@@ -78,6 +79,16 @@ def compile_file(
     return result
 
 
+def _parses(path: str) -> bool:
+    import ast
+
+    try:
+        ast.parse(Path(path).read_bytes(), filename=path)
+    except (SyntaxError, ValueError, OSError):
+        return False
+    return True
+
+
 def _run_local_checks(ir: Kernel, ctx) -> None:
     from .ir.verifier import verify
     from .passes.pipeline import check_passes
@@ -101,6 +112,10 @@ def check_file(
     from .frontend.lint import lint_kernel
 
     names = [kernel] if kernel else [name for name, _ in find_kernels(path)]
+    if not names and not _parses(path):
+        # a file that does not parse gets its syntax error; a parsable file without kernels
+        # (a helper module) is fine
+        return compile_file(path, None, args, target, emit=False).diagnostics
     diags: list[Diagnostic] = []
     for name in names:
         sink = DiagnosticSink()

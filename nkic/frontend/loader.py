@@ -111,7 +111,10 @@ class Loader:
             if end_line == line and end_col <= col:
                 end_col = col + 1
             err = UserError(
-                "err_syntax_error", f"invalid syntax: {e.msg}", None, "kernels must be valid Python"
+                "err_syntax_error",
+                f"the file is not valid Python: {e.msg}",
+                None,
+                "kernels must be valid Python",
             )
             err.loc = Loc(path, line, col, end_line, end_col)
             return err

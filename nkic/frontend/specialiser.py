@@ -784,9 +784,7 @@ class Specialiser:
             outer.tensors |= att.tensors
         return True
 
-    def _after_loop(
-        self, v, att: Attempt, last: int, name: str, key: tuple, affine: bool = False
-    ):
+    def _after_loop(self, v, att: Attempt, last: int, name: str, key: tuple, affine: bool = False):
         """The value a name bound in a symbolic loop body has after the loop: the last
         iteration's where it is one value, else a marker that unrolls the loop when read."""
         env = {att.var: last}

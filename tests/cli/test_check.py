@@ -146,3 +146,14 @@ def test_tile_over_128_partitions_is_a_diagnostic_not_a_crash():
     )
     assert res.exit_code == 1
     assert ("err_num_partition_exceed_arch_limit", 10, 5) in found(res.output)
+
+
+def test_unparsable_file_is_an_error_and_a_module_without_kernels_is_clean(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def broken(:\n")
+    res = check(str(bad), "--format", "json")
+    assert res.exit_code == 1
+    assert [d["code"] for d in json.loads(res.output)] == ["err_syntax_error"]
+    helper = tmp_path / "helpers.py"
+    helper.write_text("TILE = 128\n")
+    assert check(str(helper)).exit_code == 0
