@@ -347,8 +347,10 @@ class Specialiser:
         except UserError as err:
             self.report(err)
             self.poison_targets(stmt)
+            self.poison_return(stmt)
         except PoisonError:
             self.poison_targets(stmt)
+            self.poison_return(stmt)
         except RecursionError:
             self.report(
                 UserError(
@@ -369,6 +371,13 @@ class Specialiser:
                 )
             )
             self.poison_targets(stmt)
+
+    @staticmethod
+    def poison_return(stmt: ast.stmt) -> None:
+        """A `return` whose value failed returns a poisoned value, so that callers do not
+        report follow-on errors about the `None` it would otherwise return."""
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            raise ReturnSignal(POISON) from None
 
     def poison_targets(self, stmt: ast.stmt) -> None:
         targets: list[ast.AST] = []
