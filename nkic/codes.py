@@ -1,8 +1,20 @@
 """The catalogue of every diagnostic code nkic emits: title, explanation and a bad/good kernel.
 
-Examples are NKI 0.3.0 kernels and assume `import nki`, `import nki.isa as nisa` and
-`import nki.language as nl`. `docs/diagnostics.md` is generated from this table
-(`python -m nkic.tools.gen_diagnostics_doc`).
+`docs/diagnostics.md` is generated from this table (`python -m nkic.tools.gen_diagnostics_doc`)
+and `nkic explain CODE` prints one entry. Each example is a complete NKI 0.3.0 kernel file
+after the imports in `EXAMPLE_IMPORTS`, and tests/diagnostics/test_catalogue_examples.py
+checks every one with `nkic.check`:
+
+* `bad` reports its code and no other error or warning; the primary location is the line
+  marked `# <- CODE` (at the line's first non-blank column) or the line above a comment
+  `#   ^ CODE` (at the column of the caret). A bad example without a marker is reported at the
+  top of the file (line 1, column 1).
+* `good` reports nothing at all.
+* A first line `# nkic check kernel.py [-k NAME] [--arg NAME=SPEC]... [--target T]` gives the
+  command line the example is checked with (default: no `-k`, no `--arg`, target trn2).
+
+Codes no kernel file can produce by itself are listed, with the reason, in the test's
+`EXEMPT` table.
 """
 
 from __future__ import annotations
@@ -22,6 +34,11 @@ class CodeInfo:
     bad: str
     good: str
 
+
+EXAMPLE_IMPORTS = (
+    "import nki\nimport nki.isa as nisa\nimport nki.language as nl\nimport nki.typing as nt\n"
+)
+"""What every catalogue example assumes at the top of the file."""
 
 STAGES = {
     "frontend": "Frontend (parsing and specialisation)",
@@ -69,13 +86,14 @@ _code(
     signature) is rejected instead of being run by Python.""",
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     if a.dtype is nl.float32:
+    #  ^ err_unsupported_syntax
         pass
 """,
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     if a.dtype == nl.float32:
         pass
 """,
@@ -88,13 +106,14 @@ _code(
     constant nor an imported module.""",
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=b)
+    #                        ^ err_undefined_name
 """,
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a)
 """,
@@ -108,13 +127,13 @@ _code(
     `nl.arange`).""",
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
-    nisa.dma_cpy(dst=t, src=a)
+    nisa.dma_cpy(dst=t, src=a)  # <- err_unknown_api
 """,
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a)
 """,
@@ -127,13 +146,14 @@ _code(
     ignored. Check the spelling and the 0.3.0 signature of the call.""",
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     nisa.memset(dst=t, val=0.0)
+    #                  ^ err_unexpected_keyword
 """,
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     nisa.memset(dst=t, value=0.0)
 """,
@@ -146,13 +166,13 @@ _code(
     `nki.isa` calls take the destination as their first argument `dst`.""",
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
-    nisa.memset(dst=t)
+    nisa.memset(dst=t)  # <- err_missing_argument
 """,
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     nisa.memset(dst=t, value=0.0)
 """,
@@ -165,15 +185,19 @@ _code(
     message of the assert, if any, is shown.""",
     """
 @nki.jit
-def kernel(a):
-    assert a.shape[0] <= 128, "tile the rows"
-    ...  # called with a of shape (256, 512)
+def kernel(a: nt.tensor[128, 500]):  # called with 500 columns
+    assert a.shape[1] % 128 == 0, "columns must be a multiple of 128"  # <- err_assert_failed
+    for j in nl.affine_range(a.shape[1] // 128):
+        t = nl.ndarray((128, 128), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[:, j * 128:(j + 1) * 128])
 """,
     """
 @nki.jit
-def kernel(a):
-    for r in nl.affine_range(a.shape[0] // 128):
-        ...  # process rows r*128 : (r+1)*128
+def kernel(a: nt.tensor[128, 512]):  # called with 512 columns
+    assert a.shape[1] % 128 == 0, "columns must be a multiple of 128"
+    for j in nl.affine_range(a.shape[1] // 128):
+        t = nl.ndarray((128, 128), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[:, j * 128:(j + 1) * 128])
 """,
 )
 _code(
@@ -185,15 +209,16 @@ _code(
     device.""",
     """
 @nki.jit
-def kernel(a):
-    if a:
-        ...
+def kernel(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):
+    src = b or a
+    #     ^ err_ambiguous_tensor_truth_value
+    t = nl.load(src)
 """,
     """
 @nki.jit
-def kernel(a):
-    if a.shape[1] > 0:
-        ...
+def kernel(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):
+    src = b if b is not None else a
+    t = nl.load(src)
 """,
 )
 _code(
@@ -204,14 +229,15 @@ _code(
     specialised; calling them at module level or from plain Python code is an error.""",
     """
 buf = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+#     ^ err_nki_api_outside_of_nki_kernel
 
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     nisa.dma_copy(dst=buf, src=a)
 """,
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     buf = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=buf, src=a)
 """,
@@ -226,17 +252,17 @@ _code(
     `nisa.select_reduce`) instead.""",
     """
 @nki.jit
-def kernel(a, flag):
-    f = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=f, src=flag)
+def kernel(a: nt.tensor[128, 512], flag: nt.tensor[1, 1, nl.int32]):
+    f = nl.load(flag)
     if f:
-        ...
+    #  ^ err_dynamic_control_flow_not_supported
+        t = nl.load(a)
 """,
     """
 @nki.jit
-def kernel(a, use_bias: bool):
-    if use_bias:  # a compile-time argument
-        ...
+def kernel(a: nt.tensor[128, 512], flag=True):  # a compile-time argument
+    if flag:
+        t = nl.load(a)
 """,
 )
 _code(
@@ -251,19 +277,24 @@ _code(
     tile.)""",
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[4, 128, 512]):
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
     for i in nl.affine_range(4):
         t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=a[i])
-    nisa.dma_copy(dst=a[0], src=t)
+    nisa.dma_copy(dst=out, src=t)
+    #                          ^ err_local_variable_used_out_of_scope
+    return out
 """,
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[4, 128, 512]):
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     for i in nl.sequential_range(4):
         nisa.dma_copy(dst=t, src=a[i])
-    nisa.dma_copy(dst=a[0], src=t)
+    nisa.dma_copy(dst=out, src=t)
+    return out
 """,
 )
 _code(
@@ -273,18 +304,17 @@ _code(
     """A kernel parameter annotated with `nt.tensor[shape, dtype]` was given an argument of a
     different shape or dtype (via `--arg` or the Python API).""",
     """
-import nki.typing as nt
-
+# nkic check kernel.py --arg a=float32[128,256]
 @nki.jit
-def kernel(a: nt.tensor[(128, 512), nl.float32]):
-    ...  # compiled with --arg a=float32[128,256]
+def kernel(a: nt.tensor[128, 512]):
+#          ^ err_annotation_shape_mismatch
+    t = nl.load(a)
 """,
     """
-import nki.typing as nt
-
+# nkic check kernel.py --arg a=float32[128,512]
 @nki.jit
-def kernel(a: nt.tensor[(128, 512), nl.float32]):
-    ...  # compiled with --arg a=float32[128,512]
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.load(a)
 """,
 )
 
@@ -296,21 +326,23 @@ _code(
     Python's parser reports.""",
     """
 @nki.jit
-def kernel(a)
-    return a
+def kernel(a: nt.tensor[128, 512])
+#                                 ^ err_syntax_error
+    t = nl.load(a)
 """,
     """
 @nki.jit
-def kernel(a):
-    return a
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.load(a)
 """,
 )
 _code(
     "err_file_not_found",
     "Kernel file cannot be read",
     "frontend",
-    """The file given on the command line (or a helper module it imports) does not exist or
-    cannot be read.""",
+    """The kernel file does not exist or cannot be read. The Python API (`nkic.check`,
+    `nkic.compile`) reports it at line 1 of the path; on the command line a FILE that does
+    not exist is a usage error (exit status 2) before any checking starts.""",
     """
 # nkic check kernels/matmull.py
 """,
@@ -322,17 +354,22 @@ _code(
     "err_kernel_not_found",
     "No such kernel in the file",
     "frontend",
-    """The file has no `@nki.jit` function, or none with the name given by `-k`.""",
+    """`-k` names a function the file does not define (any top-level function may be named,
+    decorated with `@nki.jit` or not), or `nkic compile` without `-k` finds no `@nki.jit`
+    kernel or several of them. (`nkic check` without `-k` checks every kernel in the file; a
+    file without kernels, such as a helper module, is clean.) The location is the top of the
+    file.""",
     """
-# nkic check add.py -k add_kernel
-def add_kernel(a, b):  # missing @nki.jit
-    ...
+# nkic check kernel.py -k add_kernel
+@nki.jit
+def add(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):
+    a_t = nl.load(a)
 """,
     """
-# nkic check add.py -k add_kernel
+# nkic check kernel.py -k add
 @nki.jit
-def add_kernel(a, b):
-    ...
+def add(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):
+    a_t = nl.load(a)
 """,
 )
 _code(
@@ -343,18 +380,22 @@ _code(
     the decorator from the sub-kernel and call it as a plain helper.""",
     """
 @nki.jit
-def tile_add(a, b, out): ...
+def copy_tile(dst, src):
+    nisa.dma_copy(dst=dst, src=src)
 
 @nki.jit
-def kernel(a, b):
-    tile_add(a, b, out)
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    copy_tile(t, a)  # <- err_nested_kernel_call
 """,
     """
-def tile_add(a, b, out): ...
+def copy_tile(dst, src):
+    nisa.dma_copy(dst=dst, src=src)
 
 @nki.jit
-def kernel(a, b):
-    tile_add(a, b, out)
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    copy_tile(t, a)
 """,
 )
 _code(
@@ -365,14 +406,15 @@ _code(
     `buffer=nl.shared_hbm`; `nl.hbm` (private) or on-chip tensors cannot be outputs.""",
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.hbm)
     nisa.dma_copy(dst=out, src=a)
     return out
+    #      ^ err_output_not_shared_hbm
 """,
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=a)
     return out
@@ -387,10 +429,19 @@ _code(
     `transpose_x=True` (which would need an implicit transpose). The message names the
     `nki.isa` instructions or `nl` calls to use instead.""",
     """
-y = nl.matmul(x, w)  # x: (M, K)
+@nki.jit
+def kernel(x: nt.tensor[128, 128, nl.bfloat16], w: nt.tensor[128, 512, nl.bfloat16]):
+    x_t = nl.load(x)  # (M, K)
+    w_t = nl.load(w)  # (K, N)
+    y = nl.matmul(x_t, w_t)
+    #   ^ err_unsupported_api
 """,
     """
-y = nl.matmul(xT, w, transpose_x=True)  # xT: (K, M), e.g. nl.transpose(x)
+@nki.jit
+def kernel(xT: nt.tensor[128, 128, nl.bfloat16], w: nt.tensor[128, 512, nl.bfloat16]):
+    xT_t = nl.load(xT)  # (K, M): x transposed
+    w_t = nl.load(w)  # (K, N)
+    y = nl.matmul(xT_t, w_t, transpose_x=True)
 """,
 )
 _code(
@@ -402,10 +453,16 @@ _code(
     kernel runs on the simulator. Return the tensor from the kernel to look at its values, or
     use `print()` for compile-time values.""",
     """
-nl.device_print("x_tile", x_tile)
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.load(a)
+    nl.device_print("t", t)  # <- nkic_device_print_ignored
 """,
     """
-print("x_tile shape:", x_tile.shape)  # compile time
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.load(a)
+    print("t shape:", t.shape)  # at compile time
 """,
     severity="warning",
 )
@@ -420,16 +477,17 @@ _code(
     its body and the helper functions it reaches, and this note lists the parameters without
     shapes and the checks that were skipped.""",
     """
+# nkic check kernel.py
 @nki.jit
-def add(a, b):  # nkic check add.py: shapes unknown
-    ...
+def add(a, b):
+#   ^ nkic_shapes_unknown
+    a_t = nl.load(a)
 """,
     """
-import nki.typing as nt
-
+# nkic check kernel.py
 @nki.jit
-def add(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):  # or --arg a=float32[128,512]
-    ...
+def add(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):  # or --arg a=float32[128,512] ...
+    a_t = nl.load(a)
 """,
     severity="note",
 )
@@ -437,13 +495,26 @@ _code(
     "err_import_error",
     "Import cannot be resolved",
     "frontend",
-    """An `import` inside the kernel's modules names a module or a name nkic cannot find
-    (relative imports must stay inside the package).""",
+    """The kernel uses a module nkic cannot read: helper modules are searched next to the
+    kernel file, in its package and on `sys.path`, and relative imports must stay inside the
+    package. Other modules (`torch`, installed packages, modules not found) may be imported
+    for host code in the same file, but using one in kernel code is this error, reported at
+    the use.""",
     """
-from nki.language import arange
+import tile_helpers  # no tile_helpers.py next to the kernel
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = tile_helpers.load_tile(a)
+    #   ^ err_import_error
 """,
     """
-import nki.language as nl
+def load_tile(src):  # or put tile_helpers.py next to the kernel
+    return nl.load(src)
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = load_tile(a)
 """,
 )
 _code(
@@ -453,10 +524,15 @@ _code(
     """The object or module has no attribute of that name (the message suggests close
     matches).""",
     """
-n = a.shpe[0]
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    n = a.shpe[0]
+    #   ^ err_attribute_error
 """,
     """
-n = a.shape[0]
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    n = a.shape[0]
 """,
 )
 _code(
@@ -468,10 +544,16 @@ _code(
     not derive from `nl.NKIObject`, a non-string dict key, an integer where a `nisa` enum
     member is required, ...""",
     """
-nisa.memset(t, 0.0, nisa.engine.vector, "x", 1)
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(t, 0.0, nisa.engine.vector, "x", 1)  # <- err_type_error
 """,
     """
-nisa.memset(dst=t, value=0.0, engine=nisa.engine.vector)
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0, engine=nisa.engine.vector)
 """,
 )
 _code(
@@ -481,10 +563,14 @@ _code(
     """A compile-time value is of the right type but unusable: unpacking into the wrong number
     of names, a missing dict key, an index past the end of a tuple, a division by zero, ...""",
     """
-rows, cols, depth = a.shape  # a is 2-D
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    rows, cols, depth = a.shape  # <- err_value_error
 """,
     """
-rows, cols = a.shape
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    rows, cols = a.shape
 """,
 )
 _code(
@@ -494,11 +580,20 @@ _code(
     """NKI 0.3.0 tensors do not overload `+`, `*`, `+=`, comparisons and the like; compute with
     an `nki.isa` instruction into a destination tile.""",
     """
-c = a_tile + b_tile
+@nki.jit
+def kernel(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):
+    a_t = nl.load(a)
+    b_t = nl.load(b)
+    c = a_t + b_t
+    #   ^ err_tensor_operator
 """,
     """
-c = nl.ndarray(a_tile.shape, a_tile.dtype, buffer=nl.sbuf)
-nisa.tensor_tensor(dst=c, data1=a_tile, data2=b_tile, op=nl.add)
+@nki.jit
+def kernel(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):
+    a_t = nl.load(a)
+    b_t = nl.load(b)
+    c = nl.ndarray(a_t.shape, a_t.dtype, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=c, data1=a_t, data2=b_t, op=nl.add)
 """,
 )
 _code(
@@ -508,12 +603,17 @@ _code(
     """A tensor index has more entries than the tensor has dimensions, several ellipses, or an
     entry that is neither an int, a slice nor `...`.""",
     """
-t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
-v = t[0:128, 0:256, 0]
+@nki.jit
+def kernel():
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t[0:128, 0:256, 0], value=0.0)
+    #               ^ err_invalid_index
 """,
     """
-t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
-v = t[0:128, 0:256]
+@nki.jit
+def kernel():
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t[0:128, 0:256], value=0.0)
 """,
 )
 _code(
@@ -523,12 +623,16 @@ _code(
     """A `raise` statement was executed during specialisation; its message is shown. Kernels use
     `raise` (or `assert`) to reject arguments they do not support.""",
     """
-if a.shape[0] > 128:
-    raise ValueError("tile the rows")
+@nki.jit
+def kernel(a: nt.tensor[128, 512], act="tanh"):
+    if act not in ("relu", "gelu"):
+        raise ValueError(f"unsupported activation {act}")  # <- err_raised_exception
 """,
     """
-for r in nl.affine_range(a.shape[0] // 128):
-    ...  # one block of 128 rows per iteration
+@nki.jit
+def kernel(a: nt.tensor[128, 512], act="gelu"):
+    if act not in ("relu", "gelu"):
+        raise ValueError(f"unsupported activation {act}")
 """,
 )
 _code(
@@ -540,12 +644,21 @@ _code(
     `nl.sequential_range` loops stay hardware loops as long as the body does not need the
     induction variable as a Python int. Recursion needs a compile-time base case.""",
     """
-for i in range(100000):
-    nisa.memset(dst=t[:, i:i + 1], value=0.0)
+def tiles(n):
+    return tiles(n - 1) + 1
+    #      ^ err_specialisation_limit
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    n = tiles(a.shape[1] // 128)
 """,
     """
-for i in nl.affine_range(100000):
-    nisa.memset(dst=t[:, i:i + 1], value=0.0)
+def tiles(n):
+    return 0 if n == 0 else tiles(n - 1) + 1
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    n = tiles(a.shape[1] // 128)
 """,
 )
 _code(
@@ -557,12 +670,17 @@ _code(
     strided view is reshaped without a copy, the partition dimension is strided, a dtype
     reinterpretation does not divide the last dimension, or the arguments are malformed.""",
     """
-t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
-v = t.reshape((64, 1024))
+@nki.jit
+def kernel():
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    v = t.reshape((64, 1024))
+    #   ^ err_invalid_view
 """,
     """
-t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
-v = t.reshape((128, 2, 256))
+@nki.jit
+def kernel():
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    v = t.reshape((128, 2, 256))
 """,
 )
 
@@ -578,13 +696,13 @@ _code(
     Process larger data in blocks of 128 rows.""",
     """
 @nki.jit
-def kernel(a):  # a: (256, 512)
+def kernel(a: nt.tensor[256, 512]):
     t = nl.ndarray((256, 512), nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=a)
+    nisa.dma_copy(dst=t, src=a)  # <- err_num_partition_exceed_arch_limit
 """,
     """
 @nki.jit
-def kernel(a):  # a: (256, 512)
+def kernel(a: nt.tensor[256, 512]):
     for r in nl.affine_range(2):
         t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=a[r * 128:(r + 1) * 128, :])
@@ -598,14 +716,18 @@ _code(
     (and `dst`) spans the same number of partitions. For `nc_matmul` both operands hold the
     contraction dimension K on their partitions and `dst` has M partitions.""",
     """
-x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
-y = nl.zeros((64, 512), nl.float32, buffer=nl.sbuf)
-nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    y = nl.zeros((64, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add)  # <- err_num_partition_mismatch
 """,
     """
-x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
-y = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
-nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    y = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add)
 """,
 )
 _code(
@@ -616,14 +738,18 @@ _code(
     to match (there is no implicit broadcasting), a per-partition scalar operand is not a
     `(P, 1)` vector, or a destination does not have the shape the instruction produces.""",
     """
-x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
-s = nl.zeros((128, 4), nl.float32, buffer=nl.sbuf)
-nisa.tensor_scalar(dst=x, data=x, op0=nl.multiply, operand0=s)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    s = nl.zeros((128, 4), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar(dst=x, data=x, op0=nl.multiply, operand0=s)  # <- err_shape_mismatch
 """,
     """
-x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
-s = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
-nisa.tensor_scalar(dst=x, data=x, op0=nl.multiply, operand0=s)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    s = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar(dst=x, data=x, op0=nl.multiply, operand0=s)
 """,
 )
 _code(
@@ -635,12 +761,16 @@ _code(
     integer tiles, transposes and gathers do not convert, and `memset` needs an integer value
     for an integer tile.""",
     """
-t = nl.ndarray((128, 512), nl.int32, buffer=nl.sbuf)
-nisa.memset(dst=t, value=0.5)
+@nki.jit
+def kernel():
+    t = nl.ndarray((128, 512), nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.5)  # <- err_dtype_mismatch
 """,
     """
-t = nl.ndarray((128, 512), nl.int32, buffer=nl.sbuf)
-nisa.memset(dst=t, value=0)
+@nki.jit
+def kernel():
+    t = nl.ndarray((128, 512), nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0)
 """,
 )
 _code(
@@ -652,16 +782,20 @@ _code(
     compute instructions never touch HBM, and some instructions cannot read two PSUM
     operands at once.""",
     """
-a_sb = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
-b_ps = nl.zeros((128, 512), nl.bfloat16, buffer=nl.psum)
-out = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
-nisa.nc_matmul(dst=out, stationary=a_sb, moving=b_ps)
+@nki.jit
+def kernel():
+    a_sb = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
+    b_ps = nl.zeros((128, 512), nl.bfloat16, buffer=nl.psum)
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=out, stationary=a_sb, moving=b_ps)  # <- err_unsupported_memory
 """,
     """
-a_sb = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
-b_sb = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
-out = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
-nisa.nc_matmul(dst=out, stationary=a_sb, moving=b_sb)
+@nki.jit
+def kernel():
+    a_sb = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
+    b_sb = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=out, stationary=a_sb, moving=b_sb)
 """,
 )
 _code(
@@ -672,17 +806,21 @@ _code(
     and 512 moving columns (N, one PSUM bank of fp32; more on trn3), TensorE transposes
     128x128 and VectorE 32x32 blocks, `bn_stats` reads at most 512 elements per partition.""",
     """
-a = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
-b = nl.zeros((128, 1024), nl.bfloat16, buffer=nl.sbuf)
-p = nl.ndarray((128, 1024), nl.float32, buffer=nl.psum)
-nisa.nc_matmul(dst=p, stationary=a, moving=b)
+@nki.jit
+def kernel():
+    a = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
+    b = nl.zeros((128, 1024), nl.bfloat16, buffer=nl.sbuf)
+    p = nl.ndarray((128, 1024), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=p, stationary=a, moving=b)  # <- err_size_of_dimension_exceed_arch_limit
 """,
     """
-a = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
-b = nl.zeros((128, 1024), nl.bfloat16, buffer=nl.sbuf)
-for n in nl.affine_range(2):
-    p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
-    nisa.nc_matmul(dst=p, stationary=a, moving=b[:, n * 512:(n + 1) * 512])
+@nki.jit
+def kernel():
+    a = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
+    b = nl.zeros((128, 1024), nl.bfloat16, buffer=nl.sbuf)
+    for n in nl.affine_range(2):
+        p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=p, stationary=a, moving=b[:, n * 512:(n + 1) * 512])
 """,
 )
 _code(
@@ -693,12 +831,16 @@ _code(
     have one partition and at most four free dimensions; `iota`/`affine_select` patterns have
     at most four levels.""",
     """
-t = nl.ndarray((128, 2, 2, 2, 2, 8), nl.float32, buffer=nl.sbuf)
-nisa.memset(dst=t, value=0.0)
+@nki.jit
+def kernel():
+    t = nl.ndarray((128, 2, 2, 2, 2, 8), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)  # <- err_exceed_max_supported_dimension
 """,
     """
-t = nl.ndarray((128, 2, 2, 2, 16), nl.float32, buffer=nl.sbuf)
-nisa.memset(dst=t, value=0.0)
+@nki.jit
+def kernel():
+    t = nl.ndarray((128, 2, 2, 2, 16), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)
 """,
 )
 _code(
@@ -710,18 +852,22 @@ _code(
     `exponential` need trn3; `range_select`, `dge_mode=hwdge`, `perf_mode=double_row`,
     ScalarE `tensor_copy` and a scalar activation bias need trn2.""",
     """
-# nkic check --target trn2
-x = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
-q = nl.ndarray((128, 128), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
-s = nl.ndarray((128, 16), nl.uint8, buffer=nl.sbuf)
-nisa.quantize_mx(dst=q, src=x, dst_scale=s)
+# nkic check kernel.py --target trn2
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
+    q = nl.ndarray((128, 128), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    s = nl.ndarray((128, 16), nl.uint8, buffer=nl.sbuf)
+    nisa.quantize_mx(dst=q, src=x, dst_scale=s)  # <- err_unsupported_on_target
 """,
     """
-# nkic check --target trn3
-x = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
-q = nl.ndarray((128, 128), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
-s = nl.ndarray((128, 16), nl.uint8, buffer=nl.sbuf)
-nisa.quantize_mx(dst=q, src=x, dst_scale=s)
+# nkic check kernel.py --target trn3
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
+    q = nl.ndarray((128, 128), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    s = nl.ndarray((128, 16), nl.uint8, buffer=nl.sbuf)
+    nisa.quantize_mx(dst=q, src=x, dst_scale=s)
 """,
 )
 _code(
@@ -732,10 +878,19 @@ _code(
     on Vector or GpSimd, `activation` on Scalar only; bitwise `tensor_scalar` runs on
     Vector only; a DMA is triggered by the sync or scalar queue).""",
     """
-nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add, engine=nisa.engine.scalar)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    y = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add, engine=nisa.engine.scalar)
+#   ^ err_unsupported_engine
 """,
     """
-nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add, engine=nisa.engine.vector)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    y = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add, engine=nisa.engine.vector)
 """,
 )
 _code(
@@ -746,12 +901,18 @@ _code(
     `tensor_reduce` needs a reduction operator, `activation` accumulates only with
     `nl.add`, `tensor_scalar` cannot mix a bitwise with an arithmetic operator.""",
     """
-r = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
-nisa.tensor_reduce(dst=r, op=nl.greater, data=x, axis=1)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    r = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_reduce(dst=r, op=nl.greater, data=x, axis=1)  # <- err_unsupported_operator
 """,
     """
-r = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
-nisa.tensor_reduce(dst=r, op=nl.maximum, data=x, axis=1)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    r = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_reduce(dst=r, op=nl.maximum, data=x, axis=1)
 """,
 )
 _code(
@@ -762,14 +923,18 @@ _code(
     axis that is not the trailing free dimensions, `op1` without `operand1`, `tile_position`
     without `tile_size`, an unsupported transpose `axes` permutation, a non-boolean flag, ...""",
     """
-x = nl.zeros((128, 4, 64), nl.float32, buffer=nl.sbuf)
-r = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
-nisa.tensor_reduce(dst=r, op=nl.add, data=x, axis=1)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 4, 64), nl.float32, buffer=nl.sbuf)
+    r = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_reduce(dst=r, op=nl.add, data=x, axis=1)  # <- err_invalid_argument
 """,
     """
-x = nl.zeros((128, 4, 64), nl.float32, buffer=nl.sbuf)
-r = nl.ndarray((128, 4), nl.float32, buffer=nl.sbuf)
-nisa.tensor_reduce(dst=r, op=nl.add, data=x, axis=2)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 4, 64), nl.float32, buffer=nl.sbuf)
+    r = nl.ndarray((128, 4), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_reduce(dst=r, op=nl.add, data=x, axis=2)
 """,
 )
 _code(
@@ -779,12 +944,20 @@ _code(
     """`nisa.activation` adds `bias` per partition: it must be a `(P, 1)` tile of float32,
     float16 or bfloat16 (a compile-time scalar bias is accepted on trn2 and newer).""",
     """
-b = nl.zeros((128, 1), nl.int32, buffer=nl.sbuf)
-nisa.activation(dst=y, op=nl.exp, data=x, bias=b)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    b = nl.zeros((128, 1), nl.int32, buffer=nl.sbuf)
+    nisa.activation(dst=y, op=nl.exp, data=x, bias=b)  # <- err_activation_bias_invalid_type
 """,
     """
-b = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
-nisa.activation(dst=y, op=nl.exp, data=x, bias=b)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    b = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=y, op=nl.exp, data=x, bias=b)
 """,
 )
 _code(
@@ -794,12 +967,20 @@ _code(
     """`scale` multiplies the input before the activation function: it is a compile-time number
     or a float32 `(P, 1)` tile.""",
     """
-s = nl.zeros((128, 1), nl.bfloat16, buffer=nl.sbuf)
-nisa.activation(dst=y, op=nl.exp, data=x, scale=s)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    s = nl.zeros((128, 1), nl.bfloat16, buffer=nl.sbuf)
+    nisa.activation(dst=y, op=nl.exp, data=x, scale=s)  # <- err_activation_scale_invalid_type
 """,
     """
-s = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
-nisa.activation(dst=y, op=nl.exp, data=x, scale=s)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    s = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=y, op=nl.exp, data=x, scale=s)
 """,
 )
 _code(
@@ -809,12 +990,20 @@ _code(
     """A tile `scale` supplies one factor per partition, so it must have the input's partition
     count and a single element per partition.""",
     """
-s = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
-nisa.activation(dst=y, op=nl.exp, data=x, scale=s)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    s = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=y, op=nl.exp, data=x, scale=s)  # <- err_activation_scale_scalar_or_vector
 """,
     """
-s = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
-nisa.activation(dst=y, op=nl.exp, data=x, scale=s)
+@nki.jit
+def kernel():
+    x = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    s = nl.zeros((128, 1), nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=y, op=nl.exp, data=x, scale=s)
 """,
 )
 _code(
@@ -824,14 +1013,18 @@ _code(
     """A copy (`tensor_copy`, `dma_copy`) writes every source element; its destination must be
     at least as large as the source, otherwise data would be dropped silently.""",
     """
-src = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
-dst = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf)
-nisa.tensor_copy(dst=dst, src=src)
+@nki.jit
+def kernel():
+    src = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    dst = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=dst, src=src)  # <- err_store_dst_shape_smaller_than_other_shape
 """,
     """
-src = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
-dst = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf)
-nisa.tensor_copy(dst=dst, src=src[:, 0:256])
+@nki.jit
+def kernel():
+    src = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+    dst = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=dst, src=src[:, 0:256])
 """,
 )
 
@@ -847,17 +1040,22 @@ _code(
     that ran in an earlier iteration (unless the tile is allocated inside that loop, which
     gives every iteration a fresh, uninitialised buffer).""",
     """
-x = nl.zeros((128, 4, 512), nl.float32, buffer=nl.sbuf)
-acc = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
-for i in nl.sequential_range(4):
-    nisa.tensor_tensor(dst=acc, data1=acc, data2=x[:, i, :], op=nl.add)
+@nki.jit
+def kernel(a: nt.tensor[128, 4, 512]):
+    x = nl.load(a)
+    acc = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    for i in nl.sequential_range(4):
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=x[:, i, :], op=nl.add)
+#       ^ err_read_before_write
 """,
     """
-x = nl.zeros((128, 4, 512), nl.float32, buffer=nl.sbuf)
-acc = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
-nisa.memset(dst=acc, value=0.0)
-for i in nl.sequential_range(4):
-    nisa.tensor_tensor(dst=acc, data1=acc, data2=x[:, i, :], op=nl.add)
+@nki.jit
+def kernel(a: nt.tensor[128, 4, 512]):
+    x = nl.load(a)
+    acc = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=acc, value=0.0)
+    for i in nl.sequential_range(4):
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=x[:, i, :], op=nl.add)
 """,
 )
 _code(
@@ -868,18 +1066,23 @@ _code(
     accumulation group must overwrite (`accumulate=False`, or leave `accumulate=None` so the
     compiler decides). Accumulating onto uninitialised PSUM is undefined behaviour.""",
     """
-a = nl.zeros((128, 4, 128), nl.bfloat16, buffer=nl.sbuf)
-b = nl.zeros((128, 4, 512), nl.bfloat16, buffer=nl.sbuf)
-p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
-for k in nl.affine_range(4):
-    nisa.nc_matmul(dst=p, stationary=a[:, k, :], moving=b[:, k, :], accumulate=True)
+@nki.jit
+def kernel():
+    a = nl.zeros((128, 4, 128), nl.bfloat16, buffer=nl.sbuf)
+    b = nl.zeros((128, 4, 512), nl.bfloat16, buffer=nl.sbuf)
+    p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(4):
+        nisa.nc_matmul(dst=p, stationary=a[:, k, :], moving=b[:, k, :], accumulate=True)
+#       ^ err_psum_accumulate_uninitialized
 """,
     """
-a = nl.zeros((128, 4, 128), nl.bfloat16, buffer=nl.sbuf)
-b = nl.zeros((128, 4, 512), nl.bfloat16, buffer=nl.sbuf)
-p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
-for k in nl.affine_range(4):
-    nisa.nc_matmul(dst=p, stationary=a[:, k, :], moving=b[:, k, :])
+@nki.jit
+def kernel():
+    a = nl.zeros((128, 4, 128), nl.bfloat16, buffer=nl.sbuf)
+    b = nl.zeros((128, 4, 512), nl.bfloat16, buffer=nl.sbuf)
+    p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(4):
+        nisa.nc_matmul(dst=p, stationary=a[:, k, :], moving=b[:, k, :])
 """,
 )
 _code(
@@ -890,13 +1093,14 @@ _code(
     loop that writes it has zero iterations), so the caller would receive garbage.""",
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    #     ^ err_tensor_output_not_written_to
     return out
 """,
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=a)
     return out
@@ -912,14 +1116,14 @@ _code(
     `nl.shared_hbm` output.""",
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a)
-    nisa.dma_copy(dst=a, src=t)
+    nisa.dma_copy(dst=a, src=t)  # <- err_cannot_update_immutable_parameter
 """,
     """
 @nki.jit
-def kernel(a):
+def kernel(a: nt.tensor[128, 512]):
     out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a)
@@ -936,14 +1140,22 @@ _code(
     created once, at the top level of the kernel. Allocate them before the loop and index
     them inside it.""",
     """
-for i in nl.affine_range(4):
-    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
-    nisa.dma_copy(dst=out, src=t)
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.load(a)
+    for i in nl.affine_range(4):
+        out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+        #     ^ err_shared_hbm_must_in_kernel_level
+        nisa.dma_copy(dst=out, src=t)
 """,
     """
-out = nl.ndarray((4, 128, 512), nl.float32, buffer=nl.shared_hbm)
-for i in nl.affine_range(4):
-    nisa.dma_copy(dst=out[i], src=t)
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.load(a)
+    out = nl.ndarray((4, 128, 512), nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nisa.dma_copy(dst=out[i], src=t)
+    return out
 """,
 )
 _code(
@@ -956,14 +1168,23 @@ _code(
     inside the loop, or use `nl.sequential_range`. Matmul accumulation into PSUM over the
     loop variable is an allowed reduction.""",
     """
-out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
-for i in nl.affine_range(4):
-    nisa.dma_copy(dst=out[:, 0:128], src=t[:, i * 128:(i + 1) * 128])
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.load(a)
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nisa.dma_copy(dst=out[:, 0:128], src=t[:, i * 128:(i + 1) * 128])
+#       ^ err_unexpected_output_dependencies
+    return out
 """,
     """
-out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
-for i in nl.affine_range(4):
-    nisa.dma_copy(dst=out[:, i * 128:(i + 1) * 128], src=t[:, i * 128:(i + 1) * 128])
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.load(a)
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nisa.dma_copy(dst=out[:, i * 128:(i + 1) * 128], src=t[:, i * 128:(i + 1) * 128])
+    return out
 """,
 )
 
@@ -977,14 +1198,18 @@ _code(
     """An index, slice or access pattern reaches outside the tensor for some iteration of its
     loops (checked with interval arithmetic on the loop variables).""",
     """
-t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
-for i in nl.affine_range(5):
-    nisa.memset(dst=t[:, i * 128:(i + 1) * 128], value=0.0)
+@nki.jit
+def kernel():
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(5):
+        nisa.memset(dst=t[:, i * 128:(i + 1) * 128], value=0.0)  # <- err_tensor_access_out_of_bound
 """,
     """
-t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
-for i in nl.affine_range(4):
-    nisa.memset(dst=t[:, i * 128:(i + 1) * 128], value=0.0)
+@nki.jit
+def kernel():
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(4):
+        nisa.memset(dst=t[:, i * 128:(i + 1) * 128], value=0.0)
 """,
 )
 _code(
@@ -995,11 +1220,18 @@ _code(
     target provides. Use smaller tiles, fewer buffers, or end tile lifetimes earlier
     (allocate tiles inside the loop that uses them).""",
     """
-big = nl.ndarray((128, 65536), nl.float32, buffer=nl.sbuf)  # 256 KiB per partition
+@nki.jit
+def kernel():
+    big = nl.ndarray((128, 65536), nl.float32, buffer=nl.sbuf)  # 256 KiB per partition
+    #     ^ err_sbuf_capacity_exceeded
+    nisa.memset(dst=big, value=0.0)
 """,
     """
-for c in nl.affine_range(16):
-    chunk = nl.ndarray((128, 4096), nl.float32, buffer=nl.sbuf)  # 16 KiB per partition
+@nki.jit
+def kernel():
+    for c in nl.affine_range(16):
+        chunk = nl.ndarray((128, 4096), nl.float32, buffer=nl.sbuf)  # 16 KiB per partition
+        nisa.memset(dst=chunk, value=0.0)
 """,
 )
 _code(
@@ -1009,10 +1241,17 @@ _code(
     """PSUM has 8 banks of 2 KiB per partition (16 KiB). The PSUM tiles live at the same time
     need more than that. Copy results to SBUF earlier or use fewer accumulators.""",
     """
-accs = [nl.ndarray((128, 512), nl.float32, buffer=nl.psum) for _ in range(9)]
+@nki.jit
+def kernel():
+    acc = nl.ndarray((128, 4608), nl.float32, buffer=nl.psum)  # 18 KiB per partition
+    #     ^ err_psum_capacity_exceeded
+    nisa.memset(dst=acc, value=0.0)
 """,
     """
-accs = [nl.ndarray((128, 512), nl.float32, buffer=nl.psum) for _ in range(8)]
+@nki.jit
+def kernel():
+    acc = nl.ndarray((128, 4096), nl.float32, buffer=nl.psum)  # 16 KiB: all 8 banks
+    nisa.memset(dst=acc, value=0.0)
 """,
 )
 _code(
@@ -1022,12 +1261,20 @@ _code(
     """A matmul accumulates inside one 2 KiB PSUM bank (512 fp32 per partition): the region
     one instruction writes may not straddle two banks.""",
     """
-p = nl.ndarray((128, 1024), nl.float32, buffer=nl.psum)
-nisa.nc_matmul(dst=p[:, 256:768], stationary=a, moving=b)  # b: (128, 512)
+@nki.jit
+def kernel():
+    a = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
+    b = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
+    p = nl.ndarray((128, 1024), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=p[:, 256:768], stationary=a, moving=b)  # <- err_psum_bank_violation
 """,
     """
-p = nl.ndarray((128, 1024), nl.float32, buffer=nl.psum)
-nisa.nc_matmul(dst=p[:, 512:1024], stationary=a, moving=b)  # b: (128, 512)
+@nki.jit
+def kernel():
+    a = nl.zeros((128, 128), nl.bfloat16, buffer=nl.sbuf)
+    b = nl.zeros((128, 512), nl.bfloat16, buffer=nl.sbuf)
+    p = nl.ndarray((128, 1024), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=p[:, 512:1024], stationary=a, moving=b)
 """,
 )
 _code(
@@ -1040,10 +1287,17 @@ _code(
     the partitions of a tile off the window (`t[8:16]`, `t[32:96]`); DMA reaches any
     partition.""",
     """
-t = nl.ndarray((64, 512), nl.float32, buffer=nl.sbuf, address=(32, 0))
+@nki.jit
+def kernel():
+    t = nl.ndarray((64, 512), nl.float32, buffer=nl.sbuf, address=(32, 0))
+    #   ^ nkic_partition_window
+    nisa.memset(dst=t, value=0.0)
 """,
     """
-t = nl.ndarray((64, 512), nl.float32, buffer=nl.sbuf, address=(64, 0))
+@nki.jit
+def kernel():
+    t = nl.ndarray((64, 512), nl.float32, buffer=nl.sbuf, address=(64, 0))
+    nisa.memset(dst=t, value=0.0)
 """,
 )
 _code(
@@ -1052,10 +1306,17 @@ _code(
     "allocation",
     """Explicitly placed PSUM tensors must start at the beginning of a 2 KiB bank.""",
     """
-p = nl.ndarray((128, 256), nl.float32, buffer=nl.psum, address=(0, 1024))
+@nki.jit
+def kernel():
+    p = nl.ndarray((128, 256), nl.float32, buffer=nl.psum, address=(0, 1024))
+    #   ^ nkic_psum_bank_align
+    nisa.memset(dst=p, value=0.0)
 """,
     """
-p = nl.ndarray((128, 256), nl.float32, buffer=nl.psum, address=(0, 2048))
+@nki.jit
+def kernel():
+    p = nl.ndarray((128, 256), nl.float32, buffer=nl.psum, address=(0, 2048))
+    nisa.memset(dst=p, value=0.0)
 """,
 )
 _code(
@@ -1065,12 +1326,23 @@ _code(
     """Two tensors given explicit `address=` placements share bytes while both hold live data.
     Move one of them or shorten a lifetime.""",
     """
-a = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 0))
-b = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 1024))
+@nki.jit
+def kernel():
+    x = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 0))
+    y = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 1024))
+    #   ^ nkic_address_conflict
+    nisa.memset(dst=x, value=0.0)
+    nisa.memset(dst=y, value=1.0)
+    nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add)
 """,
     """
-a = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 0))
-b = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 2048))
+@nki.jit
+def kernel():
+    x = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 0))
+    y = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 2048))
+    nisa.memset(dst=x, value=0.0)
+    nisa.memset(dst=y, value=1.0)
+    nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add)
 """,
 )
 

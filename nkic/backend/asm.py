@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..ir.core import AccessPattern, Inst, Kernel, Loop, Op
 from ..ir.printer import format_literal
-from .schedule import Schedule, Scheduled, schedule
+from .schedule import Schedule, Scheduled, Skip, schedule
 
 QUEUE_ORDER = ("tensor", "vector", "scalar", "gpsimd")
 
@@ -19,6 +19,20 @@ def _operand(o) -> str:
     return str(o) if isinstance(o, AccessPattern) else format_literal(o.value)
 
 
+def _skip(skip: Skip) -> str:
+    """`~3`, or `~(63 - 64*$bn - $k)` for a per-iteration skip; empty for 0."""
+    if isinstance(skip, int):
+        return f"~{skip}" if skip else ""
+    text = str(skip.const) if skip.const else ""
+    for v, c in skip.terms:
+        term = f"${v}" if abs(c) == 1 else f"{abs(c)}*${v}"
+        if not text:
+            text = term if c > 0 else f"-{term}"
+        else:
+            text += f" {'+' if c > 0 else '-'} {term}"
+    return f"~({text})"
+
+
 def _line(s: Scheduled, sched: Schedule) -> str:
     op = s.inst
     operands = ", ".join(f"{k}={_operand(v)}" for k, v in op.operands.items())
@@ -30,7 +44,7 @@ def _line(s: Scheduled, sched: Schedule) -> str:
         ws = []
         for pid, skip in s.waits:
             p = sched.insts[pid]
-            ws.append(f"#{pid}@{p.queue}" + (f"~{skip}" if skip else ""))
+            ws.append(f"#{pid}@{p.queue}" + _skip(skip))
         text += " wait " + " ".join(ws)
     loc = op.loc
     text += f"  ; {loc.file}:{loc.line}"
@@ -52,7 +66,8 @@ def emit_asm(kernel: Kernel) -> str:
     out = [
         f"; kernel @{kernel.name} target={kernel.target}",
         "; `wait #7@dma0~1`: before starting, wait until the instance of instruction 7 one",
-        "; older than its latest issued one has completed (no ~: the latest)",
+        "; older than its latest issued one has completed (no ~: the latest); `~(63 - $k)`:",
+        "; a skip that depends on the iteration (affine in the loop variables)",
         "; tensors:",
     ]
     for t in kernel.tensors():

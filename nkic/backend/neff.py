@@ -119,7 +119,7 @@ class _ProgramWriter:
             "queue": s.queue,
             "operands": operands,
             "attrs": attrs,
-            "waits": [list(w) for w in s.waits],
+            "waits": [[pid, self.offset(Affine.of(skip))] for pid, skip in s.waits],
             "loc": self.loc(op.loc),
             "stack": [self.loc(f) for f in op.loc.stack],
         }

@@ -14,15 +14,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..ir.affine import Affine
 from ..ir.core import Inst, Kernel, Loop, Tensor
 from ..ir.isa import lookup
 from ..ir.target import target
 from ..passes.regions import Region, hbm_rows, instances_may_overlap, loop_ranges, region
 from .engines import choose_engine
+from .skips import exact_skip
 
 #: Instructions that read the current contents of their outputs (partial or predicated writes).
 READS_OUTPUTS = ("tensor_copy_predicated", "nc_stream_shuffle")
 MATMULS = ("nc_matmul", "nc_matmul_mx")
+
+#: A wait's skip: a constant, or affine in the consumer's loop variables.
+Skip = int | Affine
 
 
 def written_operands(inst: Inst) -> set[str]:
@@ -99,7 +104,7 @@ class Scheduled:
     loops: tuple[Loop, ...]
     pos: int
     accesses: list[Access]
-    waits: list[tuple[int, int]] = field(default_factory=list)
+    waits: list[tuple[int, Skip]] = field(default_factory=list)
 
     @property
     def runs(self) -> bool:
@@ -129,40 +134,70 @@ def _boxes_meet(a: Access, b: Access) -> bool:
     return ap0 <= bp1 and bp0 <= ap1 and ab0 <= bb1 and bb0 <= ab1
 
 
-def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> int | None:
-    """The skip of the wait `c` needs on `p` for accesses a (of c) and b (of p), or None."""
+def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Skip | None:
+    """The skip of the wait `c` needs on `p` for accesses a (of c) and b (of p), or None.
+
+    The latest conflict lies in the same iteration of every common loop, or one iteration
+    of the innermost common loop that may carry it earlier, or, for a multi-buffered tensor,
+    `count` executions of its rotation loop's body earlier (the slots in between differ).
+    The skip names exactly that instance when it is affine in c's loop variables
+    (`exact_skip`); otherwise the newest instance of the block it lies in."""
     common = _common(c.loops, p.loops)
     same = a.tensor is b.tensor
     ra, rb = (a.region, b.region) if same else (a.widened, b.widened)
     if a.rows and b.rows and a.rows[0] == b.rows[0]:
         ra, rb = a.rows[1], b.rows[1]
-    if p.pos < c.pos and instances_may_overlap(ra, c.loops, rb, p.loops, common, None):
-        return 0
+    first = p.pos < c.pos
+
+    def exact(carry: int, distance: int, merged: bool) -> Skip | None:
+        return exact_skip(ra, c.loops, rb, p.loops, carry, distance, merged, first)
+
+    if first and instances_may_overlap(ra, c.loops, rb, p.loops, common, None):
+        return _best(exact(len(common), 0, False), 0)
     rot_index, count = -1, 1
     if same and a.tensor.rotate is not None:
         var, count, _ = a.tensor.rotate
         rot_index = next((i for i, lp in enumerate(common) if lp.var == var), -1)
-    best = None
-    for j, lp in enumerate(common):
-        if lp.trip_count < 2:
-            continue
-        if not instances_may_overlap(ra, c.loops, rb, p.loops, common[:j], lp):
-            continue
-        if j > rot_index:
-            return 0
-        # iterations of the rotation loop (or an outer one) apart: the slot is reused only
-        # `count` executions of the rotation loop's body later
+    for j in range(len(common) - 1, rot_index, -1):
+        if instances_may_overlap(ra, c.loops, rb, p.loops, common[:j], common[j]):
+            return _best(exact(j, 1, False), 0)
+    if any(
+        instances_may_overlap(ra, c.loops, rb, p.loops, common[:j], common[j])
+        for j in range(rot_index + 1)
+    ):
+        # the slot is reused only `count` executions of the rotation loop's body later
         per_body = 1
         for inner in p.loops[rot_index + 1 :]:
             per_body *= inner.trip_count
-        skip = (count - 1) * per_body
-        best = skip if best is None else min(best, skip)
-    return best
+        return _best(exact(rot_index, count, True), (count - 1) * per_body)
+    return None
+
+
+def _best(exact: Skip | None, conservative: int) -> Skip:
+    """The exact skip if known, else the conservative one; the larger when both are ints."""
+    if exact is None:
+        return conservative
+    if isinstance(exact, int):
+        return max(exact, conservative)
+    return exact
+
+
+def _min_skip(x: Skip, y: Skip, c: Scheduled) -> Skip:
+    """A skip no larger than either, at every iteration of c (both are safe)."""
+    if isinstance(x, int) and isinstance(y, int):
+        return min(x, y)
+    ranges = loop_ranges(c.loops)
+    lo, hi = (Affine.of(x) - Affine.of(y)).bounds(ranges)
+    if lo >= 0:
+        return y
+    if hi <= 0:
+        return x
+    return max(0, min(Affine.of(x).bounds(ranges)[0], Affine.of(y).bounds(ranges)[0]))
 
 
 def _reduce(
-    c: Scheduled, waits: dict[Scheduled, int], starts: dict[Loop, int], insts: list[Scheduled]
-) -> list[tuple[int, int]]:
+    c: Scheduled, waits: dict[Scheduled, Skip], starts: dict[Loop, int], insts: list[Scheduled]
+) -> list[tuple[int, Skip]]:
     """Drop waits implied by others: by a newer instruction on the same producer queue, or by
     a producer that itself waited for the dropped one."""
     by_queue: dict[str, list[Scheduled]] = {}
@@ -229,7 +264,7 @@ def schedule(kernel: Kernel) -> Schedule:
     return Schedule(kernel, insts, {s.inst: s for s in insts})
 
 
-def _dependency(c: Scheduled, p: Scheduled) -> int | None:
+def _dependency(c: Scheduled, p: Scheduled) -> Skip | None:
     """The smallest skip over every conflicting pair of accesses of c and p, or None."""
     best = None
     for a in c.accesses:
@@ -237,17 +272,17 @@ def _dependency(c: Scheduled, p: Scheduled) -> int | None:
             if a.key != b.key or not (a.write or b.write) or not _boxes_meet(a, b):
                 continue
             skip = _pair_skip(c, a, p, b)
-            if skip is not None and (best is None or skip < best):
-                best = skip
+            if skip is not None:
+                best = skip if best is None else _min_skip(best, skip, c)
                 if best == 0:
                     return 0
     return best
 
 
-def _waits(c: Scheduled, insts: list[Scheduled], ends: dict[Loop, int]) -> dict[Scheduled, int]:
+def _waits(c: Scheduled, insts: list[Scheduled], ends: dict[Loop, int]) -> dict[Scheduled, Skip]:
     """Every producer c must wait for, with its skip. Earlier instructions are scanned newest
     first: once one on a queue needs a skip-0 wait, older ones on that queue are implied."""
-    waits: dict[Scheduled, int] = {}
+    waits: dict[Scheduled, Skip] = {}
     settled: set[str] = set()
     for p in reversed(insts[: c.id]):
         if p.queue == c.queue or p.queue in settled or not p.runs:

@@ -148,6 +148,39 @@ class Scenario:
     ranges: Ranges
 
 
+def _iteration(lp: Loop) -> Lin:
+    """The iteration index of loop lp, (var - start) / step."""
+    return Lin(Fraction(-lp.start, lp.step), {lp.var: Fraction(1, lp.step)})
+
+
+def _scenarios(loops: tuple[Loop, ...], full: Ranges, carry: int, distance: int, merged: bool):
+    """Where the blocks searched for the latest conflict lie: the same iteration of every
+    common loop; `distance` executions of a rotation loop's body earlier (outer loops
+    unknown); or one iteration of loop `carry` earlier — for its first iteration, the last
+    iteration of an earlier execution of its body (`wrap`)."""
+    if not distance:
+        return [Scenario([Pin.at(Lin(0, {lp.var: 1})) for lp in loops[:carry]], full)]
+    if merged:
+        return [Scenario([Pin.free(lp) for lp in loops[: carry + 1]], full)]
+    at = [Pin.at(Lin(0, {lp.var: 1})) for lp in loops[:carry]]
+    lc = loops[carry]
+    back = Fraction(-distance * lc.step)
+    out = [
+        Scenario(
+            at + [Pin(Lin(0, {lc.var: 1}), back, back)],
+            {**full, lc.var: (lc.start + distance * lc.step, lc.last)},
+        )
+    ]
+    for i, li in enumerate(loops[:carry]):
+        if li.trip_count < 2:
+            continue
+        earlier = Pin(Lin(0, {li.var: 1}), Fraction(li.start - li.last), Fraction(-li.step))
+        pins = at[:i] + [earlier] + [Pin.free(lp) for lp in loops[i + 1 : carry]]
+        ranges = {**full, li.var: (li.start + li.step, li.last), lc.var: (lc.start, lc.start)}
+        out.append(Scenario(pins + [Pin.at(Lin(lc.last))], ranges))
+    return out
+
+
 def exact_skip(
     x: Region,
     c_loops: tuple[Loop, ...],
@@ -162,10 +195,11 @@ def exact_skip(
     it is not affine (or not provably safe).
 
     `carry`: the common loop level at which the latest conflict lies, `distance` executions
-    of its body earlier (0: the same iteration of every common loop, `carry` = number of
-    common loops). `merged`: the levels down to `carry` count as one (a multi-buffered
-    tensor's slot repeats every `distance` executions of the rotation loop's body, whatever
-    the outer loops do). `p_first`: the producer precedes the consumer in program order.
+    of its body earlier (0: the same iteration of every common loop; then `carry` is the
+    number of common loops). `merged`: the levels down to `carry` count as one (a
+    multi-buffered tensor's slot repeats every `distance` executions of the rotation loop's
+    body, whatever the outer loops do). `p_first`: the producer precedes the consumer in
+    program order.
     """
     n = len(p_loops)
     d = 0
@@ -177,29 +211,28 @@ def exact_skip(
         weight[i] = weight[i + 1] * p_loops[i + 1].trip_count
     per_iteration = weight[d - 1] if d else weight[0] * p_loops[0].trip_count if n else 1
     full = loop_ranges(c_loops)
-    scenarios = _scenarios(p_loops, full, carry, distance, merged, d)
-    first = carry + 1 if distance else d
+    scenarios = _scenarios(p_loops, full, carry, distance, merged)
+    first = carry + 1 if distance else carry
     chosen: dict[int, Lin] = {}
     for k in range(first, n):
         lp = p_loops[k]
         cands = []
         for sc in scenarios:
-            cands += _offset_candidates(x, y, p_loops, level, _pins(sc, chosen, p_loops), k, full)
+            pins = _pins(sc, chosen, p_loops)
+            cands += _offset_candidates(x, y, p_loops, level, pins, k, full)
         if k < d:
-            cands.append(Lin(Fraction(-lp.start, lp.step), {lp.var: Fraction(1, lp.step)}))
-        last = Lin(lp.trip_count - 1)
-        ug = next(
-            (
-                u
-                for u in _clamped(cands, lp, full) + [last]
-                if all(_later_free(x, y, level, _pins(sc, chosen, p_loops), k, u, sc) for sc in scenarios)
-            ),
+            cands.append(_iteration(lp))
+        chosen[k] = next(
+            u
+            for u in _clamped(cands, lp, full) + [Lin(lp.trip_count - 1)]
+            if all(
+                _later_free(x, y, p_loops, level, _pins(sc, chosen, p_loops), k, u, sc, full)
+                for sc in scenarios
+            )
         )
-        chosen[k] = ug
     skip = Lin(distance * weight[carry] if distance else 0)
     for k in range(first, d):
-        u = Lin(Fraction(-p_loops[k].start, p_loops[k].step), {p_loops[k].var: Fraction(1, p_loops[k].step)})
-        skip = skip + (u - chosen[k]) * weight[k]
+        skip = skip + (_iteration(p_loops[k]) - chosen[k]) * weight[k]
     skip = skip + Lin((per_iteration if p_first else 0) - 1)
     for k in range(max(first, d), n):
         skip = skip - chosen[k] * weight[k]
@@ -209,27 +242,24 @@ def exact_skip(
     return out
 
 
-def _clamped(cands: list[Lin], lp: Loop, ranges) -> list[Lin]:
-    """Candidates that never name an iteration before the first; none at or past the last."""
-    out = []
-    for u in cands:
-        lo, _ = u.bounds(ranges)
-        if lo >= 0 and lo < lp.trip_count - 1:
-            out.append(u)
-    return out
+def _clamped(cands: list[Lin], lp: Loop, ranges: Ranges) -> list[Lin]:
+    """Candidates that never name an iteration before the first, and not always the last."""
+    return [u for u in cands if 0 <= u.bounds(ranges)[0] < lp.trip_count - 1]
 
 
 def _pins(sc: Scenario, chosen: dict[int, Lin], loops: tuple[Loop, ...]) -> list[Pin]:
     pins = list(sc.pins)
     for k in range(len(pins), len(loops)):
         lp = loops[k]
-        pins.append(
-            Pin.at(Lin(lp.start) + chosen[k] * lp.step) if k in chosen else Pin.free(lp)
-        )
+        pins.append(Pin.at(Lin(lp.start) + chosen[k] * lp.step) if k in chosen else Pin.free(lp))
     return pins
 
 
-def _later_free(x, y, level, pins: list[Pin], k: int, u: Lin, sc: Scenario) -> bool:
-    """No producer instance of the block with loop k past iteration u meets the consumer."""
-    lp = loops_k = None  # noqa: F841
-    return True
+def _later_free(x, y, loops, level, pins: list[Pin], k: int, u: Lin, sc: Scenario, full) -> bool:
+    """No producer instance of the block whose loop k is past iteration u meets the consumer."""
+    lp = loops[k]
+    past = lp.last - (lp.start + lp.step * u.bounds(full)[0])
+    if past < lp.step:
+        return True
+    pins[k] = Pin(Lin(lp.start) + u * lp.step, Fraction(lp.step), Fraction(past))
+    return not may_meet(x, y, level, pins, sc.ranges)

@@ -341,7 +341,9 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
         values[k] = v
         nodes[k] = call.arg_node(name=k)
     # a misspelt keyword (`val=` for `value=`) is reported once, not also as a missing argument
-    meant = {m for k in kwargs if d.param(k) is None for m in difflib.get_close_matches(k, names, 1)}
+    meant = {
+        m for k in kwargs if d.param(k) is None for m in difflib.get_close_matches(k, names, 1)
+    }
     missing = [p.name for p in d.params if p.required and p.name not in {*values, *meant}]
     if missing:
         errors.append(

@@ -70,6 +70,11 @@ def check_waits(kernel: Kernel) -> list[str]:
     def issue(s, env):
         vc = dict(start_vc[s.queue])
         for pid, skip in s.waits:
+            if not isinstance(skip, int):
+                skip = skip.evaluate(env)
+                if skip < 0:
+                    problems.append(f"#{s.id} {s.inst.opcode} {dict(env)}: negative skip {skip}")
+                    continue
             hist = issued[pid]
             if len(hist) > skip:
                 p = sched.insts[pid]

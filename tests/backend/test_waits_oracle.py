@@ -172,3 +172,108 @@ def _random_kernel(seed: int) -> str:
 def test_random_kernels_order_every_conflict(seed):
     k = lowered(_random_kernel(seed), '  param %a : hbm float32[64, 64] "a"\n', "%o")
     assert check_waits(k) == []
+
+
+def _tiled_kernel(seed: int) -> str:
+    """A small random blocked kernel: tiles filled and read slice by slice, the slices
+    indexed by loop variables with tile-sized strides (as in blocked matmuls), loops with
+    starts and steps other than 0 and 1, three levels deep."""
+    rng = random.Random(seed)
+    lines: list[str] = ['  %o = alloc shared_hbm float32[64, 64] "o" output']
+    tiles: list[list[tuple[str, int, int]]] = [[]]
+    loops: list[tuple[str, int, int]] = []  # (var, first, last)
+    counter = iter(range(1000))
+
+    def alloc(depth: int) -> None:
+        name = f"t{next(counter)}"
+        buffer = rng.choice(["sbuf", "sbuf", "sbuf", "psum"])
+        p, f = rng.choice([4, 8, 32]), rng.choice([8, 16, 24])
+        lines.append(f'{"  " * depth}  %{name} = alloc {buffer} float32[{p}, {f}] "{name}"')
+        tiles[-1].append((name, p, f))
+
+    def term(extent: int, width: int, avoid: dict[str, int]) -> dict[str, int]:
+        """{var: coeff, "": const}: an offset keeping [0, extent) for every value of var (not
+        a variable of `avoid`, so that the partition and free parts of the sum stay apart)."""
+        for _ in range(4):
+            if not loops or rng.random() < 0.25:
+                break
+            var, first, last = rng.choice(loops)
+            if var in avoid:
+                continue
+            coeff = rng.choice([width, width, 1, 2 * width, -width])
+            lo, hi = min(coeff * first, coeff * last), max(coeff * first, coeff * last)
+            if hi - lo + width <= extent:
+                return {var: coeff, "": rng.randint(-lo, extent - width - hi)}
+        return {"": rng.randint(0, extent - width)}
+
+    def offset(row: int, part: dict[str, int], free: dict[str, int]) -> str:
+        total: dict[str, int] = {}
+        for scale, t in ((row, part), (1, free)):
+            for v, c in t.items():
+                total[v] = total.get(v, 0) + scale * c
+        const = total.pop("")
+        text = " + ".join(f"{c}*${v}" for v, c in total.items() if c) + f" + {const}"
+        return text.lstrip(" +").replace("+ -", "- ")
+
+    def view(visible) -> str:
+        name, p, f = rng.choice(visible)
+        wp, wf = rng.choice([1, p // 4, p // 2, p]), rng.choice([1, 4, 8, f])
+        part = term(p, wp, {})
+        return f"%{name}[{offset(f, part, term(f, wf, part))}; [{f}, {wp}], [1, {wf}]]"
+
+    def hbm() -> str:
+        wp, wf = rng.choice([4, 8]), rng.choice([4, 8])
+        part = term(64, wp, {})
+        return f"[{offset(64, part, term(64, wf, part))}; [64, {wp}], [1, {wf}]]"
+
+    def inst(depth: int) -> None:
+        visible = [t for level in tiles for t in level]
+        if not visible:
+            return
+        pad = "  " * depth + "  "
+        kind = rng.choice(["load", "load", "store", "copy", "act", "add", "gpsimd"])
+        if kind == "load":
+            lines.append(f"{pad}dma_copy(dst={view(visible)}, src=%a{hbm()}) {{}}")
+        elif kind == "store":
+            lines.append(f"{pad}dma_copy(dst=%o{hbm()}, src={view(visible)}) {{}}")
+        elif kind == "copy":
+            lines.append(f"{pad}tensor_copy(dst={view(visible)}, src={view(visible)}) {{}}")
+        elif kind == "act":
+            lines.append(f'{pad}activation(dst={view(visible)}, data={view(visible)}) {{op="exp"}}')
+        elif kind == "add":
+            lines.append(
+                f"{pad}tensor_tensor(dst={view(visible)}, data1={view(visible)}, "
+                f'data2={view(visible)}) {{op="add"}}'
+            )
+        else:
+            lines.append(
+                f'{pad}tensor_copy(dst={view(visible)}, src={view(visible)}) {{engine="gpsimd"}}'
+            )
+
+    def block(depth: int) -> None:
+        for _ in range(rng.randint(1, 2)):
+            alloc(depth)
+        for _ in range(rng.randint(2, 4)):
+            if depth < 3 and rng.random() < 0.45:
+                var, trips = f"l{next(counter)}", rng.randint(2, 3)
+                start, step = rng.choice([(0, 1), (0, 1), (1, 1), (0, 2), (3, 2)])
+                mode = rng.choice(["affine", "sequential"])
+                stop = start + step * trips
+                lines.append(f"{'  ' * depth}  for ${var} = {start} to {stop} step {step} {mode} {{")
+                loops.append((var, start, start + step * (trips - 1)))
+                tiles.append([])
+                block(depth + 1)
+                tiles.pop()
+                loops.pop()
+                lines.append(f"{'  ' * depth}  }}")
+            else:
+                inst(depth)
+
+    block(0)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_tiled_kernels_order_every_conflict(seed):
+    k = lowered(_tiled_kernel(seed), '  param %a : hbm float32[64, 64] "a"\n', "%o")
+    assert check_waits(k) == []

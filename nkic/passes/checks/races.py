@@ -19,6 +19,7 @@ from ...diagnostics import Related, source_line
 from ...ir.affine import Affine
 from ...ir.core import Alloc, Kernel, Loop
 from ..base import Pass, PassContext
+from ..bounds import dimension_indices
 from .accesses import Access, accesses
 from .regions import comparable, describe, footprint, loop_ranges
 
@@ -41,7 +42,11 @@ class AffineRaces(Pass):
 
 def _check_loop(ctx: PassContext, loop: Loop, depth: int, everything: list[Access]) -> None:
     private = {id(o.result) for o in _ops(loop.body) if isinstance(o, Alloc)}
-    inside = [a for a in everything if len(a.loops) > depth and a.loops[depth] is loop]
+    inside = [
+        a
+        for a in everything
+        if len(a.loops) > depth and a.loops[depth] is loop and not _out_of_bounds(a)
+    ]
     by_tensor: dict[int, list[Access]] = {}
     for a in inside:
         if id(a.ap.tensor) not in private:
@@ -59,6 +64,21 @@ def _check_loop(ctx: PassContext, loop: Loop, depth: int, everything: list[Acces
             if found:
                 _report(ctx, loop, depth, a, *found)
                 break
+
+
+def _out_of_bounds(a: Access) -> bool:
+    """Whether a slice-like access leaves its tensor's dimensions in some iteration. Such an
+    access is `err_tensor_access_out_of_bound` (check-bounds); here its footprint would fall
+    back to the whole storage and report collisions between iterations that do not overlap."""
+    dims = dimension_indices(a.ap)
+    if dims is None:
+        return False
+    ranges = loop_ranges(a.loops)
+    for _, expr, ext, size in dims:
+        lo, hi = expr.bounds(ranges)
+        if lo < 0 or hi + ext >= size:
+            return True
+    return False
 
 
 def _ops(body):
