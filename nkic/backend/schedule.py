@@ -6,8 +6,9 @@ so tensors that share memory at different times are ordered too; HBM accesses by
 Regions are compared with interval arithmetic over the affine offsets, for the same iteration
 and for every loop that may carry the dependency; loops are never enumerated. A wait
 `[producer, skip]` targets the producer instance `skip` instances before its latest issued one:
-0 is always safe, and a multi-buffered tensor lets the consumer skip the instances that use
-other slots.
+0 is always safe; the skip names the latest conflicting instance, affine in the consumer's loop
+variables where it can be proved (skips.py), and a multi-buffered tensor lets the consumer
+skip the instances that use other slots.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _accesses(inst: Inst, loops: tuple[Loop, ...]) -> list[Access]:
     out = []
     for name, ap in inst.aps():
         t = ap.tensor
-        r = region(ap)
+        r = region(ap, ranges)
         rows = None
         if t.on_chip and t.address is not None:
             key: tuple = (t.buffer,)

@@ -29,6 +29,9 @@ class Target:
     psum_bank_bytes: int = PSUM_BANK_BYTES
     partitions: int = PARTITIONS
     dma_queues: int = DMA_QUEUES
+    #: PSUM banks one matmul output may span: one on v2/v3 (N ≤ 512 fp32); all eight on v4
+    #: (N ≤ 4096 fp32 / 8192 bf16) — nki-isa.md §5.2, arch §4.
+    matmul_psum_banks: int = 1
 
 
 TARGETS: dict[str, Target] = {
@@ -37,7 +40,7 @@ TARGETS: dict[str, Target] = {
     "trn1": Target("trn1", sbuf_partition_bytes=180_224),
     # arch §3, nkipy target_info row (the docs do not state v3/v4 usable sizes).
     "trn2": Target("trn2", sbuf_partition_bytes=212_984),
-    "trn3": Target("trn3", sbuf_partition_bytes=245_752),
+    "trn3": Target("trn3", sbuf_partition_bytes=245_752, matmul_psum_banks=PSUM_BANKS),
 }
 
 

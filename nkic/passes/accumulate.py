@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from ..ir.core import Alloc, Inst, Kernel, Loop, Tensor
 from .base import Pass, PassContext
-from .regions import instances_may_overlap, region
+from .regions import instances_may_overlap, loop_ranges, region
 
 MATMULS = ("nc_matmul", "nc_matmul_mx")
 
@@ -38,8 +38,8 @@ def _scope_depth(kernel: Kernel) -> dict[Tensor, int]:
 
 def _overlap(a: _Write, b: _Write, equal: tuple[Loop, ...], carried: Loop | None) -> bool:
     """May write `b` (at an earlier instance) touch what write `a` touches?"""
-    ra = region(a.inst.operands["dst"]).to_bytes()
-    rb = region(b.inst.operands["dst"]).to_bytes()
+    ra = region(a.inst.operands["dst"], loop_ranges(a.loops)).to_bytes()
+    rb = region(b.inst.operands["dst"], loop_ranges(b.loops)).to_bytes()
     return instances_may_overlap(ra, a.loops, rb, b.loops, equal, carried)
 
 

@@ -5,7 +5,8 @@ inside a loop nested below the tensor's scope keeps it live for that whole loop,
 allocated in a loop body is fresh in every iteration. Placement is first-fit in two dimensions
 (partitions x bytes) over tensors whose live ranges overlap, honouring `address=` placements,
 the start-partition rule and the PSUM bank rule. Tensors allocated in a loop body are then
-multi-buffered (`Tensor.rotate`) where space allows, so consecutive iterations can overlap.
+multi-buffered (`Tensor.rotate`) where space allows, so consecutive iterations can overlap;
+when space is short, the most executed (innermost) tensors get their slots first.
 """
 
 from __future__ import annotations
@@ -355,15 +356,16 @@ class Allocate(Pass):
         )
 
     def check_banks(self, kernel: Kernel, tgt: Target, ctx: PassContext) -> None:
-        bank = tgt.psum_bank_bytes
+        bank = tgt.psum_bank_bytes * tgt.matmul_psum_banks
         for op, loops in kernel.walk():
             if not (isinstance(op, Inst) and op.opcode in MATMULS and runs(loops)):
                 continue
             dst = op.operands.get("dst")
             if dst is None or dst.tensor.buffer != "psum" or dst.tensor.address is None:
                 continue
-            r = region(dst).to_bytes(base_byte=dst.tensor.address[1])
-            lo, hi = r.free_bounds(loop_ranges(loops))
+            ranges = loop_ranges(loops)
+            r = region(dst, ranges).to_bytes(base_byte=dst.tensor.address[1])
+            lo, hi = r.free_bounds(ranges)
             if lo // bank == hi // bank:
                 continue
             g = bank
@@ -378,6 +380,6 @@ class Allocate(Pass):
                 f"{_name(dst.tensor)} crossing a {bank}-byte PSUM bank boundary (bytes "
                 f"[{lo}, {hi}] of the partition)",
                 op.loc,
-                hint=f"a matmul output must fit in one PSUM bank: at most {bank // 4} fp32 "
-                "elements per partition, starting inside the bank",
+                hint=f"a matmul output must fit in {bank} bytes of PSUM (at most {bank // 4} "
+                "fp32 elements per partition) without crossing that boundary",
             )

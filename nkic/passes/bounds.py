@@ -57,7 +57,9 @@ def failing_iterations(expr: Affine, limit: int, loops: dict[str, Loop], upper: 
     return "when " + " and ".join(conds)
 
 
-def dimension_indices(ap: AccessPattern) -> list[tuple[int, Affine, int, int]] | None:
+def dimension_indices(
+    ap: AccessPattern, ranges: dict[str, tuple[int, int]] | None = None
+) -> list[tuple[int, Affine, int, int]] | None:
     """(dimension, index expression, largest pattern index, size) for each storage dimension
     (HBM: all; on-chip: the free ones) when the pattern walks the tensor's own dimensions
     (as slicing produces); None for any other pattern, which is checked against storage."""
@@ -78,7 +80,7 @@ def dimension_indices(ap: AccessPattern) -> list[tuple[int, Affine, int, int]] |
             return None
         extent[d] = num - 1
         d += 1
-    offset = split_offset(ap.offset, row_elems(ap))[1] if t.on_chip else ap.offset
+    offset = split_offset(ap.offset, row_elems(ap), ranges)[1] if t.on_chip else ap.offset
     consts, terms = [], [dict() for _ in dims]
     rest = offset.const
     for stride in strides:  # digits keep the constant's sign, as a slice start's parts do
@@ -110,7 +112,7 @@ class CheckBounds(Pass):
     ) -> None:
         t = ap.tensor
         ranges = loop_ranges(list(loops.values()))
-        r = region(ap)
+        r = region(ap, ranges)
         name = f"'{t.label or t.name}'"
         unit = f" (in {ap.dtype} elements)" if ap.dtype != t.dtype else ""
         checks = []
@@ -125,7 +127,7 @@ class CheckBounds(Pass):
                     t.num_partitions,
                 )
             )
-        dims = dimension_indices(ap)
+        dims = dimension_indices(ap, ranges)
         if dims is not None:
             checks += [
                 (f"indices of dimension {d}", "the dimension has indices", expr, 0, ext, size)

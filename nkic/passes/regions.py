@@ -60,19 +60,29 @@ class Region:
         return lo + self.free_lo, hi + self.free_hi
 
 
-def split_offset(offset: Affine, row: int) -> tuple[Affine, Affine]:
+def split_offset(
+    offset: Affine, row: int, ranges: dict[str, tuple[int, int]] | None = None
+) -> tuple[Affine, Affine]:
     """Split an on-chip element offset into (partition, in-partition) parts for rows of `row`
     elements. Each coefficient splits into whole rows and a remainder with its own sign
     (17*i over rows of 16 moves one partition and one element per step; -1*i stays inside
     the row). Exact whenever the in-partition part stays inside [0, row), which the bounds
-    pass checks."""
+    pass checks. Given the loop `ranges`, whole rows move between the constants so that the
+    in-partition part lands inside [0, row) when it can (8*i - 8 for i in 1..4 is partition 0,
+    elements 0..24 — not partition -1, elements 504..528)."""
     q, r = divmod(offset.const, row)
     part_terms, free_terms = {}, {}
     for v, c in offset.terms:
         whole = abs(c) // row * (1 if c > 0 else -1)
         part_terms[v] = whole
         free_terms[v] = c - whole * row
-    return Affine(q, part_terms), Affine(r, free_terms)
+    free = Affine(r, free_terms)
+    if ranges is not None and free.terms:
+        lo, hi = free.bounds(ranges)
+        shift = -(lo // row)  # whole rows that bring the lowest element into [0, row)
+        if hi + shift * row < row:
+            q, free = q - shift, free + shift * row
+    return Affine(q, part_terms), free
 
 
 def _extent(pattern) -> tuple[int, int]:
@@ -88,16 +98,16 @@ def row_elems(ap: AccessPattern) -> int:
     return ap.tensor.bytes_per_partition // ap.itemsize
 
 
-def region(ap: AccessPattern) -> Region:
+def region(ap: AccessPattern, ranges: dict[str, tuple[int, int]] | None = None) -> Region:
     t = ap.tensor
     if t.on_chip:
-        return _rows(ap, row_elems(ap))
+        return _rows(ap, row_elems(ap), ranges)
     flo, fhi = _extent(ap.pattern)
     return Region(Affine(0), 0, 0, ap.offset, flo, fhi, ap.itemsize)
 
 
-def _rows(ap: AccessPattern, row: int) -> Region:
-    part, free = split_offset(ap.offset, row)
+def _rows(ap: AccessPattern, row: int, ranges=None) -> Region:
+    part, free = split_offset(ap.offset, row, ranges)
     step, num = ap.pattern[0]
     flo, fhi = _extent(ap.pattern[1:])
     return Region(part, 0, num - 1, free, flo, fhi, ap.itemsize)

@@ -17,7 +17,7 @@ from nkic.diagnostics import CompileError
 from nkic.ir.core import Alloc
 from nkic.passes.base import PassContext
 
-from .irkit import at, kernel, lowered
+from .irkit import at, blocked_matmul, kernel, lowered
 
 PARAMS = '  param %a : hbm bfloat16[128, 2048] "a" @0:1:1-1:10\n'
 
@@ -153,6 +153,23 @@ def test_assembly_listing_has_one_stream_per_queue():
     assert "wait #0@vector #1@dma0" in line or "wait #1@dma0 #0@vector" in line or "#1@dma0" in line
     assert line.endswith("; kernel.py:6 <- kernel.py:20")
     assert "'t' sbuf bfloat16[128, 512] internal at partition 0 byte" in text
+
+
+def test_per_iteration_skips_are_affine_offsets():
+    params, blocked = blocked_matmul(kt=4)
+    blob = write_neff(lowered(blocked, params, "%o"))
+    load_rhs = program(blob)["body"][0]["body"][1]["body"][0]["body"][0]["body"][0]
+    assert load_rhs["op"] == "dma_copy"
+    assert load_rhs["waits"] == [[2, {"c": 7, "t": {"bn": -4, "k2": -1}}]]
+    neff = pytest.importorskip("nkirt.neff")
+    neff.read_neff(blob)
+
+
+def test_assembly_prints_per_iteration_skips():
+    params, blocked = blocked_matmul(kt=4)
+    text = emit_asm(lowered(blocked, params, "%o"))
+    assert "wait #2@tensor~(7 - 4*$bn - $k2)" in text
+    assert "#2 nc_matmul(" in text and "~(7 - 4*$bm2 - $k3)" in text
 
 
 def test_unallocated_kernels_are_refused():

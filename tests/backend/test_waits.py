@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from nkic.backend.schedule import schedule
+from nkic.ir.affine import Affine
 
-from .irkit import lowered
+from .irkit import blocked_matmul, lowered
 
 PARAMS = '  param %a : hbm float32[128, 4096] "a"\n'
 
@@ -159,3 +160,45 @@ def test_waits_implied_by_a_later_instruction_on_the_same_queue_are_dropped():
     assert got[3][2] == [[1, 0]]
     # activation reads v written by the vector engine; waiting on #4 covers #0 and #1 too
     assert got[5] == ("activation", "scalar", [[4, 0]])
+
+
+def test_blocked_matmul_waits_for_the_tile_it_reuses_not_the_newest_matmul():
+    kt = 4
+    params, body = blocked_matmul(kt)
+    s = schedule(lowered(body, params, "%o"))
+    load_l, load_r, mm = s.insts[:3]
+    skips = {
+        (c.inst.opcode, c.queue, s.insts[p].inst.opcode, s.insts[p].queue): skip
+        for c in (load_l, load_r, mm)
+        for p, skip in c.waits
+    }
+    tiles = 2  # TILES_M = TILES_N
+    # a load into a tile waits for the last matmul that read it in the previous block
+    assert skips["dma_copy", load_r.queue, "nc_matmul", "tensor"] == Affine(
+        tiles * kt - 1, {"bn": -kt, "k2": -1}
+    )
+    assert skips["dma_copy", load_l.queue, "nc_matmul", "tensor"] == Affine(
+        (tiles - 1) * tiles * kt + kt - 1, {"bm": -tiles * kt, "k": -1}
+    )
+    # a matmul waits for the load of its own tiles, not for the last load of the block
+    assert skips["nc_matmul", "tensor", "dma_copy", load_r.queue] == Affine(
+        tiles * kt - 1, {"bn2": -kt, "k3": -1}
+    )
+    assert skips["nc_matmul", "tensor", "dma_copy", load_l.queue] == Affine(
+        tiles * kt - 1, {"bm2": -kt, "k3": -1}
+    )
+
+
+def test_skip_stays_constant_when_the_latest_conflict_is_not_affine():
+    # the copy of column i reads what the load of pair j = i // 2 wrote: not affine in i
+    got = waits(
+        TILE
+        + f"""
+  for $j = 0 to 4 step 1 affine {{
+    dma_copy(dst={T("t", 2, offset="2*$j", row=512)}, src={A("2*$j", 2)}) {{}}
+  }}
+  for $i = 0 to 8 step 1 affine {{
+    tensor_copy(dst={T("u", 1, offset="$i", row=512)}, src={T("t", 1, offset="$i", row=512)}) {{}}
+  }}"""
+    )
+    assert got[1][2] == [[0, 0]]

@@ -9,7 +9,7 @@ import pytest
 from nkic.backend.schedule import schedule
 
 from . import oracle
-from .irkit import lowered
+from .irkit import blocked_matmul, lowered
 from .oracle import check_waits
 
 PARAMS = '  param %a : hbm bfloat16[64, 64] "a"\n  param %b : hbm bfloat16[64, 128] "b"\n'
@@ -87,6 +87,23 @@ def test_oracle_catches_a_missing_wait(monkeypatch):
     monkeypatch.setattr(oracle, "schedule", without_matmul_waits)
     problems = check_waits(lowered(MATMUL, PARAMS, "%o"))
     assert problems and "nc_matmul" in problems[0]
+
+
+def test_per_iteration_skips_are_exact(monkeypatch):
+    # waiting one instance older than any per-iteration skip says is a race
+    def one_older(kernel):
+        s = schedule(kernel)
+        for x in s.insts:
+            x.waits = [(p, skip if isinstance(skip, int) else skip + 1) for p, skip in x.waits]
+        return s
+
+    params, body = blocked_matmul(kt=3, p=2, tm=2, tn=4)
+    k = lowered(body, params, "%o")
+    assert check_waits(k) == []
+    monkeypatch.setattr(oracle, "schedule", one_older)
+    problems = check_waits(k)
+    assert any("dma_copy" in p and "nc_matmul" in p for p in problems)
+    assert any(p.startswith("#") and "nc_matmul" in p.split(" races")[0] for p in problems)
 
 
 def _random_kernel(seed: int) -> str:
@@ -193,7 +210,8 @@ def _tiled_kernel(seed: int) -> str:
 
     def term(extent: int, width: int, avoid: dict[str, int]) -> dict[str, int]:
         """{var: coeff, "": const}: an offset keeping [0, extent) for every value of var (not
-        a variable of `avoid`, so that the partition and free parts of the sum stay apart)."""
+        a variable of `avoid`) with 0 <= const < extent, so that the sum splits back exactly
+        into partition and in-partition parts."""
         for _ in range(4):
             if not loops or rng.random() < 0.25:
                 break
@@ -202,8 +220,9 @@ def _tiled_kernel(seed: int) -> str:
                 continue
             coeff = rng.choice([width, width, 1, 2 * width, -width])
             lo, hi = min(coeff * first, coeff * last), max(coeff * first, coeff * last)
-            if hi - lo + width <= extent:
-                return {var: coeff, "": rng.randint(-lo, extent - width - hi)}
+            c_lo, c_hi = max(0, -lo), min(extent - 1, extent - width - hi)
+            if c_lo <= c_hi:
+                return {var: coeff, "": rng.randint(c_lo, c_hi)}
         return {"": rng.randint(0, extent - width)}
 
     def offset(row: int, part: dict[str, int], free: dict[str, int]) -> str:
@@ -259,7 +278,9 @@ def _tiled_kernel(seed: int) -> str:
                 start, step = rng.choice([(0, 1), (0, 1), (1, 1), (0, 2), (3, 2)])
                 mode = rng.choice(["affine", "sequential"])
                 stop = start + step * trips
-                lines.append(f"{'  ' * depth}  for ${var} = {start} to {stop} step {step} {mode} {{")
+                lines.append(
+                    f"{'  ' * depth}  for ${var} = {start} to {stop} step {step} {mode} {{"
+                )
                 loops.append((var, start, start + step * (trips - 1)))
                 tiles.append([])
                 block(depth + 1)
@@ -277,3 +298,12 @@ def _tiled_kernel(seed: int) -> str:
 def test_random_tiled_kernels_order_every_conflict(seed):
     k = lowered(_tiled_kernel(seed), '  param %a : hbm float32[64, 64] "a"\n', "%o")
     assert check_waits(k) == []
+
+
+def test_tiled_kernels_exercise_per_iteration_skips():
+    per_iteration = 0
+    for seed in range(60):
+        k = lowered(_tiled_kernel(seed), '  param %a : hbm float32[64, 64] "a"\n', "%o")
+        waits = (skip for x in schedule(k).insts for _, skip in x.waits)
+        per_iteration += any(not isinstance(skip, int) for skip in waits)
+    assert per_iteration >= 10

@@ -86,4 +86,5 @@ def test_tutorial_blocking_k_with_sbuf_sums_is_faster_than_blocking_m_n():
     "their own without exhausting the DMA engines, so the model does not charge them",
 )
 def test_tutorial_hoisted_loads_are_faster_than_the_tiled_kernel():
-    assert tutorial("matmul_hoisted") < tutorial("matmul_tiled")
+    # published: 42.96 vs 51.80 ms (17% faster); ask for a clear margin, not a rounding tie
+    assert tutorial("matmul_hoisted") < 0.95 * tutorial("matmul_tiled")

@@ -66,15 +66,7 @@ def test_nc_matmul_tfloat32_and_fp8_e4m3fn_trn3():
     assert_bits(isa("nc_matmul", [st, mv], *mm_io(st, mv), target="trn3"), mm_ref(st, mv))
 
 
-TRN3_BANKS = pytest.mark.xfail(
-    strict=True,
-    reason="nkic/passes/allocate.py check_banks reports err_psum_bank_violation for any "
-    "matmul dst wider than one 2 KiB PSUM bank, but on trn3 N may span all 8 banks "
-    "(<= 4096 fp32 / 8192 bf16, nki-isa.md §5.2)",
-)
-
-
-@pytest.mark.parametrize("dst", ["bfloat16", pytest.param("float32", marks=TRN3_BANKS)])
+@pytest.mark.parametrize("dst", ["bfloat16", "float32"])
 def test_nc_matmul_bf16_psum_trn3_large_n(dst):
     st = rnd((32, 8), BF16, seed=5)
     mv = rnd((32, 1024), BF16, seed=6)

@@ -61,3 +61,8 @@ def test_blocks_stored_at_decreasing_offsets():
     x = rand((128, 128), seed=17)
     got = run("loops.py", "reversed_blocks", loops=1, x=x)
     np.testing.assert_array_equal(got, np.concatenate(blocks(x, 32)[::-1], axis=1))
+
+
+def test_loop_from_one_with_negative_offset_constants():
+    x = rand((128, 32), seed=21)
+    np.testing.assert_array_equal(run("shifted.py", "shifted", loops=1, a=x), x)
