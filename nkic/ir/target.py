@@ -1,6 +1,6 @@
 """The compiler's description of each target: memory sizes and placement rules, with sources.
 
-Section numbers refer to /work/shared/spec/neuroncore-arch.md (and nki-language.md where
+Section numbers refer to shared/spec/neuroncore-arch.md (and nki-language.md where
 marked). Every hardware number the verifier, the passes and the backend use lives here, once.
 """
 
