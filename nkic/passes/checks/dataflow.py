@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from ...diagnostics import Related
 from ...ir.core import Alloc, Kernel, Loop
 from ..base import Pass, PassContext
+from ..regions import loop_ranges
 from .accesses import Access, accesses
-from .regions import Footprint, common_kind, convert, covered, footprint, loop_ranges
+from .regions import Footprint, common_kind, convert, covered, footprint
 
 
 @dataclass(frozen=True)

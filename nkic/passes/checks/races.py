@@ -20,8 +20,9 @@ from ...ir.affine import Affine
 from ...ir.core import Alloc, Kernel, Loop
 from ..base import Pass, PassContext
 from ..bounds import dimension_indices
+from ..regions import loop_ranges
 from .accesses import Access, accesses
-from .regions import comparable, describe, footprint, loop_ranges
+from .regions import comparable, describe, footprint
 
 _WITNESS_EDGE = 16  # iterations tried at each end of the loop when coefficients differ
 _WITNESS_K = 64  # iteration distances tried near 0 and near the largest feasible distances

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...ir.affine import Affine
-from ...ir.core import AccessPattern, Loop, Tensor
+from ...ir.core import AccessPattern, Tensor
 
 Ranges = Mapping[str, tuple[int, int]]
 
@@ -42,13 +42,6 @@ class Footprint:
             lo, hi = a.bounds(ranges)
             out.append((lo, hi + e))
         return out
-
-
-def loop_ranges(loops: tuple[Loop, ...] | list[Loop]) -> dict[str, tuple[int, int]]:
-    """Inclusive value ranges of the induction variables of non-empty loops."""
-    return {
-        lp.var: (min(lp.start, lp.last), max(lp.start, lp.last)) for lp in loops if lp.trip_count
-    }
 
 
 def _strides(shape: tuple[int, ...]) -> list[int]:
