@@ -13,15 +13,15 @@ from .diagnostics import CompileError, Diagnostic
 from .ir.target import TARGET_NAMES
 
 
-def _dtype_name(dt: np.dtype) -> str:
-    name = np.dtype(dt).name
-    return {"bool": "bool", "float64": "float32"}.get(name, name)
-
-
-def _tensor_spec(a: np.ndarray):
+def _tensor_args(args: dict[str, object]) -> dict[str, object]:
+    """Arrays become tensor specs; numpy's default float64 is taken as the kernels' float32."""
     from .frontend import TensorSpec
 
-    return TensorSpec(tuple(a.shape), _dtype_name(a.dtype))
+    def spec(v: np.ndarray):
+        name = "float32" if v.dtype == np.float64 else v.dtype
+        return TensorSpec(tuple(v.shape), name)
+
+    return {k: spec(v) if isinstance(v, np.ndarray) else v for k, v in args.items()}
 
 
 def _param_names(path: str, name: str) -> list[str] | None:
@@ -113,8 +113,7 @@ def compile(kernel, /, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> 
         raise TypeError(f"{name} takes {len(params)} argument(s), got {len(args)}")
     named = dict(zip(params or [], args))
     named.update(kwargs)
-    named = {k: _tensor_spec(v) if isinstance(v, np.ndarray) else v for k, v in named.items()}
-    res = driver.compile_file(path, name, named, target)
+    res = driver.compile_file(path, name, _tensor_args(named), target)
     if not res.ok:
         raise CompileError(
             [d for d in res.diagnostics]
@@ -138,5 +137,4 @@ def check(
     path: str | Path, kernel: str | None = None, target: str = driver.DEFAULT_TARGET, **args
 ) -> list[Diagnostic]:
     """Every diagnostic for the kernels in `path` (tensor arguments as arrays or TensorSpecs)."""
-    args = {k: _tensor_spec(v) if isinstance(v, np.ndarray) else v for k, v in args.items()}
-    return driver.check_file(str(path), kernel, args, target)
+    return driver.check_file(str(path), kernel, _tensor_args(args), target)

@@ -10,14 +10,14 @@ import numpy as np
 
 import nkic
 from nkic import driver
-from nkic.api import CompiledKernel, _tensor_spec
+from nkic.api import CompiledKernel, _tensor_args
 from nkic.diagnostics import CompileError
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 
 
 def compile_unrolled(path: Path, kernel: str, **args) -> CompiledKernel:
-    named = {k: _tensor_spec(v) if isinstance(v, np.ndarray) else v for k, v in args.items()}
+    named = _tensor_args(args)
     res = driver.compile_file(str(path), kernel, named, unroll_all=True)
     if not res.ok:
         raise CompileError(res.diagnostics)
