@@ -7,6 +7,7 @@ neuroncore-arch.md §12.1 (trn1, bf16, lhsT [8192, 4096], rhs [8192, 8192]).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -139,74 +140,92 @@ def check_speed(lines: list[str]) -> None:
     ]
 
 
-def _simulate_calibration(file: str, kernel: str, params: dict, ideal_waits: bool = False):
+def _simulate_calibration(
+    file: str, kernel: str, params: dict, ideal_waits: bool = False, sustained: object = "table"
+):
+    """Timing-only profile on trn1; `sustained` overrides the measured sustained DMA rate
+    (GB/s, or None for the documented constants alone)."""
     import nkirt
+    from nkirt.cost.tables import TARGETS
 
     args = {**matmul_args(8192, 4096, 8192), **params}
     res = compile_or_die(EXAMPLES / file, kernel, args, "trn1")
     program = nkirt.load(res.neff)
-    return nkirt.execute(program, {}, timing_only=True, ideal_waits=ideal_waits).profile
+    table = TARGETS["trn1"]
+    if sustained != "table":
+        TARGETS["trn1"] = dataclasses.replace(table, dma_sustained_gbps=sustained)
+    try:
+        return nkirt.execute(program, {}, timing_only=True, ideal_waits=ideal_waits).profile
+    finally:
+        TARGETS["trn1"] = table
 
 
 def calibration(lines: list[str]) -> None:
+    from nkirt.cost.tables import TARGETS
+
+    measured = TARGETS["trn1"].dma_sustained_gbps
     lines += [
         "## Cost-model calibration (trn1, bf16, [4096,8192] @ [8192,8192])",
         "",
         "Published: neuroncore-arch.md §12.1 latencies (Trn1, P99) and §12.2 engine-active "
         "percentages (device not stated; the profiler's *active* counts an engine with an "
         "instruction in flight, so it is not the same measure as our *busy*). Predicted: "
-        "`nkirt` timing-only run of our `examples/` versions compiled by nkic for trn1. No "
-        "constant was fitted to these kernels (docs/cost-model.md, calibration notes). *Ideal "
-        "waits*: the same program with every semaphore wait replaced by a wait for exactly the "
-        "conflicting earlier accesses (`nkirt.execute(..., ideal_waits=True)`), i.e. what "
-        "per-tile semaphores from the backend would give.",
+        "`nkirt` timing-only run of our `examples/` versions compiled by nkic for trn1. "
+        "Every constant is documented except one, measured: the core's sustained HBM-side DMA "
+        f"rate, {measured} GB/s, the pooled bytes ÷ published time of these four DMA-bound "
+        "kernels (docs/cost-model.md, calibration notes). *Documented only*: the same run "
+        "without that rate. *Leave one out*: the rate measured on the other three kernels "
+        "only, and the prediction for this one with it. *Ideal waits*: every semaphore wait "
+        "replaced by a wait for exactly the conflicting earlier accesses "
+        "(`nkirt.execute(..., ideal_waits=True)`).",
         "",
-        "| kernel | params | published ms | predicted ms | error | within ±15% | ideal waits ms (error) | DMA GB/s published (bytes / published ms) | DMA GB/s predicted | TensorE busy predicted | DMA active published / busy predicted | TensorE active published |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| kernel | params | published ms | predicted ms | error | within ±15% | documented only ms (error) | leave one out: GB/s, ms (error) | ideal waits ms (error) | DMA GB/s published (bytes / published ms) | DMA GB/s predicted | HBM rate in use | TensorE busy predicted | DMA active published / busy predicted | TensorE active published |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    outside, ideal_ok, rates = [], [], []
-    for file, kernel, params, ms, (dma_pub, pe_pub) in CALIBRATION:
-        prof = _simulate_calibration(file, kernel, params)
+    profiles = [_simulate_calibration(f, k, p) for f, k, p, _, _ in CALIBRATION]
+    moved = [prof["dma_bytes"] for prof in profiles]
+    published = [row[3] for row in CALIBRATION]
+    pooled = sum(moved) / (sum(published) * 1e6)
+    outside = []
+
+    def err(value: float, ms: float) -> str:
+        return f"{(value - ms) / ms * 100:+.1f}%"
+
+    for i, (file, kernel, params, ms, (dma_pub, pe_pub)) in enumerate(CALIBRATION):
+        prof = profiles[i]
+        others = [j for j in range(len(CALIBRATION)) if j != i]
+        held_out_rate = sum(moved[j] for j in others) / (sum(published[j] for j in others) * 1e6)
+
+        documented = _simulate_calibration(file, kernel, params, sustained=None)["total_ns"] / 1e6
+        held_out = (
+            _simulate_calibration(file, kernel, params, sustained=held_out_rate)["total_ns"] / 1e6
+        )
         ideal = _simulate_calibration(file, kernel, params, ideal_waits=True)["total_ns"] / 1e6
-        rates.append(prof["dma_bytes"] / (ms * 1e6))
         total = prof["total_ns"]
         pred = total / 1e6
-        err = (pred - ms) / ms
+        within = abs(pred - ms) / ms <= TOLERANCE
+        if not within:
+            outside.append(kernel)
         tensor = 100 * prof["engines"]["tensor"]["busy_ns"] / total
         dma = 100 * prof["engines"]["dma"]["busy_ns"] / total
+        hbm = 100 * prof["engines"]["dma"].get("hbm_rate_utilization", 0.0)
         shown = ", ".join(f"{k}={v}" for k, v in params.items() if k != "SUMS_DTYPE")
         if "SUMS_DTYPE" in params:
             shown += f", {params['SUMS_DTYPE']} sums"
-        if abs(err) > TOLERANCE:
-            outside.append(kernel)
-            if abs(ideal - ms) / ms <= TOLERANCE:
-                ideal_ok.append(kernel)
         lines.append(
-            f"| {kernel} | {shown or '—'} | {ms:.2f} | {pred:.2f} | {err * 100:+.1f}% | "
-            f"{'yes' if abs(err) <= TOLERANCE else 'no'} | "
-            f"{ideal:.2f} ({(ideal - ms) / ms * 100:+.1f}%) | {prof['dma_bytes'] / (ms * 1e6):.0f} | "
-            f"{prof['dma_bandwidth_gbps']:.0f} | {tensor:.1f}% | {dma_pub:.2f}% / {dma:.1f}% | "
-            f"{pe_pub:.2f}% |"
+            f"| {kernel} | {shown or '—'} | {ms:.2f} | {pred:.2f} | {err(pred, ms)} | "
+            f"{'yes' if within else 'no'} | {documented:.2f} ({err(documented, ms)}) | "
+            f"{held_out_rate:.1f}, {held_out:.2f} ({err(held_out, ms)}) | "
+            f"{ideal:.2f} ({err(ideal, ms)}) | {moved[i] / (ms * 1e6):.1f} | "
+            f"{prof['dma_bandwidth_gbps']:.0f} | {hbm:.0f}% | {tensor:.1f}% | "
+            f"{dma_pub:.2f}% / {dma:.1f}% | {pe_pub:.2f}% |"
         )
     file, kernel, params = FP32_SUMS
     prof = _simulate_calibration(file, kernel, params)
-    lines.append("")
-    if outside:
-        lines.append(f"Outside ±{TOLERANCE:.0%}: {', '.join(outside)}.")
-    if ideal_ok:
-        lines.append(
-            f"Within ±{TOLERANCE:.0%} with ideal waits: {', '.join(ideal_ok)} — the gap is the "
-            "granularity of the backend's semaphore waits (one wait per static instruction on "
-            "the most recent instance; docs/cost-model.md, calibration notes)."
-        )
-    if set(outside) - set(ideal_ok):
-        lines.append(
-            "The published latencies of all four kernels equal the bytes each moves by DMA at "
-            f"{min(rates):.0f}–{max(rates):.0f} GB/s, below every documented DMA/HBM rate; the "
-            "model does not charge the tiled kernel's extra loads, which run on a DMA queue of "
-            "their own (docs/cost-model.md, calibration notes)."
-        )
     lines += [
+        "",
+        f"Outside ±{TOLERANCE:.0%}: {', '.join(outside)}." if outside else "All within ±15%.",
+        f"Pooled over this table: {pooled:.2f} GB/s (the table constant: {measured} GB/s).",
         "",
         f"Not a published configuration: `{kernel}` with the example's default fp32 partial "
         f"sums predicts {prof['total_ns'] / 1e6:.2f} ms. The 128 KiB/partition fp32 "

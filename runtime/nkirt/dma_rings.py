@@ -17,12 +17,13 @@ PRUNE_AT = 64
 
 
 class DmaRings:
-    """Busy intervals of each DMA engine, as sorted parallel lists of starts and ends."""
+    """Busy intervals of each of `count` shared resources (by default the 16 DMA engines), as
+    sorted parallel lists of starts and ends."""
 
-    def __init__(self, horizon: Callable[[], float]):
+    def __init__(self, horizon: Callable[[], float], count: int = DMA_ENGINES):
         self.horizon = horizon
-        self.starts: list[list[float]] = [[] for _ in range(DMA_ENGINES)]
-        self.ends: list[list[float]] = [[] for _ in range(DMA_ENGINES)]
+        self.starts: list[list[float]] = [[] for _ in range(count)]
+        self.ends: list[list[float]] = [[] for _ in range(count)]
         self.busy_ns = 0.0
 
     def reserve(self, engine: int, ready: float, duration: float) -> float:

@@ -242,6 +242,9 @@ class Executor:
         self.dma_done = [0.0] * len(QUEUES)
         self.mm_start = self.mm_end = self.ls_end = 0.0
         self.rings = DmaRings(self.horizon)
+        #: the core's sustained HBM-side DMA rate as one shared resource (trn1; cost/tables.py)
+        self.hbm_rate = self.table.dma_sustained_gbps
+        self.hbm = DmaRings(self.horizon, count=1) if self.hbm_rate else None
         self.ports = PortArbiter(self.horizon)
         self.checker = SemaphoreChecker(self.horizon)
         #: (instruction index, start, busy end, completion, stall from, producer record, stall)
@@ -462,6 +465,8 @@ class Executor:
         done = data_start
         for engine, busy in plan.chunks(first):
             done = max(done, self.rings.reserve(engine, data_start, busy))
+        if self.hbm is not None and plan.hbm_bytes:
+            done = max(done, self.hbm.reserve(0, data_start, plan.hbm_bytes / self.hbm_rate))
         return done
 
     def _missing_semaphore(self, inst, env, hazard: Hazard) -> str:

@@ -33,6 +33,7 @@ def build_profile(
     instructions: list[StaticInstruction],
     records: list[tuple],
     dma_engine_busy_ns: float,
+    hbm_busy_ns: float | None = None,
 ) -> dict[str, Any]:
     """The Profile JSON of DESIGN.md plus utilisation, DMA traffic and the costliest lines."""
     total = max((r[3] for r in records), default=0.0)
@@ -58,6 +59,9 @@ def build_profile(
     engines["dma"]["engine_utilization"] = (
         dma_engine_busy_ns / (DMA_ENGINES * total) if total else 0.0
     )
+    if hbm_busy_ns is not None:
+        # share of the core's measured sustained HBM-side DMA rate in use (trn1)
+        engines["dma"]["hbm_rate_utilization"] = hbm_busy_ns / total if total else 0.0
     bottleneck = max(ENGINES, key=lambda e: engines[e]["busy_ns"]) if records else "none"
     ranked = sorted((i for i in instructions if i.count), key=lambda i: i.busy_ns, reverse=True)[
         :TOP_INSTRUCTIONS
@@ -213,10 +217,13 @@ def summarize(profile: dict[str, Any]) -> str:
             f"{e['instructions']:>10,}"
         )
     lines.append(f"  bottleneck: {profile['bottleneck']}")
-    lines.append(
-        f"  DMA: {profile['dma_bytes'] / 2**20:,.3f} MiB at "
-        f"{profile['dma_bandwidth_gbps']:,.1f} GB/s achieved"
-    )
+    dma = f"  DMA: {profile['dma_bytes'] / 2**20:,.3f} MiB at {profile['dma_bandwidth_gbps']:,.1f} GB/s"
+    hbm = profile["engines"]["dma"].get("hbm_rate_utilization")
+    if hbm is not None:
+        dma += f" achieved; sustained HBM rate in use {hbm:.0%} of the time"
+    else:
+        dma += " achieved"
+    lines.append(dma)
     top = profile["top_instructions"][:5]
     if top:
         lines.append("  costliest instructions:")

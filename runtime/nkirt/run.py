@@ -67,7 +67,11 @@ def execute(
         for name, tensor in zip(program.output_names, program.outputs):
             outputs[name] = executor.memory.tensor_array(tensor)
     profile = build_profile(
-        program, executor.instructions, executor.records, executor.rings.busy_ns
+        program,
+        executor.instructions,
+        executor.records,
+        executor.rings.busy_ns,
+        executor.hbm.busy_ns if executor.hbm is not None else None,
     )
     return RunResult(program, outputs, profile, executor.instructions, executor.records)
 

@@ -10,6 +10,7 @@ from nkirt.neff import engines_for
 
 TRN1_VECTOR_GHZ, TRN1_SCALAR_GHZ, TRN1_GPSIMD_GHZ, TRN1_TENSOR_GHZ = 1.12, 1.4, 1.4, 2.8
 TRN2_VECTOR_GHZ, TRN2_TENSOR_GHZ = 0.96, 2.4
+TRN1_SUSTAINED_GBPS = 104.1  # arch §12.1, measured (runtime/nkirt/cost/tables.py)
 MIN_II = 64
 
 
@@ -238,19 +239,74 @@ def test_dma_partitions_map_to_engines_by_eights():
     assert total == pytest.approx(1300 + 4 * (8192 + 256) / 23)
 
 
-def test_hbm_to_hbm_dma_splits_bytes_over_sixteen_engines():
-    k = Kernel("trn1")
+def hbm_to_hbm(target):
+    k = Kernel(target)
     x = k.input("x", "float32", [512, 512])
     y = k.output("y", "float32", [512, 512])
     k.dma(k.ap(y), k.ap(x))
-    assert profile_of(k)["total_ns"] == pytest.approx(1300 + (2**20 / 16 + 256) / 17)
+    return k
+
+
+def test_hbm_to_hbm_dma_splits_bytes_over_sixteen_engines():
+    total = profile_of(hbm_to_hbm("trn2"))["total_ns"]
+    assert total == pytest.approx(1300 + (2**20 / 16 + 256) / 23)
 
 
 def test_hwdge_dma_has_the_shorter_fixed_cost_where_present():
     on_trn2 = profile_of(dma("trn2", [128, 1024], [128, 1024], dge_mode="hwdge"))["total_ns"]
     assert on_trn2 == pytest.approx(600 + 8 * (2048 + 256) / 23)
+    # trn1 has no hardware DGE: the 1.3 µs fixed cost, then 256 KiB at the sustained HBM rate
     on_trn1 = profile_of(dma("trn1", [128, 1024], [128, 1024], dge_mode="hwdge"))["total_ns"]
-    assert on_trn1 == pytest.approx(1300 + 8 * (2048 + 256) / 17)
+    assert on_trn1 == pytest.approx(1300 + 2**18 / TRN1_SUSTAINED_GBPS)
+
+
+def test_trn1_dma_data_moves_no_faster_than_the_sustained_hbm_rate():
+    # 16 engines would move this [128, 1024] bf16 load in 8 × (2048 + 256) / 17 = 1,084 ns;
+    # the core sustains 104.1 GB/s to and from HBM (arch §12.1, measured): 2,518 ns
+    profile = profile_of(dma("trn1", [128, 1024], [128, 1024]))
+    assert profile["total_ns"] == pytest.approx(1300 + 2**18 / TRN1_SUSTAINED_GBPS)
+    assert profile["engines"]["dma"]["hbm_rate_utilization"] == pytest.approx(
+        (2**18 / TRN1_SUSTAINED_GBPS) / profile["total_ns"]
+    )
+
+
+def test_trn1_hbm_to_hbm_dma_counts_both_sides_against_the_sustained_rate():
+    total = profile_of(hbm_to_hbm("trn1"))["total_ns"]
+    assert total == pytest.approx(1300 + 2 * 2**20 / TRN1_SUSTAINED_GBPS)
+
+
+def parallel_loads(target, count=8):
+    """`count` [128, 512] bf16 loads into distinct tiles: one transfer on each of `count` queues."""
+    k = Kernel(target)
+    x = k.input("x", "bfloat16", [128, 512 * count])
+    k.output("unused", "float32", [1, 1])
+    for i in range(count):
+        tile = k.sbuf(f"t{i}", "bfloat16", [128, 512], byte=1024 * i)
+        src = k.ap(x, [[512 * count, 128], [1, 512]], offset=512 * i)
+        k.dma(k.ap(tile), src, queue=f"dma{i}")
+    return k
+
+
+def test_trn1_concurrent_queues_share_the_sustained_hbm_rate():
+    # 8 × 128 KiB issued at once on 8 queues: one fixed cost, then 1 MiB at 104.1 GB/s
+    total = profile_of(parallel_loads("trn1"))["total_ns"]
+    assert total == pytest.approx(1300 + 8 * 2**17 / TRN1_SUSTAINED_GBPS)
+
+
+def test_trn2_has_no_measured_sustained_rate_so_the_engines_bound_concurrent_queues():
+    total = profile_of(parallel_loads("trn2"))["total_ns"]
+    assert total == pytest.approx(1300 + 8 * 8 * (1024 + 256) / 23)
+
+
+def test_sbuf_to_sbuf_dma_is_not_bound_by_the_hbm_rate():
+    k = Kernel("trn1")
+    k.output("unused", "float32", [1, 1])
+    a = k.sbuf("a", "bfloat16", [128, 1024])
+    b = k.sbuf("b", "bfloat16", [128, 1024])
+    fill = k.inst("memset", "vector", {"dst": k.ap(a)}, {"value": 0.0})
+    k.dma(k.ap(b), k.ap(a), waits=[(fill, 0)])
+    dma_busy = profile_of(k)["engines"]["dma"]["busy_ns"]
+    assert dma_busy == pytest.approx(1300 + 8 * (2048 + 256) / 17)
 
 
 def test_dma_with_strided_source_pays_one_element_overhead_per_run():

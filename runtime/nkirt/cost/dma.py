@@ -5,7 +5,8 @@ v3+ hardware DGE) and then, on every DMA engine it uses, its bytes at the engine
 `DMA_ELEMENT_OVERHEAD_BYTES` per contiguous DMA element (arch §9 efficiency curve). Engine
 `k` moves the SBUF partitions 8k…8k+7 (arch §9, DMAOV); HBM-to-HBM copies split their bytes
 evenly over all 16 engines. The executor turns the per-engine times into reservations of the
-engines (shared by all DMA queues).
+engines (shared by all DMA queues) and, on targets with a measured sustained rate, the HBM
+bytes into a reservation of the core's HBM-side DMA rate (shared by everything).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ class DmaPlan:
     partition_bytes: int
     partition_elements: int
     ns_per_byte: float
+    #: Bytes read from or written to HBM (each HBM side counts): what the core's sustained DMA
+    #: rate limits, where the target has one (tables.TRN1_SUSTAINED_DMA_GBPS).
+    hbm_bytes: int = 0
     _cache: dict[int, tuple[tuple[int, float], ...]] = field(default_factory=dict)
 
     def chunks(self, first_partition: int) -> tuple[tuple[int, float], ...]:
@@ -103,8 +107,9 @@ def dma_plan(inst: InstructionShape, table: TargetTable) -> DmaPlan:
     if inst.attrs.get("dge_mode") == "hwdge" and table.hwdge:
         fixed = HWDGE_FIXED_NS
     ns_per_byte = 1.0 / (table.dma_engine_bytes_per_ns * efficiency)
+    hbm_bytes = sum(side.elements * side.itemsize for side in (dst, *sources) if not side.on_chip)
     if sbuf_side is None:
-        return DmaPlan(fixed, moved, 0, 1, 0, ceil(dst.elements / run), ns_per_byte)
+        return DmaPlan(fixed, moved, 0, 1, 0, ceil(dst.elements / run), ns_per_byte, hbm_bytes)
     per_partition = sbuf_side.free_elems
     run = gcd(run, per_partition)
     return DmaPlan(
@@ -115,4 +120,5 @@ def dma_plan(inst: InstructionShape, table: TargetTable) -> DmaPlan:
         partition_bytes=moved // sbuf_side.partitions,
         partition_elements=per_partition // run,
         ns_per_byte=ns_per_byte,
+        hbm_bytes=hbm_bytes,
     )

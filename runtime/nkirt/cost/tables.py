@@ -35,6 +35,14 @@ HWDGE_FIXED_NS = 600.0  # arch §9/§11 (ARCH3, DGE): one hardware-DGE DMA instr
 # element the time of 256 extra bytes reproduces that curve: 50 % at 256 B, 89 % at 2 KiB,
 # 94 % at 4 KiB of the engine bandwidth.
 DMA_ELEMENT_OVERHEAD_BYTES = 256
+# arch §12.1/§12.2: the sustained HBM-side DMA rate of one Trn1 NeuronCore, *measured*, not
+# documented. The four published matmul tutorial kernels are DMA-bound (§12.2: DMA active
+# 95.7–99.9 % for three of them) and their latencies are the bytes they move at 103.1, 103.4,
+# 104.9 and 105.9 GB/s (payloads of 256 B to 4 KiB per partition); pooled (Σ bytes / Σ time)
+# that is 104.1 GB/s, 38 % of the 16 engines' table peak (272 GB/s) and 25 % of the core's
+# share of HBM (410 GB/s, §1/§3). Leaving any one kernel out changes it by < 1 %
+# (docs/cost-model.md, calibration notes). No such measurement exists for v3/v4.
+TRN1_SUSTAINED_DMA_GBPS = 104.1
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,9 @@ class TargetTable:
     double_row_fp8: bool
     #: Hardware DGE block present (arch §3 HW DGE row, §9).
     hwdge: bool
+    #: Measured sustained rate (GB/s = B/ns) of all DMA traffic to and from HBM of one core,
+    #: shared by every queue and engine; None where no measurement exists.
+    dma_sustained_gbps: float | None = None
     #: arch §8 (ARCH2): on v2 VectorE and GpSimd cannot access SBUF at the same time.
     sbuf_vector_gpsimd_exclusive: bool = False
     #: arch §8 (ARCH2): on v2 VectorE and ScalarE cannot access PSUM at the same time.
@@ -92,6 +103,7 @@ TARGETS: dict[str, TargetTable] = {
         scalar_2x_mode=False,
         double_row_fp8=False,  # arch §4: double FP8 is v3+
         hwdge=False,  # arch §3: no HW DGE on v2
+        dma_sustained_gbps=TRN1_SUSTAINED_DMA_GBPS,  # arch §12.1/§12.2, measured (above)
         sbuf_vector_gpsimd_exclusive=True,  # arch §8 (ARCH2): shared SBUF port, serialised
         psum_vector_scalar_exclusive=True,  # arch §8 (ARCH2): shared PSUM port, serialised
     ),
