@@ -182,7 +182,10 @@ _code(
     "Compile-time assertion failed",
     "frontend",
     """An `assert` in the kernel (or a helper) evaluated to False during specialisation. The
-    message of the assert, if any, is shown.""",
+    message of the assert, if any, is shown. As in Python, the kernel ends there: nothing after
+    the assert is specialised or reported, so a guard such as `assert P <= 128` is not followed
+    by the errors it guards against. Inside a loop the message names the first failing
+    iteration.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 500]):  # called with 500 columns
@@ -621,7 +624,8 @@ _code(
     "Kernel raised an exception",
     "frontend",
     """A `raise` statement was executed during specialisation; its message is shown. Kernels use
-    `raise` (or `assert`) to reject arguments they do not support.""",
+    `raise` (or `assert`) to reject arguments they do not support. As in Python, the kernel
+    ends there: nothing after it is specialised or reported.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 512], act="tanh"):

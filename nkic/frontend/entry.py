@@ -23,6 +23,7 @@ from .values import (
     FieldSpec,
     Function,
     Instance,
+    KernelAbort,
     NkiClass,
     PoisonError,
     RestartUnrolled,
@@ -207,7 +208,7 @@ class KernelCall:
             self._bind(node.args, args, scope, node)
             try:
                 sp.exec_block(node.body)
-            except ReturnSignal:
+            except (ReturnSignal, KernelAbort):
                 pass
         finally:
             sp.in_kernel = False

@@ -40,6 +40,7 @@ from .values import (
     Instance,
     IsaEnumMember,
     IsaInstr,
+    KernelAbort,
     ModuleValue,
     NkiClass,
     NkiObjectBase,
@@ -144,6 +145,10 @@ _CMPOPS = {
 }
 
 _PLAIN = (int, float, bool, str, type(None))
+
+
+#: Errors that end the kernel like the Python exception they stand for (values.KernelAbort).
+ABORT_CODES = frozenset({"err_assert_failed", "err_raised_exception"})
 
 
 @dataclass
@@ -342,9 +347,22 @@ class Specialiser:
     def exec_stmt(self, stmt: ast.stmt) -> None:
         try:
             self.visit(stmt)
-        except (ReturnSignal, BreakSignal, ContinueSignal, SymbolicAbort, RestartUnrolled):
+        except (
+            ReturnSignal,
+            BreakSignal,
+            ContinueSignal,
+            SymbolicAbort,
+            RestartUnrolled,
+            KernelAbort,
+        ):
             raise
         except UserError as err:
+            if err.code in ABORT_CODES and self.in_kernel:
+                if self.attempts:
+                    # find the failing iteration concretely: unroll the loop being tried
+                    raise SymbolicAbort(self.attempts[-1], "the body fails an assertion") from None
+                self.report(err)
+                raise KernelAbort() from None
             self.report(err)
             self.poison_targets(stmt)
             self.poison_return(stmt)

@@ -115,6 +115,11 @@ class Escaped:
     affine_tile: bool = False
 
 
+class KernelAbort(Exception):
+    """A failed `assert` or a `raise` in the kernel (already reported): Python would not run
+    past it, so specialisation of the kernel stops there, and nothing after it is reported."""
+
+
 class RestartUnrolled(Exception):
     """Specialisation must start over with the loop `loop` (file, line, column) unrolled."""
 

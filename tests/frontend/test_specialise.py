@@ -9,7 +9,7 @@ from nkic.ir.core import Alloc, Imm, Inst, Loop
 from nkic.ir.parser import parse_kernel
 from nkic.ir.printer import print_kernel
 
-from .util import compile_ok, flatten, loops, opcodes, run, spec
+from .util import compile_ok, flatten, line_of, loops, opcodes, run, spec
 
 MM = dict(a=spec((1024, 512), "bfloat16"), b=spec((1024, 1024), "bfloat16"))
 
@@ -160,3 +160,17 @@ def test_print_in_a_symbolic_loop_prints_every_iteration(tmp_path, capsys):
 
     k = specialise(str(f), None, {"x": spec((1, 1))}, "trn2", DiagnosticSink())
     assert k is not None and capsys.readouterr().err == "iteration\n" * 3
+
+
+def test_a_failed_assert_in_a_loop_names_the_failing_iteration_and_ends_the_kernel():
+    _, diags = run("assert_loops.py", "fails_at_iteration", x=spec((128, 1024)))
+    assert [(d.code, d.message) for d in diags] == [
+        ("err_assert_failed", "assertion failed: tile 3 is past the limit")
+    ]
+    assert diags[0].loc.line == line_of("assert_loops.py", "assert i < LIMIT")
+
+
+def test_an_assert_that_holds_in_every_iteration_keeps_the_loop_symbolic():
+    k = compile_ok("assert_loops.py", "guard_in_loop", x=spec((128, 1024)))
+    loops = [op for op in k.body if isinstance(op, Loop)]
+    assert len(loops) == 1 and (loops[0].start, loops[0].stop) == (0, 8)
