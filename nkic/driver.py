@@ -91,13 +91,14 @@ def _parses(path: str) -> bool:
 
 def _run_local_checks(ir: Kernel, ctx) -> None:
     from .ir.verifier import verify
-    from .passes.pipeline import check_passes
+    from .passes.pipeline import allocation_diagnostics, check_passes
 
     if verify(ir):
         return
     for p in check_passes():
         if p.local:
             p.run(ir, ctx)
+    allocation_diagnostics(ir, ctx)
 
 
 def check_file(

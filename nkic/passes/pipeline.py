@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..backend.engines import AssignEngines
-from ..ir.core import Kernel
+from ..ir.core import Alloc, Kernel
 from ..ir.printer import print_kernel
+from ..ir.target import target
 from ..ir.verifier import VerifierError, verify
 from .accumulate import ResolveAccumulate
 from .allocate import Allocate
@@ -69,5 +70,25 @@ def run_pipeline(
             if ctx.sink.has_errors and not checking:
                 return kernel
         if ctx.sink.has_errors:
+            if checking:
+                allocation_diagnostics(kernel, ctx)
             return kernel
     return kernel
+
+
+def allocation_diagnostics(kernel: Kernel, ctx: PassContext) -> None:
+    """Report what allocation finds (capacity, `address=` placements) in a kernel that other
+    checks already rejected: those findings do not depend on the rejected statements, and
+    every problem should show in one run. For a partially specialised kernel they still hold,
+    since the missing statements could only add live tensors. Skipped when a tensor has more
+    partitions than the target: that is reported already, and it cannot be placed at all.
+    PSUM bank crossings are not checked here (an oversized matmul output is reported already),
+    and the kernel is left unallocated."""
+    partitions = target(kernel.target).partitions
+    tensors = [op.result for op, _ in kernel.walk() if isinstance(op, Alloc)]
+    if verify(kernel) or any(t.on_chip and t.num_partitions > partitions for t in tensors):
+        return
+    placed = [(t, t.address, t.rotate) for t in tensors]
+    Allocate(check_psum_banks=False).run(kernel, ctx)
+    for t, address, rotate in placed:
+        t.address, t.rotate = address, rotate

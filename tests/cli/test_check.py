@@ -157,3 +157,27 @@ def test_unparsable_file_is_an_error_and_a_module_without_kernels_is_clean(tmp_p
     helper = tmp_path / "helpers.py"
     helper.write_text("TILE = 128\n")
     assert check(str(helper)).exit_code == 0
+
+
+CAPACITY = KERNELS / "capacity_and_more.py"
+
+
+@pytest.mark.parametrize(
+    "kernel, other",
+    [
+        ("with_frontend_error", ("err_tensor_access_out_of_bound", 14, 30)),
+        ("with_race", ("err_unexpected_output_dependencies", 24, 9)),
+    ],
+)
+def test_allocation_errors_show_beside_other_errors(kernel, other):
+    res = check(str(CAPACITY), "-k", kernel, "--arg", "x=float32[128,512]", "--target", "trn1",
+                "--format", "json")  # fmt: skip
+    assert res.exit_code == 1
+    big = 11 if kernel == "with_frontend_error" else 22
+    assert found(res.output) == sorted([other, ("err_sbuf_capacity_exceeded", big, 11)])
+
+
+def test_a_tile_beyond_the_partitions_is_not_also_reported_by_allocation():
+    res = check(str(CAPACITY), "-k", "with_wide_tile", "--arg", "x=float32[128,512]",
+                "--target", "trn1", "--format", "json")  # fmt: skip
+    assert [d["code"] for d in json.loads(res.output)] == ["err_num_partition_exceed_arch_limit"]

@@ -68,7 +68,7 @@ def test_unknown_dump_pass_is_rejected():
         run_pipeline(add_kernel(), PassContext("trn2"), dump_after="nope")
 
 
-def test_check_errors_stop_before_lowering():
+def test_check_errors_stop_before_lowering_and_leave_the_kernel_unallocated():
     k = add_kernel(load_offset="512*$i + 1")
     ctx = PassContext("trn2")
     run_pipeline(k, ctx)
