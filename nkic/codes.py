@@ -1170,7 +1170,8 @@ _code(
     or overlap them. Two iterations writing (or one writing and one reading) the same
     location break that promise. Index the data with the loop variable, allocate the tile
     inside the loop, or use `nl.sequential_range`. Matmul accumulation into PSUM over the
-    loop variable is an allowed reduction.""",
+    loop variable is an allowed reduction. Loops the compiler had to unroll (because the body
+    uses the loop variable at compile time, e.g. `if i == 0:`) are checked too.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 512]):

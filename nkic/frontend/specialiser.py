@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..diagnostics import Diagnostic
 from ..ir.affine import Affine, NonAffineError
 from ..ir.builder import Builder
-from ..ir.core import Kernel, Loc, Tensor
+from ..ir.core import Kernel, Loc, Tensor, UnrolledLoop
 from . import nki_api, pylib
 from .loader import Loader
 from .tensors import NonConstExtent, TensorView, type_name
@@ -750,16 +750,29 @@ class Specialiser:
         ):
             self.exec_block(node.orelse)
             return
+        unrolled = None
+        if isinstance(iterable, RangeValue) and iterable.kind == "affine" and self.in_kernel:
+            name = node.target.id if isinstance(node.target, ast.Name) else "iteration"
+            unrolled = UnrolledLoop(self.loop_header(node), name)
         for item in self.iterate(iterable, node.iter):
             self._count_iteration(node)
             self.assign(node.target, item)
             try:
-                self.exec_block(node.body)
+                if unrolled is None:
+                    self.exec_block(node.body)
+                else:
+                    with self.builder.unrolled_iteration(unrolled, item):
+                        self.exec_block(node.body)
             except BreakSignal:
                 return
             except ContinueSignal:
                 continue
         self.exec_block(node.orelse)
+
+    def loop_header(self, node: ast.For) -> Loc:
+        """The span of `for target in iterable`."""
+        loc, end = self.loc(node), node.iter
+        return Loc(loc.file, loc.line, loc.col, end.end_lineno, end.end_col_offset + 1, loc.stack)
 
     def run_symbolic(self, node: ast.For, rv: RangeValue) -> bool:
         """Run the body once with a symbolic induction variable inside one IR loop; False
@@ -770,13 +783,9 @@ class Specialiser:
         start = len(block)
         self.attempts.append(att)
         try:
-            header = self.loc(node)
-            end = node.iter
-            header = Loc(
-                header.file, header.line, header.col, end.end_lineno, end.end_col_offset + 1,
-                header.stack,
-            )  # fmt: skip
-            with self.builder.loop(rv.start, rv.stop, rv.step, rv.kind, header) as iv:
+            with self.builder.loop(
+                rv.start, rv.stop, rv.step, rv.kind, self.loop_header(node)
+            ) as iv:
                 att.var = iv.vars[0]
                 att.iterations = rv.as_range()
                 self.assign(node.target, iv)

@@ -6,7 +6,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from .affine import Affine
-from .core import AccessPattern, Alloc, Imm, Inst, Kernel, Loc, Loop, Op, Operand, Tensor
+from .core import (
+    AccessPattern,
+    Alloc,
+    Imm,
+    Inst,
+    Kernel,
+    Loc,
+    Loop,
+    Op,
+    Operand,
+    Tensor,
+    UnrolledLoop,
+)
 
 
 class Builder:
@@ -17,6 +29,7 @@ class Builder:
         self._blocks: list[list[Op]] = [kernel.body]
         self._tensor_ids = 0
         self._loop_ids = 0
+        self._unrolled: list[tuple[UnrolledLoop, int]] = []
 
     @property
     def block(self) -> list[Op]:
@@ -65,8 +78,18 @@ class Builder:
         loc: Loc,
     ) -> Inst:
         op = Inst(opcode, dict(operands), dict(attrs or {}), loc)
+        op.unrolled = tuple(self._unrolled)
         self.block.append(op)
         return op
+
+    @contextmanager
+    def unrolled_iteration(self, loop: UnrolledLoop, value: int) -> Iterator[None]:
+        """Instructions built inside belong to iteration `value` of the unrolled affine `loop`."""
+        self._unrolled.append((loop, value))
+        try:
+            yield
+        finally:
+            self._unrolled.pop()
 
     @contextmanager
     def loop(self, start: int, stop: int, step: int, mode: str, loc: Loc) -> Iterator[Affine]:

@@ -35,6 +35,16 @@ class Loc:
 UNKNOWN_LOC = Loc("<unknown>", 1, 1, 1, 1)
 
 
+@dataclass(eq=False, frozen=True)
+class UnrolledLoop:
+    """One execution of an `nl.affine_range` loop that the frontend unrolled (its body needed
+    the induction variable at compile time). Its iterations may still run in any order, so the
+    race check compares them; identity distinguishes executions of the same source loop."""
+
+    loc: Loc
+    name: str  # the loop variable as the kernel spells it
+
+
 class Tensor:
     """An SSA tensor value: a storage region in one buffer with a fixed shape and dtype.
 
@@ -198,6 +208,9 @@ class Inst(Op):
         self.loc = loc
         self.engine = engine
         self.uid = next(_ids)
+        #: (unrolled affine loop, iteration value) for each enclosing unrolled affine loop,
+        #: outermost first. Not part of the text form.
+        self.unrolled: tuple[tuple[UnrolledLoop, int], ...] = ()
 
     def aps(self) -> Iterator[tuple[str, AccessPattern]]:
         for name, o in self.operands.items():

@@ -7,22 +7,28 @@ difference is linear in `k = (i - i') / step` and solved as an interval of `k` p
 other cases are decided on a few boundary iterations. Loop trip counts are never enumerated.
 Tensors allocated inside the loop are private to an iteration; PSUM matmul accumulation over
 the loop variable is an associative reduction and allowed.
+
+An affine loop the frontend unrolled (its body needed the induction variable at compile time)
+is straight-line code whose instructions carry the loop execution and iteration they came from
+(`Inst.unrolled`); its iterations are compared pairwise, after a sweep over byte ranges picks
+the candidate pairs, so the check stays near-linear in the number of accesses.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from dataclasses import dataclass
 
 from ...diagnostics import Related, source_line
 from ...ir.affine import Affine
-from ...ir.core import Alloc, Kernel, Loop
+from ...ir.core import Alloc, Kernel, Loc, Loop, UnrolledLoop
 from ..base import Pass, PassContext
 from ..bounds import dimension_indices
 from ..regions import loop_ranges
 from .accesses import Access, accesses
-from .regions import comparable, describe, footprint
+from .regions import comparable, convert, describe, footprint
 
 _WITNESS_EDGE = 16  # iterations tried at each end of the loop when coefficients differ
 _WITNESS_K = 64  # iteration distances tried near 0 and near the largest feasible distances
@@ -39,6 +45,7 @@ class AffineRaces(Pass):
         for op, outer in kernel.walk():
             if isinstance(op, Loop) and op.mode == "affine" and op.trip_count >= 2:
                 _check_loop(ctx, op, len(outer), everything)
+        _check_unrolled(ctx, everything)
 
 
 def _check_loop(ctx: PassContext, loop: Loop, depth: int, everything: list[Access]) -> None:
@@ -181,7 +188,6 @@ def _report(ctx: PassContext, loop: Loop, depth: int, a: Access, b: Access, witn
     ia, ib = witness
     if a.index == b.index:  # one access colliding with itself: name the earlier iteration first
         ia, ib = sorted(witness)
-    v = _source_name(loop)
 
     def env(acc: Access, value: int) -> dict[str, tuple[int, int]]:
         """The iteration `value` of the loop, outer loops at their first iteration."""
@@ -191,7 +197,14 @@ def _report(ctx: PassContext, loop: Loop, depth: int, a: Access, b: Access, witn
         e[loop.var] = (value, value)
         return e
 
-    ra, rb = describe(a.ap, env(a, ia)), describe(b.ap, env(b, ib))
+    _error(ctx, _source_name(loop), loop.loc, (a, ia, env(a, ia)), (b, ib, env(b, ib)))
+
+
+def _error(ctx: PassContext, v: str, loop_loc: Loc, first, second) -> None:
+    """Report two accesses, each (access, iteration value, loop ranges to describe it with),
+    that collide in different iterations of the loop over `v` at `loop_loc`."""
+    (a, ia, ea), (b, ib, eb) = first, second
+    ra, rb = describe(a.ap, ea), describe(b.ap, eb)
     if not a.write:
         a, b, ia, ib, ra, rb = b, a, ib, ia, rb, ra
     if b.write and ra == rb:
@@ -200,8 +213,8 @@ def _report(ctx: PassContext, loop: Loop, depth: int, a: Access, b: Access, witn
         what = f"iteration {v}={ia} writes {ra} and iteration {v}={ib} writes {rb}, which overlap"
     else:
         what = f"iteration {v}={ia} writes {ra} while iteration {v}={ib} reads {rb}"
-    related = [Related(loop.loc, "iterations of this `affine_range` loop may run in any order")]
-    if b.inst is not a.inst:
+    related = [Related(loop_loc, "iterations of this `affine_range` loop may run in any order")]
+    if b.inst.loc != a.inst.loc:
         related.insert(0, Related(b.inst.loc, f"the other access ({b.inst.opcode} `{b.operand}`)"))
     ctx.sink.error(
         "err_unexpected_output_dependencies",
@@ -210,6 +223,75 @@ def _report(ctx: PassContext, loop: Loop, depth: int, a: Access, b: Access, witn
         "give each iteration its own region (index with the loop variable), allocate the "
         "tile inside the loop, or use `nl.sequential_range` for a loop-carried dependency",
         related=tuple(related),
+    )
+
+
+def _check_unrolled(ctx: PassContext, everything: list[Access]) -> None:
+    """Races between the iterations of each unrolled affine loop execution; one report each."""
+    groups: dict[UnrolledLoop, list[tuple[int, Access]]] = {}
+    spans: dict[int, tuple[int, int]] = {}  # byte range of each access, shared by its groups
+    for a in everything:
+        if a.inst.unrolled and not _out_of_bounds(a):
+            for loop, value in a.inst.unrolled:
+                groups.setdefault(loop, []).append((value, a))
+    for loop, items in groups.items():
+        by_tensor: dict[int, list[tuple[int, Access]]] = {}
+        for value, a in items:
+            by_tensor.setdefault(id(a.ap.tensor), []).append((value, a))
+        for tensor_items in by_tensor.values():
+            pair = _unrolled_collision(tensor_items, spans)
+            if pair is not None:
+                (ia, a), (ib, b) = sorted(pair, key=lambda item: (item[0], item[1].index))
+                _error(ctx, loop.name, loop.loc, _first(a, ia), _first(b, ib))
+                break
+
+
+def _first(a: Access, value: int):
+    """`a` in iteration `value` of its unrolled loop, its own loops over their whole range."""
+    return a, value, loop_ranges(a.loops)
+
+
+def _unrolled_collision(items: list[tuple[int, Access]], spans: dict[int, tuple[int, int]]):
+    """Two (iteration, access) items of one tensor, from different iterations, at least one a
+    write and not both matmul accumulations, that may touch a common byte; or None. A sweep
+    over byte ranges offers each access the active writes whose ranges it meets (and each write
+    the active reads too), so reads that only meet reads are never paired."""
+    for _, a in items:
+        if a.index not in spans:
+            spans[a.index] = _byte_range(a)
+    events = sorted(
+        ((*spans[a.index], value, a) for value, a in items), key=lambda e: (e[0], e[3].index)
+    )
+    active: tuple[dict, dict] = ({}, {})  # reads, writes: access index -> (iteration, access)
+    ends: list[tuple[int, int, bool]] = []  # (last byte, access index, is a write)
+    for lo, hi, value, a in events:
+        while ends and ends[0][0] < lo:
+            _, index, write = heapq.heappop(ends)
+            active[write].pop(index, None)
+        others = [*active[True].values(), *(active[False].values() if a.write else ())]
+        for other_value, b in others:
+            if other_value != value and not (a.accumulates and b.accumulates) and _may_meet(a, b):
+                return (value, a), (other_value, b)
+        active[a.write][a.index] = (value, a)
+        heapq.heappush(ends, (hi, a.index, a.write))
+    return None
+
+
+def _byte_range(a: Access) -> tuple[int, int]:
+    ranges = loop_ranges(a.loops)
+    (lo, hi), *_ = convert(footprint(a.ap, ranges), "flat").intervals(ranges)
+    return lo, hi
+
+
+def _may_meet(a: Access, b: Access) -> bool:
+    """Whether some iteration of `a`'s loops and some of `b`'s (loops they share at equal
+    values) touch a common element."""
+    ra, rb = loop_ranges(a.loops), loop_ranges(b.loops)
+    fa, fb = comparable(footprint(a.ap, ra), footprint(b.ap, rb))
+    shared = {lp.var for lp in a.loops if any(lp is other for other in b.loops)}
+    return all(
+        _dimension(sa, ea, sb, eb, "", shared, ra, rb).feasible(0)
+        for sa, ea, sb, eb in zip(fa.starts, fa.extents, fb.starts, fb.extents)
     )
 
 
