@@ -13,8 +13,9 @@ from typing import ClassVar
 
 from ..ir.affine import Affine
 from ..ir.core import UNKNOWN_LOC, AccessPattern, Inst, Kernel, Loop
+from . import offsets
 from .base import Pass, PassContext
-from .regions import loop_ranges, region, row_elems, runs, split_offset
+from .regions import loop_ranges, region, row_elems, runs
 
 CODE = "err_tensor_access_out_of_bound"
 
@@ -62,15 +63,14 @@ def dimension_indices(
 ) -> list[tuple[int, Affine, int, int]] | None:
     """(dimension, index expression, largest pattern index, size) for each storage dimension
     (HBM: all; on-chip: the free ones) when the pattern walks the tensor's own dimensions
-    (as slicing produces); None for any other pattern, which is checked against storage."""
+    (as slicing produces); None for any other pattern, which is checked against storage.
+    The indices are the offset's parts over the tensor's strides, settled over `ranges`."""
     t = ap.tensor
     if ap.dtype != t.dtype:
         return None
     first = 1 if t.on_chip else 0
     dims = t.shape[first:]
-    strides = [1] * len(dims)
-    for d in range(len(dims) - 2, -1, -1):
-        strides[d] = strides[d + 1] * dims[d + 1]
+    strides = offsets.strides(dims)
     extent = [0] * len(dims)
     d = 0
     for step, num in ap.pattern[first:]:
@@ -80,17 +80,8 @@ def dimension_indices(
             return None
         extent[d] = num - 1
         d += 1
-    offset = split_offset(ap.offset, row_elems(ap), ranges)[1] if t.on_chip else ap.offset
-    consts, terms = [], [dict() for _ in dims]
-    rest = offset.const
-    for stride in strides:  # digits keep the constant's sign, as a slice start's parts do
-        digit = abs(rest) // stride * (1 if rest >= 0 else -1)
-        consts.append(digit)
-        rest -= digit * stride
-    for v, c in offset.terms:
-        d = next(i for i, stride in enumerate(strides) if c % stride == 0)
-        terms[d][v] = c // strides[d]
-    return [(first + d, Affine(consts[d], terms[d]), extent[d], dims[d]) for d in range(len(dims))]
+    indices = offsets.split(ap.offset, offsets.strides(t.shape), ranges)[first:]
+    return [(first + d, indices[d], extent[d], dims[d]) for d in range(len(dims))]
 
 
 @dataclass(frozen=True)

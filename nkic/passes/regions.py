@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..ir.affine import Affine
 from ..ir.core import AccessPattern, Loop
+from .offsets import split
 
 Ranges = Mapping[str, tuple[int, int]]
 
@@ -64,25 +65,12 @@ def split_offset(
     offset: Affine, row: int, ranges: dict[str, tuple[int, int]] | None = None
 ) -> tuple[Affine, Affine]:
     """Split an on-chip element offset into (partition, in-partition) parts for rows of `row`
-    elements. Each coefficient splits into whole rows and a remainder with its own sign
-    (17*i over rows of 16 moves one partition and one element per step; -1*i stays inside
-    the row). Exact whenever the in-partition part stays inside [0, row), which the bounds
-    pass checks. Given the loop `ranges`, whole rows move between the constants so that the
-    in-partition part lands inside [0, row) when it can (8*i - 8 for i in 1..4 is partition 0,
-    elements 0..24 — not partition -1, elements 504..528)."""
-    q, r = divmod(offset.const, row)
-    part_terms, free_terms = {}, {}
-    for v, c in offset.terms:
-        whole = abs(c) // row * (1 if c > 0 else -1)
-        part_terms[v] = whole
-        free_terms[v] = c - whole * row
-    free = Affine(r, free_terms)
-    if ranges is not None and free.terms:
-        lo, hi = free.bounds(ranges)
-        shift = -(lo // row)  # whole rows that bring the lowest element into [0, row)
-        if hi + shift * row < row:
-            q, free = q - shift, free + shift * row
-    return Affine(q, part_terms), free
+    elements (`offsets.split` over strides (row, 1)): 17*i over rows of 16 moves one partition
+    and one element per step, -1*i stays inside the row, and given the loop `ranges` 8*i - 8
+    for i in 1..4 is partition 0, elements 0..24 — not partition -1, elements 504..528. Exact
+    whenever the in-partition part stays inside [0, row), which the bounds pass checks."""
+    part, free = split(offset, (row, 1), ranges)
+    return part, free
 
 
 def _extent(pattern) -> tuple[int, int]:
@@ -121,7 +109,7 @@ def hbm_rows(ap: AccessPattern, ranges: Ranges) -> tuple[int, Region] | None:
     if len(ap.pattern) < 2 or ap.pattern[0][0] <= 0:
         return None
     row = ap.pattern[0][0]
-    r = _rows(ap, row)
+    r = _rows(ap, row, ranges)
     lo, hi = r.free_bounds(ranges)
     if lo < 0 or hi >= row:
         return None

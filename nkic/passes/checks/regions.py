@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ...ir.affine import Affine
 from ...ir.core import AccessPattern, Tensor
+from .. import offsets
 
 Ranges = Mapping[str, tuple[int, int]]
 
@@ -44,28 +45,6 @@ class Footprint:
         return out
 
 
-def _strides(shape: tuple[int, ...]) -> list[int]:
-    out, s = [], 1
-    for d in reversed(shape):
-        out.append(s)
-        s *= d
-    return list(reversed(out))
-
-
-def _split(value: int, strides: list[int]) -> list[int]:
-    """Mixed-radix digits of `value` (the first digit may exceed its dimension).
-
-    A negative value (a decreasing loop coefficient, or the constant of an offset such as
-    `F - (b + 1) * 32`) splits into the negated digits of its magnitude: -32 over strides
-    (128, 1) is (0, -32), one column per unit, not row -1 plus column 96."""
-    sign, value = (-1, -value) if value < 0 else (1, value)
-    digits = []
-    for s in strides:
-        q, value = divmod(value, s)
-        digits.append(sign * q)
-    return digits
-
-
 def footprint(ap: AccessPattern, ranges: Ranges) -> Footprint:
     """The most precise footprint of `ap` while the loop variables range over `ranges`."""
     t = ap.tensor
@@ -92,11 +71,8 @@ def _box(
     `ap.dtype`), or None when a [step, num] pair does not move along a single dimension."""
     if not shape:
         return None
-    strides = _strides(shape)
-    starts = [Affine(c) for c in _split(ap.offset.const, strides)]
-    for var, coeff in ap.offset.terms:
-        for k, digit in enumerate(_split(coeff, strides)):
-            starts[k] = starts[k] + Affine(0, {var: digit})
+    strides = offsets.strides(shape)
+    starts = offsets.split(ap.offset, strides, ranges)
     extents = [0] * len(shape)
     for step, num in ap.pattern:
         if num == 1:
@@ -122,7 +98,7 @@ def convert(f: Footprint, kind: str) -> Footprint:
         return f
     t = f.tensor
     if f.kind == "elements":
-        strides = _strides(t.shape)
+        strides = offsets.strides(t.shape)
         size = t.itemsize
         if kind == "rows":
             start = sum((a * (s * size) for a, s in zip(f.starts[1:], strides[1:])), Affine(0))

@@ -48,8 +48,7 @@ def test_every_unrolled_iteration_writing_one_tile_is_a_race():
 def test_a_write_and_a_neighbours_read_collide():
     (d,) = races("reads_a_neighbour", X)
     assert d.message == (
-        "memset: iteration i=1 writes t[0:128, 128:256] while iteration i=0 reads "
-        "t[0:128, 64:192]"
+        "memset: iteration i=1 writes t[0:128, 128:256] while iteration i=0 reads t[0:128, 64:192]"
     )
 
 
