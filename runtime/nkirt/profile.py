@@ -38,18 +38,24 @@ def build_profile(
     """The Profile JSON of DESIGN.md plus utilisation, DMA traffic and the costliest lines."""
     total = max((r[3] for r in records), default=0.0)
     intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    # from when an instance heads its queue (waiting on semaphores included) to its busy end
+    dispatched: dict[str, list[tuple[float, float]]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
-    for index, start, busy_end, *_ in records:
+    for index, start, busy_end, _, stall_from, *_ in records:
         engine = instructions[index].engine
         intervals[engine].append((start, busy_end))
+        dispatched[engine].append((stall_from, busy_end))
         counts[engine] += 1
     engines = {}
     for engine in ENGINES:
         busy = _busy_union(intervals[engine])
+        active = _busy_union(dispatched[engine])
         engines[engine] = {
             "busy_ns": busy,
             "instructions": counts[engine],
             "utilization": busy / total if total else 0.0,
+            "active_ns": active,
+            "active": active / total if total else 0.0,
         }
     dma_bytes = sum(
         inst.cost.bytes * inst.count for inst in instructions if isinstance(inst.cost, DmaPlan)

@@ -397,3 +397,20 @@ def test_every_instruction_has_a_positive_cost(op, target):
     k.inst(op, engines_for(op)[0], operands, {"n": 256, "op": "add"})
     profile = profile_of(k)
     assert profile["total_ns"] > 0
+
+
+def test_an_engine_waiting_on_a_semaphore_is_active_but_not_busy():
+    k = Kernel("trn2")
+    x = k.input("x", "bfloat16", [128, 1024])
+    k.output("unused", "float32", [1, 1])
+    t = k.sbuf("t", "bfloat16", [128, 1024])
+    o = k.sbuf("o", "bfloat16", [128, 1024], byte=2048)
+    load = k.dma(k.ap(t), k.ap(x))
+    k.inst("tensor_copy", "vector", {"dst": k.ap(o), "src": k.ap(t)}, waits=[(load, 0)])
+    profile = profile_of(k)
+    vector = profile["engines"]["vector"]
+    load_ns = 1300 + 8 * (2048 + 256) / 23
+    copy_ns = 1024 / 4 / TRN2_VECTOR_GHZ  # bf16 SBUF copy in the 4x performance mode
+    assert vector["busy_ns"] == pytest.approx(copy_ns)
+    assert vector["active_ns"] == pytest.approx(load_ns + copy_ns)
+    assert vector["active"] == pytest.approx((load_ns + copy_ns) / profile["total_ns"])
