@@ -4,6 +4,11 @@ A transfer's per-engine chunk fills the idle gaps of its engine from the time it
 start, split over several gaps when needed: transfers issued later in program order but ready
 earlier use the idle time before already reserved transfers, and the engine's total work is
 conserved.
+
+While every reservation has given all resources the same work at the same time (the usual case:
+`[128, x]` transfers spread evenly over the 16 engines), their intervals are identical and only
+the first resource's are kept (`shared`); the others are copied from it at the first reservation
+that differs.
 """
 
 from __future__ import annotations
@@ -22,13 +27,30 @@ class DmaRings:
 
     def __init__(self, horizon: Callable[[], float], count: int = DMA_ENGINES):
         self.horizon = horizon
+        self.count = count
         self.starts: list[list[float]] = [[] for _ in range(count)]
         self.ends: list[list[float]] = [[] for _ in range(count)]
         self.busy_ns = 0.0
+        #: every resource has the intervals of resource 0 (the others' lists are stale)
+        self.shared = True
+
+    def reserve_all(self, ready: float, duration: float) -> float:
+        """`reserve` the same work on every resource; the end of the last piece."""
+        if not self.shared:
+            return max(self.reserve(k, ready, duration) for k in range(self.count))
+        self.busy_ns += duration * (self.count - 1)
+        return self._reserve(0, ready, duration)
 
     def reserve(self, engine: int, ready: float, duration: float) -> float:
         """Occupy `duration` ns of `engine`'s idle time from `ready` on, in as many pieces as
         the reserved intervals leave gaps; the end of the last piece."""
+        if self.shared and self.count > 1:
+            self.shared = False
+            for k in range(1, self.count):
+                self.starts[k], self.ends[k] = list(self.starts[0]), list(self.ends[0])
+        return self._reserve(engine, ready, duration)
+
+    def _reserve(self, engine: int, ready: float, duration: float) -> float:
         self.busy_ns += duration
         starts, ends = self.starts[engine], self.ends[engine]
         if not ends or ready >= ends[-1]:

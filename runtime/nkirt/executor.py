@@ -463,8 +463,12 @@ class Executor:
                     first = where.row_lo
                     break
         done = data_start
-        for engine, busy in plan.chunks(first):
-            done = max(done, self.rings.reserve(engine, data_start, busy))
+        uniform = plan.uniform(first)
+        if uniform is not None:
+            done = max(done, self.rings.reserve_all(data_start, uniform))
+        else:
+            for engine, busy in plan.chunks(first):
+                done = max(done, self.rings.reserve(engine, data_start, busy))
         if self.hbm is not None and plan.hbm_bytes:
             done = max(done, self.hbm.reserve(0, data_start, plan.hbm_bytes / self.hbm_rate))
         return done

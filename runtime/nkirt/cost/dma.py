@@ -50,6 +50,15 @@ class DmaPlan:
     #: rate limits, where the target has one (tables.TRN1_SUSTAINED_DMA_GBPS).
     hbm_bytes: int = 0
     _cache: dict[int, tuple[tuple[int, float], ...]] = field(default_factory=dict)
+    _uniform: dict[int, float | None] = field(default_factory=dict)
+
+    def uniform(self, first_partition: int) -> float | None:
+        """The busy time of every engine when the transfer gives all 16 the same work."""
+        if first_partition not in self._uniform:
+            chunks = self.chunks(first_partition)
+            busy = chunks[0][1] if len(chunks) == DMA_ENGINES else None
+            self._uniform[first_partition] = busy if all(b == busy for _, b in chunks) else None
+        return self._uniform[first_partition]
 
     def chunks(self, first_partition: int) -> tuple[tuple[int, float], ...]:
         """(DMA engine, busy ns) for every engine that moves part of this transfer."""
