@@ -9,6 +9,7 @@ _PUBLIC = {
     "compile": "api",
     "load": "api",
     "check": "api",
+    "SimulationWarning": "api",
     "CompileError": "diagnostics",
     "Diagnostic": "diagnostics",
     "TensorSpec": "frontend",

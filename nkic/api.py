@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,11 @@ def _param_names(path: str, name: str) -> list[str] | None:
             a = node.args
             return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
     return None
+
+
+class SimulationWarning(RuntimeWarning):
+    """The simulated run did something whose hardware result is undefined (e.g. an activation
+    input outside the function's valid range); the message names the instruction and line."""
 
 
 class CompiledKernel:
@@ -71,6 +77,9 @@ class CompiledKernel:
             timing_only=timing_only,
         )
         self.profile = res.profile
+        for w in res.profile["warnings"]:
+            times = f" ({w['count']} instances)" if w["count"] > 1 else ""
+            warnings.warn(f"{w['message']}{times}", SimulationWarning, stacklevel=2)
         outs = tuple(res.outputs.values())
         if timing_only:
             return None

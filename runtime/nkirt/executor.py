@@ -47,6 +47,12 @@ class ExecContext:
     target: str
     rng: np.random.Generator
     state: dict[str, Any] = field(default_factory=dict)
+    #: what the instruction being executed reported through `warn` (collected by the executor)
+    pending: list[str] = field(default_factory=list)
+
+    def warn(self, message: str) -> None:
+        """Report something the hardware would do differently from the values computed."""
+        self.pending.append(message)
 
 
 class StaticInstruction:
@@ -249,6 +255,8 @@ class Executor:
         self.checker = SemaphoreChecker(self.horizon)
         #: (instruction index, start, busy end, completion, stall from, producer record, stall)
         self.records: list[tuple] = []
+        #: instruction index -> its first warning (`ExecContext.warn`) and how many instances warned
+        self.warnings: dict[int, dict] = {}
 
     def horizon(self) -> float:
         """No instance still to be issued can start before this time."""
@@ -321,6 +329,8 @@ class Executor:
             result = inst.semantics.fn(self.ctx, ops, attrs)
         except Exception as e:
             raise RuntimeFault(f"{inst.describe(env)}: {type(e).__name__}: {e}") from e
+        if self.ctx.pending:
+            self._warn(inst, env)
         for ap, where in outputs:
             if ap.name not in result:
                 raise RuntimeFault(f"{inst.describe(env)}: no value computed for {ap.name!r}")
@@ -472,6 +482,21 @@ class Executor:
         if self.hbm is not None and plan.hbm_bytes:
             done = max(done, self.hbm.reserve(0, data_start, plan.hbm_bytes / self.hbm_rate))
         return done
+
+    def _warn(self, inst, env) -> None:
+        """Keep the first warning of each static instruction (with the iteration it came from)
+        and count the instances that warned."""
+        first = self.warnings.get(inst.index)
+        if first is None:
+            self.warnings[inst.index] = {
+                "loc": inst.where,
+                "op": inst.op,
+                "message": f"{inst.describe(env)}: {self.ctx.pending[0]}",
+                "count": 1,
+            }
+        else:
+            first["count"] += 1
+        self.ctx.pending.clear()
 
     def _missing_semaphore(self, inst, env, hazard: Hazard) -> str:
         producer = hazard.producer

@@ -34,6 +34,7 @@ def build_profile(
     records: list[tuple],
     dma_engine_busy_ns: float,
     hbm_busy_ns: float | None = None,
+    warnings: list[dict] | None = None,
 ) -> dict[str, Any]:
     """The Profile JSON of DESIGN.md plus utilisation, DMA traffic and the costliest lines."""
     total = max((r[3] for r in records), default=0.0)
@@ -81,6 +82,7 @@ def build_profile(
         "engines": engines,
         "dma_bytes": dma_bytes,
         "dma_bandwidth_gbps": dma_bytes / total if total else 0.0,  # B/ns == GB/s
+        "warnings": list(warnings or ()),
         "top_instructions": [
             {
                 "op": i.op,
@@ -230,6 +232,9 @@ def summarize(profile: dict[str, Any]) -> str:
     else:
         dma += " achieved"
     lines.append(dma)
+    for w in profile.get("warnings", ()):
+        times = f" ({w['count']:,} instances)" if w["count"] > 1 else ""
+        lines.append(f"  warning: {w['message']}{times}")
     top = profile["top_instructions"][:5]
     if top:
         lines.append("  costliest instructions:")

@@ -72,6 +72,7 @@ def execute(
         executor.records,
         executor.rings.busy_ns,
         executor.hbm.busy_ns if executor.hbm is not None else None,
+        [executor.warnings[i] for i in sorted(executor.warnings)],
     )
     return RunResult(program, outputs, profile, executor.instructions, executor.records)
 

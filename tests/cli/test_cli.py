@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -190,3 +191,25 @@ def test_corrupt_neff_is_rejected(tmp_path, add_neff, damage):
     res = nkic("run", str(bad))
     assert_one_line_error(res, "bad.neff")
     assert res.returncode == 2
+
+
+def test_run_warns_about_inputs_outside_a_functions_valid_range(tmp_path):
+    kernel = Path(__file__).parent / "kernels" / "log_tiles.py"
+    neff = tmp_path / "log.neff"
+    assert (
+        invoke("compile", str(kernel), "--arg", "x=float32[128,256]", "-o", str(neff)).exit_code
+        == 0
+    )
+    x = np.ones((128, 256), np.float32)
+    x[5, 200] = -2.0  # second tile only
+    np.save(tmp_path / "x.npy", x)
+    res = invoke(
+        "run", str(neff), "--in", f"x={tmp_path / 'x.npy'}", "--profile", str(tmp_path / "p.json")
+    )
+    assert res.exit_code == 0
+    (line,) = [ln for ln in res.output.splitlines() if "warning:" in ln]
+    assert (
+        f"activation at {kernel}:15 [i0=1]: log: 1 of 16384 inputs outside the valid range" in line
+    )
+    (w,) = json.loads((tmp_path / "p.json").read_text())["warnings"]
+    assert (w["op"], w["loc"], w["count"]) == ("activation", f"{kernel}:15", 1)

@@ -94,6 +94,44 @@ FUNCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
+#: nki-isa.md §3: the functions whose ScalarE polynomial holds only on part of the line, and
+#: that part (of |x| for reciprocal). Outside it the hardware output is undefined.
+VALID_RANGES: dict[str, tuple[float, float]] = {
+    "log": (2.0**-64, 2.0**64),
+    "sin": (-math.pi, math.pi),
+    "arctan": (-math.pi / 2, math.pi / 2),
+    "sqrt": (2.0**-116, 2.0**118),
+    "rsqrt": (2.0**-87, 2.0**97),
+    "reciprocal": (2.0**-42, 2.0**42),
+}
+
+
+def check_range(ctx, op: str, values: np.ndarray) -> None:
+    """Warn (`ctx.warn`) when inputs of `op` lie outside its valid range (NaNs are not counted:
+    they propagate anyway)."""
+    bounds = VALID_RANGES.get(op)
+    if bounds is None:
+        return
+    lo, hi = bounds
+    x = np.asarray(values)
+    magnitude = np.abs(x) if op == "reciprocal" else x
+    with np.errstate(invalid="ignore"):
+        outside = (magnitude < lo) | (magnitude > hi)
+    if not outside.any():
+        return
+    where = tuple(int(i) for i in np.argwhere(outside)[0])
+    span = f"±[{lo:.3g}, {hi:.3g}]" if op == "reciprocal" else f"[{lo:.3g}, {hi:.3g}]"
+    consequence = (
+        "the hardware does not range-reduce; nkic follows its cubic extrapolation"
+        if op == "sin"
+        else "the hardware result there is undefined; nkic computes the exact function"
+    )
+    ctx.warn(
+        f"{op}: {int(outside.sum())} of {x.size} inputs outside the valid range "
+        f"{span} (e.g. {float(x[where]):.6g} at {list(where)}); {consequence}"
+    )
+
+
 def evaluate(op: str, values: np.ndarray, instruction: str, relu_param: float = 0.0) -> np.ndarray:
     """Activation `op` of fp32 `values`: computed in float64, rounded once to fp32."""
     x = np.asarray(values, dtype=np.float64)
@@ -137,16 +175,18 @@ def _scaled_input(ops, attrs, instruction: str) -> np.ndarray:
 def activation(ctx, ops, attrs):
     if attrs["op"] == "prelu":
         raise ValueError("activation: prelu needs relu_param; use activate2")
-    values = evaluate(attrs["op"], _scaled_input(ops, attrs, "activation"), "activation")
+    value = _scaled_input(ops, attrs, "activation")
+    check_range(ctx, attrs["op"], value)
+    values = evaluate(attrs["op"], value, "activation")
     cmd = attrs.get("reduce_cmd", "idle")
     return {"dst": values, "reduce_res": _accumulate(ctx, attrs, "activation", values, cmd)}
 
 
 @semantics("activation_reduce", outputs=("dst", "reduce_res"))
 def activation_reduce(ctx, ops, attrs):
-    values = evaluate(
-        attrs["op"], _scaled_input(ops, attrs, "activation_reduce"), "activation_reduce"
-    )
+    value = _scaled_input(ops, attrs, "activation_reduce")
+    check_range(ctx, attrs["op"], value)
+    values = evaluate(attrs["op"], value, "activation_reduce")
     reduce_res = _accumulate(ctx, attrs, "activation_reduce", values, "reset_reduce")
     return {"dst": values, "reduce_res": reduce_res}
 
@@ -163,6 +203,7 @@ def activate2(ctx, ops, attrs):
             raise ValueError(f"activate2: unsupported op{index} {op!r}")
         operand = fp32_param(f"imm{index}", ops, attrs, data.ndim)
         value = stage(op, value, operand, attrs.get(f"reverse{index}", False), "activate2")
+    check_range(ctx, attrs["op"], value)
     values = evaluate(attrs["op"], value, "activate2", attrs.get("relu_param", 0.0))
     cmd = attrs.get("reduce_cmd", "idle")
     return {"dst": values, "reduce_res": _accumulate(ctx, attrs, "activate2", values, cmd)}

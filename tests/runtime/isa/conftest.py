@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
+from nkirt.executor import ExecContext
 
 
-def make_ctx(target: str = "trn2", seed: int = 0) -> SimpleNamespace:
-    """What the executor passes as `ctx`: the target, a seeded Generator, run-wide state."""
-    return SimpleNamespace(target=target, rng=np.random.default_rng(seed), state={})
+def make_ctx(target: str = "trn2", seed: int = 0) -> ExecContext:
+    """What the executor passes as `ctx`: the target, a seeded Generator, run-wide state and
+    the warnings of the instruction being executed (`ctx.pending`)."""
+    return ExecContext(target, np.random.default_rng(seed))
 
 
 @pytest.fixture
-def ctx() -> SimpleNamespace:
+def ctx() -> ExecContext:
     return make_ctx()
 
 
 @pytest.fixture
-def ctx3() -> SimpleNamespace:
+def ctx3() -> ExecContext:
     return make_ctx("trn3")

@@ -274,3 +274,25 @@ def test_vector_accumulator_lanes_start_at_the_tiles_first_partition(ctx):
         ctx, {"src": a}, {"op0": "add", "op1": "add", "imm0": 0.0, "reduce_cmd": "reduce"}
     )["dst"]
     np.testing.assert_array_equal(got, np.tile(np.arange(1, 5, dtype=np.float32), (2, 1)))
+
+
+def test_inputs_outside_a_functions_valid_range_are_reported(ctx):
+    # nki-isa.md §3: log is valid on [2^-64, 2^64]; NaN propagates and is not counted
+    data = np.array([[-1.0, 0.0, 1.0, 2.0**70, np.nan]], np.float32)
+    run(ctx, "activation", {"data": data}, op="log")
+    (message,) = ctx.pending
+    assert message.startswith("log: 3 of 5 inputs outside the valid range [5.42e-20, 1.84e+19]")
+    assert "(e.g. -1 at [0, 0])" in message and "undefined" in message
+
+
+def test_inputs_inside_the_valid_range_report_nothing(ctx):
+    run(ctx, "activation", {"data": np.array([[0.5, 3.0, 1e10]], np.float32)}, op="log")
+    run(ctx, "activation", {"data": np.array([[-1e30, 1e30]], np.float32)}, op="exp")
+    assert ctx.pending == []
+
+
+def test_reciprocal_range_is_on_the_magnitude_and_sin_extrapolates(ctx):
+    run(ctx, "activation", {"data": np.array([[-2.0, 0.0, 3.0]], np.float32)}, op="reciprocal")
+    assert ctx.pending.pop().startswith("reciprocal: 1 of 3 inputs outside the valid range ±[")
+    run(ctx, "activation", {"data": np.array([[9.0, 1.0]], np.float32)}, op="sin")
+    assert "cubic extrapolation" in ctx.pending.pop()
