@@ -9,7 +9,8 @@ import jsonschema
 import nkirt
 import pytest
 from neff_builder import Kernel
-from nkirt.timeline import render_svg
+from nkirt import timeline
+from nkirt.timeline import _occupancy, render_svg
 
 ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
 
@@ -166,3 +167,32 @@ def test_slices_of_a_track_never_overlap_when_a_queue_runs_ahead():
     for spans in by_track.values():
         for (_, end), (start, _) in zip(spans, spans[1:]):
             assert start >= end - 1e-9
+
+
+def test_busy_fraction_per_bin_splits_spans_across_bins():
+    # bins of 10 µs: [0, 10) gets 2 + 5, [10, 20) gets 10 of the long span, [20, 30) gets 3
+    occupancy = _occupancy([(3.0, 2.0), (5.0, 18.0)], 10.0, 3)
+    assert list(occupancy) == pytest.approx([0.7, 1.0, 0.3])
+
+
+def test_a_row_of_thousands_of_instructions_is_drawn_as_busy_fractions(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    drawn = []
+    monkeypatch.setattr(timeline, "_draw_density", lambda ax, y, families, end: drawn.append(y))
+    spans = [{"ph": "X", "tid": 1, "name": "nc_matmul k.py:3", "cat": "tensor", "ts": 2.0 * i,
+              "dur": 0.5} for i in range(timeline.DENSE_ROW_BARS + 1)]  # fmt: skip
+    few = [{"ph": "X", "tid": 2, "name": "dma_copy k.py:2", "cat": "dma", "ts": 0.0, "dur": 9.0}]
+    names = [{"ph": "M", "tid": t, "name": "thread_name", "args": {"name": n}} for t, n in
+             ((1, "tensor"), (2, "dma0"))]  # fmt: skip
+    render_svg({"traceEvents": names + spans + few}, tmp_path / "t.svg")
+    assert drawn == [0]  # the tensor row only; the DMA row keeps its bars
+
+
+def test_a_dense_row_renders_with_its_family_in_the_legend(tmp_path):
+    pytest.importorskip("matplotlib")
+    spans = [{"ph": "X", "tid": 1, "name": "nc_matmul k.py:3", "cat": "tensor", "ts": 2.0 * i,
+              "dur": 0.5} for i in range(timeline.DENSE_ROW_BARS + 1)]  # fmt: skip
+    names = [{"ph": "M", "tid": 1, "name": "thread_name", "args": {"name": "tensor"}}]
+    render_svg({"traceEvents": names + spans}, tmp_path / "t.svg")
+    svg = (tmp_path / "t.svg").read_text()
+    assert "matmul" in svg and "tensor" in svg
