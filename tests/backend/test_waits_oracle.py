@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from contextlib import contextmanager
 
 import pytest
 
@@ -106,6 +107,38 @@ def test_per_iteration_skips_are_exact(monkeypatch):
     assert any(p.startswith("#") and "nc_matmul" in p.split(" races")[0] for p in problems)
 
 
+def _instruction(kind: str, pad: str, view, hbm) -> str:
+    """One instruction line of a random kernel; `view()` draws an on-chip window, `hbm()` an
+    HBM one (in the order the operands are written)."""
+    if kind == "load":
+        return f"{pad}dma_copy(dst={view()}, src=%a{hbm()}) {{}}"
+    if kind == "store":
+        return f"{pad}dma_copy(dst=%o{hbm()}, src={view()}) {{}}"
+    if kind == "copy":
+        return f"{pad}tensor_copy(dst={view()}, src={view()}) {{}}"
+    if kind == "act":
+        return f'{pad}activation(dst={view()}, data={view()}) {{op="exp"}}'
+    if kind == "memset":
+        return f"{pad}memset(dst={view()}) {{value=0.0}}"
+    if kind == "add":
+        return f'{pad}tensor_tensor(dst={view()}, data1={view()}, data2={view()}) {{op="add"}}'
+    return f'{pad}tensor_copy(dst={view()}, src={view()}) {{engine="gpsimd"}}'
+
+
+def _nest(rng, depth: int, alloc, inst, loop, deepest: int, p_loop: float, count: int) -> None:
+    """Tiles, then 2..`count` items at `depth`: loops (below `deepest`, with probability
+    `p_loop`; `loop(depth)` opens one, a context manager) holding a nest of their own, or
+    instructions."""
+    for _ in range(rng.randint(1, 2)):
+        alloc(depth)
+    for _ in range(rng.randint(2, count)):
+        if depth < deepest and rng.random() < p_loop:
+            with loop(depth):
+                _nest(rng, depth + 1, alloc, inst, loop, deepest, p_loop, count)
+        else:
+            inst(depth)
+
+
 def _random_kernel(seed: int) -> str:
     """A small random kernel: tiles inside and outside two loop levels, accessed through
     random windows by instructions on every queue kind."""
@@ -131,8 +164,8 @@ def _random_kernel(seed: int) -> str:
         off = f"{rng.randint(0, p - wp) * f + rng.randint(0, slack)}"
         return (f"${var[0]} + {off}" if var else off), wp, wf
 
-    def view(depth_tiles) -> str:
-        name, p, f = rng.choice(depth_tiles)
+    def view(visible) -> str:
+        name, p, f = rng.choice(visible)
         off, wp, wf = window(p, f)
         return f"%{name}[{off}; [{f}, {wp}], [1, {wf}]]"
 
@@ -142,46 +175,23 @@ def _random_kernel(seed: int) -> str:
 
     def inst(depth: int) -> None:
         visible = [t for level in tiles for t in level]
-        if not visible:
-            return
-        pad = "  " * depth + "  "
-        kind = rng.choice(["load", "store", "copy", "act", "memset", "add", "gpsimd"])
-        sb = [t for t in visible if True]
-        if kind == "load":
-            lines.append(f"{pad}dma_copy(dst={view(sb)}, src=%a{hbm()}) {{}}")
-        elif kind == "store":
-            lines.append(f"{pad}dma_copy(dst=%o{hbm()}, src={view(sb)}) {{}}")
-        elif kind == "copy":
-            lines.append(f"{pad}tensor_copy(dst={view(sb)}, src={view(sb)}) {{}}")
-        elif kind == "act":
-            lines.append(f'{pad}activation(dst={view(sb)}, data={view(sb)}) {{op="exp"}}')
-        elif kind == "memset":
-            lines.append(f"{pad}memset(dst={view(sb)}) {{value=0.0}}")
-        elif kind == "add":
-            lines.append(
-                f'{pad}tensor_tensor(dst={view(sb)}, data1={view(sb)}, data2={view(sb)}) {{op="add"}}'
-            )
-        else:
-            lines.append(f'{pad}tensor_copy(dst={view(sb)}, src={view(sb)}) {{engine="gpsimd"}}')
+        if visible:
+            kind = rng.choice(["load", "store", "copy", "act", "memset", "add", "gpsimd"])
+            lines.append(_instruction(kind, "  " * depth + "  ", lambda: view(visible), hbm))
 
-    def block(depth: int) -> None:
-        for _ in range(rng.randint(1, 2)):
-            alloc(depth)
-        for _ in range(rng.randint(2, 5)):
-            if depth < 2 and rng.random() < 0.25:
-                var, trips = f"l{next(counter)}", rng.randint(2, 3)
-                mode = rng.choice(["affine", "sequential"])
-                lines.append(f"{'  ' * depth}  for ${var} = 0 to {trips} step 1 {mode} {{")
-                loops.append((var, trips))
-                tiles.append([])
-                block(depth + 1)
-                tiles.pop()
-                loops.pop()
-                lines.append(f"{'  ' * depth}  }}")
-            else:
-                inst(depth)
+    @contextmanager
+    def loop(depth: int):
+        var, trips = f"l{next(counter)}", rng.randint(2, 3)
+        mode = rng.choice(["affine", "sequential"])
+        lines.append(f"{'  ' * depth}  for ${var} = 0 to {trips} step 1 {mode} {{")
+        loops.append((var, trips))
+        tiles.append([])
+        yield
+        tiles.pop()
+        loops.pop()
+        lines.append(f"{'  ' * depth}  }}")
 
-    block(0)
+    _nest(rng, 0, alloc, inst, loop, deepest=2, p_loop=0.25, count=5)
     return "\n".join(lines)
 
 
@@ -247,50 +257,25 @@ def _tiled_kernel(seed: int) -> str:
 
     def inst(depth: int) -> None:
         visible = [t for level in tiles for t in level]
-        if not visible:
-            return
-        pad = "  " * depth + "  "
-        kind = rng.choice(["load", "load", "store", "copy", "act", "add", "gpsimd"])
-        if kind == "load":
-            lines.append(f"{pad}dma_copy(dst={view(visible)}, src=%a{hbm()}) {{}}")
-        elif kind == "store":
-            lines.append(f"{pad}dma_copy(dst=%o{hbm()}, src={view(visible)}) {{}}")
-        elif kind == "copy":
-            lines.append(f"{pad}tensor_copy(dst={view(visible)}, src={view(visible)}) {{}}")
-        elif kind == "act":
-            lines.append(f'{pad}activation(dst={view(visible)}, data={view(visible)}) {{op="exp"}}')
-        elif kind == "add":
-            lines.append(
-                f"{pad}tensor_tensor(dst={view(visible)}, data1={view(visible)}, "
-                f'data2={view(visible)}) {{op="add"}}'
-            )
-        else:
-            lines.append(
-                f'{pad}tensor_copy(dst={view(visible)}, src={view(visible)}) {{engine="gpsimd"}}'
-            )
+        if visible:
+            kind = rng.choice(["load", "load", "store", "copy", "act", "add", "gpsimd"])
+            lines.append(_instruction(kind, "  " * depth + "  ", lambda: view(visible), hbm))
 
-    def block(depth: int) -> None:
-        for _ in range(rng.randint(1, 2)):
-            alloc(depth)
-        for _ in range(rng.randint(2, 4)):
-            if depth < 3 and rng.random() < 0.45:
-                var, trips = f"l{next(counter)}", rng.randint(2, 3)
-                start, step = rng.choice([(0, 1), (0, 1), (1, 1), (0, 2), (3, 2)])
-                mode = rng.choice(["affine", "sequential"])
-                stop = start + step * trips
-                lines.append(
-                    f"{'  ' * depth}  for ${var} = {start} to {stop} step {step} {mode} {{"
-                )
-                loops.append((var, start, start + step * (trips - 1)))
-                tiles.append([])
-                block(depth + 1)
-                tiles.pop()
-                loops.pop()
-                lines.append(f"{'  ' * depth}  }}")
-            else:
-                inst(depth)
+    @contextmanager
+    def loop(depth: int):
+        var, trips = f"l{next(counter)}", rng.randint(2, 3)
+        start, step = rng.choice([(0, 1), (0, 1), (1, 1), (0, 2), (3, 2)])
+        mode = rng.choice(["affine", "sequential"])
+        stop = start + step * trips
+        lines.append(f"{'  ' * depth}  for ${var} = {start} to {stop} step {step} {mode} {{")
+        loops.append((var, start, start + step * (trips - 1)))
+        tiles.append([])
+        yield
+        tiles.pop()
+        loops.pop()
+        lines.append(f"{'  ' * depth}  }}")
 
-    block(0)
+    _nest(rng, 0, alloc, inst, loop, deepest=3, p_loop=0.45, count=4)
     return "\n".join(lines)
 
 
