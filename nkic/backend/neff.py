@@ -70,12 +70,16 @@ class _ProgramWriter:
         return {"c": a.const, "t": dict(a.terms)}
 
     def ap(self, ap: AccessPattern) -> dict:
-        return {
+        out = {
             "tensor": self.tensor_ids[ap.tensor],
             "offset": self.offset(ap.offset),
             "pattern": [[s, n] for s, n in ap.pattern],
             "dtype": ap.dtype,
         }
+        if ap.dynamic is not None:
+            d = ap.dynamic
+            out["dynamic"] = {"kind": d.kind, "index": d.index, "dim": d.dim}
+        return out
 
     def attrs(self, attrs: dict) -> dict:
         out = {}

@@ -394,6 +394,10 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
             if p.role in ("out", "in"):
                 if v is None and p.default is None:
                     continue
+                if name == "dma_copy" and isinstance(v, TensorView) and v.dynamic is not None:
+                    index = f"{p.name}.{v.dynamic[0]}_offset"
+                    operands[p.name], operands[index] = v.to_dynamic_ap(index)
+                    continue
                 operands[p.name] = _tensor_operand(v, p.name)
             elif p.role == "val":
                 if v is None:  # e.g. operand0=None for a unary op0
@@ -571,6 +575,8 @@ def tensor_attribute(ip, t: TensorView, name: str):
     }
     if name in simple:
         return simple[name]()
+    if name not in ("is_indirect", "get_pattern"):
+        t.static_only(f"NkiTensor.{name}")
 
     def method(fn):
         return Builtin(f"NkiTensor.{name}", fn)
@@ -600,20 +606,11 @@ def tensor_attribute(ip, t: TensorView, name: str):
     if name == "is_contiguous":
         return method(lambda ip_, call: t.is_contiguous())
     if name == "is_indirect":
-        return method(lambda ip_, call: False)
+        return method(lambda ip_, call: t.dynamic is not None)
     if name == "ap":
 
         def ap(ip_, call, pattern, offset=None, scalar_offset=None, vector_offset=None,
                indirect_dim=0, dtype=None):  # fmt: skip
-            if scalar_offset is not None or vector_offset is not None:
-                raise UserError(
-                    "err_unsupported_api",
-                    "dynamic access patterns (scalar_offset= / vector_offset=) are not "
-                    "supported by nkic yet",
-                    call.arg_node(
-                        name="scalar_offset" if scalar_offset is not None else "vector_offset"
-                    ),
-                )
             if not isinstance(pattern, (list, tuple)):
                 raise UserError("err_invalid_view", "ap: pattern must be a list of [step, num]")
             off = None if offset is None else norm_int(offset)
@@ -621,12 +618,67 @@ def tensor_attribute(ip, t: TensorView, name: str):
                 raise UserError(
                     "err_invalid_view", f"ap: offset must be an integer, got {_show(off)}"
                 )
-            return t.ap(pattern, off, None if dtype is None else dtype_arg(dtype))
+            view = t.ap(pattern, off, None if dtype is None else dtype_arg(dtype))
+            if scalar_offset is None and vector_offset is None:
+                return view
+            return _dynamic_view(ip, call, view, scalar_offset, vector_offset, indirect_dim)
 
         return method(ap)
     if name in ("indirect", "vector_select", "rearrange", "flatten_dims", "reshape_dim"):
         return method(_unsupported_view(name))
     return MISSING
+
+
+def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indirect_dim):
+    """`view` with the runtime offset of `.ap(scalar_offset=…)` / `.ap(vector_offset=…)`
+    (nki-language.md §8): checked here, bound to a DMA operand by the instruction."""
+    if scalar_offset is not None and vector_offset is not None:
+        raise UserError(
+            "err_invalid_argument",
+            "ap: scalar_offset and vector_offset are mutually exclusive",
+            call.arg_node(name="vector_offset"),
+        )
+    kind, index = (
+        ("vector", vector_offset) if vector_offset is not None else ("scalar", scalar_offset)
+    )
+    where = call.arg_node(name=f"{kind}_offset")
+    dim = ip.need_int(indirect_dim, "an integer indirect_dim")
+    if not isinstance(index, TensorView):
+        raise UserError(
+            "err_unsupported_api",
+            f"ap: {kind}_offset must be an SBUF index tile in nkic, got {type_name(index)}",
+            where,
+            "registers (nisa.register_alloc) are not supported yet; load the index into an "
+            "int32 SBUF tile",
+        )
+    rows = view.pattern[0][1]
+    want = (rows, 1) if kind == "vector" else (1, 1)
+    if index.buffer != "sbuf" or index.dtype not in ("int32", "uint32") or index.shape != want:
+        raise UserError(
+            "err_invalid_argument",
+            f"ap: {kind}_offset must be an int32/uint32 SBUF tile of shape {want}, got "
+            f"{index.dtype} {index.buffer} {index.shape}",
+            where,
+            "one row index per element of the pattern's first dimension"
+            if kind == "vector"
+            else "a single index",
+        )
+    if view.on_chip:
+        raise UserError(
+            "err_unsupported_api",
+            f"ap: a dynamic offset on an {view.buffer} tensor is not supported by nkic; "
+            "only on HBM tensors (DMA gather/scatter)",
+            where,
+        )
+    shape = view.tensor.shape
+    if not 0 <= dim < len(shape) or (kind == "vector" and dim != 0):
+        raise UserError(
+            "err_invalid_argument",
+            f"ap: indirect_dim {dim} is not supported here"
+            + (" (vector_offset supports only indirect_dim=0)" if kind == "vector" else ""),
+            call.arg_node(name="indirect_dim"),
+        )
+    return TensorView(view.tensor, view.offset, view.pattern, view.dtype, (kind, index, dim))
 
 
 def _unsupported_view(name: str):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 from ..ir.affine import Affine
-from ..ir.core import AccessPattern, Tensor
+from ..ir.core import AccessPattern, Dynamic, Tensor
 from ..ir.types import DTYPES
 from .values import DynSlice, UserError, is_symbolic, norm_int
 
@@ -20,13 +20,16 @@ class TensorView:
     """A view of a tensor's storage: `offset` (affine in loop variables) and [step, num] pairs,
     in elements of `dtype`. For on-chip tensors pair 0 is the partition dimension."""
 
-    __slots__ = ("tensor", "offset", "pattern", "dtype")
+    __slots__ = ("tensor", "offset", "pattern", "dtype", "dynamic")
 
-    def __init__(self, tensor: Tensor, offset: Affine, pattern, dtype: str):
+    def __init__(self, tensor: Tensor, offset: Affine, pattern, dtype: str, dynamic=None):
         self.tensor = tensor
         self.offset = Affine.of(offset)
         self.pattern = tuple((int(s), int(n)) for s, n in pattern)
         self.dtype = dtype
+        #: (kind "vector"|"scalar", index tile view, indirect dim) of `.ap(vector_offset= /
+        #: scalar_offset=)`: a runtime offset, bound to a DMA operand (nki-language.md §8).
+        self.dynamic: tuple[str, TensorView, int] | None = dynamic
 
     @staticmethod
     def whole(tensor: Tensor) -> TensorView:
@@ -63,7 +66,24 @@ class TensorView:
         return nbytes // DTYPES[self.dtype].itemsize
 
     def to_ap(self) -> AccessPattern:
+        if self.dynamic is not None:
+            raise UserError(
+                "err_unsupported_api",
+                "a view with a dynamic offset (.ap(vector_offset=/scalar_offset=)) can only be "
+                "an operand of nisa.dma_copy in nkic",
+                None,
+                "copy the rows with nisa.dma_copy into a tile, then use the tile",
+            )
         return AccessPattern(self.tensor, self.offset, self.pattern, self.dtype)
+
+    def to_dynamic_ap(self, index_operand: str) -> tuple[AccessPattern, AccessPattern]:
+        """(this view as an access pattern whose offset is read at run time from the operand
+        `index_operand`, that operand's access pattern)."""
+        kind, index, dim = self.dynamic
+        ap = AccessPattern(
+            self.tensor, self.offset, self.pattern, self.dtype, Dynamic(kind, index_operand, dim)
+        )
+        return ap, index.to_ap()
 
     def describe(self) -> str:
         label = f", name={self.tensor.label!r}" if self.tensor.label else ""
@@ -76,12 +96,27 @@ class TensorView:
         return self.describe()
 
     def substitute(self, env) -> TensorView:
-        return TensorView(self.tensor, self.offset.substitute(env), self.pattern, self.dtype)
+        dynamic = self.dynamic
+        if dynamic is not None:
+            dynamic = (dynamic[0], dynamic[1].substitute(env), dynamic[2])
+        offset = self.offset.substitute(env)
+        return TensorView(self.tensor, offset, self.pattern, self.dtype, dynamic)
+
+    def static_only(self, what: str) -> None:
+        """Views are built on static views only: `.ap()` with a dynamic offset comes last."""
+        if self.dynamic is not None:
+            raise UserError(
+                "err_invalid_view",
+                f"{what} of a view with a dynamic offset (.ap(vector_offset=/scalar_offset=))",
+                None,
+                "apply .ap(..., vector_offset=/scalar_offset=) last, to the view you need",
+            )
 
     # indexing -------------------------------------------------------------------------------
 
     def index(self, key: tuple) -> TensorView:
         """`t[key]` for ints, slices, `nl.ds` and `...` (nki-language.md §7.1)."""
+        self.static_only("indexing")
         rank = len(self.pattern)
         n_ell = sum(1 for k in key if k is Ellipsis)
         if n_ell > 1:

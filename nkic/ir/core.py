@@ -126,17 +126,37 @@ class Tensor:
 
 
 @dataclass(frozen=True)
+class Dynamic:
+    """A runtime part of an access pattern's offset (nki-language.md §8), read from an index
+    tile that is another operand of the instruction (`index` names it).
+
+    `vector`: one row index per element of the pattern's first pair — element `[w, ...]` reads
+    storage element `offset + index[w] * prod(shape[1:]) + (inner pairs)`; the first pair's step
+    is ignored. `scalar`: the whole pattern moves by `index * prod(shape[dim + 1:])` elements.
+    """
+
+    kind: str  # "vector" | "scalar"
+    index: str
+    dim: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.kind}({self.index}, {self.dim})"
+
+
+@dataclass(frozen=True)
 class AccessPattern:
     """A view of a tensor's storage: `offset` + sum(i_k * step_k) for each [step, num] pair.
 
     Units are elements of `dtype` (the tensor's own dtype unless reinterpreted). For on-chip
     tensors the first pair is the partition dimension with step = elements per partition.
+    `dynamic` adds a runtime offset (gather/scatter by an index tile, DMA operands only).
     """
 
     tensor: Tensor
     offset: Affine
     pattern: tuple[tuple[int, int], ...]
     dtype: str
+    dynamic: Dynamic | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -161,7 +181,8 @@ class AccessPattern:
     def __str__(self) -> str:
         pat = ", ".join(f"[{s}, {n}]" for s, n in self.pattern)
         suffix = f" : {self.dtype}" if self.dtype != self.tensor.dtype else ""
-        return f"%{self.tensor.name}[{self.offset}; {pat}]{suffix}"
+        dynamic = f" {self.dynamic}" if self.dynamic is not None else ""
+        return f"%{self.tensor.name}[{self.offset}; {pat}]{suffix}{dynamic}"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from lark import Lark, Transformer, v_args
 from lark.exceptions import LarkError, VisitError
 
 from .affine import Affine
-from .core import AccessPattern, Alloc, Imm, Inst, Kernel, Loc, Loop, Tensor
+from .core import AccessPattern, Alloc, Dynamic, Imm, Inst, Kernel, Loc, Loop, Tensor
 
 
 class IRParseError(ValueError):
@@ -140,9 +140,14 @@ class _ToIR(Transformer):
         if name not in self.values:
             raise IRParseError(f"use of undefined value %{name}")
         t = self.values[name]
-        pairs = tuple(r for r in rest[:-1])
-        dtype = str(rest[-1]) if rest[-1] is not None else t.dtype
-        return AccessPattern(t, offset, pairs, dtype)
+        pairs = tuple(r for r in rest[:-2])
+        dtype = str(rest[-2]) if rest[-2] is not None else t.dtype
+        return AccessPattern(t, offset, pairs, dtype, rest[-1])
+
+    def dynamic(self, kind, index, dim):
+        if str(kind) not in ("vector", "scalar"):
+            raise IRParseError(f"unknown dynamic offset kind {kind!r} (vector or scalar)")
+        return Dynamic(str(kind), str(index), int(dim))
 
     def loop(self, var, start, stop, step, mode, loc, *body):
         loc = loc or Loc("<unknown>", 1, 1, 1, 1)

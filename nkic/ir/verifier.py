@@ -16,6 +16,10 @@ LOOP_MODES = ("affine", "sequential")
 KINDS = ("input", "output", "internal", "constant")
 
 
+#: Instructions whose HBM operands may carry a dynamic offset (gather/scatter by DMA).
+DYNAMIC_OPCODES = frozenset({"dma_copy"})
+
+
 class VerifierError(Exception):
     """The IR broke a structural rule; carries the list of problems."""
 
@@ -117,8 +121,11 @@ class _Verifier:
         if op.engine is not None and op.engine not in d.engines:
             self.problem(f"{where}: engine {op.engine!r} cannot run {op.opcode}")
         ins_params = [p.name for p in d.params if p.role == "ins"]
+        indices = self.dynamic_indices(op, where)
         for name in op.operands:
             p = d.param(name)
+            if name in indices:
+                continue
             if p is None and not any(name.startswith(i) for i in ins_params):
                 self.problem(f"{where}: unknown operand {name!r}")
             elif p is not None and not p.is_tensor:
@@ -134,6 +141,26 @@ class _Verifier:
             for v in acc:
                 if v not in loop_vars:
                     self.problem(f"{where}: accumulate names ${v}, not an enclosing loop variable")
+
+    def dynamic_indices(self, op: Inst, where: str) -> set[str]:
+        """The operands holding index tiles of the instruction's dynamic access patterns, each
+        checked: an on-chip access pattern, used by one dynamic AP of a DMA instruction."""
+        out = set()
+        for name, o in op.operands.items():
+            dyn = o.dynamic if isinstance(o, AccessPattern) else None
+            if dyn is None:
+                continue
+            index = op.operands.get(dyn.index)
+            if op.opcode not in DYNAMIC_OPCODES:
+                self.problem(f"{where}: operand {name} has a dynamic offset; only DMA may")
+            elif not isinstance(index, AccessPattern) or not index.tensor.on_chip:
+                self.problem(f"{where}: index operand {dyn.index!r} of {name} is not on chip")
+            elif index.dynamic is not None or dyn.index in out:
+                self.problem(f"{where}: index operand {dyn.index!r} is used twice or dynamic")
+            elif o.tensor.on_chip:
+                self.problem(f"{where}: operand {name} has a dynamic offset but is on chip")
+            out.add(dyn.index)
+        return out
 
     def block(self, ops: list[Op], scope: set[str], loops: tuple[Loop, ...]) -> None:
         scope = set(scope)

@@ -96,7 +96,8 @@ class CheckBounds(Pass):
             if isinstance(op, Inst) and runs(loops):
                 by_var = {lp.var: lp for lp in loops}
                 for operand, ap in op.aps():
-                    self.check(op, operand, ap, by_var, ctx)
+                    if ap.dynamic is None:  # runtime offsets are checked at run time
+                        self.check(op, operand, ap, by_var, ctx)
 
     def check(
         self, op: Inst, operand: str, ap: AccessPattern, loops: dict[str, Loop], ctx: PassContext

@@ -88,6 +88,9 @@ def row_elems(ap: AccessPattern) -> int:
 
 def region(ap: AccessPattern, ranges: dict[str, tuple[int, int]] | None = None) -> Region:
     t = ap.tensor
+    if ap.dynamic is not None:  # a runtime offset (HBM gather/scatter): the whole tensor
+        return Region(Affine(0), 0, 0, Affine(0), 0, t.size * t.itemsize // ap.itemsize - 1,
+                      ap.itemsize)  # fmt: skip
     if t.on_chip:
         return _rows(ap, row_elems(ap), ranges)
     flo, fhi = _extent(ap.pattern)
@@ -106,7 +109,7 @@ def hbm_rows(ap: AccessPattern, ranges: Ranges) -> tuple[int, Region] | None:
     outer step S exceeds the span of its inner pairs and every access stays inside a row of S
     elements. Two such accesses with the same row length compare row by row, not as one
     flat interval that would make interleaved column blocks look overlapping."""
-    if len(ap.pattern) < 2 or ap.pattern[0][0] <= 0:
+    if len(ap.pattern) < 2 or ap.pattern[0][0] <= 0 or ap.dynamic is not None:
         return None
     row = ap.pattern[0][0]
     r = _rows(ap, row, ranges)

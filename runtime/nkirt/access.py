@@ -12,6 +12,8 @@ from __future__ import annotations
 from math import gcd, prod
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from nkirt import dtypes
 from nkirt.cost.shapes import OperandShape
 from nkirt.cost.tables import PSUM_BANK_BYTES
@@ -74,6 +76,8 @@ class AccessPattern:
         "lattice",
         "dense",
         "bucket",
+        "dynamic",
+        "dynamic_unit",
     )
 
     def __init__(self, name: str, raw: dict[str, Any], tensor: TensorInfo, partition_bytes: int):
@@ -144,14 +148,43 @@ class AccessPattern:
             self.steps,
             self.part_step if tensor.on_chip else 1,
         )
+        #: runtime offset {"kind", "index", "dim"} (docs/neff-format.md), and the elements (of
+        #: this AP's dtype) that one index unit moves: one row (vector) or a block of `dim`.
+        self.dynamic = raw.get("dynamic")
+        self.dynamic_unit = 0
+        if self.dynamic is not None:
+            first = 1 if self.dynamic["kind"] == "vector" else self.dynamic["dim"] + 1
+            self.dynamic_unit = prod(tensor.shape[first:]) * tensor.itemsize // isz
+
+    def dynamic_elements(self, env: dict[str, int], index: np.ndarray):
+        """(element indices of a dynamic AP, shape `nums`, into its tensor's flat storage in
+        this AP's dtype; mask of the first dimension's entries whose elements all lie inside
+        the tensor). `index` holds the index tile's values: one per entry of the first
+        dimension (vector) or one (scalar)."""
+        off = self.const + sum(coeff * env[var] for var, coeff in self.terms)
+        grids = np.ix_(*(np.arange(n) for n in self.nums))
+        inner = sum(g * s for g, s in zip(grids[1:], self.steps[1:]))
+        index = index.reshape(-1).astype(np.int64)
+        if self.dynamic["kind"] == "vector":
+            first = (index * self.dynamic_unit).reshape((-1,) + (1,) * (len(self.nums) - 1))
+        else:
+            first = grids[0] * self.steps[0] + int(index[0]) * self.dynamic_unit
+        elements = np.broadcast_to(off + first + inner, self.nums)
+        total = self.tensor.nbytes // self.itemsize
+        inside = ((elements >= 0) & (elements < total)).reshape(self.nums[0], -1).all(axis=1)
+        return elements, inside
 
     def locate(self, env: dict[str, int], executions: dict[str, int]) -> Location:
         """Place the AP for loop variables `env`; `executions` counts the executions of each
-        enclosing loop's body so far (it selects the slot of a rotating tensor)."""
+        enclosing loop's body so far (it selects the slot of a rotating tensor). A dynamic AP
+        may touch any element: its footprint is the whole tensor, its bounds checked when its
+        index is known (`dynamic_elements`)."""
         off = self.const
         for var, coeff in self.terms:
             off += coeff * env[var]
         isz = self.itemsize
+        if self.dynamic is not None:
+            return Location(off * isz, 0, self.rows - 1, 0, self.row_elems * isz, -1)
         row, col = divmod(off, self.row_elems)
         if self.buffer != "hbm":
             base_byte = self.base_byte

@@ -77,6 +77,7 @@ class StaticInstruction:
         "dma_side",
         "history",
         "unless_first",
+        "dynamic",
         "count",
         "busy_ns",
         "ports",
@@ -193,12 +194,15 @@ def _instruction(
     accumulate = attrs.get("accumulate")
     if isinstance(accumulate, dict):
         inst.unless_first = tuple((v, loop_starts[v]) for v in accumulate["unless_first"])
+    # a dynamic operand's index tile is read by the DMA's descriptor generation, not moved
+    indices = {ap.dynamic["index"] for ap in aps.values() if ap.dynamic is not None}
+    inst.dynamic = bool(indices)
     shape = InstructionShape(
         inst.op,
         inst.engine,
         attrs,
-        {name: ap.shape for name, ap in aps.items()},
-        tuple(read),
+        {name: ap.shape for name, ap in aps.items() if name not in indices},
+        tuple(n for n in read if n not in indices),
         tuple(written),
         inst.immediates,
     )
@@ -296,7 +300,18 @@ class Executor:
     def _compute(self, inst, env, attrs, inputs, outputs) -> None:
         memory = self.memory
         ops: dict[str, Any] = dict(inst.immediates)
+        dynamic = self._dynamic(inst, env, attrs, inputs, outputs) if inst.dynamic else {}
         for ap, where in inputs:
+            if ap.name in dynamic:
+                elements, keep = dynamic[ap.name]
+                values, written = memory.gather(ap, elements, keep)
+                if not written:
+                    raise RuntimeFault(
+                        f"uninitialised read: {inst.describe(env)} gathers operand {ap.name!r} "
+                        f"from elements of {ap.tensor.name} that nothing wrote"
+                    )
+                ops[ap.name] = values
+                continue
             if not memory.is_written(ap, where):
                 raise RuntimeFault(
                     f"uninitialised read: {inst.describe(env)} reads operand {ap.name!r} "
@@ -344,6 +359,15 @@ class Executor:
                         f"for an operand of shape {ap.nums}"
                     )
                 value = value.reshape(ap.nums)
+            keep = next((k for _, k in dynamic.values()), None)
+            if ap.name in dynamic:
+                elements, keep = dynamic[ap.name]
+                memory.scatter(ap, elements[keep], value[keep])
+                continue
+            if keep is not None and not keep.all():  # oob_mode skip: those rows stay as they are
+                memory.view(ap, where, writable=True)[keep] = value[keep]
+                memory.mark_written(ap, where, keep)
+                continue
             memory.view(ap, where, writable=True)[...] = value
             memory.mark_written(ap, where)
             if ap.buffer == "psum":
@@ -482,6 +506,45 @@ class Executor:
         if self.hbm is not None and plan.hbm_bytes:
             done = max(done, self.hbm.reserve(0, data_start, plan.hbm_bytes / self.hbm_rate))
         return done
+
+    def _dynamic(self, inst, env, attrs, inputs, outputs) -> dict[str, tuple]:
+        """For each dynamic operand: (its flat element indices, mask of the first dimension's
+        entries to move). An index outside the tensor is a fault, or with `oob_mode` skip
+        drops its row (vector; the whole transfer for a scalar offset)."""
+        memory, out = self.memory, {}
+        views = {ap.name: (ap, where) for ap, where in (*inputs, *outputs)}
+        for ap, _ in (*inputs, *outputs):
+            if ap.dynamic is None:
+                continue
+            index_ap, where = views[ap.dynamic["index"]]
+            if not memory.is_written(index_ap, where):
+                raise RuntimeFault(
+                    f"uninitialised read: {inst.describe(env)} reads index operand "
+                    f"{index_ap.name!r} before anything wrote it"
+                )
+            index = np.array(memory.view(index_ap, where, writable=False))
+            elements, inside = ap.dynamic_elements(env, index)
+            if ap.dynamic["kind"] == "scalar":
+                inside = np.full_like(inside, inside.all())
+            if not inside.all():
+                if attrs.get("oob_mode") != "skip":
+                    row = int(np.argmin(inside))
+                    value = int(index.reshape(-1)[row if ap.dynamic["kind"] == "vector" else 0])
+                    raise RuntimeFault(
+                        f"out-of-bounds dynamic access: {inst.describe(env)}: operand "
+                        f"{ap.name!r} with index {value} (at partition {row} of "
+                        f"{index_ap.name!r}) leaves {ap.tensor.name} of shape "
+                        f"{list(ap.tensor.shape)}"
+                    )
+                if any(
+                    o.nums[0] != ap.nums[0] for o, _ in (*inputs, *outputs) if o is not index_ap
+                ):
+                    raise RuntimeFault(
+                        f"{inst.describe(env)}: oob_mode skip needs src and dst with the same "
+                        "first dimension (nkic)"
+                    )
+            out[ap.name] = (elements, inside)
+        return out
 
     def _warn(self, inst, env) -> None:
         """Keep the first warning of each static instruction (with the iteration it came from)

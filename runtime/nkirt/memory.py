@@ -75,8 +75,24 @@ class Memory:
             strides=ap.view_strides,
         )
 
-    def mark_written(self, ap: AccessPattern, where: Location) -> None:
-        self._marks(ap, where)[...] = np.iinfo(_MARK_DTYPES[ap.itemsize]).max
+    def gather(self, ap: AccessPattern, elements: np.ndarray, rows: np.ndarray):
+        """(the elements at flat indices `elements` of a dynamic AP's tensor — zeros in the
+        first-dimension entries not in `rows` —, whether all gathered ones were written)."""
+        key, marks = self.key(ap), _MARK_DTYPES[ap.itemsize]
+        values = np.zeros(elements.shape, ap.np_dtype)
+        values[rows] = self.buffers[key].view(ap.np_dtype)[elements[rows]]
+        written = self.written[key].view(marks)[elements[rows]] == np.iinfo(marks).max
+        return values, bool(written.all())
+
+    def scatter(self, ap: AccessPattern, elements: np.ndarray, values: np.ndarray) -> None:
+        """Write `values` at flat indices `elements` of a dynamic AP's tensor."""
+        key, marks = self.key(ap), _MARK_DTYPES[ap.itemsize]
+        self.buffers[key].view(ap.np_dtype)[elements] = values
+        self.written[key].view(marks)[elements] = np.iinfo(marks).max
+
+    def mark_written(self, ap: AccessPattern, where: Location, rows=Ellipsis) -> None:
+        """Mark the AP's elements written (only the first-dimension entries `rows` if given)."""
+        self._marks(ap, where)[rows] = np.iinfo(_MARK_DTYPES[ap.itemsize]).max
 
     def _psum_marks(self, ap: AccessPattern, where: Location) -> np.ndarray:
         return np.ndarray(

@@ -311,6 +311,9 @@ class _Checker:
             self.operand(operand, f"{where} operand {name!r}", loop_vars)
             if is_output_operand(name) and "tensor" in operand:
                 self.written_tensors.add(operand["tensor"])
+        for name, operand in operands.items():
+            if "dynamic" in operand:
+                self.dynamic(op, operands, operand, f"{where} operand {name!r}")
         waits = node.get("waits", [])
         self.kind(waits, list, f"{where} waits")
         for wait in waits:
@@ -325,6 +328,32 @@ class _Checker:
                     "affine {'c': int, 't': {loop_var: int}} of enclosing loop variables)"
                 )
             self.waited.append((inst_id, wait[0]))
+
+    def dynamic(self, op: str, operands: dict, operand: dict, where: str) -> None:
+        """A runtime offset: a DMA operand on a tensor off chip, indexed by another operand of
+        the instruction, an int32/uint32 SBUF tile of one column (docs/neff-format.md)."""
+        dyn = operand["dynamic"]
+        self.is_dict(dyn, f"{where} dynamic")
+        kind = self.choice(dyn, "kind", ("vector", "scalar"), f"{where} dynamic")
+        index = self.field(dyn, "index", str, f"{where} dynamic")
+        dim = self.field(dyn, "dim", int, f"{where} dynamic")
+        if op != "dma_copy":
+            raise NeffError(f"{where}: only dma_copy operands may have a dynamic offset")
+        tensor = self.tensors[operand["tensor"]]
+        if tensor.on_chip or not 0 <= dim < len(tensor.shape) or (kind == "vector" and dim):
+            raise NeffError(f"{where}: a {kind} offset needs an off-chip tensor and a valid dim")
+        ix = operands.get(index)
+        ix_tensor = self.tensors.get(ix.get("tensor")) if isinstance(ix, dict) else None
+        if (
+            ix_tensor is None
+            or ix_tensor.buffer != "sbuf"
+            or ix.get("dtype", ix_tensor.dtype) not in ("int32", "uint32")
+            or "dynamic" in ix
+        ):
+            raise NeffError(f"{where}: index operand {index!r} must be an int32/uint32 SBUF tile")
+        rows = operand["pattern"][0][1] if kind == "vector" else 1
+        if [pair[1] for pair in ix["pattern"]][0] != rows:
+            raise NeffError(f"{where}: index operand {index!r} needs {rows} partitions")
 
     def operand(self, operand: Any, where: str, loop_vars: frozenset[str]) -> None:
         self.is_dict(operand, where)

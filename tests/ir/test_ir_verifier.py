@@ -6,7 +6,7 @@ import pytest
 
 from nkic.ir.affine import Affine
 from nkic.ir.builder import Builder, imm, whole
-from nkic.ir.core import AccessPattern, Inst, Kernel, Loc, Loop, Tensor
+from nkic.ir.core import AccessPattern, Dynamic, Inst, Kernel, Loc, Loop, Tensor
 from nkic.ir.verifier import VerifierError, verify, verify_or_raise
 
 LOC = Loc("k.py", 1, 1, 1, 5)
@@ -173,3 +173,27 @@ def test_unknown_target():
     k, b, a, t = base()
     k.target = "trn9"
     only(k, "unknown target 'trn9'")
+
+
+def gather_operands(a: Tensor, idx: Tensor, index: str = "src.vector_offset") -> dict:
+    dyn = Dynamic("vector", index, 0)
+    src = AccessPattern(a, Affine(0), ((512, 128), (1, 512)), "float32", dyn)
+    return {"src": src, "src.vector_offset": whole(idx)}
+
+
+def test_a_dma_gather_with_its_index_operand_is_well_formed():
+    k, b, a, t = base()
+    idx = b.alloc("sbuf", "int32", (128, 1), "idx", LOC)
+    b.inst("dma_copy", {"dst": whole(t), **gather_operands(a, idx)}, {}, LOC)
+    assert verify(k) == []
+
+
+def test_a_dynamic_operand_outside_dma_or_without_its_index_is_rejected():
+    k, b, a, t = base()
+    idx = b.alloc("sbuf", "int32", (128, 1), "idx", LOC)
+    b.inst("tensor_copy", {"dst": whole(t), **gather_operands(a, idx)}, {}, LOC)
+    only(k, "has a dynamic offset; only DMA may")
+    k, b, a, t = base()
+    idx = b.alloc("sbuf", "int32", (128, 1), "idx", LOC)
+    b.inst("dma_copy", {"dst": whole(t), **gather_operands(a, idx, "src.missing")}, {}, LOC)
+    assert any("index operand 'src.missing' of src is not on chip" in p for p in verify(k))

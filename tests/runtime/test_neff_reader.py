@@ -269,3 +269,14 @@ def test_accumulate_unless_first_must_name_enclosing_loops():
     operands = {"dst": k.ap(acc), "stationary": k.ap(w), "moving": k.ap(w)}
     k.inst("nc_matmul", "tensor", operands, {"accumulate": {"unless_first": ["k"]}})
     rejects(k.neff(), "enclosing loop variables under 'unless_first'")
+
+
+def test_a_dynamic_offset_must_name_an_int32_sbuf_index_operand():
+    k = Kernel("trn2", name="gather")
+    table = k.input("x", "float32", [300, 64])
+    k.output("y", "float32", [1, 1])
+    tile = k.sbuf("t", "float32", [128, 64])
+    src = k.ap(table, [[64, 128], [1, 64]])
+    src["dynamic"] = {"kind": "vector", "index": "src.vector_offset", "dim": 0}
+    k.inst("dma_copy", "dma", {"dst": k.ap(tile), "src": src, "src.vector_offset": k.ap(tile)})
+    rejects(k.neff(), "index operand 'src.vector_offset' must be an int32/uint32 SBUF tile")

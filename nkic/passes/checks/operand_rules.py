@@ -555,6 +555,14 @@ def _dma_copy(c: InstCheck) -> None:
             f"`engine=nisa.engine.{trigger}` is only valid with `dge_mode=nisa.dge_mode.hwdge`",
             "add `dge_mode=nisa.dge_mode.hwdge` or drop `engine=`",
         )
+    dynamic = [ap.dynamic.kind for _, ap in c.inst.aps() if ap.dynamic is not None]
+    if "vector" in dynamic and dge not in (None, "unknown", "swdge"):
+        c.error(
+            "err_invalid_argument",
+            f"`dge_mode=nisa.dge_mode.{dge}` cannot serve a vector_offset (indirect) access: "
+            "only the software DGE generates per-row descriptors",
+            "drop `dge_mode` or use `nisa.dge_mode.swdge`",
+        )
 
 
 @rule("dma_transpose")

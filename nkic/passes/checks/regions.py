@@ -48,6 +48,8 @@ class Footprint:
 def footprint(ap: AccessPattern, ranges: Ranges) -> Footprint:
     """The most precise footprint of `ap` while the loop variables range over `ranges`."""
     t = ap.tensor
+    if ap.dynamic is not None:  # a runtime offset (HBM gather/scatter): the whole storage
+        return Footprint(t, (Affine(0),), (t.size * t.itemsize - 1,), "flat")
     if ap.dtype == t.dtype:
         boxed = _box(ap, ranges, t.shape)
         if boxed is not None:

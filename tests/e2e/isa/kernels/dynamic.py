@@ -1,0 +1,100 @@
+"""DMA with runtime offsets: row gathers and scatters by an index tile (`.ap(vector_offset=)`)
+and a block moved by one index (`.ap(scalar_offset=)`)."""
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+def load_index(ids):
+    idx = nl.ndarray(ids.shape, dtype=ids.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=ids)
+    return idx
+
+
+@nki.jit
+def gather(table, ids, OOB="error", FILL=-1.0):
+    # out[p, :] = table[ids[p], :]; with OOB="skip" a row whose id is outside keeps FILL
+    P, D = ids.shape[0], table.shape[1]
+    idx = load_index(ids)
+    rows = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=rows, value=FILL)
+    mode = nisa.oob_mode.skip if OOB == "skip" else nisa.oob_mode.error
+    nisa.dma_copy(dst=rows, src=table.ap([[D, P], [1, D]], vector_offset=idx), oob_mode=mode)
+    out = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=rows)
+    return out
+
+
+@nki.jit
+def gather_tiles(table, ids):
+    # 128 ids per tile, one gather per iteration of a symbolic loop
+    N, D = ids.shape[0], table.shape[1]
+    out = nl.ndarray((N, D), dtype=table.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(N // 128):
+        idx = nl.ndarray((128, 1), dtype=ids.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=idx, src=ids[i * 128 : (i + 1) * 128, :])
+        rows = nl.ndarray((128, D), dtype=table.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=rows, src=table.ap([[D, 128], [1, D]], vector_offset=idx))
+        nisa.dma_copy(dst=out[i * 128 : (i + 1) * 128, :], src=rows)
+    return out
+
+
+@nki.jit
+def scatter(table, ids, values):
+    # out = table with out[ids[p], :] = values[p, :]
+    R, D = table.shape
+    P = ids.shape[0]
+    out = nl.ndarray((R, D), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=table)
+    idx = load_index(ids)
+    v = nl.ndarray((P, D), dtype=values.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=v, src=values)
+    nisa.dma_copy(dst=out.ap([[D, P], [1, D]], vector_offset=idx), src=v)
+    return out
+
+
+@nki.jit
+def block_at(table, pos, P=16):
+    # out = table[pos : pos + P, :]: one index moves the whole block by whole rows
+    D = table.shape[1]
+    idx = load_index(pos)
+    t = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=table.ap([[D, P], [1, D]], scalar_offset=idx, indirect_dim=0))
+    out = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def gather_into_compute(table, ids):
+    # a dynamic view is a DMA operand only: here it feeds a Vector-engine copy
+    P, D = ids.shape[0], table.shape[1]
+    idx = load_index(ids)
+    rows = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=rows, src=table.ap([[D, P], [1, D]], vector_offset=idx))
+    out = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=rows)
+    return out
+
+
+@nki.jit
+def misuse(table, ids, CASE="sbuf_base"):
+    P, D = ids.shape[0], table.shape[1]
+    idx = load_index(ids)
+    rows = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.sbuf)
+    if CASE == "sbuf_base":
+        nisa.dma_copy(dst=rows.ap([[D, P], [1, D]], vector_offset=idx), src=table[0:P, :])
+    elif CASE == "float_index":
+        f = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=f, value=0.0)
+        nisa.dma_copy(dst=rows, src=table.ap([[D, P], [1, D]], vector_offset=f))
+    elif CASE == "sliced":
+        view = table.ap([[D, P], [1, D]], vector_offset=idx)
+        nisa.dma_copy(dst=rows[:, 0:8], src=view[:, 0:8])
+    elif CASE == "hwdge":
+        src = table.ap([[D, P], [1, D]], vector_offset=idx)
+        nisa.dma_copy(dst=rows, src=src, dge_mode=nisa.dge_mode.hwdge)
+    out = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=rows)
+    return out

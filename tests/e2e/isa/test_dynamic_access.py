@@ -1,0 +1,115 @@
+"""DMA with runtime offsets (nki-language.md §8): gathers and scatters by an index tile, a
+block moved by one index, run-time out-of-bounds faults and `oob_mode` skip, and the
+diagnostics for views nkic cannot serve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from nkirt.errors import RuntimeFault
+
+import nkic
+from nkic.driver import compile_file
+from nkic.frontend import TensorSpec
+from nkic.ir.parser import parse_kernel
+from nkic.ir.printer import print_kernel
+
+from .helpers import KERNELS, TARGETS, compile_kernel
+
+RNG = np.random.default_rng(7)
+TABLE = RNG.standard_normal((300, 32)).astype(np.float32)
+IDS = RNG.integers(0, 300, (128, 1)).astype(np.int32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_gather_reads_one_row_per_index(target):
+    k = compile_kernel("dynamic", "gather", [TABLE, IDS], target)
+    np.testing.assert_array_equal(k(TABLE, IDS), TABLE[IDS[:, 0]])
+
+
+def test_gathers_in_a_symbolic_loop_match_the_unrolled_kernel():
+    ids = RNG.integers(0, 300, (512, 1)).astype(np.int32)
+    args = {"table": TensorSpec(TABLE.shape, "float32"), "ids": TensorSpec(ids.shape, "int32")}
+    path = str(KERNELS / "dynamic.py")
+    symbolic = compile_file(path, "gather_tiles", args, "trn2")
+    unrolled = compile_file(path, "gather_tiles", args, "trn2", unroll_all=True)
+    assert len(print_kernel(symbolic.ir).splitlines()) < len(print_kernel(unrolled.ir).splitlines())
+    for res in (symbolic, unrolled):
+        out = nkic.CompiledKernel(res.neff)(TABLE, ids)
+        np.testing.assert_array_equal(out, TABLE[ids[:, 0]])
+
+
+def test_scatter_writes_one_row_per_index_after_the_copy():
+    ids = RNG.permutation(300)[:64].reshape(64, 1).astype(np.int32)
+    values = RNG.standard_normal((64, 32)).astype(np.float32)
+    k = compile_kernel("dynamic", "scatter", [TABLE, ids, values], "trn2")
+    want = TABLE.copy()
+    want[ids[:, 0]] = values
+    np.testing.assert_array_equal(k(TABLE, ids, values), want)
+
+
+def test_a_scalar_offset_moves_the_whole_block_by_rows():
+    pos = np.array([[37]], np.int32)
+    k = compile_kernel("dynamic", "block_at", [TABLE, pos], "trn2")
+    np.testing.assert_array_equal(k(TABLE, pos), TABLE[37:53])
+
+
+def test_an_index_outside_the_table_is_a_fault_naming_the_line_and_the_index():
+    k = compile_kernel("dynamic", "gather", [TABLE, IDS], "trn2")
+    bad = IDS.copy()
+    bad[9, 0] = 300
+    with pytest.raises(RuntimeFault) as fault:
+        k(TABLE, bad)
+    line = next(
+        n
+        for n, src in enumerate((KERNELS / "dynamic.py").read_text().splitlines(), 1)
+        if "vector_offset=idx), oob_mode=mode" in src
+    )
+    message = str(fault.value)
+    assert message.startswith(f"out-of-bounds dynamic access: dma_copy at {KERNELS}/dynamic.py:")
+    assert f"dynamic.py:{line}:" in message
+    assert "index 300 (at partition 9 of 'src.vector_offset') leaves table of shape [300, 32]" in (
+        message
+    )
+
+
+def test_oob_mode_skip_leaves_the_rows_of_outside_indices_unchanged():
+    bad = IDS.copy()
+    bad[3, 0], bad[9, 0] = -2, 300
+    k = compile_kernel("dynamic", "gather", [TABLE, bad], "trn2", OOB="skip", FILL=-1.0)
+    want = TABLE[np.clip(bad[:, 0], 0, 299)].copy()
+    want[[3, 9]] = -1.0
+    np.testing.assert_array_equal(k(TABLE, bad), want)
+
+
+def test_timing_only_runs_charge_a_gather_like_a_load_of_the_same_rows():
+    k = compile_kernel("dynamic", "gather", [TABLE, IDS], "trn2")
+    k(TABLE, IDS, timing_only=True)
+    dma = [i for i in k.profile["top_instructions"] if i["op"] == "dma_copy"]
+    assert len(dma) == 3 and k.profile["dma_bytes"] == 128 * 4 + 2 * 128 * 32 * 4
+
+
+def test_the_ir_of_a_gather_prints_and_parses_back():
+    args = {"table": TensorSpec(TABLE.shape, "float32"), "ids": TensorSpec(IDS.shape, "int32")}
+    res = compile_file(str(KERNELS / "dynamic.py"), "gather", args, "trn2", emit=False)
+    text = print_kernel(res.ir)
+    assert "vector(src.vector_offset, 0), src.vector_offset=%" in text
+    assert print_kernel(parse_kernel(text)) == text
+
+
+@pytest.mark.parametrize(
+    "kernel, case, code, fragment",
+    [
+        ("gather_into_compute", None, "err_unsupported_api", "only be an operand of nisa.dma_copy"),
+        ("misuse", "sbuf_base", "err_unsupported_api", "only on HBM tensors"),
+        ("misuse", "float_index", "err_invalid_argument", "int32/uint32 SBUF tile"),
+        ("misuse", "sliced", "err_invalid_view", "indexing of a view with a dynamic offset"),
+        ("misuse", "hwdge", "err_invalid_argument", "only the software DGE"),
+    ],
+)
+def test_views_nkic_cannot_serve_are_diagnosed(kernel, case, code, fragment):
+    params = {"CASE": case} if case else {}
+    diags = nkic.check(str(KERNELS / "dynamic.py"), kernel, "trn2", table=TABLE, ids=IDS, **params)
+    errors = [d for d in diags if d.severity == "error"]
+    assert [d.code for d in errors] == [code], [(d.code, d.message) for d in errors]
+    assert fragment in errors[0].message
