@@ -359,9 +359,10 @@ class Executor:
                         f"for an operand of shape {ap.nums}"
                     )
                 value = value.reshape(ap.nums)
-            keep = next((k for _, k in dynamic.values()), None)
+            # rows every dynamic operand moves (oob_mode skip drops the others)
+            keep = np.logical_and.reduce([k for _, k in dynamic.values()]) if dynamic else None
             if ap.name in dynamic:
-                elements, keep = dynamic[ap.name]
+                elements = dynamic[ap.name][0]
                 memory.scatter(ap, elements[keep], value[keep])
                 continue
             if keep is not None and not keep.all():  # oob_mode skip: those rows stay as they are

@@ -113,3 +113,12 @@ def test_views_nkic_cannot_serve_are_diagnosed(kernel, case, code, fragment):
     errors = [d for d in diags if d.severity == "error"]
     assert [d.code for d in errors] == [code], [(d.code, d.message) for d in errors]
     assert fragment in errors[0].message
+
+
+def test_a_row_skipped_on_either_side_of_a_gather_scatter_is_not_moved():
+    src = np.array([[5], [300], [7], [9]], np.int32)  # 300 is outside the table
+    dst = np.array([[0], [1], [-1], [3]], np.int32)  # -1 too
+    k = compile_kernel("dynamic", "move_rows", [TABLE, src, dst], "trn2")
+    want = TABLE.copy()
+    want[[0, 3]] = TABLE[[5, 9]]
+    np.testing.assert_array_equal(k(TABLE, src, dst), want)

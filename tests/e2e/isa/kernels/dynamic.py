@@ -98,3 +98,21 @@ def misuse(table, ids, CASE="sbuf_base"):
     out = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=rows)
     return out
+
+
+@nki.jit
+def move_rows(table, src_ids, dst_ids):
+    # out = table, then out[dst_ids[p]] = table[src_ids[p]] in one HBM-to-HBM transfer; an
+    # outside index on either side skips its row
+    R, D = table.shape
+    P = src_ids.shape[0]
+    out = nl.ndarray((R, D), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=table)
+    src_idx = load_index(src_ids)
+    dst_idx = load_index(dst_ids)
+    nisa.dma_copy(
+        dst=out.ap([[D, P], [1, D]], vector_offset=dst_idx),
+        src=table.ap([[D, P], [1, D]], vector_offset=src_idx),
+        oob_mode=nisa.oob_mode.skip,
+    )
+    return out
