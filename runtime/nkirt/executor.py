@@ -514,6 +514,7 @@ class Executor:
         drops its row (vector; the whole transfer for a scalar offset)."""
         memory, out = self.memory, {}
         views = {ap.name: (ap, where) for ap, where in (*inputs, *outputs)}
+        indices = {ap.dynamic["index"] for ap, _ in views.values() if ap.dynamic is not None}
         for ap, _ in (*inputs, *outputs):
             if ap.dynamic is None:
                 continue
@@ -537,9 +538,7 @@ class Executor:
                         f"{index_ap.name!r}) leaves {ap.tensor.name} of shape "
                         f"{list(ap.tensor.shape)}"
                     )
-                if any(
-                    o.nums[0] != ap.nums[0] for o, _ in (*inputs, *outputs) if o is not index_ap
-                ):
+                if any(o.nums[0] != ap.nums[0] for o, _ in views.values() if o.name not in indices):
                     raise RuntimeFault(
                         f"{inst.describe(env)}: oob_mode skip needs src and dst with the same "
                         "first dimension (nkic)"

@@ -122,3 +122,12 @@ def test_a_row_skipped_on_either_side_of_a_gather_scatter_is_not_moved():
     want = TABLE.copy()
     want[[0, 3]] = TABLE[[5, 9]]
     np.testing.assert_array_equal(k(TABLE, src, dst), want)
+
+
+def test_a_scalar_offset_block_leaving_the_table_is_skipped_whole():
+    pos = np.array([[290]], np.int32)  # rows 290..305 of 300
+    k = compile_kernel("dynamic", "block_at", [TABLE, pos], "trn2", OOB="skip")
+    np.testing.assert_array_equal(k(TABLE, pos), np.zeros((16, 32), np.float32))
+    strict = compile_kernel("dynamic", "block_at", [TABLE, pos], "trn2")
+    with pytest.raises(RuntimeFault, match="with index 290 .* leaves table of shape"):
+        strict(TABLE, pos)

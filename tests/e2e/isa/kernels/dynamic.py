@@ -55,12 +55,16 @@ def scatter(table, ids, values):
 
 
 @nki.jit
-def block_at(table, pos, P=16):
-    # out = table[pos : pos + P, :]: one index moves the whole block by whole rows
+def block_at(table, pos, P=16, OOB="error"):
+    # out = table[pos : pos + P, :]: one index moves the whole block by whole rows; with
+    # OOB="skip" a block leaving the table is not moved at all (out keeps zeros)
     D = table.shape[1]
     idx = load_index(pos)
     t = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=table.ap([[D, P], [1, D]], scalar_offset=idx, indirect_dim=0))
+    nisa.memset(dst=t, value=0.0)
+    mode = nisa.oob_mode.skip if OOB == "skip" else nisa.oob_mode.error
+    src = table.ap([[D, P], [1, D]], scalar_offset=idx, indirect_dim=0)
+    nisa.dma_copy(dst=t, src=src, oob_mode=mode)
     out = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=t)
     return out
