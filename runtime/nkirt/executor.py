@@ -346,6 +346,8 @@ class Executor:
             raise RuntimeFault(f"{inst.describe(env)}: {type(e).__name__}: {e}") from e
         if self.ctx.pending:
             self._warn(inst, env)
+        # rows every dynamic operand moves (oob_mode skip drops the others)
+        keep = np.logical_and.reduce([k for _, k in dynamic.values()]) if dynamic else None
         for ap, where in outputs:
             if ap.name not in result:
                 raise RuntimeFault(f"{inst.describe(env)}: no value computed for {ap.name!r}")
@@ -359,8 +361,6 @@ class Executor:
                         f"for an operand of shape {ap.nums}"
                     )
                 value = value.reshape(ap.nums)
-            # rows every dynamic operand moves (oob_mode skip drops the others)
-            keep = np.logical_and.reduce([k for _, k in dynamic.values()]) if dynamic else None
             if ap.name in dynamic:
                 elements = dynamic[ap.name][0]
                 memory.scatter(ap, elements[keep], value[keep])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from contextlib import contextmanager
 
 import pytest
 
@@ -125,16 +124,23 @@ def _instruction(kind: str, pad: str, view, hbm) -> str:
     return f'{pad}tensor_copy(dst={view()}, src={view()}) {{engine="gpsimd"}}'
 
 
-def _nest(rng, depth: int, alloc, inst, loop, deepest: int, p_loop: float, count: int) -> None:
+def _nest(rng, depth: int, state, alloc, inst, header, deepest: int, p_loop: float, count: int):
     """Tiles, then 2..`count` items at `depth`: loops (below `deepest`, with probability
-    `p_loop`; `loop(depth)` opens one, a context manager) holding a nest of their own, or
-    instructions."""
+    `p_loop`) holding a nest of their own, or instructions. `state` is (lines, tiles, loops);
+    `header(depth)` draws a loop: its `for` line and its entry in `loops`."""
+    lines, tiles, loops = state
     for _ in range(rng.randint(1, 2)):
         alloc(depth)
     for _ in range(rng.randint(2, count)):
         if depth < deepest and rng.random() < p_loop:
-            with loop(depth):
-                _nest(rng, depth + 1, alloc, inst, loop, deepest, p_loop, count)
+            line, entry = header(depth)
+            lines.append(line)
+            loops.append(entry)
+            tiles.append([])
+            _nest(rng, depth + 1, state, alloc, inst, header, deepest, p_loop, count)
+            tiles.pop()
+            loops.pop()
+            lines.append(f"{'  ' * depth}  }}")
         else:
             inst(depth)
 
@@ -179,19 +185,13 @@ def _random_kernel(seed: int) -> str:
             kind = rng.choice(["load", "store", "copy", "act", "memset", "add", "gpsimd"])
             lines.append(_instruction(kind, "  " * depth + "  ", lambda: view(visible), hbm))
 
-    @contextmanager
-    def loop(depth: int):
+    def header(depth: int):
         var, trips = f"l{next(counter)}", rng.randint(2, 3)
         mode = rng.choice(["affine", "sequential"])
-        lines.append(f"{'  ' * depth}  for ${var} = 0 to {trips} step 1 {mode} {{")
-        loops.append((var, trips))
-        tiles.append([])
-        yield
-        tiles.pop()
-        loops.pop()
-        lines.append(f"{'  ' * depth}  }}")
+        return f"{'  ' * depth}  for ${var} = 0 to {trips} step 1 {mode} {{", (var, trips)
 
-    _nest(rng, 0, alloc, inst, loop, deepest=2, p_loop=0.25, count=5)
+    state = (lines, tiles, loops)
+    _nest(rng, 0, state, alloc, inst, header, deepest=2, p_loop=0.25, count=5)
     return "\n".join(lines)
 
 
@@ -261,21 +261,16 @@ def _tiled_kernel(seed: int) -> str:
             kind = rng.choice(["load", "load", "store", "copy", "act", "add", "gpsimd"])
             lines.append(_instruction(kind, "  " * depth + "  ", lambda: view(visible), hbm))
 
-    @contextmanager
-    def loop(depth: int):
+    def header(depth: int):
         var, trips = f"l{next(counter)}", rng.randint(2, 3)
         start, step = rng.choice([(0, 1), (0, 1), (1, 1), (0, 2), (3, 2)])
         mode = rng.choice(["affine", "sequential"])
         stop = start + step * trips
-        lines.append(f"{'  ' * depth}  for ${var} = {start} to {stop} step {step} {mode} {{")
-        loops.append((var, start, start + step * (trips - 1)))
-        tiles.append([])
-        yield
-        tiles.pop()
-        loops.pop()
-        lines.append(f"{'  ' * depth}  }}")
+        line = f"{'  ' * depth}  for ${var} = {start} to {stop} step {step} {mode} {{"
+        return line, (var, start, start + step * (trips - 1))
 
-    _nest(rng, 0, alloc, inst, loop, deepest=3, p_loop=0.45, count=4)
+    state = (lines, tiles, loops)
+    _nest(rng, 0, state, alloc, inst, header, deepest=3, p_loop=0.45, count=4)
     return "\n".join(lines)
 
 
