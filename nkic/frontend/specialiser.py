@@ -17,7 +17,8 @@ from ..diagnostics import Diagnostic
 from ..ir.affine import Affine, NonAffineError
 from ..ir.builder import Builder
 from ..ir.core import Kernel, Loc, Tensor, UnrolledLoop
-from . import nki_api, pylib
+from . import languages, nki_api, pylib
+from .language import Language
 from .loader import Loader
 from .tensors import NonConstExtent, TensorView, type_name
 from .values import (
@@ -56,6 +57,7 @@ from .values import (
     Scope,
     SourceModule,
     StaticMethod,
+    SuperProxy,
     SymbolicAbort,
     UserError,
     is_symbolic,
@@ -66,21 +68,6 @@ MAX_CALL_DEPTH = 200
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 _HOST_ONLY = ("nkic", "nkirt")  # the compiler itself, imported by host code in kernel files
 MAX_ITERATIONS = 200_000
-
-_UNSUPPORTED_HINTS = {
-    ast.Try: "errors cannot be caught at specialisation time; check conditions with if/assert",
-    ast.Global: "pass values as function arguments instead",
-    ast.Nonlocal: "return the new value from the inner function instead",
-    ast.Yield: "build and return a list instead of a generator",
-    ast.YieldFrom: "build and return a list instead of a generator",
-    ast.AsyncFunctionDef: "NKI kernels are synchronous",
-    ast.AsyncFor: "NKI kernels are synchronous",
-    ast.AsyncWith: "NKI kernels are synchronous",
-    ast.Await: "NKI kernels are synchronous",
-    ast.Set: "use a list or a dict with string keys",
-    ast.SetComp: "use a list comprehension",
-    ast.Match: "use if/elif/else",
-}
 
 #: Hints for diagnostics raised without a more specific one.
 _DEFAULT_HINTS = {
@@ -194,14 +181,6 @@ class Attempt:
     iterations: range | None = None
 
 
-class SuperProxy:
-    """`super()` inside a method: attribute lookup starts after `owner` in the MRO."""
-
-    def __init__(self, owner: NkiClass, obj: object):
-        self.owner = owner
-        self.obj = obj
-
-
 class Specialiser:
     """Evaluates a kernel file for one set of arguments and builds its Kernel."""
 
@@ -213,7 +192,9 @@ class Specialiser:
         kernel_name: str,
         unroll_all: bool = False,
         unroll_loops: frozenset = frozenset(),
+        language: Language | None = None,
     ):
+        self.language = language or languages.DEFAULT
         self.loader = loader
         self.sink = sink
         self.target = target
@@ -232,7 +213,7 @@ class Specialiser:
         self.modules: dict[str, object] = {}
         self.module_by_file: dict[str, SourceModule] = {}
         self.builtins = pylib.python_builtins()
-        self.known_modules = pylib.known_modules()
+        self.known_modules = {**pylib.known_modules(), **self.language.modules()}
         self._visitors: dict[type, object] = {}
         self.reported_keys: set[tuple] = set()
         self.constants: list = []  # Allocs of constant tensors, placed first when done
@@ -292,9 +273,11 @@ class Specialiser:
         """Report constructs outside the subset anywhere in a kernel, including code that
         specialisation does not reach (a linter sees every problem in one run)."""
         for node in ast.walk(fn.node):
-            if type(node) in _UNSUPPORTED_HINTS or isinstance(node, (ast.Global, ast.Nonlocal)):
+            if type(node) in self.language.rules.unsupported_syntax or isinstance(
+                node, (ast.Global, ast.Nonlocal)
+            ):
                 self.report(self.error_node(self.unsupported(node), node))
-            elif isinstance(node, ast.Compare):
+            elif isinstance(node, ast.Compare) and self.language.rules.is_only_against_none:
                 for op, left, right in zip(
                     node.ops, [node.left, *node.comparators], node.comparators
                 ):
@@ -337,7 +320,9 @@ class Specialiser:
             "err_unsupported_syntax",
             f"{what} is not supported in NKI kernels",
             node,
-            _UNSUPPORTED_HINTS.get(type(node), "rewrite it with the NKI subset (docs/language.md)"),
+            self.language.rules.unsupported_syntax.get(
+                type(node), "rewrite it with the NKI subset (docs/language.md)"
+            ),
         )
 
     def exec_block(self, stmts: list[ast.stmt]) -> None:
@@ -1221,7 +1206,7 @@ class Specialiser:
         return out
 
     def check_key(self, key, node=None) -> None:
-        if not isinstance(key, str):
+        if self.language.rules.string_dict_keys and not isinstance(key, str):
             raise UserError(
                 "err_type_error",
                 f"dict keys must be strings in NKI, got {type_name(key)}",
@@ -1397,7 +1382,9 @@ class Specialiser:
         for op, right_node in zip(node.ops, node.comparators):
             right = self.visit(right_node)
             if isinstance(op, (ast.Is, ast.IsNot)):
-                if not (_is_none(left_node) or _is_none(right_node)):
+                if self.language.rules.is_only_against_none and not (
+                    _is_none(left_node) or _is_none(right_node)
+                ):
                     raise _is_error(node)
                 result = (left is right) if isinstance(op, ast.Is) else (left is not right)
             else:
@@ -1591,7 +1578,7 @@ class Specialiser:
                 return value
             if obj.strict:
                 hint = self.suggest(name, [k for k in obj.attrs if not k.startswith("_")])
-                unsupported = pylib.unsupported_api(obj.name, name)
+                unsupported = self.language.unsupported_message(obj.name, name)
                 if unsupported:
                     raise UserError("err_unsupported_api", unsupported, node)
                 raise UserError(
@@ -1657,6 +1644,8 @@ class Specialiser:
         if isinstance(obj, Function) and name == "__name__":
             return obj.name
         value = pylib.attribute(self, obj, name)
+        if value is MISSING:
+            value = self.language.attribute(self, obj, name)
         if value is not MISSING:
             return value
         raise UserError(
@@ -1852,7 +1841,7 @@ class Specialiser:
             self.check_nki_context(
                 f"nisa.{fn.name}" if isinstance(fn, IsaInstr) else f"nl.{fn.name}", call
             )
-            return nki_api.call_api(self, fn, args, kwargs, call)
+            return self.language.call_api(self, fn, args, kwargs, call)
         if isinstance(fn, (StaticMethod, ClassMethod)):
             return self.call(fn.func, args, kwargs, call)
         raise UserError("err_type_error", f"{type_name(fn)} is not callable", call.node)
