@@ -5,9 +5,10 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
-import nkic
 import nkirt
 import numpy as np
+
+import nkic
 from nkic.frontend import TensorSpec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
