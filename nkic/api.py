@@ -42,6 +42,11 @@ class SimulationWarning(RuntimeWarning):
     input outside the function's valid range); the message names the instruction and line."""
 
 
+class NonFiniteWarning(SimulationWarning):
+    """The run turned finite inputs into Inf/NaN; the message names the first instruction
+    (source line and iteration) whose output held them."""
+
+
 class CompiledKernel:
     """A compiled kernel: call it on numpy arrays to run it on the simulated NeuronCore."""
 
@@ -59,7 +64,14 @@ class CompiledKernel:
     def inputs(self):
         return self._program.inputs
 
-    def __call__(self, *arrays, seed: int = 0, timing_only: bool = False, **named):
+    def __call__(
+        self,
+        *arrays,
+        seed: int = 0,
+        timing_only: bool = False,
+        exact_accumulation: bool = False,
+        **named,
+    ):
         import nkirt
 
         names = [t.name for t in self._program.inputs]
@@ -75,11 +87,13 @@ class CompiledKernel:
             {k: np.asarray(v) for k, v in inputs.items()},
             seed=seed,
             timing_only=timing_only,
+            exact_accumulation=exact_accumulation,
         )
         self.profile = res.profile
         for w in res.profile["warnings"]:
             times = f" ({w['count']} instances)" if w["count"] > 1 else ""
-            warnings.warn(f"{w['message']}{times}", SimulationWarning, stacklevel=2)
+            category = NonFiniteWarning if w.get("kind") == "non-finite" else SimulationWarning
+            warnings.warn(f"{w['message']}{times}", category, stacklevel=2)
         outs = tuple(res.outputs.values())
         if timing_only:
             return None

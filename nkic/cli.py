@@ -175,14 +175,30 @@ def _widen(a: np.ndarray) -> np.ndarray:
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
 @click.option("--timing-only", is_flag=True, help="Skip the numerics; estimate timing only.")
-def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) -> None:
+@click.option(
+    "--exact-accumulation",
+    is_flag=True,
+    help="Sum matmul products in contraction order as the PE array does (slower).",
+)
+@click.option(
+    "--strict", is_flag=True, help="Exit 1 when the run produces Inf/NaN from finite inputs."
+)
+def run(
+    neff, in_items, seed, out_dir, profile_path, trace_path, timing_only, exact_accumulation, strict
+) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
 
     program = _load_program(neff)
     inputs = _read_inputs(program, in_items)
     try:
-        res = nkirt.execute(program, inputs, seed=seed, timing_only=timing_only)
+        res = nkirt.execute(
+            program,
+            inputs,
+            seed=seed,
+            timing_only=timing_only,
+            exact_accumulation=exact_accumulation,
+        )
     except nkirt.RunError as e:
         raise UsageError(str(e)) from None
     except nkirt.RuntimeFault as e:
@@ -204,6 +220,8 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
     if not timing_only:
         for name in res.outputs:
             click.echo(f"wrote {out / (name + '.npy')}")
+    if strict and any(w.get("kind") == "non-finite" for w in res.profile["warnings"]):
+        sys.exit(EXIT_ERRORS)
 
 
 @cli.command()

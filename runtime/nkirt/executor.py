@@ -9,10 +9,12 @@ waits really order every conflicting access.
 from __future__ import annotations
 
 import importlib
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from nkirt import dtypes
@@ -38,6 +40,8 @@ STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
 
 #: Instructions that accumulate into PSUM (arch §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
+#: instructions that only move elements: with one dtype throughout they cannot create Inf/NaN
+SAME_DTYPE_COPIES = frozenset({"dma_copy", "tensor_copy"})
 
 
 @dataclass
@@ -49,6 +53,9 @@ class ExecContext:
     state: dict[str, Any] = field(default_factory=dict)
     #: what the instruction being executed reported through `warn` (collected by the executor)
     pending: list[str] = field(default_factory=list)
+    #: sum matmul products in contraction order, one fp32 rounding per step, as the PE array
+    #: does (slow); otherwise one BLAS product per matmul (docs/numerics.md bounds the difference)
+    exact_accumulation: bool = False
 
     def warn(self, message: str) -> None:
         """Report something the hardware would do differently from the values computed."""
@@ -228,7 +235,13 @@ class Executor:
     """One run of a program: device memory, queue clocks, DMA engines, semaphore checker."""
 
     def __init__(
-        self, program: Program, *, seed: int, timing_only: bool, ideal_waits: bool = False
+        self,
+        program: Program,
+        *,
+        seed: int,
+        timing_only: bool,
+        ideal_waits: bool = False,
+        exact_accumulation: bool = False,
     ):
         self.table = TARGETS[program.target]
         self.functional = not timing_only
@@ -246,7 +259,13 @@ class Executor:
                 if inst.semantics is None:
                     raise RunError(f"the simulator has no semantics for {inst.op} at {inst.where}")
         device_seed = np.random.SeedSequence(seed).spawn(2)[1]
-        self.ctx = ExecContext(program.target, np.random.default_rng(device_seed))
+        self.ctx = ExecContext(
+            program.target,
+            np.random.default_rng(device_seed),
+            exact_accumulation=exact_accumulation,
+        )
+        #: the first instruction instance whose output held Inf/NaN computed from finite inputs
+        self.non_finite: dict | None = None
         self.memory = Memory(program, self.table) if self.functional else None
         self.queue_free = [0.0] * len(QUEUES)
         self.dma_done = [0.0] * len(QUEUES)
@@ -346,6 +365,8 @@ class Executor:
             raise RuntimeFault(f"{inst.describe(env)}: {type(e).__name__}: {e}") from e
         if self.ctx.pending:
             self._warn(inst, env)
+        if self.non_finite is None:
+            self._check_finite(inst, env, ops, attrs, result)
         # rows every dynamic operand moves (oob_mode skip drops the others)
         keep = np.logical_and.reduce([k for _, k in dynamic.values()]) if dynamic else None
         for ap, where in outputs:
@@ -561,6 +582,30 @@ class Executor:
             first["count"] += 1
         self.ctx.pending.clear()
 
+    def _check_finite(self, inst, env, ops: dict, attrs: dict, result: dict) -> None:
+        """Remember the first instruction instance that turned finite inputs into Inf/NaN."""
+        if (
+            inst.op in SAME_DTYPE_COPIES
+            and len({getattr(v, "dtype", None) for v in (*ops.values(), *result.values())}) == 1
+        ):
+            return  # a copy without conversion cannot create Inf/NaN
+        bad = [name for name, value in result.items() if not _all_finite(value)]
+        if not bad:
+            return
+        if not all(_all_finite(v) for v in ops.values()):
+            return
+        if not all(_all_finite(v) for k, v in attrs.items() if not k.startswith("_")):
+            return
+        self.non_finite = {
+            "loc": inst.where,
+            "op": inst.op,
+            "outputs": sorted(bad),
+            "message": (
+                f"non-finite values from finite inputs: {inst.describe(env)} wrote Inf/NaN to "
+                f"{', '.join(repr(b) for b in sorted(bad))}"
+            ),
+        }
+
     def _missing_semaphore(self, inst, env, hazard: Hazard) -> str:
         producer = hazard.producer
         return (
@@ -568,3 +613,25 @@ class Executor:
             f"{producer.op} at {producer.where} ({hazard.kind} hazard on operand "
             f"{hazard.operand!r})"
         )
+
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _all_finite(value: Any) -> bool:
+    """Whether a float operand (array or scalar) holds no Inf/NaN; other values count as finite."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return all(_all_finite(v) for v in value)
+    if not isinstance(value, np.ndarray | np.generic):
+        return True
+    kind = value.dtype.kind
+    if kind == "f":
+        return bool(np.isfinite(value).all())
+    if value.dtype == _BF16:  # exponent bits all ones: Inf or NaN (a view, no conversion)
+        return not bool(np.any((value.view(np.uint16) & 0x7F80) == 0x7F80))
+    if kind == "V" and value.dtype.type.__module__ == "ml_dtypes":
+        # ml_dtypes' own isfinite loop is ~7x slower than widening to float32 first (exact)
+        return bool(np.isfinite(value.astype(np.float32)).all())
+    return True

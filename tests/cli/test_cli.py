@@ -207,9 +207,15 @@ def test_run_warns_about_inputs_outside_a_functions_valid_range(tmp_path):
         "run", str(neff), "--in", f"x={tmp_path / 'x.npy'}", "--profile", str(tmp_path / "p.json")
     )
     assert res.exit_code == 0
-    (line,) = [ln for ln in res.output.splitlines() if "warning:" in ln]
+    first, line = [ln for ln in res.output.splitlines() if "warning:" in ln]
+    # log(-2) is NaN: the run also names the first instruction that made Inf/NaN
+    assert (
+        f"non-finite values from finite inputs: activation at {kernel}:15 [i0=1] wrote Inf/NaN"
+        in first
+    )
     assert (
         f"activation at {kernel}:15 [i0=1]: log: 1 of 16384 inputs outside the valid range" in line
     )
-    (w,) = json.loads((tmp_path / "p.json").read_text())["warnings"]
+    non_finite, w = json.loads((tmp_path / "p.json").read_text())["warnings"]
+    assert non_finite["kind"] == "non-finite" and non_finite["loc"] == f"{kernel}:15"
     assert (w["op"], w["loc"], w["count"]) == ("activation", f"{kernel}:15", 1)
