@@ -121,6 +121,7 @@ def run_library_case(
         "key": case.key,
         "id": case.id,
         "args": case.args,
+        "lnc": case.lnc,
         "compile": r.compile.status,
         "compile_errors": _relative(r.compile.errors[:20], corpus),
         "compile_detail": r.compile.detail,
@@ -134,6 +135,8 @@ def run_library_case(
         out["latency_ns"] = r.latency_ns
     if r.numerics:
         out["numerics"] = r.numerics
+    if r.note:
+        out["note"] = r.note
     return out
 
 

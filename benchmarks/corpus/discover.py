@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,8 +43,6 @@ def _dialect_of_module(name: str) -> str | None:
     if root[0] == "nki":
         return CURRENT
     if root[0] == "neuronxcc" and len(root) > 1 and root[1] == "nki":
-        return BETA1
-    if root[0] == "torch_neuronx":
         return BETA1
     return None
 
@@ -118,13 +117,32 @@ def _kernels(tree: ast.Module, nki_names: set[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
+_IMPORT_LINE = re.compile(
+    r"^\s*(?:import|from)\s+(nki|neuronxcc\.nki|neuronxcc\s+import\s+nki|torch_neuronx)\b", re.M
+)
+_ENTRY_LINE = re.compile(
+    r"^\s*@[\w.]*\b(?:" + "|".join(sorted(ENTRY_POINTS)) + r")\b.*\n(?:\s*@.*\n)*\s*def\s+(\w+)",
+    re.M,
+)
+
+
+def _classify_unparsable(source: str) -> tuple[str | None, tuple[str, ...]]:
+    """A file Python cannot parse is still a kernel file when its lines say so: nkic must
+    report its syntax error, not skip it."""
+    imports = [m.group(1) for m in _IMPORT_LINE.finditer(source)]
+    if not imports:
+        return None, ()
+    beta1 = any(i != "nki" for i in imports)
+    return (BETA1 if beta1 else CURRENT), tuple(_ENTRY_LINE.findall(source))
+
+
 def classify(source: str) -> tuple[str | None, tuple[str, ...]]:
     """(dialect, kernel names) of a file's source; dialect None when it imports no NKI module.
     A file importing both dialects is Beta 1: its kernels need the legacy language."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return None, ()
+        return _classify_unparsable(source)
     scan = _ImportScan()
     scan.visit(tree)
     if not scan.dialects:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import tomllib
 
-from .nkic_runs import OK, Outcome, run_nkic
+from .nkic_runs import OK, Outcome, run_nkic, supports_option
 
 SHAPES_TOML = Path(__file__).with_name("library_shapes.toml")
 _TENSOR = re.compile(r"^\s*([A-Za-z0-9_]+)\s*\[([0-9,\s]*)\]\s*$")
@@ -35,6 +35,8 @@ class Case:
     args: dict[str, str]
     atol: float = 1e-5
     rtol: float = 1e-5
+    lnc: int = 2  # the library tests' default on trn2
+    inputs: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -81,10 +83,25 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
                 except ValueError as e:
                     raise TableError(f"{name}[{c['id']}]: arg {arg!r}: {e}") from None
                 args[arg] = spec
+            inputs = dict(c.get("inputs", {}))
+            for arg, gen in inputs.items():
+                if arg not in args or not is_tensor(args[arg]):
+                    raise TableError(f"{name}[{c['id']}]: inputs names {arg!r}, not a tensor arg")
+                try:
+                    generate(gen, (1,), np.random.default_rng(0))
+                except ValueError as e:
+                    raise TableError(f"{name}[{c['id']}]: inputs {arg!r}: {e}") from None
             tol = c.get("tolerance", k.get("tolerance", {}))
-            cases.append(
-                Case(name, str(c["id"]), args, tol.get("atol", 1e-5), tol.get("rtol", 1e-5))
+            case = Case(
+                name,
+                str(c["id"]),
+                args,
+                tol.get("atol", 1e-5),
+                tol.get("rtol", 1e-5),
+                int(c.get("lnc", 2)),
+                inputs,
             )
+            cases.append(case)
         limit = k.get("limit", "")
         if not cases and not limit:
             raise TableError(f"{where} ({name}): give cases or a 'limit' saying why there are none")
@@ -115,6 +132,23 @@ def parse_spec(spec: str) -> tuple[str, tuple[int, ...]] | object:
         raise ValueError(f"{spec!r} is neither dtype[d0,...] nor a Python literal") from None
 
 
+def generate(spec: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """The values an `inputs` entry asks for: `const:V`, `arange[:STEP]`, `randint:LO:HI`."""
+    kind, _, rest = spec.partition(":")
+    parts = rest.split(":") if rest else []
+    try:
+        if kind == "const" and len(parts) == 1:
+            return np.full(shape, float(parts[0]))
+        if kind == "arange" and len(parts) <= 1:
+            step = int(parts[0]) if parts else 1
+            return (np.arange(int(np.prod(shape))) * step).reshape(shape)
+        if kind == "randint" and len(parts) == 2:
+            return rng.integers(int(parts[0]), int(parts[1]), size=shape)
+    except ValueError:
+        pass
+    raise ValueError(f"{spec!r} is not const:V, arange[:STEP] or randint:LO:HI")
+
+
 def is_tensor(spec: str) -> bool:
     return bool(_TENSOR.match(spec))
 
@@ -127,7 +161,7 @@ class CaseResult:
     run: Outcome | None = None
     latency_ns: float | None = None
     numerics: str = ""  # "", "match", "mismatch: ...", "skipped: ..."
-    extra: dict = field(default_factory=dict)
+    note: str = ""
 
 
 def run_case(
@@ -144,13 +178,21 @@ def run_case(
     argv = ["compile", str(lib_root / kernel.file), "-k", kernel.entry, "-o", str(neff)]
     for name, spec in case.args.items():
         argv += ["--arg", f"{name}={spec}"]
+    note = ""
+    if case.lnc != 1:
+        if supports_option("compile", "--lnc"):
+            argv += ["--lnc", str(case.lnc)]
+        else:
+            note = f"the test runs at LNC={case.lnc}; this nkic has no --lnc: one core"
     comp = run_nkic(argv, timeout, cwd=str(workdir))
-    res = CaseResult(case.key, kernel.name, comp)
+    res = CaseResult(case.key, kernel.name, comp, note=note)
     if comp.status != OK:
         return res
     profile = workdir / "profile.json"
+    given, _ = make_inputs(case, only_given=True)  # values the kernel's control flow needs
     res.run = run_nkic(
-        ["run", str(neff), "--timing-only", "--profile", str(profile), "--out-dir", str(workdir)],
+        ["run", str(neff), "--timing-only", "--profile", str(profile), "--out-dir", str(workdir)]
+        + _save_inputs(given, workdir / "given"),
         timeout,
         cwd=str(workdir),
     )
@@ -175,18 +217,33 @@ def _round_to(x: np.ndarray, dtype: str) -> np.ndarray:
     return x.astype(dtype).astype(np.float32 if dtype != "float64" else np.float64)
 
 
-def make_inputs(case: Case, seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, object]]:
-    """Seeded standard-normal tensors rounded to their dtypes, and the host values."""
+def make_inputs(
+    case: Case, seed: int = 0, only_given: bool = False
+) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+    """The case's tensors (its `inputs` generators, else seeded standard-normal values),
+    rounded to their dtypes, and its host values. `only_given`: just the generated tensors."""
     rng = np.random.default_rng(seed)
     tensors, host = {}, {}
     for name, spec in case.args.items():
         value = parse_spec(spec)
-        if is_tensor(spec):
-            dtype, shape = value
-            tensors[name] = _round_to(rng.standard_normal(shape).astype(np.float32), dtype)
-        else:
+        if not is_tensor(spec):
             host[name] = value
+            continue
+        dtype, shape = value
+        if name in case.inputs:
+            tensors[name] = _round_to(generate(case.inputs[name], shape, rng), dtype)
+        elif not only_given:
+            tensors[name] = _round_to(rng.standard_normal(shape).astype(np.float32), dtype)
     return tensors, host
+
+
+def _save_inputs(tensors: dict[str, np.ndarray], in_dir: Path) -> list[str]:
+    in_dir.mkdir(exist_ok=True)
+    argv = []
+    for name, arr in tensors.items():
+        np.save(in_dir / f"{name}.npy", arr)
+        argv += ["--in", f"{name}={in_dir / (name + '.npy')}"]
+    return argv
 
 
 class SkipNumerics(Exception):
@@ -215,12 +272,8 @@ def compare_numerics(
         return f"skipped: {e}"
     expected = expected if isinstance(expected, tuple) else (expected,)
     in_dir, out_dir = workdir / "in", workdir / "out"
-    in_dir.mkdir(exist_ok=True)
     out_dir.mkdir(exist_ok=True)
-    argv = ["run", str(neff), "--out-dir", str(out_dir)]
-    for name, arr in tensors.items():
-        np.save(in_dir / f"{name}.npy", arr)
-        argv += ["--in", f"{name}={in_dir / (name + '.npy')}"]
+    argv = ["run", str(neff), "--out-dir", str(out_dir)] + _save_inputs(tensors, in_dir)
     run = run_nkic(argv, timeout, cwd=str(workdir))
     if run.status != OK:
         first = run.errors[0].message if run.errors else run.detail

@@ -4,11 +4,12 @@ Each command runs in its own process with a timeout, so an internal error or a h
 is counted against that kernel and never stops the harness. Statuses:
 `ok` (exit 0), `diagnostics` (exit 1: the kernel has errors), `internal-error` (a traceback or
 nkic's "internal error" line), `timeout`, `usage-error` (nkic refused the command line: a
-mistake in the harness's tables).
+mistake in the harness's tables),.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -88,6 +89,18 @@ def run_nkic(args: list[str], timeout: float, cwd: str | None = None) -> Outcome
     if proc.returncode < 0:
         return Outcome(INTERNAL, seconds, detail=f"killed by signal {-proc.returncode}")
     return Outcome(USAGE, seconds, detail=last)
+
+
+@functools.cache
+def supports_option(command: str, option: str) -> bool:
+    """Whether `nkic COMMAND` has OPTION (its --help mentions it)."""
+    try:
+        proc = subprocess.run(
+            nkic_command() + [command, "--help"], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    return option in proc.stdout
 
 
 def _env() -> dict[str, str]:

@@ -8,7 +8,14 @@ from collections import Counter, defaultdict
 from .discover import REPOS
 
 FILE_RANK = {"clean": 0, "failing": 1, "usage-error": 2, "timeout": 3, "internal-error": 3}
-CASE_RANK = {"run ok": 0, "run failing": 1, "compile failing": 2, "timeout": 3, "internal-error": 3}
+CASE_RANK = {
+    "run ok": 0,
+    "run failing": 1,
+    "compile failing": 2,
+    "usage-error": 2,
+    "timeout": 3,
+    "internal-error": 3,
+}
 
 
 def pattern(message: str) -> str:
@@ -127,6 +134,7 @@ def library_summary(results: dict) -> dict:
         "run_ok": statuses["run ok"],
         "internal": statuses["internal-error"],
         "timeouts": statuses["timeout"],
+        "usage": statuses["usage-error"],
         "kernels_compile": sum(
             1 for k in by_kernel if all(c["compile"] == "ok" for c in k["cases"])
         ),
@@ -185,11 +193,11 @@ def render_markdown(results: dict) -> str:
         "",
         "| kernels in the table | with cases | harness limits | cases | compile ok | run ok "
         "| kernels compiling (all cases) | kernels running (all cases) | internal errors "
-        "| timeouts |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| timeouts | usage errors |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         f"| {lib['kernels']} | {lib['with_cases']} | {lib['limits']} | {lib['cases']} "
         f"| {lib['compile_ok']} | {lib['run_ok']} | {lib['kernels_compile']} "
-        f"| {lib['kernels_run']} | {lib['internal']} | {lib['timeouts']} |",
+        f"| {lib['kernels_run']} | {lib['internal']} | {lib['timeouts']} | {lib['usage']} |",
         "",
     ]
     if meta.get("numerics"):
@@ -235,6 +243,8 @@ def render_markdown(results: dict) -> str:
             status = case_status(c)
             if c.get("numerics"):
                 status += f"; numerics {c['numerics']}"
+            if c.get("note"):
+                status += f" ({c['note']})"
             lat = f"{c['latency_ns'] / 1000:.2f}" if c.get("latency_ns") else ""
             first = ""
             if c["compile"] != "ok":
