@@ -151,20 +151,14 @@ def classify(source: str) -> tuple[str | None, tuple[str, ...]]:
     return dialect, _kernels(tree, scan.nki_names)
 
 
-def _repo_dirs(corpus: Path) -> list[tuple[str, Path]]:
-    known = [(name, corpus / name) for name in REPOS if (corpus / name).is_dir()]
-    if known:
-        return known
-    return sorted(
-        (p.name, p) for p in corpus.iterdir() if p.is_dir() and not p.name.startswith(".")
-    )
-
-
 def discover(corpus: str | os.PathLike) -> list[KernelFile]:
-    """Every kernel file under `corpus` (a directory of repository checkouts), sorted."""
+    """Every kernel file in the checkouts of REPOS under `corpus`, sorted."""
     corpus = Path(corpus)
     out: list[KernelFile] = []
-    for repo, root in _repo_dirs(corpus):
+    for repo in REPOS:
+        root = corpus / repo
+        if not root.is_dir():
+            continue
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(
                 d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")
