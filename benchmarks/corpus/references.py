@@ -88,6 +88,72 @@ def indexed_flatten(t: dict[str, np.ndarray], host: dict[str, object]) -> np.nda
     return out
 
 
+def output_projection_cte(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """out[b, s, h] = sum over n, d of attention[b, n, d, s] * weight[n*D + d, h] + bias[0, h]."""
+    att, w = _f64(t["attention"]), _f64(t["weight"])
+    n, d = att.shape[1:3]
+    out = np.einsum("bnds,ndh->bsh", att, w.reshape(n, d, -1))
+    if "bias" in t:
+        out += _f64(t["bias"])[0]
+    return out
+
+
+def output_projection_tkg(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """out[b*S + s, h] = sum over n, d of attention[d, b, n, s] * weight[n*D + d, h] + bias[0, h]
+    (the untransposed layout; the transposed one depends on the LNC degree)."""
+    if host.get("TRANSPOSE_OUT"):
+        from .library import SkipNumerics
+
+        raise SkipNumerics("the transposed output layout depends on the LNC degree")
+    att, w = _f64(t["attention"]), _f64(t["weight"])
+    d, b, n, s = att.shape
+    out = np.einsum("dbns,ndh->bsh", att, w.reshape(n, d, -1)).reshape(b * s, -1)
+    if "bias" in t:
+        out += _f64(t["bias"])[0]
+    return out
+
+
+def qkv_no_norm(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """The fused QKV projection without norm, residual add or RoPE, in the [B, S, D] layout:
+    out = input @ fused_qkv_weights + bias."""
+    out = np.einsum("bsh,hd->bsd", _f64(t["input"]), _f64(t["fused_qkv_weights"]))
+    if "bias" in t:
+        out += _f64(t["bias"])[0]
+    return out
+
+
+def attention_cte(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """softmax(scale * q k^T, causal-masked when asked) v, without prior KV, sinks or windows.
+    q is [B, Sq, d] when tp_q (default) else [B, d, Sq]; k is [B, d, Skv] unless tp_k; v is
+    [B, Skv, d]; the output is [B, Sq, d], or [B, d, Sq] with tp_out. Rows in blocks, to
+    bound memory at long sequence lengths."""
+    q, k, v = _f64(t["q"]), _f64(t["k"]), _f64(t["v"])
+    if not host.get("tp_q", True):
+        q = q.transpose(0, 2, 1)
+    if host.get("tp_k", False):
+        k = k.transpose(0, 2, 1)
+    scale, causal = float(host.get("scale", 1.0)), bool(host.get("causal_mask", True))
+    out = np.empty(q.shape[:2] + (v.shape[2],))
+    for start in range(0, q.shape[1], 1024):
+        s = np.einsum("bqd,bdk->bqk", q[:, start : start + 1024], k) * scale
+        if causal:
+            rows = np.arange(start, start + s.shape[1])[:, None]
+            s = np.where(np.arange(k.shape[2])[None, :] <= rows, s, -np.inf)
+        s = np.exp(s - s.max(axis=2, keepdims=True))
+        out[:, start : start + 1024] = np.einsum("bqk,bkd->bqd", s / s.sum(2, keepdims=True), v)
+    return out.transpose(0, 2, 1) if host.get("tp_out", False) else out
+
+
+def find_nonzero_indices_with_count(t: dict[str, np.ndarray], host: dict[str, object]):
+    """For input [1, T]: [1, T+1] int32 holding the nonzero positions in order, then -1s, and
+    the count of nonzeros in the last place."""
+    (idx,) = np.nonzero(t["input_tensor"][0])
+    out = np.full((1, t["input_tensor"].shape[1] + 1), -1, dtype=np.int64)
+    out[0, : len(idx)] = idx
+    out[0, -1] = len(idx)
+    return out
+
+
 REFERENCES = {
     "cumsum": cumsum,
     "cascaded_max": cascaded_max,
@@ -96,4 +162,9 @@ REFERENCES = {
     "cross_entropy_forward": cross_entropy_forward,
     "elementwise_add": elementwise_add,
     "indexed_flatten": indexed_flatten,
+    "output_projection_cte": output_projection_cte,
+    "output_projection_tkg": output_projection_tkg,
+    "qkv_no_norm": qkv_no_norm,
+    "attention_cte": attention_cte,
+    "find_nonzero_indices_with_count": find_nonzero_indices_with_count,
 }
