@@ -63,13 +63,16 @@ def _fail(message: str) -> int:
     return 2
 
 
-def load_notes(path: Path) -> dict[str, str]:
-    """Files the harness does not check, with the reason: repo-relative key -> reason."""
+def load_notes(path: Path) -> tuple[dict[str, str], list[dict]]:
+    """The files the harness does not check (key -> reason) and the problems found in the
+    public code itself ({key, note})."""
     if not path.is_file():
-        return {}
+        return {}, []
     with open(path, "rb") as f:
         data = tomllib.load(f)
-    return {e["path"]: e["reason"] for e in data.get("file", [])}
+    skip = {e["path"]: e["reason"] for e in data.get("file", [])}
+    findings = [{"key": e["path"], "note": e["note"]} for e in data.get("finding", [])]
+    return skip, findings
 
 
 def _git_head(path: Path) -> str:
@@ -142,7 +145,7 @@ def run_library_case(
 
 def run(args: argparse.Namespace) -> dict:
     corpus = Path(args.corpus).resolve()
-    notes = load_notes(Path(args.notes))
+    notes, findings = load_notes(Path(args.notes))
     files = [f for f in discover(corpus) if args.filter in f.key] if not args.no_check else []
     skipped = [{"key": f.key, "reason": notes[f.key]} for f in files if f.key in notes]
     files = [f for f in files if f.key not in notes]
@@ -201,6 +204,7 @@ def run(args: argparse.Namespace) -> dict:
         "files": [file_results[f.key] for f in files],
         "library": lib,
         "skipped": skipped,
+        "findings": findings,
     }
 
 

@@ -252,6 +252,17 @@ def render_markdown(results: dict) -> str:
             elif c.get("run") != "ok":
                 first = _first(c.get("run_errors", []), c.get("run_detail", ""))
             out.append(f"| {k['name']} | `{k['entry']}` | {c['id']} | {status} | {lat} | {first} |")
+    if results.get("findings"):
+        out += [
+            "",
+            "## Problems in the public code itself",
+            "",
+            "Diagnostics on these are correct, not false positives of nkic.",
+            "",
+            "| file | problem |",
+            "|---|---|",
+        ]
+        out += [f"| {f['key']} | {_cell(f['note'])} |" for f in results["findings"]]
     if results.get("skipped"):
         out += ["", "## Files the harness does not check", "", "| file | reason |", "|---|---|"]
         out += [f"| {s['key']} | {_cell(s['reason'])} |" for s in results["skipped"]]

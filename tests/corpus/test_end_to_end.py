@@ -69,7 +69,10 @@ def test_corpus_run_report_numerics_and_compare(tmp_path, capsys):
     shapes = tmp_path / "shapes.toml"
     shapes.write_text(SHAPES.format(name="add") + SHAPES.format(name="sub"))
     notes = tmp_path / "notes.toml"
-    notes.write_text('[[file]]\npath = "nki-samples/skip_me.py"\nreason = "not a kernel"\n')
+    notes.write_text(
+        '[[file]]\npath = "nki-samples/skip_me.py"\nreason = "not a kernel"\n'
+        '[[finding]]\npath = "nki-samples/broken.py"\nnote = "calls an API that does not exist"\n'
+    )
     out_json, out_md = tmp_path / "last.json", tmp_path / "coverage.md"
     argv = ["--corpus", str(corpus), "--shapes", str(shapes), "--notes", str(notes)]
     argv += ["--json", str(out_json), "--out", str(out_md), "--numerics", "--jobs", "2"]
@@ -93,6 +96,7 @@ def test_corpus_run_report_numerics_and_compare(tmp_path, capsys):
     assert "| nki-library | current | 2 | 2 | 0 | 0 | 0 |" in md
     assert "| nki-samples | current | 1 | 0 | 1 | 0 | 0 |" in md
     assert "1 case(s) match, 1 mismatch" in md
+    assert "| nki-samples/broken.py | calls an API that does not exist |" in md
 
     # a second run compared with the first: nothing changed
     capsys.readouterr()

@@ -97,6 +97,7 @@ def results(**overrides):
             },
         ],
         "skipped": [{"key": "nki-samples/e.py", "reason": "a torch training script"}],
+        "findings": [{"key": "nki-samples/f.py", "note": "does not parse"}],
     }
     r.update(overrides)
     return r
@@ -139,6 +140,7 @@ def test_markdown_summary_rows_and_limits():
     assert "compile failing (the test runs at LNC=2)" in md
     assert "| cfg | `c` | | harness limit | | takes a config dataclass |" in md
     assert "| nki-samples/e.py | a torch training script |" in md
+    assert "| nki-samples/f.py | does not parse |" in md
     # the two import errors of a.py are one cause
     assert "| `err_import_error` | '…' is not available in kernels | 1 | 1 |" in md
 
