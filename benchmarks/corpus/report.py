@@ -7,7 +7,14 @@ from collections import Counter, defaultdict
 
 from .discover import REPOS
 
-FILE_RANK = {"clean": 0, "failing": 1, "usage-error": 2, "timeout": 3, "internal-error": 3}
+FILE_RANK = {
+    "clean": 0,
+    "failing": 1,
+    "missed-kernels": 2,
+    "usage-error": 2,
+    "timeout": 3,
+    "internal-error": 3,
+}
 CASE_RANK = {
     "run ok": 0,
     "run failing": 1,
@@ -114,6 +121,7 @@ def summary_rows(results: dict) -> list[dict]:
                 "failing": c["failing"],
                 "internal": c["internal-error"],
                 "timeouts": c["timeout"],
+                "missed": c["missed-kernels"],
                 "usage": c["usage-error"],
             }
         )
@@ -167,22 +175,26 @@ def render_markdown(results: dict) -> str:
         "",
         "## Summary",
         "",
-        "A file is *clean* when `nkic check` reports no error in it (warnings allowed), "
-        "*failing* when it reports errors. Internal errors and timeouts are bugs in nkic.",
+        "A file is *clean* when `nkic check` reports no error in it (warnings allowed) and "
+        "checking each of its kernels by name (`-k`) reports none either, *failing* when it "
+        "reports errors. *Kernels missed*: `nkic check` called the file clean, but a kernel of "
+        "it checked by name fails, so the file-level check skipped it. Internal errors, "
+        "timeouts and missed kernels are bugs in nkic.",
         "",
-        "| repository | dialect | kernel files | clean | failing | internal errors | timeouts |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| repository | dialect | kernel files | clean | failing | internal errors | timeouts "
+        "| kernels missed |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     totals = Counter()
     for r in summary_rows(results):
         out.append(
             f"| {r['repo']} | {r['dialect']} | {r['files']} | {r['clean']} | {r['failing']} "
-            f"| {r['internal']} | {r['timeouts']} |"
+            f"| {r['internal']} | {r['timeouts']} | {r['missed']} |"
         )
         totals.update({k: v for k, v in r.items() if isinstance(v, int)})
     out.append(
         f"| **all** | | {totals['files']} | {totals['clean']} | {totals['failing']} "
-        f"| {totals['internal']} | {totals['timeouts']} |"
+        f"| {totals['internal']} | {totals['timeouts']} | {totals['missed']} |"
     )
     if totals["usage"]:
         out += ["", f"{totals['usage']} file(s) got a usage error from nkic (see their rows)."]

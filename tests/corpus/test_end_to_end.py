@@ -66,6 +66,10 @@ def test_corpus_run_report_numerics_and_compare(tmp_path, capsys):
     (corpus / "nki-samples").mkdir()
     (corpus / "nki-samples" / "broken.py").write_text(textwrap.dedent(BROKEN))
     (corpus / "nki-samples" / "skip_me.py").write_text(textwrap.dedent(BROKEN))
+    # a kernel defined elsewhere and wrapped here: nkic finds no kernel of its own in the file
+    (corpus / "nki-samples" / "wrapped.py").write_text(
+        "import nki\nfrom broken import broken\n\nkernel = nki.jit(broken)\n"
+    )
     shapes = tmp_path / "shapes.toml"
     shapes.write_text(SHAPES.format(name="add") + SHAPES.format(name="sub"))
     notes = tmp_path / "notes.toml"
@@ -84,6 +88,8 @@ def test_corpus_run_report_numerics_and_compare(tmp_path, capsys):
     broken = files["nki-samples/broken.py"]
     assert broken["status"] == "diagnostics"
     assert broken["errors"][0]["file"] == "nki-samples/broken.py"  # relative to the corpus
+    wrapped = files["nki-samples/wrapped.py"]
+    assert wrapped["status"] == "missed-kernels" and wrapped["detail"].startswith("-k broken")
     assert res["skipped"] == [{"key": "nki-samples/skip_me.py", "reason": "not a kernel"}]
     (add,) = res["library"][0]["cases"]
     (sub,) = res["library"][1]["cases"]
@@ -93,8 +99,8 @@ def test_corpus_run_report_numerics_and_compare(tmp_path, capsys):
     assert sub["numerics"].startswith("mismatch: ")  # a - b is not a + b
 
     md = out_md.read_text()
-    assert "| nki-library | current | 2 | 2 | 0 | 0 | 0 |" in md
-    assert "| nki-samples | current | 1 | 0 | 1 | 0 | 0 |" in md
+    assert "| nki-library | current | 2 | 2 | 0 | 0 | 0 | 0 |" in md
+    assert "| nki-samples | current | 2 | 0 | 1 | 0 | 0 | 1 |" in md
     assert "1 case(s) match, 1 mismatch" in md
     assert "| nki-samples/broken.py | calls an API that does not exist |" in md
 

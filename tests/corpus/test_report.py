@@ -61,6 +61,15 @@ def results(**overrides):
                 "errors": [],
                 "detail": "no result in 60 s",
             },
+            {
+                "key": "nki-samples/g.py",
+                "repo": "nki-samples",
+                "dialect": "beta1",
+                "kernels": ["g"],
+                "status": "missed-kernels",
+                "errors": [err("err_unsupported_api", "Beta 1 is not supported")],
+                "detail": "-k g: diagnostics",
+            },
         ],
         "library": [
             {
@@ -125,9 +134,10 @@ def test_top_causes_count_each_item_once_per_cause():
 
 def test_markdown_summary_rows_and_limits():
     md = render_markdown(results())
-    assert "| nki-library | current | 2 | 1 | 1 | 0 | 0 |" in md
-    assert "| nki-samples | beta1 | 2 | 0 | 0 | 1 | 1 |" in md
-    assert "| **all** | | 4 | 1 | 1 | 1 | 1 |" in md
+    assert "| nki-library | current | 2 | 1 | 1 | 0 | 0 | 0 |" in md
+    assert "| nki-samples | beta1 | 3 | 0 | 0 | 1 | 1 | 1 |" in md
+    assert "| **all** | | 5 | 1 | 1 | 1 | 1 | 1 |" in md
+    assert "| nki-samples/g.py | beta1 | g | missed-kernels | `err_unsupported_api`: Beta" in md
     # library: 2 kernels, 1 with cases, 1 limit, 2 cases, 1 compiles, 1 runs
     assert "| 2 | 1 | 1 | 2 | 1 | 1 | 0 | 0 | 0 | 0 | 0 |" in md
     assert "1 case(s) match, 0 mismatch" in md
