@@ -279,3 +279,8 @@ def profile(neff, output, seed) -> None:
     except ImportError as e:
         raise UsageError(str(e)) from None
     click.echo(f"wrote {output}")
+
+
+from .shim.commands import shim as _shim  # noqa: E402  (kept last: a separate group)
+
+cli.add_command(_shim)
