@@ -89,12 +89,17 @@ def like(array: np.ndarray, proto: object | None):
     return array
 
 
-def write_back(target: object, array: np.ndarray) -> None:
-    """Copy `array` into the caller's (mutable) input `target`, in place."""
-    if isinstance(target, np.ndarray):
-        if target.flags.writeable:
-            np.copyto(target, array.astype(target.dtype, copy=False))
+def write_back(target: object, array: np.ndarray, name: str) -> None:
+    """Copy `array` into the caller's input `target` in place; a TypeError for an immutable
+    one (a jax array, a read-only numpy array), whose new contents could not reach the caller."""
+    if isinstance(target, np.ndarray) and target.flags.writeable:
+        np.copyto(target, array.astype(target.dtype, copy=False))
     elif _framework(target) == "torch":
         with sys.modules["torch"].no_grad():
             target.copy_(like(array, target))
-    # jax arrays are immutable: the result reaches the caller only as a return value
+    else:
+        raise TypeError(
+            f"the kernel returns nothing and writes its input {name!r} in place, but a "
+            f"{type(target).__module__}.{type(target).__name__} cannot be updated in place: "
+            "pass a numpy array or a torch tensor"
+        )

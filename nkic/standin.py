@@ -211,7 +211,7 @@ def _simulate(fn, lnc: int, args: tuple, kwargs: dict):
         return result
     outs = result if isinstance(result, tuple) else (result,)
     for name, out in zip(compiled.output_names, outs):
-        arrays.write_back(tensors[name], arrays.to_numpy(out))
+        arrays.write_back(tensors[name], arrays.to_numpy(out), name)
     return None
 
 

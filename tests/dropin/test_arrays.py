@@ -121,3 +121,13 @@ def test_jax_arrays_in_and_out():
     got = nki.simulate(add_kernel)(jnp.asarray(a), jnp.asarray(b))
     assert type(got).__module__.startswith("jax") and got.dtype == jnp.bfloat16
     np.testing.assert_array_equal(np.asarray(got).view(np.uint16), _bf16_sum(a, b).view(np.uint16))
+
+
+def test_immutable_inputs_of_an_in_place_kernel_are_refused():
+    x = np.ones((128, 8), np.float32)
+    x.flags.writeable = False
+    with pytest.raises(TypeError, match="writes its input 'x' in place"):
+        nki.simulate(double_in_place)(x)
+    jnp = pytest.importorskip("jax.numpy")
+    with pytest.raises(TypeError, match="jax"):
+        nki.simulate(double_in_place)(jnp.ones((128, 8), jnp.float32))
