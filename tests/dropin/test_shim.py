@@ -129,3 +129,12 @@ def test_the_quick_start_with_top_level_host_code_runs(tmp_path, python):
     )
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "quickstart ok"
+
+
+def test_an_unwritable_site_is_a_one_line_usage_error(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    res = CliRunner().invoke(cli, ["shim", "install", "--site", str(blocker)])
+    assert res.exit_code == 2
+    (line,) = res.output.strip().splitlines()
+    assert line.startswith(f"error: cannot write {blocker / PTH_NAME}")
