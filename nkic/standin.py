@@ -208,11 +208,38 @@ def _simulate(fn, lnc: int, args: tuple, kwargs: dict):
     compiled = _compiled(fn, given, tensors, target, options)
     result = compiled(**tensors)
     if not compiled.returns_nothing:
-        return result
+        return (result,) if _returns_tuple(fn) and not isinstance(result, tuple) else result
     outs = result if isinstance(result, tuple) else (result,)
     for name, out in zip(compiled.output_names, outs):
         arrays.write_back(tensors[name], arrays.to_numpy(out), name)
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _returns_tuple(fn) -> bool:
+    """True when the kernel's `return` statements build a tuple (`return (out,)`), so that a
+    single returned tensor comes back as a 1-tuple, as the kernel wrote it."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    found = []
+
+    def visit(node, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                if top:
+                    visit(child, False)
+                continue
+            if isinstance(child, ast.Return) and child.value is not None:
+                found.append(isinstance(child.value, (ast.Tuple, ast.List)))
+            visit(child, top)
+
+    visit(tree, True)
+    return bool(found) and all(found)
 
 
 def _compiled(fn, given: dict, tensors: dict, target: str, options: dict):

@@ -133,3 +133,13 @@ def test_imprecise_mode_is_refused_with_a_warning(monkeypatch):
     a, b = _pair((128, 4))
     with pytest.warns(UserWarning, match="NKI_PRECISE_FP=0 is not supported"):
         np.testing.assert_array_equal(nki.simulate(add_kernel)(a, b), a + b)
+
+
+def test_a_returned_one_tuple_stays_a_tuple():
+    from dropin_kernels import copy_as_tuple
+
+    x = RNG.standard_normal((128, 16)).astype(np.float32)
+    got = nki.simulate(copy_as_tuple)(x)
+    assert isinstance(got, tuple) and len(got) == 1
+    np.testing.assert_array_equal(got[0], x)
+    assert not isinstance(nki.simulate(add_kernel)(x, x), tuple)

@@ -54,3 +54,12 @@ def out_of_bounds(x):
     nisa.dma_copy(dst=t, src=x[0:128, 0:64])
     nisa.dma_copy(dst=out, src=t)
     return out
+
+
+@nki.jit
+def copy_as_tuple(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.dma_copy(dst=out, src=t)
+    return (out,)
