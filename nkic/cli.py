@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from . import driver
+from . import __version__, driver
 from .diagnostics import render_text
 from .ir.target import TARGET_NAMES
 
@@ -47,7 +47,7 @@ def _check_source(path: str) -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="nkic")
+@click.version_option(__version__, prog_name="nkic")
 def cli() -> None:
     """nkic: compile NKI kernels ahead of time and run them on a simulated NeuronCore."""
 
@@ -171,7 +171,7 @@ def _widen(a: np.ndarray) -> np.ndarray:
     help="Input array (missing inputs get seeded random data).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out-dir", default=".", show_default=True, help="Where outputs are written.")
+@click.option("--out-dir", default="nkic-out", show_default=True, help="Where outputs are written.")
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
 @click.option("--timing-only", is_flag=True, help="Skip the numerics; estimate timing only.")
@@ -297,3 +297,8 @@ def profile(neff, output, seed) -> None:
     except ImportError as e:
         raise UsageError(str(e)) from None
     click.echo(f"wrote {output}")
+
+
+from .shim.commands import shim as _shim  # noqa: E402  (kept last: a separate group)
+
+cli.add_command(_shim)
