@@ -9,10 +9,12 @@ from __future__ import annotations
 import difflib
 import importlib.metadata
 import json
+import os
 import re
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 from .codes import CODES, STAGES
 from .ir.core import Loc
@@ -222,19 +224,30 @@ def _known(loc: Loc) -> bool:
     return not loc.file.startswith("<")
 
 
-def _uri(file: str) -> str:
+#: The base every relative artifact URI resolves against (`originalUriBaseIds`).
+SARIF_BASE_ID = "SRCROOT"
+
+
+def _artifact(file: str, root: Path) -> dict:
+    """A file under `root` as a URI relative to SRCROOT (code-scanning services map it onto the
+    repository); any other file as an absolute file URI."""
     p = Path(file)
-    return p.as_uri() if p.is_absolute() else p.as_posix()
+    absolute = p if p.is_absolute() else (root / p)
+    try:
+        rel = Path(os.path.normpath(absolute)).relative_to(root)
+    except ValueError:
+        return {"uri": Path(os.path.normpath(absolute)).as_uri()}
+    return {"uri": quote(rel.as_posix()), "uriBaseId": SARIF_BASE_ID}
 
 
-def _sarif_location(loc: Loc) -> dict:
+def _sarif_location(loc: Loc, root: Path) -> dict:
     region = {
         "startLine": loc.line,
         "startColumn": loc.col,
         "endLine": max(loc.end_line, loc.line),
         "endColumn": loc.end_col if loc.end_line > loc.line else max(loc.end_col, loc.col + 1),
     }
-    return {"physicalLocation": {"artifactLocation": {"uri": _uri(loc.file)}, "region": region}}
+    return {"physicalLocation": {"artifactLocation": _artifact(loc.file, root), "region": region}}
 
 
 def _sarif_rule(code: str) -> dict:
@@ -262,10 +275,11 @@ def _nkic_version() -> str:
         return "0"
 
 
-def render_sarif(diags: list[Diagnostic]) -> str:
-    """A SARIF 2.1.0 log with one run; rules are the whole catalogue (plus any unknown code)."""
-    codes = list(CODES)
-    codes += sorted({d.code for d in diags} - set(CODES))
+def render_sarif(diags: list[Diagnostic], root: str | os.PathLike | None = None) -> str:
+    """A SARIF 2.1.0 log with one run. Its rules are the codes reported; file URIs are relative
+    to `root` (default: the current directory), given in `originalUriBaseIds` as SRCROOT."""
+    base = Path(os.path.abspath(root if root is not None else os.getcwd()))
+    codes = list(dict.fromkeys(d.code for d in diags))
     index = {c: i for i, c in enumerate(codes)}
     results = []
     for d in diags:
@@ -275,12 +289,12 @@ def render_sarif(diags: list[Diagnostic]) -> str:
             "ruleIndex": index[d.code],
             "level": _SARIF_LEVEL.get(d.severity, "error"),
             "message": {"text": text},
-            "locations": [_sarif_location(d.loc)] if _known(d.loc) else [],
+            "locations": [_sarif_location(d.loc, base)] if _known(d.loc) else [],
         }
         related = [r for r in d._all_related() if _known(r.loc)]
         if related:
             res["relatedLocations"] = [
-                {"id": i, **_sarif_location(r.loc), "message": {"text": r.message}}
+                {"id": i, **_sarif_location(r.loc, base), "message": {"text": r.message}}
                 for i, r in enumerate(related)
             ]
         results.append(res)
@@ -293,10 +307,11 @@ def render_sarif(diags: list[Diagnostic]) -> str:
                     "driver": {
                         "name": "nkic",
                         "version": _nkic_version(),
-                        "informationUri": "https://github.com/aws-neuron/aws-neuron-sdk",
                         "rules": [_sarif_rule(c) for c in codes],
                     }
                 },
+                "invocations": [{"executionSuccessful": True}],
+                "originalUriBaseIds": {SARIF_BASE_ID: {"uri": base.as_uri().rstrip("/") + "/"}},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }
