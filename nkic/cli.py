@@ -41,6 +41,19 @@ def _parse_args(items: tuple[str, ...]) -> dict[str, object]:
     return out
 
 
+def _check_writable(path: str) -> None:
+    """A usage error, before any work, when `path` cannot be written: its directory is missing
+    or not writable, or it is a directory."""
+    target = Path(path)
+    parent = target.parent
+    if target.is_dir():
+        raise UsageError(f"cannot write {path}: it is a directory")
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {path}: no such directory {parent}")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"cannot write {path}: directory {parent} is not writable")
+
+
 def _check_source(path: str) -> None:
     if not Path(path).is_file():
         raise UsageError(f"no such kernel file: {path}")
@@ -98,6 +111,8 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
+    if output:
+        _check_writable(output)
     if dump_after:
         from .passes.pipeline import PASS_NAMES
 
@@ -135,8 +150,32 @@ def _load_program(path: str):
         raise UsageError(f"{path}: {e}") from None
 
 
+def _as_input_dtype(name: str, arr: np.ndarray, tensor) -> np.ndarray:
+    """`arr` read from a .npy for input `tensor`. bfloat16/fp8 arrays saved by ml_dtypes come
+    back as raw bytes (`|V2`, `|V1`): read them as the input's dtype when the sizes agree. Any
+    other dtype is converted by the run (round to nearest even), with a note saying so."""
+    from nkirt import dtypes
+
+    want = dtypes.storage_dtype(tensor.dtype)
+    if arr.dtype.kind == "V":
+        if arr.dtype.itemsize != want.itemsize:
+            raise UsageError(
+                f"--in {name}: the file holds raw {arr.dtype.itemsize}-byte values; the input "
+                f"is {tensor.dtype} ({want.itemsize} bytes each)"
+            )
+        return arr.view(want)
+    if arr.dtype != want:
+        click.echo(
+            f"note: --in {name}: {arr.dtype} array converted to the kernel's "
+            f"{tensor.dtype} (round to nearest even)",
+            err=True,
+        )
+    return arr
+
+
 def _read_inputs(program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
-    names = {t.name for t in program.inputs}
+    tensors = {t.name: t for t in program.inputs}
+    names = set(tensors)
     out = {}
     for item in items:
         name, sep, path = item.partition("=")
@@ -153,6 +192,7 @@ def _read_inputs(program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
             raise UsageError(f"--in {name}: cannot read {path}: {e.strerror or e}") from None
         except ValueError:
             raise UsageError(f"--in {name}: {path} is not a .npy array file") from None
+        out[name] = _as_input_dtype(name, out[name], tensors[name])
     return out
 
 
@@ -179,6 +219,9 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
 
+    for path in (profile_path, trace_path):
+        if path:
+            _check_writable(path)
     program = _load_program(neff)
     inputs = _read_inputs(program, in_items)
     try:
@@ -270,12 +313,19 @@ def explain(code) -> None:
 def profile(neff, output, seed) -> None:
     """Simulate a kernel (timing only) and draw its engine timeline."""
     import nkirt
-    from nkirt.timeline import render_svg
+    from nkirt.timeline import picture_format, render_svg
 
+    try:
+        picture_format(output)
+    except ValueError as e:
+        raise UsageError(f"-o {output}: {e}") from None
+    _check_writable(output)
     program = _load_program(neff)
     res = nkirt.execute(program, {}, seed=seed, timing_only=True)
     try:
         render_svg(res, output)
     except ImportError as e:
         raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"cannot write {output}: {e.strerror or e}") from None
     click.echo(f"wrote {output}")
