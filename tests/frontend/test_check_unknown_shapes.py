@@ -137,7 +137,7 @@ def test_names_bound_anywhere_in_scope_are_not_flagged(tmp_path):
             total = 0
             for i in range(LIMIT):
                 total += i
-            squares = {k: k * k for k in range(3)}
+            squares = {f"k{k}": k * k for k in range(3)}
 
             def inner(v, w=total):
                 return v + w + later
@@ -145,7 +145,7 @@ def test_names_bound_anywhere_in_scope_are_not_flagged(tmp_path):
             later = math.ceil(2.5)
             if (n := len(squares)) > 2:
                 pass
-            return inner(n)
+            inner(n)
         """,
     )
     assert codes(nkic.check(path)) == [("nkic_shapes_unknown", 10, 5)]
