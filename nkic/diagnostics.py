@@ -12,7 +12,7 @@ import json
 import os
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -379,21 +379,35 @@ def filter_diagnostics(
     return out
 
 
-_NOQA = re.compile(r"#\s*nkic:\s*noqa(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+#: Suppression comments: `nkic: noqa`, `nkic: noqa[code, ...]`, `nkic: noqa: code, ...`, and
+#: the flake8/ruff forms `noqa` and `noqa: code, ...` (codes separated by commas or spaces),
+#: each after a `#`.
+_NOQA = re.compile(
+    r"#\s*(?:nkic:\s*)?noqa"
+    r"(?:\[(?P<bracket>[^\]]*)\]|:\s*(?P<colon>[\w.-]+(?:[\s,]+[\w.-]+)*))?",
+    re.IGNORECASE,
+)
 
 
 def noqa_codes(line: str) -> set[str] | None:
-    """None if the line has no `# nkic: noqa`; an empty set for a blanket noqa."""
-    m = _NOQA.search(line)
-    if m is None:
-        return None
-    if m.group("codes") is None:
+    """None if the line has no noqa comment; an empty set for a blanket one (every code)."""
+    blanket = False
+    codes: set[str] = set()
+    for m in _NOQA.finditer(line):
+        listed = m.group("bracket") if m.group("bracket") is not None else m.group("colon")
+        if listed is None:
+            blanket = True
+        else:
+            codes |= {c for c in re.split(r"[\s,]+", listed) if c}
+    if blanket:
         return set()
-    return {c.strip() for c in m.group("codes").split(",") if c.strip()}
+    return codes or None
 
 
 def apply_noqa(diags: list[Diagnostic]) -> list[Diagnostic]:
-    """Drop diagnostics whose source line carries `# nkic: noqa` or `# nkic: noqa[code, …]`."""
+    """Drop diagnostics whose source line carries a noqa comment naming their code, or a
+    blanket one (`noqa` or `nkic: noqa` alone). A comment that names only other tools' codes
+    (`noqa: E501`) silences nothing of nkic's."""
     out = []
     for d in diags:
         codes = noqa_codes(source_line(d.loc.file, d.loc.line) or "")
@@ -401,6 +415,46 @@ def apply_noqa(diags: list[Diagnostic]) -> list[Diagnostic]:
             continue
         out.append(d)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# paths as the user gave them
+
+
+def display_path(file: str, given: dict[str, str]) -> str:
+    """`file` (absolute, as the compiler records it) as the user named it: the spelling given
+    on the command line, else relative to the current directory when below it."""
+    if file in given:
+        return given[file]
+    if file.startswith("<") or not os.path.isabs(file):
+        return file
+    try:
+        return os.path.relpath(file)
+    except ValueError:  # another drive
+        return file
+
+
+def _display_loc(loc: Loc, given: dict[str, str]) -> Loc:
+    stack = tuple(_display_loc(s, given) for s in loc.stack)
+    return replace(loc, file=_shown(loc.file, given), stack=stack)
+
+
+def _shown(file: str, given: dict[str, str]) -> str:
+    shown = display_path(file, given)
+    return file if file not in given and shown.startswith("..") else shown
+
+
+def with_display_paths(diags: list[Diagnostic], given: dict[str, str]) -> list[Diagnostic]:
+    """`diags` with every file named as the user gave it (see `display_path`); files outside
+    the current directory keep their absolute path."""
+    return [
+        replace(
+            d,
+            loc=_display_loc(d.loc, given),
+            related=tuple(Related(_display_loc(r.loc, given), r.message) for r in d.related),
+        )
+        for d in diags
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
