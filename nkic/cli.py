@@ -257,6 +257,11 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
 
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create --out-dir {out_dir}: {e.strerror or e}") from None
     for path in (profile_path, trace_path):
         if path:
             _check_writable(path)
@@ -270,9 +275,7 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
     except nkirt.RuntimeFault as e:
         click.echo(f"runtime fault: {e}", err=True)
         sys.exit(EXIT_ERRORS)
-    out = Path(out_dir)
     try:
-        out.mkdir(parents=True, exist_ok=True)
         if not timing_only:
             for name, arr in res.outputs.items():
                 np.save(out / f"{name}.npy", _widen(arr))
