@@ -19,6 +19,7 @@ from nkirt import dtypes
 from nkirt.access import AccessPattern, BoundsError
 from nkirt.cost import ComputeCost, DmaPlan, InstructionShape, compute_cost, dma_plan
 from nkirt.cost.tables import PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, TARGETS, TargetTable
+from nkirt.cost.throttle import TensorThrottle
 from nkirt.dma_rings import DmaRings
 from nkirt.errors import NeffError, RunError, RuntimeFault
 from nkirt.hazards import Access, Hazard, SemaphoreChecker
@@ -251,6 +252,8 @@ class Executor:
         self.queue_free = [0.0] * len(QUEUES)
         self.dma_done = [0.0] * len(QUEUES)
         self.mm_start = self.mm_end = self.ls_end = 0.0
+        #: TensorE dI/dt throttling (trn2/trn3; cost/throttle.py), None where not modelled
+        self.throttle = TensorThrottle() if self.table.tensor_throttle else None
         self.rings = DmaRings(self.horizon)
         #: the core's sustained HBM-side DMA rate as one shared resource (trn1; cost/tables.py)
         self.hbm_rate = self.table.dma_sustained_gbps
@@ -417,7 +420,11 @@ class Executor:
             start = max(ready, self.ls_end, self.mm_start)
             self.ls_end = start + cost.load_stationary_ns
             self.mm_start = max(self.ls_end, self.mm_end)
-            self.mm_end = busy_end = self.mm_start + cost.busy_ns
+            busy = cost.busy_ns
+            if self.throttle is not None:
+                busy = self.throttle.duration(self.mm_start, busy)
+                self.throttle.record(self.mm_start, self.mm_start + busy)
+            self.mm_end = busy_end = self.mm_start + busy
             completion = busy_end + cost.latency_ns
             self.queue_free[queue] = max(self.ls_end, self.mm_start)
         elif type(cost) is ComputeCost:

@@ -44,6 +44,14 @@ DMA_ELEMENT_OVERHEAD_BYTES = 256
 # (docs/cost-model.md, calibration notes). No such measurement exists for v3/v4.
 TRN1_SUSTAINED_DMA_GBPS = 104.1
 
+# TensorE dI/dt throttling on Trn2 and Trn3 (Neuron Explorer's Tensor Engine throttling
+# explainer, dev-tools release notes 2.32): TensorE starts at about 50 % of its peak rate and
+# ramps to full over about 3 µs; when its utilisation falls below 50 % in any ~3 µs window
+# the cap comes back.
+THROTTLE_START = 0.5
+THROTTLE_RAMP_NS = 3000.0
+THROTTLE_WINDOW_NS = 3000.0
+
 
 @dataclass(frozen=True)
 class TargetTable:
@@ -70,6 +78,8 @@ class TargetTable:
     #: Measured sustained rate (GB/s = B/ns) of all DMA traffic to and from HBM of one core,
     #: shared by every queue and engine; None where no measurement exists.
     dma_sustained_gbps: float | None = None
+    #: TensorE dI/dt throttling (Trn2, Trn3): the rate cap of THROTTLE_* applies.
+    tensor_throttle: bool = False
     #: arch §8 (ARCH2): on v2 VectorE and GpSimd cannot access SBUF at the same time.
     sbuf_vector_gpsimd_exclusive: bool = False
     #: arch §8 (ARCH2): on v2 VectorE and ScalarE cannot access PSUM at the same time.
@@ -115,12 +125,15 @@ TARGETS: dict[str, TargetTable] = {
         scalar_ghz=1.2,  # arch §3 (ARCH3 table)
         gpsimd_ghz=1.2,  # arch §3 (ARCH3 table)
         sbuf_partition_bytes=224 * 1024,  # arch §3: 28 MiB = 128 × 224 KiB
-        dma_engine_bytes_per_ns=23.0,  # arch §3 (DMAOV, DMABW table)
+        # DMA overview: 27.2 GB/s per engine; Neuron Explorer's `dma_ddr_bandwidth` for a trn2
+        # NeuronCore is 435 GB/s = 16 × 27.2 (the DMABW table's 23 B/ns = 368 GB/s is lower)
+        dma_engine_bytes_per_ns=27.2,
         vector_perf_modes=True,  # arch §5 (ARCH3 performance mode)
         fast_mode_dtypes=_TWO_BYTE_FLOATS,  # arch §3: VectorE 512 wide for BF16/FP16 on v3
         scalar_2x_mode=False,
         double_row_fp8=True,  # arch §4 (ARCH3)
         hwdge=True,  # arch §3: 2 HW DGE instances
+        tensor_throttle=True,  # Explorer throttling explainer: Trn2 and Trn3
         # arch §8 (ARCH3): v3 lifts both v2 port restrictions (PSUM parallel on other banks)
         sbuf_vector_gpsimd_exclusive=False,
         psum_vector_scalar_exclusive=False,
@@ -143,6 +156,7 @@ TARGETS: dict[str, TargetTable] = {
         scalar_2x_mode=True,  # arch §6: v4 native tensor_scalar/tensor_copy 2× bf16/fp16 mode
         double_row_fp8=True,  # arch §4 (ARCH4 keeps v3 double FP8; MX adds 4×)
         hwdge=True,  # arch §3: HW DGE present on v4
+        tensor_throttle=True,  # Explorer throttling explainer: Trn2 and Trn3
         # arch §8: lifted on v3 (ARCH3); ARCH4 restates no restriction, so v4 keeps v3's ports
         sbuf_vector_gpsimd_exclusive=False,
         psum_vector_scalar_exclusive=False,
