@@ -175,14 +175,21 @@ def _widen(a: np.ndarray) -> np.ndarray:
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
 @click.option("--timing-only", is_flag=True, help="Skip the numerics; estimate timing only.")
-def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) -> None:
+@click.option(
+    "--ideal-waits",
+    is_flag=True,
+    help="What-if: replace the semaphore waits by waits for exactly the conflicting accesses.",
+)
+def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only, ideal_waits) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
 
     program = _load_program(neff)
     inputs = _read_inputs(program, in_items)
     try:
-        res = nkirt.execute(program, inputs, seed=seed, timing_only=timing_only)
+        res = nkirt.execute(
+            program, inputs, seed=seed, timing_only=timing_only, ideal_waits=ideal_waits
+        )
     except nkirt.RunError as e:
         raise UsageError(str(e)) from None
     except nkirt.RuntimeFault as e:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from nkirt import dtypes
+from nkirt.analysis import explorer_sections
 from nkirt.errors import RunError
 from nkirt.executor import Executor
 from nkirt.neff import read_neff
@@ -74,6 +75,10 @@ def execute(
         executor.hbm.busy_ns if executor.hbm is not None else None,
         [executor.warnings[i] for i in sorted(executor.warnings)],
     )
+    profile.update(explorer_sections(program, executor, profile))
+    if executor.records:
+        # the bounds' verdict: the busiest engine if busy over half the time, else "latency"
+        profile["bottleneck"] = profile["bounds"]["bottleneck_engine"] or "latency"
     return RunResult(program, outputs, profile, executor.instructions, executor.records)
 
 

@@ -209,7 +209,7 @@ def test_run_warns_about_inputs_outside_a_functions_valid_range(tmp_path):
     assert res.exit_code == 0
     (line,) = [ln for ln in res.output.splitlines() if "warning:" in ln]
     assert (
-        f"activation at {kernel}:15 [i0=1]: log: 1 of 16384 inputs outside the valid range" in line
+        f"activation at {kernel}:15 [i=1]: log: 1 of 16384 inputs outside the valid range" in line
     )
     (w,) = json.loads((tmp_path / "p.json").read_text())["warnings"]
     assert (w["op"], w["loc"], w["count"]) == ("activation", f"{kernel}:15", 1)

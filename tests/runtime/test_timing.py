@@ -196,11 +196,35 @@ def test_a_later_issued_transfer_fills_idle_dma_engine_time():
 
 
 def test_dma_bound_program_reports_dma_as_bottleneck():
+    # 16 KiB per partition: the data phase (8 × 16 KiB per engine) outlasts the fixed cost
     k = Kernel("trn2")
-    x = k.input("x", "bfloat16", [128, 1024])
+    x = k.input("x", "bfloat16", [128, 8192])
     k.output("unused", "float32", [1, 1])
-    a = k.sbuf("a", "bfloat16", [128, 1024])
+    a = k.sbuf("a", "bfloat16", [128, 8192])
     load = k.dma(k.ap(a), k.ap(x))
-    b = k.sbuf("b", "bfloat16", [128, 1024], byte=4096)
+    b = k.sbuf("b", "bfloat16", [128, 8192], byte=16384)
     k.inst("tensor_copy", "vector", {"dst": k.ap(b), "src": k.ap(a)}, waits=[(load, 0)])
-    assert run(k).profile["bottleneck"] == "dma"
+    profile = run(k).profile
+    assert profile["bottleneck"] == "dma"
+    assert profile["bounds"]["bottleneck_engine"] == "dma"
+
+
+def test_one_small_load_then_a_copy_is_latency_bound():
+    # the 1.3 µs fixed cost dominates: no engine is busy half the time
+    k = Kernel("trn2")
+    x = k.input("x", "bfloat16", [128, 256])
+    k.output("unused", "float32", [1, 1])
+    a = k.sbuf("a", "bfloat16", [128, 256])
+    load = k.dma(k.ap(a), k.ap(x))
+    b = k.sbuf("b", "bfloat16", [128, 256], byte=1024)
+    k.inst("tensor_copy", "vector", {"dst": k.ap(b), "src": k.ap(a)}, waits=[(load, 0)])
+    result = run(k)
+    profile = result.profile
+    assert profile["bottleneck"] == "latency"
+    assert profile["bounds"]["bottleneck_engine"] is None
+    assert "latency-bound" in result.summary() and "bottleneck:" not in result.summary()
+    # the chain: the load, then the copy that waited for it
+    segments = profile["critical_path"]["segments"]
+    assert [s["op"] for s in segments] == ["dma_copy", "tensor_copy"]
+    assert segments[1]["released_by"] == "semaphore"
+    assert sum(s["time_ns"] for s in segments) == pytest.approx(profile["total_ns"])

@@ -78,6 +78,11 @@ class TargetTable:
     #: Measured sustained rate (GB/s = B/ns) of all DMA traffic to and from HBM of one core,
     #: shared by every queue and engine; None where no measurement exists.
     dma_sustained_gbps: float | None = None
+    #: HBM bandwidth of one HBM stack, GB/s (Explorer's `hbm_ddr_bandwidth`, the MBU
+    #: denominator): the chip's HBM bandwidth over its stacks.
+    hbm_stack_gbps: float = 0.0
+    #: NeuronCore base clock (GHz) of Explorer's `neuroncore_cycle_count`; None if unstated.
+    base_ghz: float | None = None
     #: TensorE dI/dt throttling (Trn2, Trn3): the rate cap of THROTTLE_* applies.
     tensor_throttle: bool = False
     #: arch §8 (ARCH2): on v2 VectorE and GpSimd cannot access SBUF at the same time.
@@ -114,6 +119,8 @@ TARGETS: dict[str, TargetTable] = {
         double_row_fp8=False,  # arch §4: double FP8 is v3+
         hwdge=False,  # arch §3: no HW DGE on v2
         dma_sustained_gbps=TRN1_SUSTAINED_DMA_GBPS,  # arch §12.1/§12.2, measured (above)
+        hbm_stack_gbps=820 / 2,  # Trainium: 820 GB/s over 2 HBM stacks
+        base_ghz=1.4,  # Explorer schema, neuroncore_cycle_count: "Trainium1 is 1.4 GHz"
         sbuf_vector_gpsimd_exclusive=True,  # arch §8 (ARCH2): shared SBUF port, serialised
         psum_vector_scalar_exclusive=True,  # arch §8 (ARCH2): shared PSUM port, serialised
     ),
@@ -134,6 +141,8 @@ TARGETS: dict[str, TargetTable] = {
         double_row_fp8=True,  # arch §4 (ARCH3)
         hwdge=True,  # arch §3: 2 HW DGE instances
         tensor_throttle=True,  # Explorer throttling explainer: Trn2 and Trn3
+        hbm_stack_gbps=2900 / 4,  # Trainium2: 2.9 TB/s over 4 HBM stacks
+        base_ghz=1.2,  # Explorer schema, neuroncore_cycle_count: "Trainium2 is 1.2 GHz"
         # arch §8 (ARCH3): v3 lifts both v2 port restrictions (PSUM parallel on other banks)
         sbuf_vector_gpsimd_exclusive=False,
         psum_vector_scalar_exclusive=False,
@@ -157,6 +166,7 @@ TARGETS: dict[str, TargetTable] = {
         double_row_fp8=True,  # arch §4 (ARCH4 keeps v3 double FP8; MX adds 4×)
         hwdge=True,  # arch §3: HW DGE present on v4
         tensor_throttle=True,  # Explorer throttling explainer: Trn2 and Trn3
+        hbm_stack_gbps=4900 / 4,  # Trainium3: 4.9 TB/s over 4 HBM stacks
         # arch §8: lifted on v3 (ARCH3); ARCH4 restates no restriction, so v4 keeps v3's ports
         sbuf_vector_gpsimd_exclusive=False,
         psum_vector_scalar_exclusive=False,

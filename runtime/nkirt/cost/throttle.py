@@ -33,6 +33,7 @@ class TensorThrottle:
         self.start, self.ramp_ns, self.window_ns = start, ramp_ns, window_ns
         self.ramp_from: float | None = None
         self.recent: deque[tuple[float, float]] = deque()
+        self._recent_busy = 0.0  # total length of `recent`
         #: engine time lost to the cap (ns): what Explorer counts as throttled
         self.throttled_ns = 0.0
         self.engagements = 0
@@ -44,11 +45,17 @@ class TensorThrottle:
         return min(1.0, self.start + (1 - self.start) * (t - self.ramp_from) / self.ramp_ns)
 
     def _idle_in_window(self, t: float) -> float:
+        """Idle time of TensorE in the trailing window since the ramp began. The recorded
+        intervals are disjoint, in order and end by `t`, so only the oldest may straddle the
+        window's start."""
         lo = max(t - self.window_ns, self.ramp_from)
         recent = self.recent
         while recent and recent[0][1] <= lo:
-            recent.popleft()
-        busy = sum(min(end, t) - max(begin, lo) for begin, end in recent if end > lo)
+            begin, end = recent.popleft()
+            self._recent_busy -= end - begin
+        busy = self._recent_busy
+        if recent and recent[0][0] < lo:
+            busy -= lo - recent[0][0]
         return (t - lo) - busy
 
     def duration(self, start: float, work: float) -> float:
@@ -57,6 +64,7 @@ class TensorThrottle:
         if self.ramp_from is None or self._idle_in_window(start) > self.window_ns / 2:
             self.ramp_from = start
             self.recent.clear()
+            self._recent_busy = 0.0
             self.engagements += 1
         elapsed = start - self.ramp_from
         if elapsed >= self.ramp_ns or work <= 0:
@@ -77,3 +85,4 @@ class TensorThrottle:
     def record(self, begin: float, end: float) -> None:
         """TensorE was busy over [begin, end)."""
         self.recent.append((begin, end))
+        self._recent_busy += end - begin
