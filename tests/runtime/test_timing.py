@@ -8,6 +8,8 @@ from neff_builder import Kernel
 
 #: trn2 DMA engine rate: 27.2 GB/s per engine (DMA overview; Explorer's 435 GB/s = 16 × 27.2)
 TRN2_DMA_ENGINE_GBPS = 27.2
+#: trn2 engine time per DMA descriptor, measured (cost/tables.py), in bytes at that rate
+TRN2_DESCRIPTOR_BYTES = 53.9 * TRN2_DMA_ENGINE_GBPS
 
 
 def run(k: Kernel):
@@ -147,7 +149,7 @@ def two_loads(second_partition: int) -> float:
 
 
 def test_concurrent_dmas_share_the_dma_engines_of_their_partitions():
-    alone = 8 * (8192 + 256) / TRN2_DMA_ENGINE_GBPS
+    alone = 8 * (8192 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
     assert two_loads(64) == pytest.approx(1300 + alone)  # disjoint engines: in parallel
     assert two_loads(0) == pytest.approx(1300 + 2 * alone)  # same 8 engines: bandwidth shared
 
@@ -160,7 +162,7 @@ def test_a_dma_queue_overlaps_the_next_fixed_cost_with_the_current_data():
     b = k.sbuf("b", "bfloat16", [128, 1024], byte=4096)
     k.dma(k.ap(a), k.ap(x), queue="dma3")
     k.dma(k.ap(b), k.ap(x), queue="dma3")
-    data = 8 * (2048 + 256) / TRN2_DMA_ENGINE_GBPS
+    data = 8 * (2048 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
     # the second transfer is triggered once the first one's fixed cost is spent
     assert run(k).profile["total_ns"] == pytest.approx(2 * 1300 + data)
 
@@ -174,7 +176,9 @@ def test_transfers_of_one_queue_complete_in_order():
     k.dma(k.ap(big), k.ap(x), queue="dma3")
     k.dma(k.ap(small), k.ap(x, [[4096, 4], [1, 64]]), queue="dma3")
     big_done, small_done = [s["args"]["completion_ns"] for s in slices(run(k))]
-    assert big_done == pytest.approx(1300 + 8 * (8192 + 256) / TRN2_DMA_ENGINE_GBPS)
+    assert big_done == pytest.approx(
+        1300 + 8 * (8192 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
+    )
     assert small_done == big_done  # its own data was moved long before
 
 
@@ -192,7 +196,9 @@ def test_a_later_issued_transfer_fills_idle_dma_engine_time():
     k.dma(k.ap(b), k.ap(x), queue="dma1")
     load = [s for s in slices(run(k)) if s["tid"] == 6][0]  # dma1's track
     assert load["ts"] == 0
-    assert load["dur"] == pytest.approx((1300 + 8 * (2048 + 256) / TRN2_DMA_ENGINE_GBPS) / 1000)
+    assert load["dur"] == pytest.approx(
+        (1300 + 8 * (2048 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS) / 1000
+    )
 
 
 def test_dma_bound_program_reports_dma_as_bottleneck():

@@ -44,6 +44,18 @@ DMA_ELEMENT_OVERHEAD_BYTES = 256
 # (docs/cost-model.md, calibration notes). No such measurement exists for v3/v4.
 TRN1_SUSTAINED_DMA_GBPS = 104.1
 
+# Time a trn2 DMA engine spends per descriptor (DMA element: one contiguous run of one
+# partition) besides moving its bytes, *measured*: the published trn2 4096³ bf16 matmul ladder
+# (neuron-agentic-development, example-bounds-analysis.md) gives DMA active times of 7,906,
+# 1,325 and 819 µs for 1,207.7 / 201.3 / 201.3 MB in 1,473,920 / 294,912 / 114,688 descriptors
+# (256 B lhsT tiles, 1 KiB rhs tiles and stores, 2 KiB row loads). Over the 16 engines at
+# 27.2 B/ns that leaves 55.7, 46.8 and 49.7 ns per descriptor; pooled (Σ overhead time ÷
+# Σ descriptors per engine) 53.9 ns, 47.6–55.3 ns leaving any one kernel out
+# (docs/cost-model.md). It is 1,466 bytes of engine time: 15 % of the engine rate at 256 B,
+# 58 % at 2 KiB, 74 % at 4 KiB, the documented efficiency curve's shape ("severely
+# overhead-bound" below 256 B, "≥ 4 KiB" to saturate) with the measured scale.
+TRN2_DMA_DESCRIPTOR_NS = 53.9
+
 # TensorE dI/dt throttling on Trn2 and Trn3 (Neuron Explorer's Tensor Engine throttling
 # explainer, dev-tools release notes 2.32): TensorE starts at about 50 % of its peak rate and
 # ramps to full over about 3 µs; when its utilisation falls below 50 % in any ~3 µs window
@@ -78,6 +90,9 @@ class TargetTable:
     #: Measured sustained rate (GB/s = B/ns) of all DMA traffic to and from HBM of one core,
     #: shared by every queue and engine; None where no measurement exists.
     dma_sustained_gbps: float | None = None
+    #: Measured engine time per DMA descriptor (ns) besides its bytes; None: the documented
+    #: efficiency curve's DMA_ELEMENT_OVERHEAD_BYTES.
+    dma_descriptor_ns: float | None = None
     #: HBM bandwidth of one HBM stack, GB/s (Explorer's `hbm_ddr_bandwidth`, the MBU
     #: denominator): the chip's HBM bandwidth over its stacks.
     hbm_stack_gbps: float = 0.0
@@ -91,6 +106,13 @@ class TargetTable:
     psum_vector_scalar_exclusive: bool = False
     #: arch §8 (ARCH3): from v3 VectorE and ScalarE access PSUM in parallel if different banks.
     psum_vector_scalar_same_bank_exclusive: bool = False
+
+    @property
+    def dma_element_overhead_bytes(self) -> float:
+        """Engine time per DMA descriptor, in bytes of the engine's rate."""
+        if self.dma_descriptor_ns is not None:
+            return self.dma_descriptor_ns * self.dma_engine_bytes_per_ns
+        return DMA_ELEMENT_OVERHEAD_BYTES
 
     def engine_ghz(self, engine: str) -> float:
         return {
@@ -141,6 +163,7 @@ TARGETS: dict[str, TargetTable] = {
         double_row_fp8=True,  # arch §4 (ARCH3)
         hwdge=True,  # arch §3: 2 HW DGE instances
         tensor_throttle=True,  # Explorer throttling explainer: Trn2 and Trn3
+        dma_descriptor_ns=TRN2_DMA_DESCRIPTOR_NS,  # measured (above)
         hbm_stack_gbps=2900 / 4,  # Trainium2: 2.9 TB/s over 4 HBM stacks
         base_ghz=1.2,  # Explorer schema, neuroncore_cycle_count: "Trainium2 is 1.2 GHz"
         # arch §8 (ARCH3): v3 lifts both v2 port restrictions (PSUM parallel on other banks)
