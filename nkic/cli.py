@@ -254,6 +254,11 @@ def _widen(a: np.ndarray) -> np.ndarray:
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
 @click.option("--timing-only", is_flag=True, help="Skip the numerics; estimate timing only.")
 @click.option(
+    "--ideal-waits",
+    is_flag=True,
+    help="What-if: replace the semaphore waits by waits for exactly the conflicting accesses.",
+)
+@click.option(
     "--exact-accumulation",
     is_flag=True,
     help="Sum matmul products in contraction order as the PE array does (slower).",
@@ -262,7 +267,16 @@ def _widen(a: np.ndarray) -> np.ndarray:
     "--strict", is_flag=True, help="Exit 1 when the run produces Inf/NaN from finite inputs."
 )
 def run(
-    neff, in_items, seed, out_dir, profile_path, trace_path, timing_only, exact_accumulation, strict
+    neff,
+    in_items,
+    seed,
+    out_dir,
+    profile_path,
+    trace_path,
+    timing_only,
+    ideal_waits,
+    exact_accumulation,
+    strict,
 ) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
@@ -284,6 +298,7 @@ def run(
                 inputs,
                 seed=seed,
                 timing_only=timing_only,
+                ideal_waits=ideal_waits,
                 exact_accumulation=exact_accumulation,
             )
     except nkirt.RunError as e:

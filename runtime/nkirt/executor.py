@@ -21,6 +21,7 @@ from nkirt import dtypes
 from nkirt.access import AccessPattern, BoundsError
 from nkirt.cost import ComputeCost, DmaPlan, InstructionShape, compute_cost, dma_plan
 from nkirt.cost.tables import PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, TARGETS, TargetTable
+from nkirt.cost.throttle import TensorThrottle
 from nkirt.dma_rings import DmaRings
 from nkirt.errors import NeffError, RunError, RuntimeFault
 from nkirt.hazards import Access, Hazard, SemaphoreChecker
@@ -73,6 +74,7 @@ class StaticInstruction:
         "queue",
         "where",
         "short_where",
+        "stack",
         "inputs",
         "outputs",
         "reads_outputs",
@@ -89,11 +91,14 @@ class StaticInstruction:
         "busy_ns",
         "ports",
         "bank_ports",
+        "loop_names",
     )
 
     def describe(self, env: dict[str, int]) -> str:
-        """`op at file:line`, plus the loop iteration when inside loops."""
-        iteration = ", ".join(f"{var}={value}" for var, value in env.items())
+        """`op at file:line`, plus the loop iteration (`name=value`, source names) when inside
+        loops."""
+        names = self.loop_names
+        iteration = ", ".join(f"{names.get(var, var)}={value}" for var, value in env.items())
         return f"{self.op} at {self.where}" + (f" [{iteration}]" if iteration else "")
 
 
@@ -102,6 +107,8 @@ class Loop:
     var: str
     values: range
     body: list
+    #: the loop variable as the kernel source spells it (neff `name`, else `var`)
+    name: str = ""
     #: Executions of the body so far in this run (selects slots of rotating tensors).
     executions: int = 0
 
@@ -138,6 +145,8 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
     per_queue = [0] * len(QUEUES)
 
     ranges: dict[str, range] = {}
+    #: IR loop variable -> source name, shared by every instruction (for `describe`)
+    loop_names: dict[str, str] = {}
 
     def build(nodes: list[dict], trips: int, starts: dict[str, int]) -> list:
         out = []
@@ -146,11 +155,12 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
                 values = range(node["start"], node["stop"], node["step"])
                 inner = {**starts, node["var"]: node["start"]}
                 ranges[node["var"]] = values
-                out.append(
-                    Loop(node["var"], values, build(node["body"], trips * len(values), inner))
-                )
+                name = loop_names[node["var"]] = node.get("name", node["var"])
+                body = build(node["body"], trips * len(values), inner)
+                out.append(Loop(node["var"], values, body, name))
             else:
                 inst = _instruction(program, table, semantics, node, len(instructions), starts)
+                inst.loop_names = loop_names
                 by_id[inst.id] = inst.index
                 instructions.append(inst)
                 waits_raw.append([(p, _skip(s, ranges)) for p, s in node.get("waits", [])])
@@ -182,6 +192,8 @@ def _instruction(
     inst.queue = QUEUE_INDEX[node["queue"]]
     inst.where = program.where(node["loc"])
     inst.short_where = program.short_where(node["loc"])
+    # call sites of the helpers the instruction was inlined from, innermost first
+    inst.stack = tuple(program.where(frame) for frame in reversed(node.get("stack", [])))
     attrs = node.get("attrs", {})
     raw = node["operands"]
     aps = {}
@@ -270,6 +282,8 @@ class Executor:
         self.queue_free = [0.0] * len(QUEUES)
         self.dma_done = [0.0] * len(QUEUES)
         self.mm_start = self.mm_end = self.ls_end = 0.0
+        #: TensorE dI/dt throttling (trn2/trn3; cost/throttle.py), None where not modelled
+        self.throttle = TensorThrottle() if self.table.tensor_throttle else None
         self.rings = DmaRings(self.horizon)
         #: the core's sustained HBM-side DMA rate as one shared resource (trn1; cost/tables.py)
         self.hbm_rate = self.table.dma_sustained_gbps
@@ -278,6 +292,8 @@ class Executor:
         self.checker = SemaphoreChecker(self.horizon)
         #: (instruction index, start, busy end, completion, stall from, producer record, stall)
         self.records: list[tuple] = []
+        #: (data start, data end) of every DMA transfer: when its packets move
+        self.dma_data: list[tuple[float, float]] = []
         #: instruction index -> its first warning (`ExecContext.warn`) and how many instances warned
         self.warnings: dict[int, dict] = {}
 
@@ -301,6 +317,36 @@ class Executor:
                 del env[var], executions[var]
             else:
                 self._issue(node, env, executions)
+
+    def iterations(self, wanted: set[int]) -> dict[int, dict[str, int]]:
+        """The loop variables (source names) of the instances whose record numbers are
+        `wanted` (records are in issue order, so a second walk of the loop tree finds them)."""
+        found: dict[int, dict[str, int]] = {}
+        if not wanted:
+            return found
+        last = max(wanted)
+        counter = 0
+        env: dict[str, int] = {}
+
+        def walk(nodes: list) -> bool:
+            nonlocal counter
+            for node in nodes:
+                if type(node) is Loop:
+                    for value in node.values:
+                        env[node.name] = value
+                        if walk(node.body):
+                            return True
+                    env.pop(node.name, None)
+                else:
+                    if counter in wanted:
+                        found[counter] = dict(env)
+                    counter += 1
+                    if counter > last:
+                        return True
+            return False
+
+        walk(self.tree)
+        return found
 
     def _issue(self, inst: StaticInstruction, env: dict[str, int], executions) -> None:
         try:
@@ -438,7 +484,11 @@ class Executor:
             start = max(ready, self.ls_end, self.mm_start)
             self.ls_end = start + cost.load_stationary_ns
             self.mm_start = max(self.ls_end, self.mm_end)
-            self.mm_end = busy_end = self.mm_start + cost.busy_ns
+            busy = cost.busy_ns
+            if self.throttle is not None:
+                busy = self.throttle.duration(self.mm_start, busy)
+                self.throttle.record(self.mm_start, self.mm_start + busy)
+            self.mm_end = busy_end = self.mm_start + busy
             completion = busy_end + cost.latency_ns
             self.queue_free[queue] = max(self.ls_end, self.mm_start)
         elif type(cost) is ComputeCost:
@@ -462,9 +512,9 @@ class Executor:
             # the queue spends the fixed cost on this transfer, then sets up the next one while
             # the DMA engines move the data; transfers of one queue complete in order
             start = ready
-            completion = max(
-                self._transfer(inst, cost, start, inputs, outputs), self.dma_done[queue]
-            )
+            moved = self._transfer(inst, cost, start, inputs, outputs)
+            self.dma_data.append((start + cost.fixed_ns, moved))
+            completion = max(moved, self.dma_done[queue])
             self.dma_done[queue] = busy_end = completion
             self.queue_free[queue] = start + cost.fixed_ns
         try:

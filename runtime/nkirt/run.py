@@ -17,6 +17,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from nkirt import dtypes
+from nkirt.analysis import explorer_sections
 from nkirt.errors import RunError
 from nkirt.executor import Executor
 from nkirt.neff import read_neff
@@ -91,6 +92,10 @@ def execute(
         executor.hbm.busy_ns if executor.hbm is not None else None,
         _warnings(executor),
     )
+    profile.update(explorer_sections(program, executor, profile))
+    if executor.records:
+        # the bounds' verdict: the busiest engine if busy over half the time, else "latency"
+        profile["bottleneck"] = profile["bounds"]["bottleneck_engine"] or "latency"
     return RunResult(program, outputs, profile, executor.instructions, executor.records)
 
 

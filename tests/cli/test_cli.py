@@ -217,11 +217,11 @@ def test_run_warns_about_inputs_outside_a_functions_valid_range(tmp_path):
     first, line = [ln for ln in res.output.splitlines() if "warning:" in ln]
     # log(-2) is NaN: the run also names the first instruction that made Inf/NaN
     assert (
-        "non-finite values from finite inputs: activation at log_tiles.py:15 [i0=1] wrote Inf/NaN"
+        "non-finite values from finite inputs: activation at log_tiles.py:15 [i=1] wrote Inf/NaN"
         in first
     )
     assert (
-        "activation at log_tiles.py:15 [i0=1]: log: 1 of 16384 inputs outside the valid range"
+        "activation at log_tiles.py:15 [i=1]: log: 1 of 16384 inputs outside the valid range"
         in line
     )
     non_finite, w = json.loads((tmp_path / "p.json").read_text())["warnings"]
