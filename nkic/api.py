@@ -89,12 +89,17 @@ class CompiledKernel:
         Path(path).write_bytes(self.neff)
 
 
-def compile(kernel, /, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> CompiledKernel:
+def compile(
+    kernel, /, *args, target: str = driver.DEFAULT_TARGET, lnc: int | None = None, **kwargs
+) -> CompiledKernel:
     """Compile `kernel` (a function, or a file path with `kernel="name"`) for `args`.
 
     Arguments: numpy arrays and `TensorSpec`s become tensor inputs; anything else is a
-    compile-time value. Raises `CompileError` carrying every diagnostic.
+    compile-time value. `lnc` is the launch's logical-core degree (default: the `kernel[n]`
+    bracket, else 1); LNC=2 runs two physical cores that share HBM. Raises `CompileError`
+    carrying every diagnostic.
     """
+    grid = getattr(kernel, "grid", None)
     if isinstance(kernel, (str, Path)):
         path = str(kernel)
         name = kwargs.pop("kernel", None)
@@ -122,13 +127,36 @@ def compile(kernel, /, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> 
         raise TypeError(f"{name} takes {len(params)} argument(s), got {len(args)}")
     named = dict(zip(params or [], args))
     named.update(kwargs)
-    res = driver.compile_file(path, name, _tensor_args(named), target)
+    lnc, error = _launch_degree(path, name, target, grid, lnc)
+    if error is not None:
+        raise CompileError([error])
+    res = driver.compile_file(path, name, _tensor_args(named), target, lnc=lnc)
     if not res.ok:
         raise CompileError(
             [d for d in res.diagnostics]
             or [Diagnostic("nkic_internal_error", "compilation produced no output", _loc(path))]
         )
     return CompiledKernel(res.neff, res.ir_text, res.asm)
+
+
+def _launch_degree(path: str, name, target: str, grid, lnc) -> tuple[int, Diagnostic | None]:
+    """The LNC degree of a launch from `kernel[grid]` and `lnc=`, or an `nkic_lnc_degree`
+    diagnostic when the bracket is not one degree or disagrees with `lnc`."""
+    from .lnc import degree_error, kernel_loc
+
+    if grid is None:
+        return lnc or 1, None
+    if not isinstance(grid, int) or isinstance(grid, bool):
+        message = f"the launch bracket kernel[{grid!r}] must be one LNC degree (1 or 2)"
+        return 1, Diagnostic("nkic_lnc_degree", message, kernel_loc(path, name), "error",
+                             "launch with kernel[1] or kernel[2]")  # fmt: skip
+    if lnc is not None and lnc != grid:
+        message = (
+            f"the kernel's LNC degree (kernel[{grid}]) differs from the compiler's (lnc={lnc})"
+        )
+        return lnc, Diagnostic("nkic_lnc_degree", message, kernel_loc(path, name), "error",
+                               "launch with the degree you compile for")  # fmt: skip
+    return grid, degree_error(path, name, target, grid)
 
 
 def _loc(path: str):
@@ -143,7 +171,13 @@ def load(path: str | Path) -> CompiledKernel:
 
 
 def check(
-    path: str | Path, kernel: str | None = None, target: str = driver.DEFAULT_TARGET, **args
+    path: str | Path,
+    kernel: str | None = None,
+    target: str = driver.DEFAULT_TARGET,
+    lnc: int | None = None,
+    **args,
 ) -> list[Diagnostic]:
-    """Every diagnostic for the kernels in `path` (tensor arguments as arrays or TensorSpecs)."""
-    return driver.check_file(str(path), kernel, _tensor_args(args), target)
+    """Every diagnostic for the kernels in `path` (tensor arguments as arrays or TensorSpecs).
+    `lnc` checks one launch degree; by default a kernel that asks for `nl.program_id()` or
+    `nl.num_programs()` is checked at LNC=1 and at LNC=2 where the target has it."""
+    return driver.check_file(str(path), kernel, _tensor_args(args), target, lnc)

@@ -67,6 +67,15 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
 
 
+_LNC_OPTION = click.option(
+    "--lnc",
+    type=click.Choice(["1", "2"]),
+    callback=lambda ctx, param, value: int(value) if value else None,
+    help="Logical-core degree of the launch: 2 runs the kernel on two physical cores that "
+    "share HBM (trn2, trn3).",
+)
+
+
 @cli.command()
 @click.argument("file")
 @click.option("-k", "--kernel", help="Kernel name (optional when the file has one kernel).")
@@ -94,7 +103,8 @@ def main() -> None:
     metavar="PASS|all",
     help="Print the IR after the named pass (or after every pass) to stderr.",
 )
-def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
+@_LNC_OPTION
+def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
@@ -104,7 +114,7 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
         if dump_after != "all" and dump_after not in PASS_NAMES:
             raise UsageError(f"unknown pass {dump_after!r}; passes: {', '.join(PASS_NAMES)}")
     res = driver.compile_file(
-        file, kernel, args, target, dump_after, dump=lambda s: click.echo(s, err=True)
+        file, kernel, args, target, dump_after, dump=lambda s: click.echo(s, err=True), lnc=lnc or 1
     )
     if res.diagnostics:
         click.echo(render_text(res.diagnostics), err=True)
@@ -175,11 +185,17 @@ def _widen(a: np.ndarray) -> np.ndarray:
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
 @click.option("--timing-only", is_flag=True, help="Skip the numerics; estimate timing only.")
-def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) -> None:
+@_LNC_OPTION
+def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only, lnc) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
 
     program = _load_program(neff)
+    if lnc is not None and lnc != program.lnc:
+        raise UsageError(
+            f"{neff} was compiled for LNC={program.lnc}, not LNC={lnc} "
+            f"(recompile with nkic compile --lnc {lnc})"
+        )
     inputs = _read_inputs(program, in_items)
     try:
         res = nkirt.execute(program, inputs, seed=seed, timing_only=timing_only)
@@ -222,7 +238,8 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
 )
 @click.option("--select", help="Comma-separated codes: report only these.")
 @click.option("--ignore", help="Comma-separated codes: never report these.")
-def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
+@_LNC_OPTION
+def check(files, kernel, arg_items, fmt, target, select, ignore, lnc) -> None:
     """Report every problem in the kernels of FILES (exit 1 if any error)."""
     from . import diagnostics as dg
 
@@ -231,7 +248,7 @@ def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
     args = _parse_args(arg_items)
     diags = []
     for f in files:
-        diags.extend(driver.check_file(f, kernel, args, target))
+        diags.extend(driver.check_file(f, kernel, args, target, lnc))
     diags = dg.apply_noqa(diags)
     split = lambda s: [c.strip() for c in s.split(",") if c.strip()] if s else None  # noqa: E731
     diags = dg.filter_diagnostics(diags, split(select), split(ignore))

@@ -21,6 +21,8 @@ class CompileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     ir: Kernel | None = None
     neff: bytes | None = None
+    #: The program of every physical core of the launch (`ir` is core 0's).
+    cores: list[Kernel] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -28,13 +30,19 @@ class CompileResult:
 
     @property
     def ir_text(self) -> str:
-        return print_kernel(self.ir) if self.ir is not None else ""
+        return _per_core(self.cores or [self.ir], print_kernel)
 
     @property
     def asm(self) -> str:
         from .backend import emit_asm
 
-        return emit_asm(self.ir) if self.ir is not None else ""
+        return _per_core(self.cores or [self.ir], emit_asm)
+
+
+def _per_core(kernels: list[Kernel | None], show: Callable[[Kernel], str]) -> str:
+    if len(kernels) == 1:
+        return show(kernels[0]) if kernels[0] is not None else ""
+    return "".join(f"// core {k.core} of {k.cores}\n{show(k)}" for k in kernels if k is not None)
 
 
 def compile_file(
@@ -47,11 +55,33 @@ def compile_file(
     emit: bool = True,
     *,
     unroll_all: bool = False,
+    lnc: int = 1,
 ) -> CompileResult:
     """Specialise `kernel` in `path` for `args`, run the pass pipeline and write the neff.
 
     `unroll_all` unrolls every loop, symbolic ones included: the reference semantics that
-    symbolic loops must match (tests compile both ways and compare the results)."""
+    symbolic loops must match (tests compile both ways and compare the results).
+    `lnc` is the launch's logical-core degree: with 2 the kernel is specialised once per
+    physical core and the neff holds both programs."""
+    if lnc != 1:
+        from .lnc import compile_lnc
+
+        return compile_lnc(path, kernel, args, target, dump_after, dump, emit, lnc, unroll_all)
+    return compile_core(path, kernel, args, target, dump_after, dump, emit, unroll_all)
+
+
+def compile_core(
+    path: str,
+    kernel: str | None,
+    args: dict[str, object] | None,
+    target: str,
+    dump_after: str | None,
+    dump: Callable[[str], None],
+    emit: bool,
+    unroll_all: bool = False,
+    core: tuple[int, int] = (0, 1),
+) -> CompileResult:
+    """The program of physical core `core[0]` of a launch of degree `core[1]`."""
     from .backend import write_neff
     from .frontend import specialise
     from .passes.base import PassContext
@@ -59,7 +89,14 @@ def compile_file(
 
     sink = DiagnosticSink()
     ir = specialise(
-        path, kernel, dict(args or {}), target, sink, partial=not emit, unroll_all=unroll_all
+        path,
+        kernel,
+        dict(args or {}),
+        target,
+        sink,
+        partial=not emit,
+        unroll_all=unroll_all,
+        core=core,
     )
     result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
     if ir is None:
@@ -74,7 +111,7 @@ def compile_file(
     ir = run_pipeline(ir, ctx, dump_after=dump_after, dump=dump)
     result.ir = ir
     result.diagnostics = sink.items
-    if not sink.has_errors and emit:
+    if not sink.has_errors and emit and core[1] == 1:
         result.neff = write_neff(ir)
     return result
 
@@ -106,9 +143,12 @@ def check_file(
     kernel: str | None = None,
     args: dict[str, object] | None = None,
     target: str = DEFAULT_TARGET,
+    lnc: int | None = None,
 ) -> list[Diagnostic]:
     """Every diagnostic of every kernel in `path` (or of the one named). A kernel whose
-    parameters lack shapes gets the shape-independent checks and a `nkic_shapes_unknown` note."""
+    parameters lack shapes gets the shape-independent checks and a `nkic_shapes_unknown` note.
+    `lnc` checks one launch degree; None checks LNC=1 and, when the kernel asks for its core
+    and the target has LNC=2, LNC=2 too (each diagnostic then names its cores)."""
     from .frontend import find_kernels
     from .frontend.lint import lint_kernel
 
@@ -123,6 +163,10 @@ def check_file(
         if lint_kernel(path, name, dict(args or {}), target, sink):
             diags.extend(sink.items)
             continue
-        res = compile_file(path, name, args, target, emit=False)
-        diags.extend(res.diagnostics)
+        if lnc is None:
+            from .lnc import check_launches
+
+            diags.extend(check_launches(path, name, args, target))
+        else:
+            diags.extend(compile_file(path, name, args, target, emit=False, lnc=lnc).diagnostics)
     return diags

@@ -63,7 +63,10 @@ class JitKernel:
         )
 
     def __getitem__(self, grid):
-        return self
+        """`kernel[2]`: the kernel launched on an LNC of that degree (nkic.compile reads it)."""
+        launched = JitKernel(self.fn, **self.options)
+        launched.grid = grid
+        return launched
 
 
 class NKIObject:

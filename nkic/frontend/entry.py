@@ -52,12 +52,14 @@ def specialise(
     *,
     unroll_all: bool = False,
     partial: bool = False,
+    core: tuple[int, int] = (0, 1),
 ) -> Kernel | None:
     """Specialise `kernel` of the file at `path` for `args`; None if errors were reported.
 
     `unroll_all` unrolls every loop (the reference semantics that symbolic loops must match).
     `partial` returns the IR of the statements that succeeded even when others failed, so that
-    `nkic check` can run the IR checks that do not depend on the failed statements."""
+    `nkic check` can run the IR checks that do not depend on the failed statements.
+    `core` is (physical core, LNC degree): the program of that core of the launch."""
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)
@@ -75,6 +77,7 @@ def specialise(
         while True:
             run_sink = DiagnosticSink()
             sp = Specialiser(loader, run_sink, target, name, unroll_all, frozenset(unroll))
+            sp.kernel.core, sp.kernel.cores = core
             bounds = loop_bounds.set(sp.affine_bounds)
             try:
                 _run(sp, loader, tree, file, name, args)

@@ -228,6 +228,17 @@ def _buffer_predicate(names: tuple[str, ...]):
     return check
 
 
+def _program_id(ip, call, axis=0):
+    """The physical core of the LNC launch this program is specialised for."""
+    ip.kernel.reads_core = True
+    return ip.kernel.core
+
+
+def _num_programs(ip, call, axes=0):
+    ip.kernel.reads_core = True
+    return ip.kernel.cores
+
+
 def _nl_module() -> ModuleValue:
     attrs: dict[str, object] = {}
     for name in DTYPES:
@@ -245,8 +256,8 @@ def _nl_module() -> ModuleValue:
         "affine_range": _loop_iterator("affine"),
         "sequential_range": _loop_iterator("sequential"),
         "static_range": _loop_iterator("static"),
-        "program_id": lambda ip, call, axis=0: 0,
-        "num_programs": lambda ip, call, axes=0: 1,
+        "program_id": _program_id,
+        "num_programs": _num_programs,
         "program_ndim": lambda ip, call: 0,
         "no_reorder": lambda ip, call: ContextManagerValue("no_reorder"),
         "is_hbm": _buffer_predicate(("hbm", "shared_hbm")),

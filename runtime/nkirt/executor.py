@@ -230,6 +230,7 @@ class Executor:
     def __init__(
         self, program: Program, *, seed: int, timing_only: bool, ideal_waits: bool = False
     ):
+        self.program = program
         self.table = TARGETS[program.target]
         self.functional = not timing_only
         #: What-if analysis: ignore the program's semaphore waits and wait instead for exactly
