@@ -15,14 +15,33 @@ from .ir.target import TARGET_NAMES
 
 
 def _tensor_args(args: dict[str, object]) -> dict[str, object]:
-    """Arrays become tensor specs; numpy's default float64 is taken as the kernels' float32."""
+    """Arrays become tensor specs; numpy's default float64 is taken as the kernels' float32.
+    An array that is a strided or offset view of a larger array is that view of its buffer."""
     from .frontend import TensorSpec
 
     def spec(v: np.ndarray):
         name = "float32" if v.dtype == np.float64 else v.dtype
-        return TensorSpec(tuple(v.shape), name)
+        return TensorSpec(tuple(v.shape), name, _array_view(v))
 
     return {k: spec(v) if isinstance(v, np.ndarray) else v for k, v in args.items()}
+
+
+def _array_view(v: np.ndarray):
+    """The HbmView of an array that looks into a larger C-contiguous array, else None."""
+    from .frontend.args import HbmView
+
+    base = v.base
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    if not isinstance(base, np.ndarray) or not base.flags.c_contiguous:
+        return None
+    size = v.itemsize
+    byte = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if base.itemsize != size or byte % size or any(s % size for s in v.strides):
+        return None
+    if byte == 0 and v.flags.c_contiguous and v.size == base.size:
+        return None
+    return HbmView(tuple(base.shape), byte // size, tuple(s // size for s in v.strides))
 
 
 def _param_names(path: str, name: str) -> list[str] | None:

@@ -1448,6 +1448,84 @@ def kernel(a: nt.tensor[512, 128]):
 )
 
 # ---------------------------------------------------------------------------------------------
+# HBM addresses
+
+_code(
+    "nkic_hbm_offset_overflow",
+    "HBM element offset past 2^31 in 32-bit address arithmetic",
+    "allocation",
+    """An access moves more than 2^31 - 1 elements into an HBM tensor (or into the buffer a
+    view argument lies in) where the offset is computed in 32 bits: the part a compiled loop
+    adds to the access's base address (the induction variable lives in a 32-bit engine
+    register), or a dynamic `scalar_offset` / `vector_offset` index (int32; NKI 0.7 adds
+    int64 scalar offsets to reach past 4 GB). The address wraps and the DMA reads or writes
+    the wrong bytes, or faults. A constant base, folded by the compiler, is not affected:
+    an outer `nl.static_range` loop moves the large part of the offset there. Sources:
+    https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/generated/nki.isa.NkiScalar.html,
+    https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/generated/nki.language.fori_loop.html""",
+    """# nkic check kernel.py --arg a=bfloat16[262144,16384]
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 512), a.dtype, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 512), a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=acc, value=0.0)
+    for i in nl.sequential_range(2048):
+        t = nl.ndarray((128, 512), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, 0:512])
+    #   ^ nkic_hbm_offset_overflow
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+""",
+    """# nkic check kernel.py --arg a=bfloat16[262144,16384]
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 512), a.dtype, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 512), a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=acc, value=0.0)
+    for block in nl.static_range(16):
+        for i in nl.sequential_range(128):
+            row = block * 16384 + i * 128
+            t = nl.ndarray((128, 512), a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=a[row:row + 128, 0:512])
+            nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+""",
+)
+_code(
+    "nkic_view_access",
+    "Access of a view argument nkic cannot map onto its buffer",
+    "allocation",
+    """A tensor argument given as a view into a larger HBM buffer (`--arg
+    a=view(dtype[...], shape=..., offset=..., strides=...)`, or a strided numpy array in
+    `nkic.compile`) is accessed with a pattern nkic cannot express over the buffer: an
+    access-pattern entry that runs across dimensions of the view (e.g. a reshape that
+    flattens rows), a dtype reinterpretation, or a dynamic offset. Access the view one
+    dimension per pattern entry (slices and indices), or pass a contiguous array.""",
+    """# nkic check kernel.py --arg "a=view(float32[1024,1024], shape=(256,512), strides=(1024,1))"
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 1024), a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 1024), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a.reshape((128, 1024)))
+#   ^ nkic_view_access
+    nisa.dma_copy(dst=out, src=t)
+    return out
+""",
+    """# nkic check kernel.py --arg "a=view(float32[1024,1024], shape=(256,512), strides=(1024,1))"
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((256, 512), a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        t = nl.ndarray((128, 512), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=t)
+    return out
+""",
+)
+
+# ---------------------------------------------------------------------------------------------
 # internal
 
 _code(

@@ -101,6 +101,7 @@ def compile_core(
     result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
     if ir is None:
         return result
+    _attach_views(ir, args or {})
     if sink.has_errors:
         # Checking only: the IR of the statements that did specialise still gets the checks
         # whose findings do not depend on the failed statements (all errors in one run).
@@ -114,6 +115,14 @@ def compile_core(
     if not sink.has_errors and emit and core[1] == 1:
         result.neff = write_neff(ir)
     return result
+
+
+def _attach_views(ir: Kernel, args: dict[str, object]) -> None:
+    """Parameters given as views into larger HBM buffers (lowered by passes/views.py)."""
+    for t in ir.params:
+        view = getattr(args.get(t.label), "view", None)
+        if view is not None:
+            t.view = view
 
 
 def _parses(path: str) -> bool:

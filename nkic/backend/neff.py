@@ -56,6 +56,13 @@ class _ProgramWriter:
             if t.rotate is not None:
                 var, count, stride = t.rotate
                 out["rotate"] = {"var": var, "count": count, "stride": stride}
+        if t.view_shape is not None:
+            v = t.view
+            out["view"] = {
+                "shape": list(t.view_shape),
+                "offset": v.offset,
+                "strides": list(v.strides),
+            }
         if t.kind == "constant":
             raw = bytes(t.data)
             out["data_offset"] = len(self.data)

@@ -80,6 +80,11 @@ class Tensor:
         self.fixed_address = fixed_address
         self.rotate = rotate
         self.data = data
+        #: A parameter given as a view into a larger HBM buffer (`frontend.args.HbmView`);
+        #: lowering (passes/views.py) then makes the tensor that buffer and keeps the
+        #: shape the kernel saw in `view_shape`.
+        self.view = None
+        self.view_shape: tuple[int, ...] | None = None
 
     @property
     def on_chip(self) -> bool:

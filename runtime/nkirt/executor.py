@@ -90,6 +90,21 @@ class StaticInstruction:
         return f"{self.op} at {self.where}" + (f" [{iteration}]" if iteration else "")
 
 
+def _placed(inst: StaticInstruction, aps, env: dict[str, int], executions) -> list[tuple]:
+    """Each AP with its location in this iteration; leaving its tensor is a fault that names
+    the instruction, the operand, the tensor and the elements and bytes reached."""
+    out = []
+    for ap in aps:
+        try:
+            out.append((ap, ap.locate(env, executions)))
+        except BoundsError as e:
+            raise RuntimeFault(
+                f"out-of-bounds access: {inst.describe(env)}: operand {ap.name!r} reaches "
+                f"{e} of {ap.tensor.name} in {ap.tensor.buffer}"
+            ) from None
+    return out
+
+
 @dataclass
 class Loop:
     var: str
@@ -285,11 +300,8 @@ class Executor:
                 self._issue(node, env, executions)
 
     def _issue(self, inst: StaticInstruction, env: dict[str, int], executions) -> None:
-        try:
-            inputs = [(ap, ap.locate(env, executions)) for ap in inst.inputs]
-            outputs = [(ap, ap.locate(env, executions)) for ap in inst.outputs]
-        except BoundsError as e:
-            raise RuntimeFault(f"out-of-bounds access: {inst.describe(env)}: {e}") from None
+        inputs = _placed(inst, inst.inputs, env, executions)
+        outputs = _placed(inst, inst.outputs, env, executions)
         attrs, reads_outputs = inst.attrs, inst.reads_outputs
         if inst.unless_first is not None:
             accumulate = any(env[var] != start for var, start in inst.unless_first)
@@ -533,11 +545,15 @@ class Executor:
                 if attrs.get("oob_mode") != "skip":
                     row = int(np.argmin(inside))
                     value = int(index.reshape(-1)[row if ap.dynamic["kind"] == "vector" else 0])
+                    reached = elements.reshape(len(inside), -1)[row]
+                    first, last = int(reached.min()), int(reached.max())
+                    size = ap.itemsize
                     raise RuntimeFault(
                         f"out-of-bounds dynamic access: {inst.describe(env)}: operand "
                         f"{ap.name!r} with index {value} (at partition {row} of "
                         f"{index_ap.name!r}) leaves {ap.tensor.name} of shape "
-                        f"{list(ap.tensor.shape)}"
+                        f"{list(ap.tensor.shape)} ({ap.tensor.nbytes} bytes): it reaches bytes "
+                        f"{first * size}..{(last + 1) * size - 1}"
                     )
                 if any(o.nums[0] != ap.nums[0] for o, _ in views.values() if o.name not in indices):
                     raise RuntimeFault(

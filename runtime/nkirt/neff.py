@@ -246,7 +246,27 @@ def _tensor(check: _Checker, raw: Any, target: str, data: bytes) -> TensorInfo:
     shared = raw.get("shared")
     if shared is not None and not _is_int(shared):
         raise NeffError(f"{where} ({name}): shared must be a tensor id")
-    return TensorInfo(tid, name, kind, buffer, dtype, shape, address, constant, rotate, shared)
+    view = _view(check, raw, where, name, shape) if "view" in raw else None
+    return TensorInfo(
+        tid, name, kind, buffer, dtype, shape, address, constant, rotate, shared, view
+    )
+
+
+def _view(check: _Checker, raw: dict, where: str, name: str, shape: tuple[int, ...]):
+    """An input's `view` (shape, offset, strides), checked to lie inside its buffer."""
+    spec = check.field(raw, "view", dict, where)
+    vshape = tuple(check.field(spec, "shape", list, f"{where} view"))
+    offset = check.field(spec, "offset", int, f"{where} view")
+    strides = tuple(check.field(spec, "strides", list, f"{where} view"))
+    for d in (*vshape, *strides):
+        check.kind(d, int, f"{where} view entry")
+    if len(strides) != len(vshape) or any(d < 1 for d in vshape):
+        raise NeffError(f"{where} ({name}): view shape {list(vshape)} and strides disagree")
+    lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(vshape, strides))
+    hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(vshape, strides))
+    if raw.get("kind") != "input" or lo < 0 or hi >= prod(shape):
+        raise NeffError(f"{where} ({name}): view reaches outside its input buffer")
+    return vshape, offset, strides
 
 
 class _Checker:

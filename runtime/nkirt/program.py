@@ -34,6 +34,9 @@ class TensorInfo:
     #: On a core other than 0 of an LNC launch: the id of core 0's tensor this one is (the
     #: kernel's inputs and outputs and its `shared_hbm` tensors are shared by every core).
     shared: int | None = None
+    #: An input that is a view into this (larger) buffer: (view shape, element offset,
+    #: element strides). The kernel was written for the view; its accesses address the buffer.
+    view: tuple[tuple[int, ...], int, tuple[int, ...]] | None = None
 
     @property
     def on_chip(self) -> bool:

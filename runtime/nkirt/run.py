@@ -64,8 +64,13 @@ def execute(
             peer.memory.share(executor.memory)
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
         for tensor in program.inputs:
-            if tensor.name in inputs:
-                array = _to_storage(tensor, inputs[tensor.name])
+            given = inputs.get(tensor.name)
+            if given is not None and tensor.view is not None and np.shape(given) == tensor.view[0]:
+                # the view's values, placed in a buffer whose other elements are random
+                array = random_input(tensor, rng)
+                _view_of(tensor, array)[...] = _to_storage(tensor, given)
+            elif given is not None:
+                array = _to_storage(tensor, given)
             else:
                 array = random_input(tensor, rng)
             executor.memory.load(tensor.id, array)
@@ -97,10 +102,23 @@ def execute(
 
 def _check_shape(tensor: TensorInfo, value: Any) -> None:
     shape = np.shape(value)
+    if tensor.view is not None and shape == tensor.view[0]:
+        return
     if shape != tensor.shape:
+        also = f" (or the view's {list(tensor.view[0])})" if tensor.view is not None else ""
         raise RunError(
-            f"input {tensor.name!r}: expected shape {list(tensor.shape)}, got {list(shape)}"
+            f"input {tensor.name!r}: expected shape {list(tensor.shape)}{also}, got {list(shape)}"
         )
+
+
+def _view_of(tensor: TensorInfo, array: np.ndarray) -> np.ndarray:
+    """The elements of an input buffer that its view covers, as a writable numpy view."""
+    shape, offset, strides = tensor.view
+    flat = array.reshape(-1)
+    size = flat.itemsize
+    return np.lib.stride_tricks.as_strided(
+        flat[offset:], shape, tuple(s * size for s in strides), writeable=True
+    )
 
 
 def _to_storage(tensor: TensorInfo, value: Any) -> np.ndarray:
