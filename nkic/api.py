@@ -64,12 +64,14 @@ class SimulationWarning(RuntimeWarning):
 class CompiledKernel:
     """A compiled kernel: call it on numpy arrays to run it on the simulated NeuronCore."""
 
-    def __init__(self, neff: bytes, ir: str = "", asm: str = ""):
+    def __init__(self, neff: bytes, ir: str = "", asm: str = "", report: dict | None = None):
         import nkirt
 
         self.neff = neff
         self.ir = ir
         self.asm = asm
+        #: The resource report (docs/lnc.md), when compiled from source.
+        self.report = report
         self.profile: dict | None = None
         self._program = nkirt.load(neff)
         self.name = self._program.kernel
@@ -155,7 +157,7 @@ def compile(
             [d for d in res.diagnostics]
             or [Diagnostic("nkic_internal_error", "compilation produced no output", _loc(path))]
         )
-    return CompiledKernel(res.neff, res.ir_text, res.asm)
+    return CompiledKernel(res.neff, res.ir_text, res.asm, res.report)
 
 
 def _launch_degree(path: str, name, target: str, grid, lnc) -> tuple[int, Diagnostic | None]:

@@ -76,6 +76,14 @@ _LNC_OPTION = click.option(
 )
 
 
+_REPORT_OPTION = click.option(
+    "--report",
+    is_flag=True,
+    help="Print the resource report: SBUF/PSUM use, instructions per engine, DMA traffic "
+    "per HBM tensor, semaphores, each with its limit.",
+)
+
+
 @cli.command()
 @click.argument("file")
 @click.option("-k", "--kernel", help="Kernel name (optional when the file has one kernel).")
@@ -104,7 +112,16 @@ _LNC_OPTION = click.option(
     help="Print the IR after the named pass (or after every pass) to stderr.",
 )
 @_LNC_OPTION
-def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc) -> None:
+@_REPORT_OPTION
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Format of the --report output.",
+)
+def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc, report, fmt) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
@@ -132,6 +149,10 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc) -> N
     elif emit == "asm":
         click.echo(res.asm, nl=False)
     click.echo(f"wrote {out} ({len(res.neff)} bytes)", err=True)
+    if report:
+        from .report import render_report
+
+        click.echo(json.dumps(res.report, indent=2) if fmt == "json" else render_report(res.report))
 
 
 def _load_program(path: str):
@@ -239,16 +260,20 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only, ln
 @click.option("--select", help="Comma-separated codes: report only these.")
 @click.option("--ignore", help="Comma-separated codes: never report these.")
 @_LNC_OPTION
-def check(files, kernel, arg_items, fmt, target, select, ignore, lnc) -> None:
+@_REPORT_OPTION
+def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, report) -> None:
     """Report every problem in the kernels of FILES (exit 1 if any error)."""
     from . import diagnostics as dg
 
     for f in files:
         _check_source(f)
     args = _parse_args(arg_items)
+    if report and fmt not in ("text", "json"):
+        raise UsageError(f"--report prints text or json, not {fmt}")
     diags = []
+    reports: list[dict] | None = [] if report else None
     for f in files:
-        diags.extend(driver.check_file(f, kernel, args, target, lnc))
+        diags.extend(driver.check_file(f, kernel, args, target, lnc, reports))
     diags = dg.apply_noqa(diags)
     split = lambda s: [c.strip() for c in s.split(",") if c.strip()] if s else None  # noqa: E731
     diags = dg.filter_diagnostics(diags, split(select), split(ignore))
@@ -259,6 +284,13 @@ def check(files, kernel, arg_items, fmt, target, select, ignore, lnc) -> None:
         "github": dg.render_github,
     }
     text = renderers[fmt](diags)
+    if reports is not None and fmt == "json":
+        # with --report the JSON output is one object: the diagnostics and the reports
+        text = json.dumps({"diagnostics": json.loads(text or "[]"), "reports": reports}, indent=2)
+    elif reports:
+        from .report import render_report
+
+        text = "\n".join([*([text] if text else []), *map(render_report, reports)])
     if text:
         click.echo(text)
     errors = sum(d.severity == "error" for d in diags)

@@ -29,6 +29,16 @@ class CompileResult:
         return self.neff is not None and not any(d.severity == "error" for d in self.diagnostics)
 
     @property
+    def report(self) -> dict | None:
+        """The resource report (nkic/report.py), or None when the kernel has errors."""
+        from .report import build_report
+
+        kernels = self.cores or [self.ir]
+        if None in kernels or any(d.severity == "error" for d in self.diagnostics):
+            return None
+        return build_report(kernels)
+
+    @property
     def ir_text(self) -> str:
         return _per_core(self.cores or [self.ir], print_kernel)
 
@@ -153,11 +163,13 @@ def check_file(
     args: dict[str, object] | None = None,
     target: str = DEFAULT_TARGET,
     lnc: int | None = None,
+    reports: list[dict] | None = None,
 ) -> list[Diagnostic]:
     """Every diagnostic of every kernel in `path` (or of the one named). A kernel whose
     parameters lack shapes gets the shape-independent checks and a `nkic_shapes_unknown` note.
     `lnc` checks one launch degree; None checks LNC=1 and, when the kernel asks for its core
-    and the target has LNC=2, LNC=2 too (each diagnostic then names its cores)."""
+    and the target has LNC=2, LNC=2 too (each diagnostic then names its cores). The resource
+    report of every launch checked without errors is appended to `reports` when given."""
     from .frontend import find_kernels
     from .frontend.lint import lint_kernel
 
@@ -175,7 +187,10 @@ def check_file(
         if lnc is None:
             from .lnc import check_launches
 
-            diags.extend(check_launches(path, name, args, target))
+            diags.extend(check_launches(path, name, args, target, reports))
         else:
-            diags.extend(compile_file(path, name, args, target, emit=False, lnc=lnc).diagnostics)
+            res = compile_file(path, name, args, target, emit=False, lnc=lnc)
+            diags.extend(res.diagnostics)
+            if reports is not None and res.report is not None:
+                reports.append(res.report)
     return diags

@@ -122,18 +122,29 @@ def merge(labelled: list[tuple[str, list[Diagnostic]]], always: bool = False) ->
 
 
 def check_launches(
-    path: str, kernel: str, args: dict[str, object] | None, target: str
+    path: str,
+    kernel: str,
+    args: dict[str, object] | None,
+    target: str,
+    reports: list[dict] | None = None,
 ) -> list[Diagnostic]:
     """`nkic check` of one kernel: LNC=1 and, when the kernel asks for its core and the
     target has LNC=2, both cores of LNC=2 as well; a diagnostic not made by every program
     names the programs that make it."""
     from .driver import compile_file
 
+    from .report import build_report
+
     single = compile_file(path, kernel, args, target, emit=False)
+    if reports is not None and single.report is not None:
+        reports.append(single.report)
     ir = single.ir
     if ir is None or not ir.reads_core or 2 not in target_info(target).lnc_degrees:
         return single.diagnostics
     results, cross = _launch(path, kernel, args, target, None, print, False, 2, False)
     labelled = [("LNC=1", single.diagnostics)]
     labelled += [(f"LNC=2 core {c}", r.diagnostics) for c, r in enumerate(results)]
+    clean = not any(d.severity == "error" for r in results for d in r.diagnostics + cross)
+    if reports is not None and clean and all(r.ir is not None for r in results):
+        reports.append(build_report([r.ir for r in results]))
     return merge(labelled) + cross
