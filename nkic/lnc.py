@@ -132,7 +132,6 @@ def check_launches(
     target has LNC=2, both cores of LNC=2 as well; a diagnostic not made by every program
     names the programs that make it."""
     from .driver import compile_file
-
     from .report import build_report
 
     single = compile_file(path, kernel, args, target, emit=False)
