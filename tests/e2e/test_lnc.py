@@ -55,8 +55,8 @@ def test_kernel_bracket_sets_the_launch_degree():
     assert kernel.profile["lnc"] == 2
     with pytest.raises(nkic.CompileError, match="kernel\\[2\\]\\) differs.*lnc=1"):
         nkic.compile(softmax_lnc[2], x, lnc=1)
-    with pytest.raises(nkic.CompileError, match="one LNC degree"):
-        nkic.compile(softmax_lnc[2, 2], x)
+    with pytest.raises(ValueError, match="LNC\\) degree, 1 or 2"):
+        softmax_lnc[2, 2]
 
 
 def test_lnc2_is_refused_where_the_target_has_one_core_per_launch():
