@@ -76,9 +76,7 @@ class CompiledKernel:
     `returns_nothing` is True when the kernel returns no tensor (its results are the
     parameters it writes, named in `output_names`); None when unknown (a loaded `.neff`)."""
 
-    def __init__(
-        self, neff: bytes, ir: str = "", asm: str = "", returns_nothing=None, report=None
-    ):
+    def __init__(self, neff: bytes, ir: str = "", asm: str = "", returns_nothing=None, report=None):
         import nkirt
 
         self.neff = neff
@@ -180,10 +178,19 @@ def compile(
     if lnc is not None and bracket != 1 and lnc != bracket:
         from .lnc import kernel_loc
 
-        message = f"the kernel's LNC degree (kernel[{bracket}]) differs from the compiler's (lnc={lnc})"
+        message = (
+            f"the kernel's LNC degree (kernel[{bracket}]) differs from the compiler's (lnc={lnc})"
+        )
         raise CompileError(
-            [Diagnostic("nkic_lnc_degree", message, kernel_loc(path, name), "error",
-                        "launch with the degree you compile for")]  # fmt: skip
+            [
+                Diagnostic(
+                    "nkic_lnc_degree",
+                    message,
+                    kernel_loc(path, name),
+                    "error",
+                    "launch with the degree you compile for",
+                )
+            ]  # fmt: skip
         )
     return _compile(path, name, named, target, lnc=lnc or bracket)
 
