@@ -137,11 +137,14 @@ def check_launches(
     single = compile_file(path, kernel, args, target, emit=False)
     if reports is not None and single.report is not None:
         reports.append(single.report)
+    from .passes.checks.cross_core import meetings
+
     ir = single.ir
-    if ir is None or not ir.reads_core or 2 not in target_info(target).lnc_degrees:
+    two_only = ir is not None and bool(meetings(ir))  # it meets the other core: LNC=2 only
+    if ir is None or not (ir.reads_core or two_only) or 2 not in target_info(target).lnc_degrees:
         return single.diagnostics
     results, cross = _launch(path, kernel, args, target, None, print, False, 2, False)
-    labelled = [("LNC=1", single.diagnostics)]
+    labelled = [] if two_only else [("LNC=1", single.diagnostics)]
     labelled += [(f"LNC=2 core {c}", r.diagnostics) for c, r in enumerate(results)]
     clean = not any(d.severity == "error" for r in results for d in r.diagnostics + cross)
     if reports is not None and clean and all(r.ir is not None for r in results):

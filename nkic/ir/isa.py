@@ -146,7 +146,12 @@ _CATALOG = [
     ("set_rng_seed", "src_seeds:in", (_V,)),
     ("rand_set_state", "src_seeds:in, engine:enum:engine=unknown", (_G, _V), "trn2"),
     ("rand_get_state", "dst:out, engine:enum:engine=unknown", (_G, _V), "trn2"),
+    # the other core of an LNC=2 launch
+    ("core_barrier", "data:out, cores:ints=None, engine:enum:engine=unknown", (_G,), "trn2"),
+    ("sendrecv", "src:in, dst:out, send_to_rank:int, recv_from_rank:int, pipe_id:int=0, dma_engine:enum:dma_engine=dma", (_G,), "trn2"),
 ]
+#: Instructions that meet the other core of the launch (they need LNC=2).
+CROSS_CORE = frozenset({"core_barrier", "sendrecv"})
 # fmt: on
 
 INSTRUCTIONS: dict[str, InstrDef] = {}

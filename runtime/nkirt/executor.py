@@ -41,6 +41,9 @@ SWEEP_EVERY = 4096
 #: Why an instance started later than its queue allowed (kept per trace record).
 STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
 
+#: Instructions that meet the other cores of an LNC launch (nkirt/launch.py).
+CROSS_CORE = frozenset({"core_barrier", "sendrecv"})
+
 #: Instructions that accumulate into PSUM (arch §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
 #: instructions that only move elements: with one dtype throughout they cannot create Inf/NaN
@@ -94,6 +97,7 @@ class StaticInstruction:
         "ports",
         "bank_ports",
         "loop_names",
+        "cross_core",
     )
 
     def describe(self, env: dict[str, int]) -> str:
@@ -256,6 +260,7 @@ def _instruction(
     inst.ports = port_claims(inst.engine, buffers, table)
     inst.bank_ports = per_bank(inst.engine, buffers, table)
     inst.count = 0
+    inst.cross_core = inst.op in CROSS_CORE
     inst.busy_ns = 0.0
     return inst
 
@@ -273,6 +278,9 @@ class Executor:
         exact_accumulation: bool = False,
     ):
         self.program = program
+        #: The launch this core belongs to and its physical core (set by nkirt.launch).
+        self.launch = None
+        self.core = 0
         self.table = TARGETS[program.target]
         self.functional = not timing_only
         #: What-if analysis: ignore the program's semaphore waits and wait instead for exactly
@@ -286,7 +294,7 @@ class Executor:
         )
         if self.functional:
             for inst in self.instructions:
-                if inst.semantics is None:
+                if inst.semantics is None and not inst.cross_core:
                     raise RunError(f"the simulator has no semantics for {inst.op} at {inst.where}")
         device_seed = np.random.SeedSequence(seed).spawn(2)[1]
         self.ctx = ExecContext(
@@ -349,8 +357,37 @@ class Executor:
                     node.executions += 1
                     self._nodes(node.body, env, executions)
                 del env[var], executions[var]
+            elif node.cross_core:
+                self._meet(node, env, executions)
             else:
                 self._issue(node, env, executions)
+
+    def _meet(self, inst, env: dict[str, int], executions) -> None:
+        """Issue an instruction that meets the other cores of the launch (nkirt/launch.py)."""
+        inputs = _placed(inst, inst.inputs, env, executions)
+        outputs = _placed(inst, inst.outputs, env, executions)
+        if self.memory is not None and inst.op == "sendrecv":
+            for ap, where in inputs:
+                if not self.memory.is_written(ap, where):
+                    raise RuntimeFault(
+                        f"uninitialised read: {inst.describe(env)} sends operand {ap.name!r} "
+                        f"({ap.tensor.name}) before anything wrote it"
+                    )
+        self._time(inst, env, False, inputs, outputs)
+        if self.launch is None:
+            raise RuntimeFault(
+                f"{inst.describe(env)} meets the other core of an LNC=2 launch, but the kernel "
+                "runs on one core"
+            )
+        self.launch.meet(self.core, inst, env, inputs, outputs)
+
+    def settle(self, inst, done: float) -> None:
+        """The cross-core instruction just issued completes at `done` (its engine waits)."""
+        record = list(self.records[-1])
+        record[3] = done
+        self.records[-1] = tuple(record)
+        inst.history[-1] = (done, *inst.history[-1][1:])
+        self.queue_free[inst.queue] = max(self.queue_free[inst.queue], done)
 
     def iterations(self, wanted: set[int]) -> dict[int, dict[str, int]]:
         """The loop variables (source names) of the instances whose record numbers are

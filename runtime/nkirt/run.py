@@ -20,6 +20,7 @@ from nkirt import dtypes
 from nkirt.analysis import explorer_sections
 from nkirt.errors import RunError
 from nkirt.executor import Executor
+from nkirt.launch import Launch
 from nkirt.neff import read_neff
 from nkirt.profile import RunResult, build_profile
 from nkirt.program import Program, TensorInfo
@@ -95,8 +96,10 @@ def execute(
     # The simulated matmuls are small (at most 128 x 128 x 512): one BLAS thread is fastest, and
     # several thrash when the machine is busy (25 ms instead of 0.5 ms per tile, measured).
     with np.errstate(all="ignore"), threadpool_limits(limits=1, user_api="blas"):
-        for core in executors:
-            core.run()
+        if len(executors) > 1:
+            Launch(executors).run()
+        else:
+            executor.run()
     outputs = {}
     if executor.memory is not None:
         for name, tensor in zip(program.output_names, program.outputs):

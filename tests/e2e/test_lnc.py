@@ -160,3 +160,81 @@ def test_cli_compiles_and_runs_both_cores(tmp_path):
     refused = invoke("compile", src, "--arg", "x=float32[256,128]", "--lnc", "2", "--target",
                      "trn1", "-o", str(neff))  # fmt: skip
     assert refused.exit_code == 1 and "nkic_lnc_degree" in refused.output
+
+
+EXCHANGE = KERNELS / "exchange.py"
+
+
+def test_an_all_reduce_through_shared_hbm_ordered_by_a_barrier():
+    a = np.random.default_rng(5).standard_normal((256, 512), dtype=np.float32)
+    kernel = nkic.compile(EXCHANGE, a, kernel="all_reduce_hbm", lnc=2)
+    total = a[:128] + a[128:]
+    np.testing.assert_array_equal(kernel(a), np.concatenate([total, total]))
+    # the read of the other core's half waits for the barrier, which waits for both cores
+    cores = kernel.profile["cores"]
+    assert all(c["total_ns"] > 1300 for c in cores)
+
+
+def test_a_sendrecv_ring_matches_numpy():
+    a = np.random.default_rng(6).standard_normal((256, 512), dtype=np.float32)
+    kernel = nkic.compile(EXCHANGE, a, kernel="ring_sum", lnc=2)
+    x, y = a[:128], a[128:]
+    for _ in range(3):
+        x, y = x + y, y + x
+    np.testing.assert_array_equal(kernel(a), np.concatenate([x, y]))
+    assert nkic.check(EXCHANGE, kernel="ring_sum", a=a) == []
+
+
+def test_meeting_the_other_core_needs_lnc2():
+    a = nkic.TensorSpec((256, 512), "float32")
+    diags = nkic.check(EXCHANGE, kernel="ring_sum", lnc=1, a=a)
+    assert [d.code for d in diags] == ["nkic_lnc_degree"]
+    assert "nisa.sendrecv meets the other core" in diags[0].message
+    with pytest.raises(nkic.CompileError):
+        nkic.compile(EXCHANGE, a, kernel="ring_sum")
+
+
+def test_a_barrier_only_one_core_reaches_is_divergent(tmp_path):
+    path = _write(
+        tmp_path,
+        """
+@nki.jit
+def kernel(a):
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[core * 128:(core + 1) * 128, :])
+    nisa.dma_copy(dst=out[core * 128:(core + 1) * 128, :], src=t)
+    if core == 0:
+        nisa.core_barrier(data=out, cores=(0, 1))
+    return out
+""",
+    )
+    diags = nkic.check(path, a=nkic.TensorSpec((256, 128), "float32"))
+    assert [d.code for d in diags] == ["nkic_lnc_divergent_control_flow"]
+    assert "core 0 reaches nisa.core_barrier here" in diags[0].message
+    assert "core 1 reaches nothing" in diags[0].message
+    assert diags[0].loc.line == 14
+
+
+def test_writes_separated_by_a_barrier_are_not_a_race(tmp_path):
+    path = _write(
+        tmp_path,
+        """
+@nki.jit
+def kernel(a):
+    core = nl.program_id()
+    out = nl.ndarray((128, 128), a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[core * 128:(core + 1) * 128, :])
+    if core == 0:
+        nisa.dma_copy(dst=out, src=t)
+    nisa.core_barrier(data=out, cores=(0, 1))
+    if core == 1:
+        nisa.dma_copy(dst=out, src=t)
+    return out
+""",
+    )
+    a = np.random.default_rng(7).standard_normal((256, 128), dtype=np.float32)
+    assert nkic.check(path, a=a) == []
+    np.testing.assert_array_equal(nkic.compile(path, a, lnc=2)(a), a[128:])

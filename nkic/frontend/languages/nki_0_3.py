@@ -24,8 +24,6 @@ UNSUPPORTED = {
         "register_move": None,
         "register_load": None,
         "register_store": None,
-        "core_barrier": None,
-        "sendrecv": None,
         "topk": None,
         "VirtualRegister": None,
         "NkiInstruction": None,

@@ -11,7 +11,8 @@ bytes, so the value left there depends on timing.
 from __future__ import annotations
 
 from ...diagnostics import DiagnosticSink, Related
-from ...ir.core import Alloc, Kernel, Loop, Tensor
+from ...ir.core import Alloc, Inst, Kernel, Loop, Tensor
+from ...ir.isa import CROSS_CORE
 from .. import offsets
 from ..regions import loop_ranges
 from .accesses import Access, accesses
@@ -32,15 +33,62 @@ def shared_tensors(kernel: Kernel) -> dict[tuple, Tensor]:
 
 def check_cores(kernels: list[Kernel], sink: DiagnosticSink) -> None:
     """Report cross-core races and control-flow divergence between the launch's programs."""
-    _divergence(kernels, sink)
+    if _divergence(kernels, sink) or _meetings(kernels, sink):
+        return
     _races(kernels, sink)
+
+
+def meetings(kernel: Kernel) -> list[Inst]:
+    """The kernel's instructions that meet the other core (`core_barrier`, `sendrecv`)."""
+    return [op for op in kernel.instructions() if op.opcode in CROSS_CORE]
+
+
+def check_single_core(kernel: Kernel, sink: DiagnosticSink) -> None:
+    """A program of a one-core launch has no other core to meet."""
+    for op in meetings(kernel):
+        sink.error(
+            "nkic_lnc_degree",
+            f"nisa.{op.opcode} meets the other core of an LNC=2 launch, but this program is "
+            "compiled for LNC=1",
+            op.loc,
+            "compile and run the kernel with --lnc 2 (kernel[2], lnc=2 in Python)",
+        )
+
+
+def _meetings(kernels: list[Kernel], sink: DiagnosticSink) -> bool:
+    """Every core must reach the same cross-core instructions in the same order."""
+    first = meetings(kernels[0])
+    for other in kernels[1:]:
+        second = meetings(other)
+        for n in range(max(len(first), len(second))):
+            a = first[n] if n < len(first) else None
+            b = second[n] if n < len(second) else None
+            if a is not None and b is not None and a.opcode == b.opcode:
+                continue
+            here, core, there, peer = (
+                (a, 0, b, other.core) if a is not None else (b, other.core, a, 0)
+            )
+            met = f"nisa.{there.opcode}" if there is not None else "nothing"
+            sink.error(
+                "nkic_lnc_divergent_control_flow",
+                f"core {core} reaches nisa.{here.opcode} here as its meeting {n + 1} with the "
+                f"other core, where core {peer} reaches {met}: the cores would wait for each "
+                "other forever",
+                here.loc,
+                "run the same core_barrier/sendrecv calls on both cores, in the same order",
+                related=(Related(there.loc, f"core {peer} reaches this instead"),)
+                if there is not None
+                else (),
+            )
+            return True
+    return False
 
 
 def _skeleton(kernel: Kernel) -> list[tuple[int, Loop]]:
     return [(len(outer), op) for op, outer in kernel.walk() if isinstance(op, Loop)]
 
 
-def _divergence(kernels: list[Kernel], sink: DiagnosticSink) -> None:
+def _divergence(kernels: list[Kernel], sink: DiagnosticSink) -> bool:
     first = _skeleton(kernels[0])
     for other in kernels[1:]:
         second = _skeleton(other)
@@ -50,7 +98,8 @@ def _divergence(kernels: list[Kernel], sink: DiagnosticSink) -> None:
             if a and b and a[0] == b[0] and a[1].trip_count == b[1].trip_count:
                 continue
             _report_divergence(sink, kernels[0], a, other, b)
-            return
+            return True
+    return False
 
 
 def _describe(entry: tuple[int, Loop] | None) -> str:
@@ -78,12 +127,19 @@ def _report_divergence(sink, k0: Kernel, a, k1: Kernel, b) -> None:
     )
 
 
-def _writes(kernel: Kernel, keys: dict[int, tuple]) -> list[tuple[tuple, Access]]:
-    return [
-        (keys[id(a.ap.tensor)], a)
-        for a in accesses(kernel)
-        if a.write and a.reachable and id(a.ap.tensor) in keys
-    ]
+def _writes(kernel: Kernel, keys: dict[int, tuple]) -> list[tuple[tuple, int, Access]]:
+    """Each write of a shared tensor with its epoch: the number of meetings with the other
+    core before it (a meeting inside a loop counts at the loop's start)."""
+    out = []
+    epoch, last = 0, None
+    for a in accesses(kernel):
+        if a.inst.opcode in CROSS_CORE:
+            epoch += a.inst is not last
+            last = a.inst
+            continue
+        if a.write and a.reachable and id(a.ap.tensor) in keys:
+            out.append((keys[id(a.ap.tensor)], epoch, a))
+    return out
 
 
 def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
@@ -94,9 +150,12 @@ def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
     for i in range(len(kernels)):
         for j in range(i + 1, len(kernels)):
             reported: set[tuple] = set()
-            for key, a in writes[i]:
-                for other_key, b in writes[j]:
-                    if key != other_key or (a.inst.loc, b.inst.loc) in reported:
+            for key, epoch, a in writes[i]:
+                for other_key, other_epoch, b in writes[j]:
+                    # writes separated by a meeting of the cores are ordered
+                    if key != other_key or epoch != other_epoch:
+                        continue
+                    if (a.inst.loc, b.inst.loc) in reported:
                         continue
                     overlap = _overlap(a, b)
                     if overlap is not None:

@@ -349,6 +349,8 @@ def _partition_window(c: InstCheck, name: str, ap: AccessPattern) -> None:
 
 def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:
     role = c.d.param(name).role if c.d.param(name) else "in"
+    if c.op == "core_barrier":
+        return ("shared_hbm",)
     if c.op in ("dma_copy", "dma_compute"):
         return (*_HBM, "sbuf")
     if c.op == "dma_transpose":
@@ -613,6 +615,44 @@ def _dma_transpose(c: InstCheck) -> None:
             f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI 0.3.0) needs "
             "src.shape[0] == 16 and src.shape[-1] a multiple of 128",
             "use `dge_mode=nisa.dge_mode.unknown` or reshape the source",
+        )
+
+
+@rule("sendrecv")
+def _sendrecv(c: InstCheck) -> None:
+    src, dst = c.ap("src"), c.ap("dst")
+    if src is not None and dst is not None:
+        if src.shape != dst.shape:
+            c.error(
+                "err_shape_mismatch",
+                f"`src` has shape {_shape(src)} and `dst` {_shape(dst)}; sendrecv moves a tile "
+                "into a tile of the same shape on the other core",
+                "give src and dst the same shape",
+            )
+        if src.dtype != dst.dtype:
+            c.error(
+                "err_dtype_mismatch",
+                f"`src` is {src.dtype} and `dst` {dst.dtype}; sendrecv does not convert",
+                "give src and dst the same dtype",
+            )
+    for key in ("send_to_rank", "recv_from_rank"):
+        rank = c.value(key)
+        if isinstance(rank, bool) or rank not in (0, 1):
+            c.error(
+                "err_invalid_argument",
+                f"`{key}={rank!r}`: an LNC=2 launch has ranks 0 and 1",
+                "use 1 - nl.program_id() for the other core",
+            )
+
+
+@rule("core_barrier")
+def _core_barrier(c: InstCheck) -> None:
+    cores = c.value("cores")
+    if cores is not None and tuple(cores) != (0, 1):
+        c.error(
+            "err_invalid_argument",
+            f"`cores={cores!r}`: the barrier is between cores (0, 1), the only value NKI supports",
+            "drop `cores` or pass (0, 1)",
         )
 
 

@@ -1,0 +1,181 @@
+"""The cores of an LNC launch run concurrently and meet at cross-core instructions.
+
+Each core's executor runs in its own thread, but only one runs at a time (a baton), so a run
+is deterministic: a core runs until it reaches a cross-core instruction (`core_barrier`,
+`sendrecv`), then hands the baton on. When every core has reached one, the last to arrive
+performs the exchange for all (values and timing) and continues; the others continue after
+it hands the baton on. Cores that reach different instructions, or a core waiting for a
+peer that has finished, are run-time faults naming both sides.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from nkirt import dtypes
+from nkirt.cost.collectives import exchange_ns
+from nkirt.errors import RuntimeFault
+
+
+class _Abort(Exception):
+    """Unwinds a core's thread after another core failed."""
+
+
+class Launch:
+    """The executors of one launch (index = physical core) and their meeting point."""
+
+    def __init__(self, executors: list):
+        self.executors = executors
+        self.cond = threading.Condition()
+        self.turn = 0
+        self.done: set[int] = set()
+        self.arrived: dict[int, tuple] = {}
+        self.meetings = 0
+        self.error: BaseException | None = None
+        for core, executor in enumerate(executors):
+            executor.launch, executor.core = self, core
+
+    def run(self) -> None:
+        threads = [
+            threading.Thread(target=self._core, args=(core,), name=f"nkirt-core{core}")
+            for core in range(len(self.executors))
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if self.error is not None:
+            raise self.error
+
+    def _core(self, core: int) -> None:
+        try:
+            with self.cond:
+                self._wait(lambda: self.turn == core)
+            self.executors[core].run()
+        except _Abort:
+            return
+        except BaseException as e:  # handed to the caller of run()
+            with self.cond:
+                if self.error is None:
+                    self.error = e
+                self.cond.notify_all()
+            return
+        with self.cond:
+            self.done.add(core)
+            if self.arrived:
+                waiting = next(iter(self.arrived))
+                self._fail(
+                    f"{self._where(waiting)} waits for core {core}, which finished the kernel "
+                    "without reaching it (the cores' control flow diverged)"
+                )
+            self._pass(core)
+
+    def _wait(self, ready) -> None:
+        while not ready():
+            if self.error is not None:
+                raise _Abort
+            self.cond.wait()
+        if self.error is not None:
+            raise _Abort
+
+    def _pass(self, core: int) -> None:
+        """Hand the baton to the next core that can run."""
+        n = len(self.executors)
+        for step in range(1, n + 1):
+            other = (core + step) % n
+            if other not in self.done and other not in self.arrived:
+                self.turn = other
+                break
+        self.cond.notify_all()
+
+    def _fail(self, message: str) -> None:
+        if self.error is None:
+            self.error = RuntimeFault(message)
+        self.cond.notify_all()
+        raise _Abort
+
+    def _where(self, core: int) -> str:
+        inst, env, _, _ = self.arrived[core]
+        return f"core {core} at {inst.describe(env)}"
+
+    def meet(self, core: int, inst, env: dict, inputs: list, outputs: list) -> None:
+        """Called by a core's executor at a cross-core instruction it has issued."""
+        with self.cond:
+            self.arrived[core] = (inst, dict(env), inputs, outputs)
+            if len(self.arrived) + len(self.done) < len(self.executors):
+                meeting = self.meetings
+                self._pass(core)
+                self._wait(lambda: self.meetings > meeting and self.turn == core)
+                return
+            if self.done:
+                self._fail(
+                    f"{self._where(core)} waits for core {min(self.done)}, which finished the "
+                    "kernel without reaching it (the cores' control flow diverged)"
+                )
+            self._exchange()
+            self.arrived.clear()
+            self.meetings += 1
+            self.turn = core
+            self.cond.notify_all()
+
+    def _exchange(self) -> None:
+        ops = {inst.op for inst, *_ in self.arrived.values()}
+        if len(ops) > 1:
+            sides = " and ".join(self._where(c) for c in sorted(self.arrived))
+            self._fail(f"the cores meet at different instructions: {sides}")
+        op = ops.pop()
+        if op == "sendrecv":
+            nbytes = self._sendrecv()
+        else:
+            nbytes = 4
+        table = self.executors[0].table
+        both = max(ex.records[-1][1] for ex in self.executors)
+        done = both + exchange_ns(op, nbytes, table)
+        for core, (inst, *_rest) in self.arrived.items():
+            self.executors[core].settle(inst, done)
+
+    def _sendrecv(self) -> int:
+        """Move each core's `src` into its receiver's `dst`; the bytes one core sends."""
+        received = {}
+        for core, (inst, env, inputs, outputs) in self.arrived.items():
+            to, source = inst.attrs["send_to_rank"], inst.attrs["recv_from_rank"]
+            n = len(self.executors)
+            if not (0 <= to < n and 0 <= source < n) or to == core or source == core:
+                self._fail(
+                    f"{self._where(core)} sends to rank {to} and receives from rank {source}; "
+                    f"in an LNC={n} launch each must be another core (0..{n - 1})"
+                )
+            peer = self.arrived[source]
+            if peer[0].attrs["send_to_rank"] != core:
+                self._fail(
+                    f"{self._where(core)} receives from core {source}, which sends to core "
+                    f"{peer[0].attrs['send_to_rank']}"
+                )
+            received[core] = source
+        nbytes = 0
+        values = {}
+        for core, (inst, env, inputs, outputs) in self.arrived.items():
+            ap, where = inputs[0]
+            memory = self.executors[core].memory
+            nbytes = int(np.prod(ap.nums)) * ap.itemsize
+            if memory is not None:
+                values[core] = np.array(memory.view(ap, where, writable=False))
+        for core, source in received.items():
+            inst, env, inputs, outputs = self.arrived[core]
+            ap, where = outputs[0]
+            memory = self.executors[core].memory
+            if memory is None:
+                continue
+            value = values[source]
+            if value.size != int(np.prod(ap.nums)):
+                self._fail(
+                    f"{self._where(core)} receives {value.size} elements into a `dst` of "
+                    f"{int(np.prod(ap.nums))}"
+                )
+            memory.view(ap, where, writable=True)[...] = dtypes.cast(
+                value.reshape(ap.nums), ap.dtype
+            )
+            memory.mark_written(ap, where)
+        return nbytes
