@@ -139,7 +139,7 @@ class Launch:
     def _sendrecv(self) -> int:
         """Move each core's `src` into its receiver's `dst`; the bytes one core sends."""
         received = {}
-        for core, (inst, env, inputs, outputs) in self.arrived.items():
+        for core, (inst, *_) in self.arrived.items():
             to, source = inst.attrs["send_to_rank"], inst.attrs["recv_from_rank"]
             n = len(self.executors)
             if not (0 <= to < n and 0 <= source < n) or to == core or source == core:
@@ -156,15 +156,14 @@ class Launch:
             received[core] = source
         nbytes = 0
         values = {}
-        for core, (inst, env, inputs, outputs) in self.arrived.items():
+        for core, (_, _, inputs, _) in self.arrived.items():
             ap, where = inputs[0]
             memory = self.executors[core].memory
             nbytes = int(np.prod(ap.nums)) * ap.itemsize
             if memory is not None:
                 values[core] = np.array(memory.view(ap, where, writable=False))
         for core, source in received.items():
-            inst, env, inputs, outputs = self.arrived[core]
-            ap, where = outputs[0]
+            ap, where = self.arrived[core][3][0]
             memory = self.executors[core].memory
             if memory is None:
                 continue

@@ -29,13 +29,13 @@ def all_reduce_hbm(a):
 @nki.jit
 def ring_sum(a):
     """A ring of sendrecv steps: each core passes its running tile to the other and adds what
-    it receives, ROUNDS times; core c starts from rows c*128.."""
+    it receives, three times; core c starts from rows c*128.."""
     core = nl.program_id()
     F = a.shape[1]
     out = nl.ndarray((2 * 128, F), a.dtype, buffer=nl.shared_hbm)
     acc = nl.ndarray((128, F), a.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=acc, src=a[core * 128 : (core + 1) * 128, :])
-    for step in nl.static_range(3):
+    for _ in nl.static_range(3):
         got = nl.ndarray((128, F), a.dtype, buffer=nl.sbuf)
         nisa.sendrecv(src=acc, dst=got, send_to_rank=1 - core, recv_from_rank=1 - core, pipe_id=0)
         nxt = nl.ndarray((128, F), a.dtype, buffer=nl.sbuf)
