@@ -4,7 +4,7 @@ module values its kernels see (`language.py`)."""
 
 from __future__ import annotations
 
-from ..ir.isa import ACTIVATIONS, ALU_OPS, ENUMS, INSTRUCTIONS
+from ..ir.isa import ACTIVATIONS, ALU_OPS, COLLECTIVES, ENUMS, INSTRUCTIONS
 from ..ir.types import DTYPES
 from . import nki_api as api
 from . import nl_data, nl_math  # noqa: F401  (their lowerings register on import)
@@ -77,7 +77,9 @@ def nl_bindings() -> dict[str, object]:
 
 def nisa_bindings() -> dict[str, object]:
     """`nki.isa`: every instruction of the catalogue, its enums and engine constants."""
-    attrs: dict[str, object] = {name: IsaInstr(name) for name in INSTRUCTIONS}
+    attrs: dict[str, object] = {
+        name: IsaInstr(name) for name in INSTRUCTIONS if name not in COLLECTIVES
+    }
     for enum, members in ENUMS.items():
         attrs[enum] = IsaEnum(enum, tuple(members.items()))
     for alias in ("tensor", "vector", "scalar", "gpsimd", "unknown"):

@@ -42,7 +42,9 @@ SWEEP_EVERY = 4096
 STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
 
 #: Instructions that meet the other cores of an LNC launch (nkirt/launch.py).
-CROSS_CORE = frozenset({"core_barrier", "sendrecv"})
+CROSS_CORE = frozenset(
+    {"core_barrier", "sendrecv", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"}
+)
 
 #: Instructions that accumulate into PSUM (arch §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
@@ -366,7 +368,7 @@ class Executor:
         """Issue an instruction that meets the other cores of the launch (nkirt/launch.py)."""
         inputs = _placed(inst, inst.inputs, env, executions)
         outputs = _placed(inst, inst.outputs, env, executions)
-        if self.memory is not None and inst.op == "sendrecv":
+        if self.memory is not None and inst.op != "core_barrier":
             for ap, where in inputs:
                 if not self.memory.is_written(ap, where):
                     raise RuntimeFault(

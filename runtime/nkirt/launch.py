@@ -128,8 +128,10 @@ class Launch:
         op = ops.pop()
         if op == "sendrecv":
             nbytes = self._sendrecv()
-        else:
+        elif op == "core_barrier":
             nbytes = 4
+        else:
+            nbytes = self._collective(op)
         table = self.executors[0].table
         both = max(ex.records[-1][1] for ex in self.executors)
         done = both + exchange_ns(op, nbytes, table)
@@ -176,5 +178,58 @@ class Launch:
             memory.view(ap, where, writable=True)[...] = dtypes.cast(
                 value.reshape(ap.nums), ap.dtype
             )
+            memory.mark_written(ap, where)
+        return nbytes
+
+    _REDUCE = {"add": np.add, "minimum": np.minimum, "maximum": np.maximum}
+
+    def _collective(self, op: str) -> int:
+        """An `nki.collectives` call between the cores: each core's `dst` from every core's
+        `src` (reductions in fp32); the bytes one core sends to another."""
+        n = len(self.executors)
+        cores = sorted(self.arrived)
+        first = self.arrived[cores[0]][0]
+        dim = first.attrs.get("collective_dim", 0)
+        srcs = []
+        for core in cores:
+            ap, where = self.arrived[core][2][0]
+            memory = self.executors[core].memory
+            if memory is None:
+                srcs.append(None)
+                continue
+            srcs.append(dtypes.to_fp32(np.array(memory.view(ap, where, writable=False)), ap.dtype))
+        src_ap = self.arrived[cores[0]][2][0][0]
+        nbytes = int(np.prod(src_ap.nums)) * src_ap.itemsize
+        if op in ("reduce_scatter", "all_to_all"):
+            nbytes //= n
+        if srcs[0] is None:  # timing only
+            return nbytes
+        if op in ("all_reduce", "reduce_scatter"):
+            reduce_op = first.attrs.get("op")
+            if reduce_op not in self._REDUCE:
+                self._fail(f"{self._where(cores[0])}: op {reduce_op!r} (add, minimum or maximum)")
+            total = srcs[0]
+            for other in srcs[1:]:
+                total = self._REDUCE[reduce_op](total, other)
+        for core in cores:
+            ap, where = self.arrived[core][3][0]
+            try:
+                if op == "all_reduce":
+                    value = total
+                elif op == "all_gather":
+                    value = np.concatenate(srcs, axis=dim)
+                elif op == "reduce_scatter":
+                    value = np.split(total, n, axis=dim)[core]
+                else:
+                    value = np.concatenate([np.split(s, n, axis=dim)[core] for s in srcs], axis=dim)
+            except (ValueError, IndexError) as e:
+                self._fail(f"{self._where(core)}: the cores' tensors do not fit {op}: {e}")
+            if value.shape != tuple(ap.nums):
+                self._fail(
+                    f"{self._where(core)}: {op} gives a result of shape {list(value.shape)} "
+                    f"for a `dst` of shape {list(ap.nums)}"
+                )
+            memory = self.executors[core].memory
+            memory.view(ap, where, writable=True)[...] = dtypes.cast(value, ap.dtype)
             memory.mark_written(ap, where)
         return nbytes

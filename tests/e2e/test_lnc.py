@@ -238,3 +238,62 @@ def kernel(a):
     a = np.random.default_rng(7).standard_normal((256, 128), dtype=np.float32)
     assert nkic.check(path, a=a) == []
     np.testing.assert_array_equal(nkic.compile(path, a, lnc=2)(a), a[128:])
+
+
+COLLECTIVES = KERNELS / "collectives.py"
+
+
+def _run_collective(name: str, a: np.ndarray) -> np.ndarray:
+    kernel = nkic.compile(COLLECTIVES, a, kernel=name, lnc=2)
+    assert nkic.check(COLLECTIVES, kernel=name, a=a) == []
+    return kernel(a)
+
+
+def test_all_reduce_collective():
+    a = np.random.default_rng(8).standard_normal((256, 256), dtype=np.float32)
+    top = np.maximum(a[:128], a[128:])
+    np.testing.assert_array_equal(_run_collective("all_reduce_max", a), np.concatenate([top, top]))
+
+
+def test_all_gather_collective():
+    a = np.random.default_rng(9).standard_normal((256, 128), dtype=np.float32)
+    both = np.concatenate([a[:128], a[128:]], axis=1)
+    np.testing.assert_array_equal(
+        _run_collective("all_gather_cols", a), np.concatenate([both, both])
+    )
+
+
+def test_reduce_scatter_collective():
+    a = np.random.default_rng(10).standard_normal((512, 128), dtype=np.float32)
+    total = a[:256] + a[256:]
+    np.testing.assert_allclose(_run_collective("reduce_scatter_rows", a), total, rtol=1e-6)
+
+
+def test_all_to_all_collective():
+    a = np.random.default_rng(11).standard_normal((512, 64), dtype=np.float32)
+    blocks = [a[:256], a[256:]]
+    want = np.concatenate([blocks[0][:128], blocks[1][:128], blocks[0][128:], blocks[1][128:]])
+    np.testing.assert_array_equal(_run_collective("all_to_all_rows", a), want)
+
+
+def test_a_gather_into_the_wrong_shape_is_reported(tmp_path):
+    path = _write(
+        tmp_path,
+        """import nki.collectives as ncc
+
+
+@nki.jit
+def kernel(a):
+    core = nl.program_id()
+    out = nl.ndarray((256, 128), a.dtype, buffer=nl.shared_hbm)
+    mine = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=mine, src=a[core * 128:(core + 1) * 128, :])
+    both = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+    ncc.all_gather(srcs=[mine], dsts=[both], replica_group=ncc.ReplicaGroup([[0, 1]]), collective_dim=1)
+    nisa.dma_copy(dst=out[core * 128:(core + 1) * 128, :], src=both)
+    return out
+""",
+    )
+    diags = nkic.check(path, a=nkic.TensorSpec((256, 128), "float32"))
+    assert [d.code for d in diags] == ["err_shape_mismatch"]
+    assert "gives [128, 256]" in diags[0].message

@@ -13,6 +13,7 @@ from ...ir.core import AccessPattern, Alloc, Imm, Inst, Kernel, Tensor
 from ...ir.isa import (
     ACTIVATIONS,
     BITVEC_OPS,
+    COLLECTIVES,
     ENUMS,
     FP32_MIN,
     InstrDef,
@@ -351,6 +352,8 @@ def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:
     role = c.d.param(name).role if c.d.param(name) else "in"
     if c.op == "core_barrier":
         return ("shared_hbm",)
+    if c.op in COLLECTIVES:
+        return (*_HBM,) if c.op == "all_to_all" else (*_HBM, "sbuf")
     if c.op in ("dma_copy", "dma_compute"):
         return (*_HBM, "sbuf")
     if c.op == "dma_transpose":
@@ -643,6 +646,60 @@ def _sendrecv(c: InstCheck) -> None:
                 f"`{key}={rank!r}`: an LNC=2 launch has ranks 0 and 1",
                 "use 1 - nl.program_id() for the other core",
             )
+
+
+#: How the dst of a collective between the launch's 2 cores relates to its src along
+#: `collective_dim`: the same size, twice (gathered) or half (scattered).
+_COLLECTIVE_FACTOR = {"all_reduce": 1, "all_gather": 2, "reduce_scatter": 0.5, "all_to_all": 1}
+
+
+@rule(*_COLLECTIVE_FACTOR)
+def _collective(c: InstCheck) -> None:
+    src, dst = c.ap("src"), c.ap("dst")
+    if src is None or dst is None:
+        return
+    if (src.tensor.buffer == "sbuf") != (dst.tensor.buffer == "sbuf"):
+        c.error(
+            "err_unsupported_memory",
+            "`src` and `dst` of a collective are both in HBM or both in SBUF",
+            "copy one of them first",
+        )
+    if src.dtype != dst.dtype:
+        c.error(
+            "err_dtype_mismatch",
+            f"`src` is {src.dtype} and `dst` {dst.dtype}; collectives do not convert",
+            "give src and dst the same dtype",
+        )
+    if c.op in ("all_reduce", "reduce_scatter") and _name(c.value("op")) not in (
+        "add",
+        "minimum",
+        "maximum",
+    ):
+        c.error(
+            "err_invalid_argument",
+            f"`op={_name(c.value('op'))}`: collectives reduce with add, minimum or maximum",
+            "use nl.add, nl.minimum or nl.maximum",
+        )
+    dim = c.value("collective_dim") or 0
+    want = list(src.shape)
+    if not 0 <= dim < len(want):
+        c.error("err_invalid_argument", f"`collective_dim={dim}` is not a dimension of src", "")
+        return
+    want[dim] = want[dim] * _COLLECTIVE_FACTOR[c.op]
+    if c.op in ("reduce_scatter", "all_to_all") and src.shape[dim] % 2:
+        c.error(
+            "err_shape_mismatch",
+            f"`src` dimension {dim} has {src.shape[dim]} entries; {c.op} splits it between "
+            "the 2 cores",
+            "make it even",
+        )
+    elif tuple(dst.shape) != tuple(int(w) for w in want):
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has shape {_shape(dst)}; {c.op} of a `src` of shape {_shape(src)} between "
+            f"the 2 cores of the launch gives {list(int(w) for w in want)}",
+            "size dst for the result",
+        )
 
 
 @rule("core_barrier")
