@@ -297,3 +297,13 @@ def kernel(a):
     diags = nkic.check(path, a=nkic.TensorSpec((256, 128), "float32"))
     assert [d.code for d in diags] == ["err_shape_mismatch"]
     assert "gives [128, 256]" in diags[0].message
+
+
+def test_interleaved_columns_are_not_a_race(tmp_path):
+    # core c writes columns c, c + 2, c + 4, ...: the hulls overlap, the elements never do
+    path = _write(tmp_path, RACE.format(dst="core:a.shape[1]:nl.num_programs()"))
+    assert nkic.check(path, a=nkic.TensorSpec((128, 256), "float32")) == []
+    racy = _write(tmp_path, RACE.format(dst="0:a.shape[1]:nl.num_programs()"))
+    assert [d.code for d in nkic.check(racy, a=nkic.TensorSpec((128, 256), "float32"))] == [
+        "nkic_lnc_shared_hbm_race"
+    ]
