@@ -41,7 +41,7 @@ def find_kernels(path: str, *, language: Language | str | None = None) -> list[t
     parsed = Loader(file).parse(file)
     if isinstance(parsed, UserError):
         return []
-    return languages.get(language).kernels_in(parsed[0], file)
+    return languages.for_file(parsed[0], language).kernels_in(parsed[0], file)
 
 
 def specialise(
@@ -63,7 +63,6 @@ def specialise(
     `nkic check` can run the IR checks that do not depend on the failed statements.
     `language` is the NKI version (a `Language` or its name, default: `languages.DEFAULT`).
     `core` is (physical core, LNC degree): the program of that core of the launch."""
-    lang = languages.get(language)
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)
@@ -71,6 +70,7 @@ def specialise(
         sink.report(Diagnostic(parsed.code, parsed.message, parsed.loc, "error", parsed.hint))
         return None
     tree = parsed[0]
+    lang = languages.for_file(tree, language)
     name = _choose_kernel(tree, file, kernel, sink, lang)
     if name is None:
         return None
