@@ -315,3 +315,25 @@ def test_interleaved_columns_are_not_a_race(tmp_path):
     assert [d.code for d in nkic.check(racy, a=nkic.TensorSpec((128, 256), "float32"))] == [
         "nkic_lnc_shared_hbm_race"
     ]
+
+
+def test_tool_nkic_lnc_is_the_default_degree(tmp_path):
+    from click.testing import CliRunner
+
+    from nkic.cli import cli
+
+    (tmp_path / "pyproject.toml").write_text("[tool.nkic]\nlnc = 2\n")
+    src = tmp_path / "softmax_lnc.py"
+    src.write_text((KERNELS / "softmax_lnc.py").read_text())
+    neff = tmp_path / "s.neff"
+    res = CliRunner().invoke(
+        cli, ["compile", str(src), "--arg", "x=float32[256,128]", "-o", str(neff)]
+    )
+    assert res.exit_code == 0, res.output
+    import nkirt
+
+    assert nkirt.load(neff).lnc == 2
+    res = CliRunner().invoke(
+        cli, ["compile", str(src), "--arg", "x=float32[256,128]", "-o", str(neff), "--lnc", "1"]
+    )
+    assert res.exit_code == 0 and nkirt.load(neff).lnc == 1  # the command line wins
