@@ -189,7 +189,7 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc, repo
             target,
             dump_after,
             dump=lambda s: click.echo(s, err=True),
-            lnc=lnc or 1,
+            lnc=lnc or config.lnc or 1,
         )
     if res.diagnostics:
         shown = with_display_paths(res.diagnostics, {os.path.abspath(file): file})
@@ -421,7 +421,7 @@ def _check_one(
     diags = []
     for name in names:
         args = _kernel_args(config, path, name, given_args) if name else given_args
-        diags.extend(driver.check_file(path, name, args, target, lnc, reports))
+        diags.extend(driver.check_file(path, name, args, target, lnc or config.lnc, reports))
     diags = dg.apply_noqa(diags)
     return dg.filter_diagnostics(
         diags, _codes(select, config.select), _codes(ignore, config.ignore) or None
