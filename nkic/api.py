@@ -138,14 +138,22 @@ class CompiledKernel:
 
 
 def compile(
-    kernel, /, *args, target: str = driver.DEFAULT_TARGET, lnc: int | None = None, **kwargs
+    kernel,
+    /,
+    *args,
+    target: str = driver.DEFAULT_TARGET,
+    lnc: int | None = None,
+    grid: tuple[int, ...] | None = None,
+    **kwargs,
 ) -> CompiledKernel:
     """Compile `kernel` (a function, or a file path with `kernel="name"`) for `args`.
 
     Arguments: arrays (numpy, torch, jax, ...) and `TensorSpec`s become tensor inputs;
     anything else is a compile-time value. `lnc` is the launch's logical-core degree
     (default: the `kernel[n]` bracket, else 1); LNC=2 runs two physical cores that share
-    HBM. Raises `CompileError` carrying every diagnostic.
+    HBM. `grid` is a Beta 1 SPMD launch grid (`grid=(2, 2)`, Beta 1's `kernel[2, 2]`): its
+    programs run one after another on one NeuronCore. Raises `CompileError` carrying every
+    diagnostic.
     """
     bracket = getattr(kernel, "lnc", 1)
     if isinstance(kernel, (str, Path)):
@@ -192,7 +200,13 @@ def compile(
                 )
             ]  # fmt: skip
         )
+    if grid:
+        return _compile(path, name, named, target, lnc=lnc or 1, grid=_grid(grid))
     return _compile(path, name, named, target, lnc=lnc or bracket)
+
+
+def _grid(grid) -> tuple[int, ...]:
+    return tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
 
 
 def compile_named(fn, named: dict[str, object], target: str = driver.DEFAULT_TARGET, **options):
@@ -232,9 +246,13 @@ def check(
     kernel: str | None = None,
     target: str = driver.DEFAULT_TARGET,
     lnc: int | None = None,
+    grid: tuple[int, ...] | None = None,
     **args,
 ) -> list[Diagnostic]:
     """Every diagnostic for the kernels in `path` (tensor arguments as arrays or TensorSpecs).
     `lnc` checks one launch degree; by default a kernel that asks for `nl.program_id()` or
-    `nl.num_programs()` is checked at LNC=1 and at LNC=2 where the target has it."""
-    return driver.check_file(str(path), kernel, _tensor_args(args), target, lnc)
+    `nl.num_programs()` is checked at LNC=1 and at LNC=2 where the target has it. `grid`
+    checks every program of a Beta 1 SPMD launch grid."""
+    return driver.check_file(
+        str(path), kernel, _tensor_args(args), target, lnc, grid=_grid(grid) if grid else ()
+    )

@@ -119,6 +119,27 @@ _LNC_OPTION = click.option(
 )
 
 
+def _parse_grid(ctx, param, value) -> tuple[int, ...]:
+    if not value:
+        return ()
+    try:
+        grid = tuple(int(d) for d in value.split(","))
+    except ValueError:
+        grid = ()
+    if not grid or any(d < 1 for d in grid):
+        raise click.BadParameter(f"{value!r}: expected sizes >= 1 separated by commas, e.g. 2,2")
+    return grid
+
+
+_GRID_OPTION = click.option(
+    "--grid",
+    metavar="D0,D1,...",
+    callback=_parse_grid,
+    help="Beta 1 SPMD launch grid (kernel[D0, D1, ...]): its programs run one after another "
+    "on one NeuronCore.",
+)
+
+
 _REPORT_OPTION = click.option(
     "--report",
     is_flag=True,
@@ -153,6 +174,7 @@ _REPORT_OPTION = click.option(
     help="Print the IR after the named pass (or after every pass) to stderr.",
 )
 @_LNC_OPTION
+@_GRID_OPTION
 @_REPORT_OPTION
 @click.option(
     "--format",
@@ -162,7 +184,9 @@ _REPORT_OPTION = click.option(
     show_default=True,
     help="Format of the --report output.",
 )
-def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc, report, fmt) -> None:
+def compile(
+    file, kernel, arg_items, target, output, emit, dump_after, lnc, grid, report, fmt
+) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
@@ -190,6 +214,7 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc, repo
             dump_after,
             dump=lambda s: click.echo(s, err=True),
             lnc=lnc or config.lnc or 1,
+            grid=grid,
         )
     if res.diagnostics:
         shown = with_display_paths(res.diagnostics, {os.path.abspath(file): file})
@@ -407,7 +432,15 @@ def _codes(option: str | None, default: tuple[str, ...] | None) -> list[str] | N
 
 
 def _check_one(
-    path: str, kernel, given_args: dict, target_option, select, ignore, lnc=None, reports=None
+    path: str,
+    kernel,
+    given_args: dict,
+    target_option,
+    select,
+    ignore,
+    lnc=None,
+    reports=None,
+    grid=(),
 ) -> list:
     from . import diagnostics as dg
     from .frontend import find_kernels
@@ -421,7 +454,8 @@ def _check_one(
     diags = []
     for name in names:
         args = _kernel_args(config, path, name, given_args) if name else given_args
-        diags.extend(driver.check_file(path, name, args, target, lnc or config.lnc, reports))
+        lnc = lnc or config.lnc
+        diags.extend(driver.check_file(path, name, args, target, lnc, reports, grid=grid))
     diags = dg.apply_noqa(diags)
     return dg.filter_diagnostics(
         diags, _codes(select, config.select), _codes(ignore, config.ignore) or None
@@ -443,8 +477,9 @@ def _check_one(
 @click.option("--select", help="Comma-separated codes: report only these.")
 @click.option("--ignore", help="Comma-separated codes: never report these.")
 @_LNC_OPTION
+@_GRID_OPTION
 @_REPORT_OPTION
-def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, report) -> None:
+def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, grid, report) -> None:
     """Report every problem in the kernels of FILES (files or directories; exit 1 if any
     error)."""
     from . import diagnostics as dg
@@ -458,7 +493,7 @@ def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, report) ->
     with Progress("checking") as progress:
         for n, path in enumerate(paths):
             progress.update(f"checking {path}", n, len(paths))
-            diags.extend(_check_one(path, kernel, args, target, select, ignore, lnc, reports))
+            diags.extend(_check_one(path, kernel, args, target, select, ignore, lnc, reports, grid))
     renderers = {
         "text": lambda ds: dg.render_text(ds, color=use_color(sys.stdout)),
         "json": dg.render_json,

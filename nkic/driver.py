@@ -66,13 +66,23 @@ def compile_file(
     *,
     unroll_all: bool = False,
     lnc: int = 1,
+    grid: tuple[int, ...] = (),
 ) -> CompileResult:
     """Specialise `kernel` in `path` for `args`, run the pass pipeline and write the neff.
 
     `unroll_all` unrolls every loop, symbolic ones included: the reference semantics that
     symbolic loops must match (tests compile both ways and compare the results).
     `lnc` is the launch's logical-core degree: with 2 the kernel is specialised once per
-    physical core and the neff holds both programs."""
+    physical core and the neff holds both programs.
+    `grid` is a Beta 1 SPMD launch grid (`kernel[2, 2]`): its programs run one after another
+    on one NeuronCore (docs/language.md)."""
+    if grid:
+        grid_error = _grid_error(path, kernel, tuple(grid), lnc)
+        if grid_error is not None:
+            return CompileResult(kernel, [grid_error])
+        return compile_core(
+            path, kernel, args, target, dump_after, dump, emit, unroll_all, grid=tuple(grid)
+        )
     if lnc != 1:
         from .lnc import compile_lnc
 
@@ -90,6 +100,7 @@ def compile_core(
     emit: bool,
     unroll_all: bool = False,
     core: tuple[int, int] = (0, 1),
+    grid: tuple[int, ...] = (),
 ) -> CompileResult:
     """The program of physical core `core[0]` of a launch of degree `core[1]`."""
     from .backend import write_neff
@@ -109,6 +120,7 @@ def compile_core(
         partial=True,
         unroll_all=unroll_all,
         core=core,
+        grid=grid,
     )
     if emit and sink.has_errors:
         _shape_independent_checks(path, kernel, args, target, sink)
@@ -133,6 +145,23 @@ def compile_core(
     if not sink.has_errors and emit and core[1] == 1:
         result.neff = write_neff(ir)
     return result
+
+
+def _grid_error(path: str, kernel: str | None, grid: tuple[int, ...], lnc: int):
+    """`nkic_lnc_degree` for a grid that is not a tuple of positive sizes, or one combined
+    with an LNC launch."""
+    from .lnc import kernel_loc
+
+    if all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in grid) and lnc == 1:
+        return None
+    what = "LNC launches of SPMD grids" if lnc != 1 else f"the grid {list(grid)}"
+    return Diagnostic(
+        "nkic_lnc_degree",
+        f"{what}: not supported (a grid is positive sizes, run on one NeuronCore)",
+        kernel_loc(path, kernel),
+        "error",
+        "give the grid as sizes >= 1 (--grid 2,2), without --lnc",
+    )
 
 
 def _attach_views(ir: Kernel, args: dict[str, object]) -> None:
@@ -190,6 +219,7 @@ def check_file(
     target: str = DEFAULT_TARGET,
     lnc: int | None = None,
     reports: list[dict] | None = None,
+    grid: tuple[int, ...] = (),
 ) -> list[Diagnostic]:
     """Every diagnostic of every kernel in `path` (or of the one named). A kernel whose
     parameters lack shapes gets the shape-independent checks and a `nkic_shapes_unknown` note.
@@ -208,7 +238,12 @@ def check_file(
     for name in names:
         sink = DiagnosticSink()
         unknown_shapes = lint_kernel(path, name, dict(args or {}), target, sink)
-        if lnc is None:
+        if grid:
+            res = compile_file(path, name, args, target, emit=False, lnc=lnc or 1, grid=grid)
+            found = res.diagnostics
+            if reports is not None and res.report is not None:
+                reports.append(res.report)
+        elif lnc is None:
             from .lnc import check_launches
 
             found = check_launches(path, name, args, target, reports)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import enum
+import itertools
 import os
 import sys
 
@@ -55,6 +56,7 @@ def specialise(
     partial: bool = False,
     language: Language | str | None = None,
     core: tuple[int, int] = (0, 1),
+    grid: tuple[int, ...] = (),
 ) -> Kernel | None:
     """Specialise `kernel` of the file at `path` for `args`; None if errors were reported.
 
@@ -62,7 +64,9 @@ def specialise(
     `partial` returns the IR of the statements that succeeded even when others failed, so that
     `nkic check` can run the IR checks that do not depend on the failed statements.
     `language` is the NKI version (a `Language` or its name, default: `languages.DEFAULT`).
-    `core` is (physical core, LNC degree): the program of that core of the launch."""
+    `core` is (physical core, LNC degree): the program of that core of the launch.
+    `grid` is a Beta 1 SPMD launch grid (`kernel[2, 2]`): its programs run one after another
+    on one NeuronCore, so the Kernel holds every program's instructions in grid order."""
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)
@@ -84,6 +88,7 @@ def specialise(
                 loader, run_sink, target, name, unroll_all, frozenset(unroll), language=lang
             )
             sp.kernel.core, sp.kernel.cores = core
+            sp.grid = tuple(grid)
             bounds = loop_bounds.set(sp.affine_bounds)
             try:
                 _run(sp, loader, tree, file, name, args)
@@ -209,6 +214,41 @@ class KernelCall:
         self.fn = fn
 
     def run(self, args: dict) -> None:
+        """Run the kernel once, or once per program of a Beta 1 SPMD grid (row-major order).
+        A grid's programs share the parameters and the `shared_hbm` tensors they allocate; a
+        diagnostic not every program makes names the programs that make it."""
+        sp = self.sp
+        if not sp.grid:
+            self._run_program(args)
+            return
+        if sp.language.version != "beta1":
+            err = UserError(
+                "nkic_lnc_degree",
+                f"an SPMD grid {list(sp.grid)} belongs to NKI Beta 1 kernels; current NKI "
+                "launches kernel[1] or kernel[2] (the LNC degree)",
+                None,
+                "launch with --lnc 1|2, or write the kernel in Beta 1 (neuronxcc.nki)",
+            )
+            err.loc = def_loc(self.fn.node, self.fn.module.file)
+            sp.report(err)
+            return
+        from ..lnc import merge
+
+        sink, keys = sp.sink, sp.reported_keys
+        labelled = []
+        for program in itertools.product(*(range(n) for n in sp.grid)):
+            sp.program = program
+            sp.sink, sp.reported_keys = DiagnosticSink(), set()
+            sp.shared_seen = {}
+            try:
+                self._run_program(args)
+            finally:
+                labelled.append((f"grid program {program}", sp.sink.items))
+                sp.sink, sp.reported_keys = sink, keys
+        for d in merge(labelled):
+            sink.report(d)
+
+    def _run_program(self, args: dict) -> None:
         sp, fn = self.sp, self.fn
         node = fn.node
         scope = Scope(fn.scope)

@@ -64,3 +64,8 @@ class Specialiser(
         self._visitors: dict[type, object] = {}
         self.reported_keys: set[tuple] = set()
         self.constants: list = []  # Allocs of constant tensors, placed first when done
+        self.grid: tuple[int, ...] = ()  # a Beta 1 SPMD launch grid; () when there is none
+        self.program: tuple[int, ...] = ()  # the grid program being specialised
+        self.grid_params: dict[str, object] = {}  # parameters, shared by the grid's programs
+        self.shared_seen: dict[tuple, int] = {}  # shared_hbm allocations of this program
+        self.shared_tensors: dict[tuple, list] = {}  # ... and of the grid's first program

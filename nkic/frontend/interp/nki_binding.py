@@ -32,14 +32,33 @@ class NkiBinding:
 
     def alloc(self, shape, dtype: str, buffer: str, label: str, address, call: CallSite):
         self.check_nki_context("nl.ndarray", call)
+        if buffer == "shared_hbm" and self.grid:
+            return self._grid_shared(shape, dtype, label, address, call)
         tensor = self.builder.alloc(buffer, dtype, shape, label, self.loc(call.node), address)
         for att in self.attempts:
             att.tensors.add(tensor)
         return TensorView.whole(tensor)
 
-    def add_param(self, name: str, spec, node: ast.AST) -> TensorView:
-        tensor: Tensor = self.builder.param("hbm", spec.dtype, spec.shape, name, self.loc(node))
+    def _grid_shared(self, shape, dtype: str, label: str, address, call: CallSite):
+        """The programs of a Beta 1 grid share their `shared_hbm` tensors: the n-th one a
+        program allocates at a line is the one the first program allocated there."""
+        loc = self.loc(call.node)
+        key = (loc.file, loc.line, loc.col, loc.stack)
+        n = self.shared_seen.get(key, 0)
+        self.shared_seen[key] = n + 1
+        known = self.shared_tensors.setdefault(key, [])
+        if n < len(known):
+            return TensorView.whole(known[n])
+        tensor = self.builder.alloc("shared_hbm", dtype, shape, label, loc, address)
+        known.append(tensor)
         return TensorView.whole(tensor)
+
+    def add_param(self, name: str, spec, node: ast.AST) -> TensorView:
+        if name in self.grid_params:  # the grid's programs share the kernel's parameters
+            return self.grid_params[name]
+        tensor: Tensor = self.builder.param("hbm", spec.dtype, spec.shape, name, self.loc(node))
+        self.grid_params[name] = TensorView.whole(tensor)
+        return self.grid_params[name]
 
     def emit(self, opcode: str, operands: dict, attrs: dict, call: CallSite):
         return self.builder.inst(opcode, operands, attrs, self.loc(call.node))

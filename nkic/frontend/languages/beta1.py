@@ -11,8 +11,12 @@ What differs from 0.3 and is implemented here:
 * `nl.par_dim(n)` in shapes (the partition dimension is the first one; it is accepted only
   there).
 
+* SPMD launch grids of any rank (`kernel[2, 2]`, `--grid 2,2`): `nl.program_id(axis)`,
+  `nl.num_programs(axes)` and `nl.program_ndim()` are compile-time values; the grid's programs
+  run one after another on one NeuronCore, as Beta 1 ran them (`entry.KernelCall.run`).
+
 What is not (each a diagnostic naming it): `mask=`, index grids that transpose or broadcast,
-SPMD grids of rank > 1, `ncc.sbuf.mod_alloc` allocation.
+`ncc.sbuf.mod_alloc` allocation.
 """
 
 from __future__ import annotations
@@ -76,6 +80,41 @@ def _par_dim(ip, call, n):
     return n
 
 
+def _grid_axis(ip, axis, what: str) -> int:
+    axis = ip.need_int(axis, f"the axis of {what}")
+    rank = len(ip.grid) or 1
+    if not 0 <= axis < rank:
+        raise UserError(
+            "err_invalid_argument",
+            f"{what}: axis {axis} is outside the launch grid {list(ip.grid) or [1]} "
+            f"(axes 0..{rank - 1})",
+            None,
+            "launch the kernel with a grid of that rank (kernel[d0, d1, ...], --grid D0,D1,...)",
+        )
+    return axis
+
+
+def _program_id(ip, call, axis):
+    """The index of the program along `axis` of the launch grid (0 without a grid)."""
+    axis = _grid_axis(ip, axis, "nl.program_id")
+    return ip.program[axis] if ip.grid else 0
+
+
+def _num_programs(ip, call, axes=None):
+    """The number of programs along `axes` (an axis or a tuple of axes); all of them when
+    None."""
+    grid = ip.grid or (1,)
+    if axes is None:
+        chosen = range(len(grid))
+    else:
+        items = axes if isinstance(axes, (tuple, list)) else (axes,)
+        chosen = [_grid_axis(ip, a, "nl.num_programs") for a in items]
+    total = 1
+    for a in chosen:
+        total *= grid[a]
+    return total
+
+
 def _table():
     from .nki_0_3 import _table as table_0_3
 
@@ -85,6 +124,13 @@ def _table():
     nl["arange"] = ApiEntry(Builtin("nl.arange", lambda ip, call, *a: arange(*a)))
     nl["mgrid"] = ApiEntry(_MGRID)
     nl["par_dim"] = ApiEntry(Builtin("nl.par_dim", _par_dim))
+    nl["program_id"] = ApiEntry(Builtin("nl.program_id", _program_id))
+    nl["num_programs"] = ApiEntry(Builtin("nl.num_programs", _num_programs))
+    nl["program_ndim"] = ApiEntry(Builtin("nl.program_ndim", lambda ip, call: len(ip.grid)))
+    serial = "a grid launch, whose programs nkic runs one after another on one core"
+    for name in ("spmd_dim", "nc"):
+        nl[name] = ApiEntry(None, unsupported=True, replacement=serial)
+    nl["all_reduce"] = ApiEntry(None, unsupported=True)
     for name in ("fp32",):
         nl[name] = ApiEntry("float32")
     table["neuronxcc"] = {"nki": ApiEntry(None, unsupported=True)}
