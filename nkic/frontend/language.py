@@ -146,6 +146,13 @@ class Language:
             return nki_api.tensor_attribute(ip, obj, name)
         return nki_api.constant_attribute(ip, obj, name)
 
+    def intercept_call(self, ip, fn, args: list, kwargs: dict, call):
+        """A dialect's own handling of a call of an `nl` / `nisa` function (Beta 1's `mask=`);
+        MISSING to call it as usual."""
+        from .values import MISSING
+
+        return MISSING
+
     def call_api(self, ip, fn, args: list, kwargs: dict, call):
         """Call a `nisa` instruction or an `nl` operator (an `NlOp`, which may have a
         lowering: `nl.exp(x)`)."""

@@ -8,6 +8,7 @@ from ...ir.core import Loc
 from .. import pylib
 from ..tensors import type_name
 from ..values import (
+    MISSING,
     BoundMethod,
     BreakSignal,
     Builtin,
@@ -113,6 +114,10 @@ class Calls:
             return self.call_function(fn, args, kwargs, call)
         if isinstance(fn, BoundMethod):
             return self.call(fn.func, [fn.self_value, *args], kwargs, call)
+        if isinstance(fn, (Builtin, IsaInstr, NlOp)):
+            special = self.language.intercept_call(self, fn, args, kwargs, call)
+            if special is not MISSING:
+                return special
         if isinstance(fn, Builtin):
             return _int32_result(self.call_builtin(fn, args, kwargs, call), fn.name, args)
         if isinstance(fn, NkiClass):

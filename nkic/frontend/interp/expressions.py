@@ -335,6 +335,8 @@ class Expressions:
                 result = (left is right) if isinstance(op, ast.Is) else (left is not right)
             else:
                 result = self.compare(op, left, right)
+                if getattr(result, "is_mask", False) and len(node.ops) == 1:
+                    return result  # a Beta 1 mask predicate (`beta1_mask.py`)
             if not result:
                 return False
             left, left_node = right, right_node

@@ -15,13 +15,16 @@ What differs from 0.3 and is implemented here:
   `nl.num_programs(axes)` and `nl.program_ndim()` are compile-time values; the grid's programs
   run one after another on one NeuronCore, as Beta 1 ran them (`entry.KernelCall.run`).
 
-What is not (each a diagnostic naming it): `mask=`, index grids that transpose or broadcast,
+* `mask=` predicates comparing an affine index-grid expression with a compile-time bound, and
+  their `&` (`beta1_mask.py`): the call runs on the sub-tiles the mask keeps.
+
+What is not (each a diagnostic naming it): other masks, index grids that transpose or broadcast,
 `ncc.sbuf.mod_alloc` allocation.
 """
 
 from __future__ import annotations
 
-from .. import nki_surface
+from .. import beta1_mask, nki_surface
 from ..beta1_index import IndexGrid, arange, grid_binop, index_with_grids, mgrid
 from ..language import ApiEntry, Language, Rules
 from ..nl_lowering import LOWERINGS, new_tile
@@ -176,21 +179,42 @@ class Beta1(Language):
         if isinstance(obj, TensorView):
             items = key if isinstance(key, tuple) else (key,)
             if any(isinstance(k, IndexGrid) for k in items):
-                return index_with_grids(obj, items)
+                try:
+                    return index_with_grids(obj, items)
+                except UserError as err:
+                    if err.code != "err_tensor_access_out_of_bound":
+                        raise
+                    return beta1_mask.OutOfBounds(obj, items, err)  # unless a mask= keeps it in
         return MISSING
 
     def binop(self, ip, symbol: str, a, b, call):
         """Tile operators and index-grid arithmetic; MISSING for everything else."""
         from ..values import MISSING
 
-        if isinstance(a, IndexGrid) or isinstance(b, IndexGrid):
-            if symbol in ("Lt", "LtE", "Gt", "GtE", "Eq", "NotEq"):
+        for v in (a, b):
+            if isinstance(v, beta1_mask.OutOfBounds):
+                raise v.error
+        if isinstance(a, beta1_mask.Mask) or isinstance(b, beta1_mask.Mask):
+            both = beta1_mask.conjunction(a, b) if symbol == "&" else None
+            if both is None:
                 raise UserError(
                     "err_unsupported_api",
-                    "mask predicates on index grids (mask= in Beta 1) are not supported by nkic",
+                    f"the operator '{symbol}' on mask predicates is not supported by nkic (only &)",
                     None,
-                    "slice the operands to the rows and columns the mask keeps",
+                    beta1_mask.UNSUPPORTED_HINT,
                 )
+            return both
+        if isinstance(a, IndexGrid) or isinstance(b, IndexGrid):
+            if symbol in ("Lt", "LtE", "Gt", "GtE", "Eq", "NotEq"):
+                mask = beta1_mask.compare(symbol, a, b)
+                if mask is None:
+                    raise UserError(
+                        "err_unsupported_api",
+                        "this comparison of index grids is not a mask nkic supports",
+                        None,
+                        beta1_mask.UNSUPPORTED_HINT,
+                    )
+                return mask
             result = grid_binop(symbol, a, b)
             if result is None:
                 raise UserError(
@@ -235,14 +259,33 @@ class Beta1(Language):
 
         if isinstance(fn, IsaInstr) and "dst" not in kwargs and fn.name in RETURNING:
             return self._returning(ip, fn.name, args, kwargs, call)
-        if "mask" in kwargs:
-            raise UserError(
-                "err_unsupported_api",
-                "mask= is not supported by nkic",
-                call.arg_node(name="mask"),
-                "slice the operands to the rows and columns the mask keeps",
-            )
         return super().call_api(ip, fn, args, kwargs, call)
+
+    def intercept_call(self, ip, fn, args: list, kwargs: dict, call):
+        """`mask=`: the call on the sub-tiles the mask keeps (`beta1_mask.py`); an index-grid
+        subscript past a tensor's end is an error unless such a mask keeps it inside."""
+        from ..values import MISSING
+
+        if "mask" not in kwargs:
+            for v in (*args, *kwargs.values()):
+                if isinstance(v, beta1_mask.OutOfBounds):
+                    raise v.error
+            return MISSING
+        kwargs = dict(kwargs)
+        mask = kwargs.pop("mask")
+        name = fn.name.removeprefix("nl.")
+        try:
+            restricted = beta1_mask.restrict(ip, name, args, kwargs, mask)
+        except UserError as err:
+            if err.node is None and not getattr(err, "loc", None):
+                err.node = call.arg_node(name="mask")
+            raise
+        if restricted is None:
+            return None  # the mask keeps nothing: the operation does nothing
+        result = ip.call(fn, restricted[0], restricted[1], call)
+        kept = beta1_mask.ranges(ip, mask)
+        beta1_mask.mark_result(ip, result, kept, mask.predicates[0].grid.ndim)
+        return result
 
     def _returning(self, ip, name: str, args, kwargs, call):
         from .. import nki_api
@@ -258,13 +301,6 @@ class Beta1(Language):
                 raise UserError("err_type_error", f"nisa.{name}() got multiple values for {k!r}")
             named[k] = v
         dtype = named.pop("dtype", None)
-        if "mask" in named:
-            raise UserError(
-                "err_unsupported_api",
-                "mask= is not supported by nkic",
-                call.arg_node(name="mask"),
-                "slice the operands to the rows and columns the mask keeps",
-            )
         shape_of, buffer = RETURNING[name]
         if shape_of == "matmul":
             st, mv = named.get("stationary"), named.get("moving")

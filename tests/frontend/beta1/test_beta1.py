@@ -52,7 +52,7 @@ def test_strided_grid_and_a_returning_activation():
 @pytest.mark.parametrize(
     ("kernel", "code", "text"),
     [
-        ("masked", "err_unsupported_api", "mask predicates on index grids"),
+        ("masked", "err_unsupported_api", "not a mask nkic supports"),
         ("mixed", "err_invalid_index", "mixes slices"),
         ("transposed", "err_unsupported_api", "transpose or repeat an axis"),
     ],
