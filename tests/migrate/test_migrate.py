@@ -104,3 +104,25 @@ def test_cli_rejects_what_it_cannot_parse(tmp_path):
     bad.write_text("def broken(:\n")
     res = CliRunner().invoke(cli, ["migrate", str(bad)])
     assert res.exit_code == 2 and "cannot parse" in res.output
+
+
+def test_grids_defined_with_an_offset_and_unrecognised_grid_uses():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+        "    row = nl.program_id(0) * 128\n"
+        "    ix = row + nl.arange(128)[:, None]\n"
+        "    iy = nl.arange(64)[None, :]\n"
+        "    t = nl.load(a[ix, iy])\n"
+        "    nl.store(out[ix, iy], value=t)\n"
+        "    odd = nl.arange(8)[None, :] % 2\n"
+        "    return out\n"
+    )
+    m = migrate_source(source)
+    assert "t = nl.load(a[row:row + 128, 0:64])" in m.text
+    assert "    # TODO(nkic migrate): an index grid used in a way" in m.text
+    assert [t.line for t in m.todos] == [12]
