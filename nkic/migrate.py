@@ -15,7 +15,11 @@ migration guide (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/mig
 * operators on tiles (`x + y`) become the `nl` function (`nl.add(x, y)`);
 * `nl.par_dim(n)` → `n`; numpy functions used as operators (`op=np.add`) → `nl.add`.
 
-What it cannot rewrite (masks, grids that transpose, anything it does not recognise) stays in
+* `mask=` predicates comparing an index-grid expression with a bound (`i * 128 + i_p < N`,
+  joined with `&`) are dropped and the subscripts of the call they mask are shortened to what
+  they keep (`a[i * 128:min(i * 128 + 128, N), 0:512]`): the explicit tail tile.
+
+What it cannot rewrite (other masks, grids that transpose, anything it does not recognise) stays in
 place under a `# TODO(nkic migrate): ...` comment, and is returned as a `Todo`.
 """
 
@@ -129,6 +133,11 @@ class _Migrator(cst.CSTTransformer):
         self.unresolved: set[str] = set()
         #: TODO messages of the statement being rewritten (written above it as comments)
         self.pending: list[str] = []
+        #: masks assigned to names (`inside = (i * 128 + i_p < N) & ...`)
+        self.masks: dict[str, cst.BaseExpression] = {}
+        #: the kept ranges of the mask of each call being rewritten (None: no mask, or not one
+        #: nkic migrate turns into slices)
+        self.mask_stack: list[dict | None] = []
 
     # helpers ---------------------------------------------------------------------------------
 
@@ -246,6 +255,9 @@ class _Migrator(cst.CSTTransformer):
             if grid is not None:
                 self.grids[target.value] = grid
                 return cst.RemovalSentinel.REMOVE
+            if self._uses_grid(value) and self._mask_bounds(value) is not None:
+                self.masks[target.value] = value  # becomes the slices of the calls it masks
+                return cst.RemovalSentinel.REMOVE
             if isinstance(value, cst.Call):
                 fn = value.func
                 nl_name = self._is(fn, self.nl)
@@ -327,6 +339,12 @@ class _Migrator(cst.CSTTransformer):
                 else:
                     span = f"{grid.step} * ({grid.size} - 1) + 1"
                 stop = span if start == "0" else f"{start} + {span}"
+                kept = self.mask_stack[-1] if self.mask_stack else None
+                if kept and grid.axis in kept:
+                    clamped = self._clamp(original, kept[grid.axis], grid, start, stop)
+                    if clamped is None:
+                        return updated
+                    start, stop = clamped
                 text = f"{start}:{stop}" + (f":{grid.step}" if grid.step != 1 else "")
                 elements.append(
                     element.with_changes(slice=cst.parse_expression(f"x[{text}]").slice[0].slice)
@@ -364,7 +382,76 @@ class _Migrator(cst.CSTTransformer):
 
     # calls and operators ---------------------------------------------------------------------
 
+    # masks -----------------------------------------------------------------------------------
+
+    def visit_Call(self, node):
+        mask = next((a for a in node.args if a.keyword and a.keyword.value == "mask"), None)
+        self.mask_stack.append(self._mask_bounds(mask.value) if mask is not None else None)
+        return True
+
+    def _mask_bounds(self, expr) -> dict[int, tuple[str, list[str], list[str]]] | None:
+        """The mask `expr` as {grid axis: (the grid expression's start, lower bounds
+        (inclusive), upper bounds (exclusive))}; None when it is not comparisons of a grid
+        expression (step 1) with a bound, joined with &."""
+        if isinstance(expr, cst.Name) and expr.value in self.masks:
+            expr = self.masks[expr.value]
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitAnd):
+            left, right = self._mask_bounds(expr.left), self._mask_bounds(expr.right)
+            if left is None or right is None:
+                return None
+            for axis, (start, lows, highs) in right.items():
+                if axis in left:
+                    if left[axis][0] != start:
+                        return None
+                    left[axis] = (start, left[axis][1] + lows, left[axis][2] + highs)
+                else:
+                    left[axis] = (start, lows, highs)
+            return left
+        if not (isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1):
+            return None
+        op = type(expr.comparisons[0].operator)
+        sides = ((expr.left, expr.comparisons[0].comparator, False),
+                 (expr.comparisons[0].comparator, expr.left, True))  # fmt: skip
+        for grid_side, other, flipped in sides:
+            found = self._affine(grid_side)
+            if found is None or self._uses_grid(other):
+                continue
+            grid, offset = found
+            if grid.step != 1:
+                return None
+            start = grid.start if offset == "0" else (
+                offset if grid.start == "0" else f"{offset} + {grid.start}")  # fmt: skip
+            if flipped:  # `N > grid` is `grid < N`
+                op = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan,
+                      cst.LessThanEqual: cst.GreaterThanEqual,
+                      cst.GreaterThanEqual: cst.LessThanEqual}.get(op)  # fmt: skip
+            bound = _code(other)
+            if op is cst.LessThan:
+                return {grid.axis: (start, [], [bound])}
+            if op is cst.LessThanEqual:
+                return {grid.axis: (start, [], [f"{bound} + 1"])}
+            if op is cst.GreaterThan:
+                return {grid.axis: (start, [f"{bound} + 1"], [])}
+            if op is cst.GreaterThanEqual:
+                return {grid.axis: (start, [bound], [])}
+            return None
+        return None
+
+    def _clamp(self, node, kept, grid: _Grid, start: str, stop: str) -> tuple[str, str] | None:
+        """The slice `start:stop` of an index grid shortened to what the call's mask keeps."""
+        mask_start, lows, highs = kept
+        if grid.step != 1 or mask_start != start:
+            self._todo(node, "the mask is written on another index expression than the "
+                       "subscript: slice the operands to the rows and columns it keeps")  # fmt: skip
+            return None
+        for low in lows:
+            start = f"max({start}, {low})"
+        for high in highs:
+            stop = f"min({stop}, {high})"
+        return start, stop
+
     def leave_Call(self, original, updated):
+        kept = self.mask_stack.pop() if self.mask_stack else None
         if self._is(updated.func, self.nl, "par_dim") and len(updated.args) == 1:
             return updated.args[0].value
         args = []
@@ -373,9 +460,13 @@ class _Migrator(cst.CSTTransformer):
             if np_name in NUMPY_OPS:  # a numpy function as a value is an operator
                 a = a.with_changes(value=cst.parse_expression(f"{sorted(self.nl)[0]}.{np_name}"))
             if a.keyword is not None and a.keyword.value == "mask":
+                if kept is not None:
+                    continue  # its subscripts are sliced to what it keeps
                 self._todo(original, "mask= has no current equivalent: slice the operands to the "
                            "rows and columns the mask keeps")  # fmt: skip
             args.append(a)
+        if args and kept is not None:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
 
     def leave_BinaryOperation(self, original, updated):
