@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint format clean
+.PHONY: install demo test bench fuzz lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+# hostile-input fuzzing for a fixed budget (FUZZ_SECONDS); report in fuzz-report.md
+FUZZ_SECONDS ?= 300
+fuzz: $(STAMP)
+	$(BIN)/python tests/fuzz/harness.py --seconds $(FUZZ_SECONDS) --report fuzz-report.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

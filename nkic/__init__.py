@@ -11,6 +11,9 @@ _PUBLIC = {
     "check": "api",
     "SimulationWarning": "api",
     "CompileError": "diagnostics",
+    "NeffError": "api",
+    "RunError": "api",
+    "RuntimeFault": "api",
     "Diagnostic": "diagnostics",
     "TensorSpec": "frontend",
 }

@@ -8,10 +8,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from nkirt.errors import NeffError, RunError, RuntimeFault
 
 from . import driver, standin
 from .diagnostics import CompileError, Diagnostic
 from .ir.target import TARGET_NAMES
+
+__all__ = ["CompiledKernel", "NeffError", "RunError", "RuntimeFault", "check", "compile", "load"]
 
 
 def _tensor_args(args: dict[str, object]) -> dict[str, object]:
@@ -45,14 +48,14 @@ class SimulationWarning(RuntimeWarning):
 class CompiledKernel:
     """A compiled kernel: call it on numpy arrays to run it on the simulated NeuronCore."""
 
-    def __init__(self, neff: bytes, ir: str = "", asm: str = ""):
+    def __init__(self, neff: bytes, ir: str = "", asm: str = "", limits=None):
         import nkirt
 
         self.neff = neff
         self.ir = ir
         self.asm = asm
         self.profile: dict | None = None
-        self._program = nkirt.load(neff)
+        self._program = nkirt.load(neff, limits or nkirt.Limits())
         self.name = self._program.kernel
 
     @property
@@ -137,9 +140,22 @@ def _loc(path: str):
     return Loc(path, 1, 1, 1, 1)
 
 
-def load(path: str | Path) -> CompiledKernel:
-    """A CompiledKernel from a `.neff` written by `nkic compile` or `CompiledKernel.save`."""
-    return CompiledKernel(Path(path).read_bytes())
+def load(
+    path: str | Path, *, max_memory: int | None = None, max_instances: int | None = None
+) -> CompiledKernel:
+    """A CompiledKernel from a `.neff` written by `nkic compile` or `CompiledKernel.save`.
+
+    The file may come from anywhere: it is validated whole before anything runs, and any
+    defect (or a size beyond the limits) raises `NeffError` with a one-line message. Calling
+    the kernel raises `RunError` when a run would need more than `max_memory` bytes (default
+    8 GiB) and `RuntimeFault` when the simulated NeuronCore faults.
+    """
+    import nkirt
+    from nkirt.neff import read_file
+
+    default = nkirt.Limits()
+    limits = nkirt.Limits(max_memory or default.max_memory, max_instances or default.max_instances)
+    return CompiledKernel(read_file(path), limits=limits)
 
 
 def check(

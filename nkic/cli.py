@@ -23,7 +23,14 @@ class UsageError(click.ClickException):
     exit_code = EXIT_USAGE
 
     def show(self, file=None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
+        click.echo(f"error: {_printable(self.format_message())}", err=True)
+
+
+def _printable(text: str) -> str:
+    """Messages may quote names from untrusted files: never let them drive the terminal."""
+    from nkirt.errors import printable
+
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 def _parse_args(items: tuple[str, ...]) -> dict[str, object]:
@@ -60,7 +67,7 @@ def main() -> None:
         if os.environ.get("NKIC_DEBUG"):
             raise
         click.echo(
-            f"internal error: {type(e).__name__}: {e} "
+            f"internal error: {type(e).__name__}: {_printable(str(e))} "
             "(this is a bug in nkic; NKIC_DEBUG=1 shows the traceback)",
             err=True,
         )
@@ -124,19 +131,48 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
     click.echo(f"wrote {out} ({len(res.neff)} bytes)", err=True)
 
 
-def _load_program(path: str):
+def _load_program(path: str, limits=None):
     import nkirt
 
+    if not os.path.lexists(path):
+        raise UsageError(f"no such file: {path}")
     try:
-        return nkirt.load(path)
-    except FileNotFoundError:
-        raise UsageError(f"no such file: {path}") from None
+        return nkirt.load(path, limits or nkirt.Limits())
     except nkirt.NeffError as e:
         raise UsageError(f"{path}: {e}") from None
 
 
+def _npy_header(path: str, tensor) -> None:
+    """Refuse an input file that is not a regular .npy of the parameter's shape before
+    numpy allocates what its header declares."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise UsageError(f"--in {tensor.name}: cannot read {path}: {e.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"--in {tensor.name}: {path} is not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, _, _ = np.lib.format.read_array_header_1_0(f)
+            else:
+                shape, _, _ = np.lib.format.read_array_header_2_0(f)
+        except (ValueError, EOFError, SyntaxError, TypeError):
+            raise UsageError(f"--in {tensor.name}: {path} is not a .npy array file") from None
+    if tuple(shape) != tensor.shape:
+        raise UsageError(
+            f"--in {tensor.name}: {path} holds an array of shape {list(shape)}, the kernel "
+            f"expects {list(tensor.shape)}"
+        )
+
+
 def _read_inputs(program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
-    names = {t.name for t in program.inputs}
+    by_name = {t.name: t for t in program.inputs}
+    names = set(by_name)
     out = {}
     for item in items:
         name, sep, path = item.partition("=")
@@ -147,11 +183,12 @@ def _read_inputs(program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
                 f"--in {name}: the kernel has no input {name!r} "
                 f"(inputs: {', '.join(sorted(names)) or 'none'})"
             )
+        _npy_header(path, by_name[name])
         try:
             out[name] = np.load(path, allow_pickle=False)
         except OSError as e:
             raise UsageError(f"--in {name}: cannot read {path}: {e.strerror or e}") from None
-        except ValueError:
+        except (ValueError, EOFError):
             raise UsageError(f"--in {name}: {path} is not a .npy array file") from None
     return out
 
@@ -170,23 +207,35 @@ def _widen(a: np.ndarray) -> np.ndarray:
     metavar="NAME=PATH.npy",
     help="Input array (missing inputs get seeded random data).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--out-dir", default=".", show_default=True, help="Where outputs are written.")
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
 @click.option("--timing-only", is_flag=True, help="Skip the numerics; estimate timing only.")
-def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) -> None:
+@click.option(
+    "--max-memory",
+    metavar="SIZE",
+    help="Host memory a functional run may allocate (e.g. 16G; default 8G).",
+)
+@click.option(
+    "--max-instances",
+    type=click.IntRange(min=1),
+    help="Instruction instances a run may issue (default 268435456).",
+)
+def run(
+    neff, in_items, seed, out_dir, profile_path, trace_path, timing_only, max_memory, max_instances
+) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
 
-    program = _load_program(neff)
+    program = _load_program(neff, _limits(max_memory, max_instances))
     inputs = _read_inputs(program, in_items)
     try:
         res = nkirt.execute(program, inputs, seed=seed, timing_only=timing_only)
     except nkirt.RunError as e:
         raise UsageError(str(e)) from None
     except nkirt.RuntimeFault as e:
-        click.echo(f"runtime fault: {e}", err=True)
+        click.echo(f"runtime fault: {_printable(str(e))}", err=True)
         sys.exit(EXIT_ERRORS)
     out = Path(out_dir)
     try:
@@ -204,6 +253,18 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
     if not timing_only:
         for name in res.outputs:
             click.echo(f"wrote {out / (name + '.npy')}")
+
+
+def _limits(max_memory: str | None, max_instances: int | None):
+    import nkirt
+    from nkirt.limits import parse_size
+
+    limits = nkirt.Limits()
+    try:
+        memory = parse_size(max_memory) if max_memory else limits.max_memory
+    except ValueError as e:
+        raise UsageError(f"--max-memory: {e}") from None
+    return nkirt.Limits(memory, max_instances or limits.max_instances)
 
 
 @cli.command()
@@ -228,12 +289,16 @@ def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
 
     for f in files:
         _check_source(f)
+    split = lambda s: [c.strip() for c in s.split(",") if c.strip()] if s else None  # noqa: E731
+    for option, patterns in (("--select", split(select)), ("--ignore", split(ignore))):
+        for pattern in patterns or ():
+            if not dg.is_code_pattern(pattern):
+                raise UsageError(f"{option}: no diagnostic code is or starts with {pattern!r}")
     args = _parse_args(arg_items)
     diags = []
     for f in files:
         diags.extend(driver.check_file(f, kernel, args, target))
     diags = dg.apply_noqa(diags)
-    split = lambda s: [c.strip() for c in s.split(",") if c.strip()] if s else None  # noqa: E731
     diags = dg.filter_diagnostics(diags, split(select), split(ignore))
     renderers = {
         "text": dg.render_text,
@@ -266,14 +331,20 @@ def explain(code) -> None:
 @cli.command()
 @click.argument("neff")
 @click.option("-o", "--output", required=True, help="Output picture (.svg or .png).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def profile(neff, output, seed) -> None:
     """Simulate a kernel (timing only) and draw its engine timeline."""
     import nkirt
     from nkirt.timeline import render_svg
 
     program = _load_program(neff)
-    res = nkirt.execute(program, {}, seed=seed, timing_only=True)
+    try:
+        res = nkirt.execute(program, {}, seed=seed, timing_only=True)
+    except nkirt.RunError as e:
+        raise UsageError(str(e)) from None
+    except nkirt.RuntimeFault as e:
+        click.echo(f"runtime fault: {_printable(str(e))}", err=True)
+        sys.exit(EXIT_ERRORS)
     try:
         render_svg(res, output)
     except ImportError as e:
