@@ -10,16 +10,19 @@ waits really order every conflicting access: by happens-before over the waits an
 from __future__ import annotations
 
 import importlib
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from nkirt import dtypes
 from nkirt.access import AccessPattern, BoundsError
 from nkirt.cost import ComputeCost, DmaPlan, InstructionShape, compute_cost, dma_plan
 from nkirt.cost.tables import PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, TARGETS, TargetTable
+from nkirt.cost.throttle import TensorThrottle
 from nkirt.dma_rings import DmaRings
 from nkirt.errors import NeffError, RunError, RuntimeFault
 from nkirt.hazards import ALL_ORDERED, Access, Hazard, SemaphoreChecker
@@ -40,6 +43,8 @@ STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
 
 #: Instructions that accumulate into PSUM (arch §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
+#: instructions that only move elements: with one dtype throughout they cannot create Inf/NaN
+SAME_DTYPE_COPIES = frozenset({"dma_copy", "tensor_copy"})
 
 
 @dataclass
@@ -51,6 +56,9 @@ class ExecContext:
     state: dict[str, Any] = field(default_factory=dict)
     #: what the instruction being executed reported through `warn` (collected by the executor)
     pending: list[str] = field(default_factory=list)
+    #: sum matmul products in contraction order, one fp32 rounding per step, as the PE array
+    #: does (slow); otherwise one BLAS product per matmul (docs/numerics.md bounds the difference)
+    exact_accumulation: bool = False
 
     def warn(self, message: str) -> None:
         """Report something the hardware would do differently from the values computed."""
@@ -68,6 +76,7 @@ class StaticInstruction:
         "queue",
         "where",
         "short_where",
+        "stack",
         "inputs",
         "outputs",
         "reads_outputs",
@@ -84,11 +93,14 @@ class StaticInstruction:
         "busy_ns",
         "ports",
         "bank_ports",
+        "loop_names",
     )
 
     def describe(self, env: dict[str, int]) -> str:
-        """`op at file:line`, plus the loop iteration when inside loops."""
-        iteration = ", ".join(f"{var}={value}" for var, value in env.items())
+        """`op at file:line`, plus the loop iteration (`name=value`, source names) when inside
+        loops."""
+        names = self.loop_names
+        iteration = ", ".join(f"{names.get(var, var)}={value}" for var, value in env.items())
         return f"{self.op} at {self.where}" + (f" [{iteration}]" if iteration else "")
 
 
@@ -97,6 +109,8 @@ class Loop:
     var: str
     values: range
     body: list
+    #: the loop variable as the kernel source spells it (neff `name`, else `var`)
+    name: str = ""
     #: Executions of the body so far in this run (selects slots of rotating tensors).
     executions: int = 0
 
@@ -133,6 +147,8 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
     per_queue = [0] * len(QUEUES)
 
     ranges: dict[str, range] = {}
+    #: IR loop variable -> source name, shared by every instruction (for `describe`)
+    loop_names: dict[str, str] = {}
 
     def build(nodes: list[dict], trips: int, starts: dict[str, int]) -> list:
         out = []
@@ -141,11 +157,12 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
                 values = range(node["start"], node["stop"], node["step"])
                 inner = {**starts, node["var"]: node["start"]}
                 ranges[node["var"]] = values
-                out.append(
-                    Loop(node["var"], values, build(node["body"], trips * len(values), inner))
-                )
+                name = loop_names[node["var"]] = node.get("name", node["var"])
+                body = build(node["body"], trips * len(values), inner)
+                out.append(Loop(node["var"], values, body, name))
             else:
                 inst = _instruction(program, table, semantics, node, len(instructions), starts)
+                inst.loop_names = loop_names
                 by_id[inst.id] = inst.index
                 instructions.append(inst)
                 waits_raw.append([(p, _skip(s, ranges)) for p, s in node.get("waits", [])])
@@ -177,6 +194,8 @@ def _instruction(
     inst.queue = QUEUE_INDEX[node["queue"]]
     inst.where = program.where(node["loc"])
     inst.short_where = program.short_where(node["loc"])
+    # call sites of the helpers the instruction was inlined from, innermost first
+    inst.stack = tuple(program.where(frame) for frame in reversed(node.get("stack", [])))
     attrs = node.get("attrs", {})
     raw = node["operands"]
     aps = {}
@@ -230,7 +249,13 @@ class Executor:
     """One run of a program: device memory, queue clocks, DMA engines, semaphore checker."""
 
     def __init__(
-        self, program: Program, *, seed: int, timing_only: bool, ideal_waits: bool = False
+        self,
+        program: Program,
+        *,
+        seed: int,
+        timing_only: bool,
+        ideal_waits: bool = False,
+        exact_accumulation: bool = False,
     ):
         self.table = TARGETS[program.target]
         self.functional = not timing_only
@@ -248,11 +273,19 @@ class Executor:
                 if inst.semantics is None:
                     raise RunError(f"the simulator has no semantics for {inst.op} at {inst.where}")
         device_seed = np.random.SeedSequence(seed).spawn(2)[1]
-        self.ctx = ExecContext(program.target, np.random.default_rng(device_seed))
+        self.ctx = ExecContext(
+            program.target,
+            np.random.default_rng(device_seed),
+            exact_accumulation=exact_accumulation,
+        )
+        #: the first instruction instance whose output held Inf/NaN computed from finite inputs
+        self.non_finite: dict | None = None
         self.memory = Memory(program, self.table) if self.functional else None
         self.queue_free = [0.0] * len(QUEUES)
         self.dma_done = [0.0] * len(QUEUES)
         self.mm_start = self.mm_end = self.ls_end = 0.0
+        #: TensorE dI/dt throttling (trn2/trn3; cost/throttle.py), None where not modelled
+        self.throttle = TensorThrottle() if self.table.tensor_throttle else None
         self.rings = DmaRings(self.horizon)
         #: the core's sustained HBM-side DMA rate as one shared resource (trn1; cost/tables.py)
         self.hbm_rate = self.table.dma_sustained_gbps
@@ -268,6 +301,8 @@ class Executor:
         self.issued = [0] * len(used)
         #: (instruction index, start, busy end, completion, stall from, producer record, stall)
         self.records: list[tuple] = []
+        #: (data start, data end) of every DMA transfer: when its packets move
+        self.dma_data: list[tuple[float, float]] = []
         #: instruction index -> its first warning (`ExecContext.warn`) and how many instances warned
         self.warnings: dict[int, dict] = {}
 
@@ -300,6 +335,36 @@ class Executor:
                 del env[var], executions[var]
             else:
                 self._issue(node, env, executions)
+
+    def iterations(self, wanted: set[int]) -> dict[int, dict[str, int]]:
+        """The loop variables (source names) of the instances whose record numbers are
+        `wanted` (records are in issue order, so a second walk of the loop tree finds them)."""
+        found: dict[int, dict[str, int]] = {}
+        if not wanted:
+            return found
+        last = max(wanted)
+        counter = 0
+        env: dict[str, int] = {}
+
+        def walk(nodes: list) -> bool:
+            nonlocal counter
+            for node in nodes:
+                if type(node) is Loop:
+                    for value in node.values:
+                        env[node.name] = value
+                        if walk(node.body):
+                            return True
+                    env.pop(node.name, None)
+                else:
+                    if counter in wanted:
+                        found[counter] = dict(env)
+                    counter += 1
+                    if counter > last:
+                        return True
+            return False
+
+        walk(self.tree)
+        return found
 
     def _issue(self, inst: StaticInstruction, env: dict[str, int], executions) -> None:
         try:
@@ -364,6 +429,8 @@ class Executor:
             raise RuntimeFault(f"{inst.describe(env)}: {type(e).__name__}: {e}") from e
         if self.ctx.pending:
             self._warn(inst, env)
+        if self.non_finite is None:
+            self._check_finite(inst, env, ops, attrs, result)
         # rows every dynamic operand moves (oob_mode skip drops the others)
         keep = np.logical_and.reduce([k for _, k in dynamic.values()]) if dynamic else None
         for ap, where in outputs:
@@ -442,7 +509,11 @@ class Executor:
             start = max(ready, self.ls_end, self.mm_start)
             self.ls_end = start + cost.load_stationary_ns
             self.mm_start = max(self.ls_end, self.mm_end)
-            self.mm_end = busy_end = self.mm_start + cost.busy_ns
+            busy = cost.busy_ns
+            if self.throttle is not None:
+                busy = self.throttle.duration(self.mm_start, busy)
+                self.throttle.record(self.mm_start, self.mm_start + busy)
+            self.mm_end = busy_end = self.mm_start + busy
             completion = busy_end + cost.latency_ns
             self.queue_free[queue] = max(self.ls_end, self.mm_start)
         elif type(cost) is ComputeCost:
@@ -466,9 +537,9 @@ class Executor:
             # the queue spends the fixed cost on this transfer, then sets up the next one while
             # the DMA engines move the data; transfers of one queue complete in order
             start = ready
-            completion = max(
-                self._transfer(inst, cost, start, inputs, outputs), self.dma_done[queue]
-            )
+            moved = self._transfer(inst, cost, start, inputs, outputs)
+            self.dma_data.append((start + cost.fixed_ns, moved))
+            completion = max(moved, self.dma_done[queue])
             self.dma_done[queue] = busy_end = completion
             self.queue_free[queue] = start + cost.fixed_ns
         # with ideal waits every conflicting access is waited for by construction
@@ -593,6 +664,30 @@ class Executor:
             first["count"] += 1
         self.ctx.pending.clear()
 
+    def _check_finite(self, inst, env, ops: dict, attrs: dict, result: dict) -> None:
+        """Remember the first instruction instance that turned finite inputs into Inf/NaN."""
+        if (
+            inst.op in SAME_DTYPE_COPIES
+            and len({getattr(v, "dtype", None) for v in (*ops.values(), *result.values())}) == 1
+        ):
+            return  # a copy without conversion cannot create Inf/NaN
+        bad = [name for name, value in result.items() if not _all_finite(value)]
+        if not bad:
+            return
+        if not all(_all_finite(v) for v in ops.values()):
+            return
+        if not all(_all_finite(v) for k, v in attrs.items() if not k.startswith("_")):
+            return
+        self.non_finite = {
+            "loc": inst.where,
+            "op": inst.op,
+            "outputs": sorted(bad),
+            "message": (
+                f"non-finite values from finite inputs: {inst.describe(env)} wrote Inf/NaN to "
+                f"{', '.join(repr(b) for b in sorted(bad))}"
+            ),
+        }
+
     def _missing_semaphore(self, inst, env, hazard: Hazard) -> str:
         producer = hazard.producer
         tensor = next(
@@ -609,3 +704,25 @@ class Executor:
             f"{producer.op} at {producer.where} ({hazard.kind} hazard on operand "
             f"{hazard.operand!r}, tensor {tensor}{also})"
         )
+
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _all_finite(value: Any) -> bool:
+    """Whether a float operand (array or scalar) holds no Inf/NaN; other values count as finite."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return all(_all_finite(v) for v in value)
+    if not isinstance(value, np.ndarray | np.generic):
+        return True
+    kind = value.dtype.kind
+    if kind == "f":
+        return bool(np.isfinite(value).all())
+    if value.dtype == _BF16:  # exponent bits all ones: Inf or NaN (a view, no conversion)
+        return not bool(np.any((value.view(np.uint16) & 0x7F80) == 0x7F80))
+    if kind == "V" and value.dtype.type.__module__ == "ml_dtypes":
+        # ml_dtypes' own isfinite loop is ~7x slower than widening to float32 first (exact)
+        return bool(np.isfinite(value.astype(np.float32)).all())
+    return True

@@ -42,7 +42,7 @@ LOOP_MODES = ("affine", "sequential")
 #: Sections the reader uses; others are skipped unread (never inflated).
 KNOWN_SECTIONS = ("PROG", "DATA")
 #: Largest inflated PROG section (the program JSON).
-MAX_PROG_BYTES = 256 << 20
+MAX_PROG_BYTES = 64 << 20
 
 
 def read_neff(
@@ -429,6 +429,8 @@ class _Checker:
         if node["step"] <= 0:
             raise NeffError(f"{where}: step {node['step']} must be positive")
         self.choice(node, "mode", LOOP_MODES, where)
+        if "name" in node:
+            self.field(node, "name", str, where)
         self.loc(node.get("loc"), where)
         if var in loop_vars:
             raise NeffError(f"{where}: shadows an enclosing loop variable")
