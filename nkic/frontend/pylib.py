@@ -454,6 +454,7 @@ def python_builtins() -> dict[str, object]:
 
 def _list_methods(ip, lst: list, name: str):
     def mutate(fn):
+        @functools.wraps(fn)  # the call's arguments are checked against fn's signature
         def wrapper(ip_, call, *args, **kwargs):
             ip.touch(lst)
             return fn(ip_, call, *args, **kwargs)
@@ -518,6 +519,7 @@ def _sequence_methods(ip, seq) -> dict:
 
 def _dict_methods(ip, d: dict, name: str):
     def mutate(fn):
+        @functools.wraps(fn)  # the call's arguments are checked against fn's signature
         def wrapper(ip_, call, *args, **kwargs):
             ip.touch(d)
             return fn(ip_, call, *args, **kwargs)
