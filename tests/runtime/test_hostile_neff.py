@@ -174,3 +174,25 @@ def test_a_run_that_needs_more_memory_than_the_limit_is_refused_up_front():
         nkirt.execute(program)
     # timing alone allocates no tensor memory
     assert nkirt.execute(program, timing_only=True).profile["instructions"] == 1
+
+
+def wide_then_narrow(wait: bool) -> Kernel:
+    """A DMA writes rows 0 and 2**26 - 1 of a 1 GiB HBM tensor (a footprint over half a
+    million buckets), then another queue reads row 0."""
+    k = Kernel("trn2")
+    k.output("unused", "float32", [1, 1])
+    big = k.output("big", "float32", [2**26, 4])
+    a = k.sbuf("a", "float32", [2, 4])
+    b = k.sbuf("b", "float32", [1, 4], byte=64)
+    k.inst("memset", "vector", {"dst": k.ap(a), "value": {"imm": 0.0}})
+    store = k.dma(k.ap(big, [[4 * (2**26 - 1), 2], [1, 4]]), k.ap(a), waits=[(0, 0)])
+    k.dma(k.ap(b), k.ap(big, [[4, 1], [1, 4]]), waits=[(store, 0)] if wait else (), queue="dma1")
+    return k
+
+
+def test_a_footprint_across_a_huge_tensor_is_checked_without_enumerating_it():
+    start = time.process_time()
+    assert nkirt.execute(nkirt.load(wide_then_narrow(True).neff()), timing_only=True)
+    with pytest.raises(nkirt.RuntimeFault, match="RAW hazard on operand 'src', tensor big"):
+        nkirt.execute(nkirt.load(wide_then_narrow(False).neff()), timing_only=True)
+    assert time.process_time() - start < 2
