@@ -154,3 +154,45 @@ def test_inputs_from_a_fifo_are_refused(add_neff, tmp_path):
     res = invoke("run", str(add_neff), "--in", f"a={fifo}")
     assert res.exit_code == 2
     assert_one_line_error(res, "is not a regular file")
+
+
+KERNEL_HEAD = """import nki
+import nki.language as nl
+
+
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+"""
+
+
+def check_json(path) -> list[dict]:
+    res = invoke("check", str(path), "--arg", "a=float32[128,64]", "--format", "json")
+    assert res.exit_code == 1, res.output
+    assert "internal error" not in res.output
+    return json.loads(res.output)
+
+
+def test_a_source_that_is_not_utf8_is_a_syntax_error_on_its_line(tmp_path):
+    path = tmp_path / "latin1.py"
+    path.write_bytes(KERNEL_HEAD.encode() + b"    # caf\xe9\n    return out\n")
+    (diag,) = check_json(path)
+    assert (diag["code"], diag["line"]) == ("err_syntax_error", 8)
+    assert "not valid UTF-8 (byte 0xe9" in diag["message"]
+
+
+def test_an_expression_too_deep_for_the_parser_is_a_syntax_error(tmp_path):
+    path = tmp_path / "deep.py"
+    path.write_text(KERNEL_HEAD + "    v = " + "+".join(["1"] * 20000) + "\n    return out\n")
+    (diag,) = check_json(path)
+    assert diag["code"] == "err_syntax_error"
+    assert "nests expressions too deeply" in diag["message"]
+
+
+def test_address_on_an_hbm_tensor_is_an_invalid_argument(tmp_path):
+    path = tmp_path / "addr.py"
+    line = "    t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.hbm, address=(0, 0))\n"
+    path.write_text(KERNEL_HEAD + line + "    return out\n")
+    diags = check_json(path)
+    assert [(d["code"], d["line"]) for d in diags] == [("err_invalid_argument", 8)]
+    assert "a hbm tensor has no address" in diags[0]["message"]
