@@ -668,9 +668,34 @@ def tensor_annotation(ip, key) -> TensorTypeAnnotation:
 # standard modules
 
 
+#: Largest integer result (in bits) math.factorial and math.comb may compute at
+#: specialisation: beyond it they would take minutes.
+MAX_RESULT_BITS = 1 << 20
+
+
+def _result_bits(name: str, args: list) -> float:
+    """An upper bound of the bits of math.factorial(n) / math.comb(n, k)."""
+    ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+    if name == "factorial" and ints:
+        n = max(ints[0], 1)
+        return n * math.log2(n + 1)
+    if name == "comb" and len(ints) == 2:
+        n, k = ints
+        return min(k, n - k) * math.log2(max(n, 2))
+    return 0.0
+
+
 def _math_fn(name: str, fn):
     def call(ip, call_, *args, **kwargs):
-        return fn(*[_num(ip, a) for a in args], **{k: _num(ip, v) for k, v in kwargs.items()})
+        values = [_num(ip, a) for a in args]
+        if _result_bits(name, values) > MAX_RESULT_BITS:
+            raise UserError(
+                "err_specialisation_limit",
+                f"math.{name}({', '.join(map(str, values))}) has more than {MAX_RESULT_BITS} bits",
+                None,
+                "compute such numbers outside the kernel and pass the value in",
+            )
+        return fn(*values, **{k: _num(ip, v) for k, v in kwargs.items()})
 
     def wrapped(ip, call_, *args, **kwargs):
         try:

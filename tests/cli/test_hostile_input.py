@@ -196,3 +196,26 @@ def test_address_on_an_hbm_tensor_is_an_invalid_argument(tmp_path):
     diags = check_json(path)
     assert [(d["code"], d["line"]) for d in diags] == [("err_invalid_argument", 8)]
     assert "a hbm tensor has no address" in diags[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "    n = 0\n    for i in range(3 * 10**8):\n        n += i\n",
+            "iterating over 300000000 values at specialisation exceeds the limit of 200000",
+        ),
+        (
+            "    x = [1]\n    for i in range(40):\n        x = x + x\n",
+            "a sequence of more than 200000 items",
+        ),
+        ("    v = math.factorial(10**7)\n", "math.factorial(10000000) has more than 1048576 bits"),
+        ("    v = math.comb(10**7, 5 * 10**6)\n", "math.comb(10000000, 5000000) has more than"),
+    ],
+)
+def test_specialisation_work_is_bounded_with_a_diagnostic(tmp_path, body, message):
+    path = tmp_path / "work.py"
+    path.write_text("import math\n" + KERNEL_HEAD + body + "    return out\n")
+    diags = check_json(path)
+    assert [d["code"] for d in diags] == ["err_specialisation_limit"], diags
+    assert message in diags[0]["message"]
