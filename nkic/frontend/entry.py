@@ -54,13 +54,15 @@ def specialise(
     unroll_all: bool = False,
     partial: bool = False,
     language: Language | str | None = None,
+    core: tuple[int, int] = (0, 1),
 ) -> Kernel | None:
     """Specialise `kernel` of the file at `path` for `args`; None if errors were reported.
 
     `unroll_all` unrolls every loop (the reference semantics that symbolic loops must match).
     `partial` returns the IR of the statements that succeeded even when others failed, so that
     `nkic check` can run the IR checks that do not depend on the failed statements.
-    `language` is the NKI version (a `Language` or its name, default: `languages.DEFAULT`)."""
+    `language` is the NKI version (a `Language` or its name, default: `languages.DEFAULT`).
+    `core` is (physical core, LNC degree): the program of that core of the launch."""
     lang = languages.get(language)
     file = os.path.abspath(path)
     loader = Loader(file)
@@ -81,6 +83,7 @@ def specialise(
             sp = Specialiser(
                 loader, run_sink, target, name, unroll_all, frozenset(unroll), language=lang
             )
+            sp.kernel.core, sp.kernel.cores = core
             bounds = loop_bounds.set(sp.affine_bounds)
             try:
                 _run(sp, loader, tree, file, name, args)

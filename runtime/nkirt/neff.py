@@ -39,7 +39,7 @@ DMA_QUEUES = tuple(q for q in QUEUES if q.startswith("dma"))
 LOOP_MODES = ("affine", "sequential")
 
 
-#: Sections the reader uses; others are skipped unread (never inflated).
+#: Sections the reader uses (and CORn/DATn of LNC=2); others are skipped unread (never inflated).
 KNOWN_SECTIONS = ("PROG", "DATA")
 #: Largest inflated PROG section (the program JSON).
 MAX_PROG_BYTES = 64 << 20
@@ -59,7 +59,42 @@ def read_neff(
         raise NeffError(f"PROG section is not valid UTF-8 JSON: {e}") from None
     except RecursionError:
         raise NeffError("PROG section nests JSON too deeply") from None
-    return _program(program, sections.get("DATA", b""), limits)
+    main = _program(program, sections.get("DATA", b""), limits)
+    for n in range(1, len(sections)):
+        tag = f"COR{n}"
+        if tag not in sections:
+            break
+        try:
+            doc = json.loads(sections[tag].decode("utf-8"), parse_int=_json_int)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise NeffError(f"{tag} section is not valid UTF-8 JSON: {e}") from None
+        except RecursionError:
+            raise NeffError(f"{tag} section nests JSON too deeply") from None
+        main.peers.append(_peer(main, _program(doc, sections.get(f"DAT{n}", b""), limits), n))
+    lnc = program.get("lnc", 1) if isinstance(program, dict) else 1
+    if lnc != 1 + len(main.peers):
+        raise NeffError(f"program declares LNC={lnc} but holds {1 + len(main.peers)} core(s)")
+    return main
+
+
+def _peer(main: Program, peer: Program, core: int) -> Program:
+    """Check core `core`'s program against core 0's: same kernel, target and launch, and
+    every shared tensor the same HBM tensor as the core-0 tensor it names."""
+    launch = (main.kernel, main.target, main.lnc, core)
+    if (peer.kernel, peer.target, peer.lnc, peer.core) != launch:
+        raise NeffError(f"core {core}'s program does not belong to the launch of core 0")
+    for t in peer.tensors.values():
+        if t.shared is None:
+            continue
+        other = main.tensors.get(t.shared)
+        if other is None or t.on_chip or other.on_chip:
+            raise NeffError(f"core {core} tensor {t.id} ({t.name}) shares no core-0 HBM tensor")
+        if (other.dtype, other.shape) != (t.dtype, t.shape):
+            raise NeffError(
+                f"core {core} tensor {t.id} ({t.name}) and the core-0 tensor it shares differ "
+                "in dtype or shape"
+            )
+    return peer
 
 
 def read_file(source) -> bytes:
@@ -127,10 +162,12 @@ def _sections(blob: bytes, limits: Limits = DEFAULT) -> dict[str, bytes]:
             )
         if tag in sections:
             raise NeffError(f"section {tag} appears twice")
-        if tag not in KNOWN_SECTIONS:
+        core = tag[:3] in ("COR", "DAT") and tag[3:].isdigit()  # LNC=2: core n's program
+        if tag not in KNOWN_SECTIONS and not core:
             continue
         payload = blob[offset : offset + length]
-        cap = MAX_PROG_BYTES if tag == "PROG" else min(fmt.MAX_SECTION_BYTES, limits.max_memory)
+        program = tag == "PROG" or tag.startswith("COR")
+        cap = MAX_PROG_BYTES if program else min(fmt.MAX_SECTION_BYTES, limits.max_memory)
         if flags & COMPRESSED:
             payload = _inflate(tag, payload, cap)
         elif len(payload) > cap:
@@ -186,6 +223,10 @@ def _program(doc: Any, data: bytes, limits: Limits = DEFAULT) -> Program:
         outputs = [t for t in inputs if t.id in written]
         names = [t.name for t in outputs]
     program = Program(kernel, target, files, tensors, inputs, outputs, names, body, stats, limits)
+    program.core = doc.get("core", 0)
+    program.lnc = doc.get("lnc", 1)
+    if not (_is_int(program.lnc) and _is_int(program.core) and 0 <= program.core < program.lnc):
+        raise NeffError(f"program: core {program.core!r} of LNC={program.lnc!r} is not valid")
     instances = program.instance_count
     if instances > limits.max_instances:
         raise NeffError(
@@ -284,7 +325,30 @@ def _tensor(check: _Checker, raw: Any, target: str, data: bytes) -> TensorInfo:
         if offset < 0 or offset + length > len(data):
             raise NeffError(f"{where} ({name}): constant data lies outside the DATA section")
         constant = data[offset : offset + length]
-    return TensorInfo(tid, name, kind, buffer, dtype, shape, address, constant, rotate)
+    shared = raw.get("shared")
+    if shared is not None and not _is_int(shared):
+        raise NeffError(f"{where} ({name}): shared must be a tensor id")
+    view = _view(check, raw, where, name, shape) if "view" in raw else None
+    return TensorInfo(
+        tid, name, kind, buffer, dtype, shape, address, constant, rotate, shared, view
+    )
+
+
+def _view(check: _Checker, raw: dict, where: str, name: str, shape: tuple[int, ...]):
+    """An input's `view` (shape, offset, strides), checked to lie inside its buffer."""
+    spec = check.field(raw, "view", dict, where)
+    vshape = tuple(check.field(spec, "shape", list, f"{where} view"))
+    offset = check.field(spec, "offset", int, f"{where} view")
+    strides = tuple(check.field(spec, "strides", list, f"{where} view"))
+    for d in (*vshape, *strides):
+        check.kind(d, int, f"{where} view entry")
+    if len(strides) != len(vshape) or any(d < 1 for d in vshape):
+        raise NeffError(f"{where} ({name}): view shape {list(vshape)} and strides disagree")
+    lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(vshape, strides))
+    hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(vshape, strides))
+    if raw.get("kind") != "input" or lo < 0 or hi >= prod(shape):
+        raise NeffError(f"{where} ({name}): view reaches outside its input buffer")
+    return vshape, offset, strides
 
 
 #: Largest tensor (more than any NeuronCore's HBM).
