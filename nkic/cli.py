@@ -25,7 +25,14 @@ class UsageError(click.ClickException):
     exit_code = EXIT_USAGE
 
     def show(self, file=None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
+        click.echo(f"error: {_printable(self.format_message())}", err=True)
+
+
+def _printable(text: str) -> str:
+    """Messages may quote names from untrusted files: never let them drive the terminal."""
+    from nkirt.errors import printable
+
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 def _parse_args(items: tuple[str, ...]) -> dict[str, object]:
@@ -103,7 +110,7 @@ def main() -> None:
         if os.environ.get("NKIC_DEBUG"):
             raise
         click.echo(
-            f"internal error: {type(e).__name__}: {e} "
+            f"internal error: {type(e).__name__}: {_printable(str(e))} "
             "(this is a bug in nkic; NKIC_DEBUG=1 shows the traceback)",
             err=True,
         )
@@ -239,15 +246,43 @@ def compile(
         click.echo(json.dumps(res.report, indent=2) if fmt == "json" else render_report(res.report))
 
 
-def _load_program(path: str):
+def _load_program(path: str, limits=None):
     import nkirt
 
+    if not os.path.lexists(path):
+        raise UsageError(f"no such file: {path}")
     try:
-        return nkirt.load(path)
-    except FileNotFoundError:
-        raise UsageError(f"no such file: {path}") from None
+        return nkirt.load(path, limits or nkirt.Limits())
     except nkirt.NeffError as e:
         raise UsageError(f"{path}: {e}") from None
+
+
+def _npy_header(path: str, tensor) -> None:
+    """Refuse an input file that is not a regular .npy of the parameter's shape before
+    numpy allocates what its header declares."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise UsageError(f"--in {tensor.name}: cannot read {path}: {e.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"--in {tensor.name}: {path} is not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, _, _ = np.lib.format.read_array_header_1_0(f)
+            else:
+                shape, _, _ = np.lib.format.read_array_header_2_0(f)
+        except (ValueError, EOFError, SyntaxError, TypeError):
+            raise UsageError(f"--in {tensor.name}: {path} is not a .npy array file") from None
+    if tuple(shape) != tensor.shape:
+        raise UsageError(
+            f"--in {tensor.name}: {path} holds an array of shape {list(shape)}, the kernel "
+            f"expects {list(tensor.shape)}"
+        )
 
 
 def _as_input_dtype(name: str, arr: np.ndarray, tensor) -> np.ndarray:
@@ -286,11 +321,12 @@ def _read_inputs(program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
                 f"--in {name}: the kernel has no input {name!r} "
                 f"(inputs: {', '.join(sorted(names)) or 'none'})"
             )
+        _npy_header(path, tensors[name])
         try:
             out[name] = np.load(path, allow_pickle=False)
         except OSError as e:
             raise UsageError(f"--in {name}: cannot read {path}: {e.strerror or e}") from None
-        except ValueError:
+        except (ValueError, EOFError):
             raise UsageError(f"--in {name}: {path} is not a .npy array file") from None
         out[name] = _as_input_dtype(name, out[name], tensors[name])
     return out
@@ -310,7 +346,7 @@ def _widen(a: np.ndarray) -> np.ndarray:
     metavar="NAME=PATH.npy",
     help="Input array (missing inputs get seeded random data).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--out-dir", default="nkic-out", show_default=True, help="Where outputs are written.")
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
@@ -329,6 +365,16 @@ def _widen(a: np.ndarray) -> np.ndarray:
     "--strict", is_flag=True, help="Exit 1 when the run produces Inf/NaN from finite inputs."
 )
 @_LNC_OPTION
+@click.option(
+    "--max-memory",
+    metavar="SIZE",
+    help="Host memory a functional run may allocate (e.g. 16G; default 8G).",
+)
+@click.option(
+    "--max-instances",
+    type=click.IntRange(min=1),
+    help="Instruction instances a run may issue (default 268435456).",
+)
 def run(
     neff,
     in_items,
@@ -341,6 +387,8 @@ def run(
     exact_accumulation,
     strict,
     lnc,
+    max_memory,
+    max_instances,
 ) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
@@ -353,7 +401,7 @@ def run(
     for path in (profile_path, trace_path):
         if path:
             _check_writable(path)
-    program = _load_program(neff)
+    program = _load_program(neff, _limits(max_memory, max_instances))
     if lnc is not None and lnc != program.lnc:
         raise UsageError(
             f"{neff} was compiled for LNC={program.lnc}, not LNC={lnc} "
@@ -373,7 +421,7 @@ def run(
     except nkirt.RunError as e:
         raise UsageError(str(e)) from None
     except nkirt.RuntimeFault as e:
-        click.echo(f"runtime fault: {e}", err=True)
+        click.echo(f"runtime fault: {_printable(str(e))}", err=True)
         sys.exit(EXIT_ERRORS)
     try:
         if not timing_only:
@@ -462,6 +510,18 @@ def _check_one(
     )
 
 
+def _limits(max_memory: str | None, max_instances: int | None):
+    import nkirt
+    from nkirt.limits import parse_size
+
+    limits = nkirt.Limits()
+    try:
+        memory = parse_size(max_memory) if max_memory else limits.max_memory
+    except ValueError as e:
+        raise UsageError(f"--max-memory: {e}") from None
+    return nkirt.Limits(memory, max_instances or limits.max_instances)
+
+
 @cli.command()
 @click.argument("files", nargs=-1, required=True)
 @click.option("-k", "--kernel", help="Check only this kernel.")
@@ -484,6 +544,10 @@ def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, grid, repo
     error)."""
     from . import diagnostics as dg
 
+    # a misspelt --select would silently hide every error (a misspelt --ignore shows them)
+    for pattern in _codes(select, None) or ():
+        if not dg.is_code_pattern(pattern):
+            raise UsageError(f"--select: no diagnostic code is or starts with {pattern!r}")
     paths = _expand(files)
     args = _parse_args(arg_items)
     if report and fmt not in ("text", "json"):
@@ -593,7 +657,7 @@ def explain(code, list_codes) -> None:
 @cli.command()
 @click.argument("neff")
 @click.option("-o", "--output", required=True, help="Output picture (.svg or .png).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def profile(neff, output, seed) -> None:
     """Simulate a kernel (timing only) and draw its engine timeline."""
     import nkirt
@@ -606,7 +670,13 @@ def profile(neff, output, seed) -> None:
     _check_writable(output)
     program = _load_program(neff)
     with Progress(f"simulating {neff}") as progress:
-        res = nkirt.execute(program, {}, seed=seed, timing_only=True)
+        try:
+            res = nkirt.execute(program, {}, seed=seed, timing_only=True)
+        except nkirt.RunError as e:
+            raise UsageError(str(e)) from None
+        except nkirt.RuntimeFault as e:
+            click.echo(f"runtime fault: {_printable(str(e))}", err=True)
+            sys.exit(EXIT_ERRORS)
         progress.update(f"drawing {output}")
         try:
             render_svg(res, output)
