@@ -7,7 +7,9 @@ grid is `start + step * k` for `k` in `0 .. size-1` along one axis; adding a com
 (an int or a loop variable) moves `start`, multiplying scales both. Indexing a tensor with grids
 whose axes follow the tensor's dimensions in order is an ordinary strided view (what NKI 0.2+
 writes as slices); anything else (a transposed or broadcast grid, two grids on one dimension)
-is reported as unsupported, never computed differently.
+is reported as unsupported, never computed differently. Grids of different axes added into one
+index (`t[i_p, rows * i_c + i_r]`, a `GridSum`) split that tensor dimension into one view
+dimension per grid axis.
 """
 
 from __future__ import annotations
@@ -103,12 +105,48 @@ def arange(*args) -> IndexGrid:
     return IndexGrid(start, 1, max(0, stop - start))
 
 
-def grid_binop(symbol: str, a, b):
-    """`grid + c`, `c + grid`, `grid - c`, `grid * c`, `c * grid` for compile-time c; None for
-    anything else (the caller reports it)."""
-    if isinstance(a, IndexGrid) and isinstance(b, IndexGrid):
+@dataclass(frozen=True)
+class GridSum:
+    """`start + sum(step * arange(size) on axis)`: grids of different axes added
+    (`pool * i1 + i2`), which index one tensor dimension with several grid axes."""
+
+    start: int | Affine
+    terms: tuple[tuple[int, int, int], ...]  # (step, size, axis), sorted by axis
+    ndim: int
+
+    @staticmethod
+    def of(g) -> GridSum:
+        if isinstance(g, GridSum):
+            return g
+        return GridSum(g.start, ((g.step, g.size, g.axis),), g.ndim)
+
+    def shifted(self, offset) -> GridSum:
+        return replace(self, start=_add(self.start, offset))
+
+    def scaled(self, factor: int) -> GridSum:
+        terms = tuple((step * factor, size, axis) for step, size, axis in self.terms)
+        return replace(self, start=_mul(self.start, factor), terms=terms)
+
+    def last(self):
+        return _add(self.start, sum(step * (size - 1) for step, size, _ in self.terms if size))
+
+
+def _sum(a, b) -> GridSum | None:
+    a, b = GridSum.of(a), GridSum.of(b)
+    axes = [t[2] for t in a.terms + b.terms]
+    if a.ndim != b.ndim or len(set(axes)) != len(axes):
         return None
-    grid, other, grid_left = (a, b, True) if isinstance(a, IndexGrid) else (b, a, False)
+    terms = tuple(sorted(a.terms + b.terms, key=lambda t: t[2]))
+    return GridSum(_add(a.start, b.start), terms, a.ndim)
+
+
+def grid_binop(symbol: str, a, b):
+    """`grid + c`, `c + grid`, `grid - c`, `grid * c`, `c * grid` for compile-time c, and
+    `grid + grid` of different axes; None for anything else (the caller reports it)."""
+    grids = (IndexGrid, GridSum)
+    if isinstance(a, grids) and isinstance(b, grids):
+        return _sum(a, b) if symbol == "+" else None
+    grid, other, grid_left = (a, b, True) if isinstance(a, grids) else (b, a, False)
     if not isinstance(other, (int, Affine)) or isinstance(other, bool):
         return None
     if symbol == "+":
@@ -135,8 +173,12 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
             hint="index every dimension with a grid (nl.arange(n)[None, :]) or every one with a "
             "slice",
         )
-    grids = [k for k in items if isinstance(k, IndexGrid)]
-    axes = [g.axis for g in grids]
+    axes = [
+        a
+        for k in items
+        for a in ([k.axis] if isinstance(k, IndexGrid) else [t[2] for t in k.terms])
+        if isinstance(k, (IndexGrid, GridSum))
+    ]
     if axes != sorted(axes) or len(set(axes)) != len(axes):
         raise UserError(
             "err_unsupported_api",
@@ -148,7 +190,22 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
     offset = view.offset
     pattern: list[tuple[int, int]] = []
     for dim, (item, (step, num)) in enumerate(zip(items, view.pattern)):
-        if isinstance(item, IndexGrid):
+        if isinstance(item, GridSum):
+            if view.on_chip and dim == 0 and len(item.terms) > 1:
+                raise UserError(
+                    "err_unsupported_api",
+                    "a sum of index grids on the partition dimension is not supported by nkic",
+                    hint="index the partition dimension with one grid",
+                )
+            for bound in (item.start, item.last()):
+                if isinstance(bound, int) and not 0 <= bound < num:
+                    raise UserError(
+                        "err_tensor_access_out_of_bound",
+                        f"index {bound} is out of bounds for dimension {dim} of size {num}",
+                    )
+            offset = offset + _mul(item.start, step)
+            pattern += [(step * t_step, size) for t_step, size, _ in item.terms]
+        elif isinstance(item, IndexGrid):
             last = _add(item.start, item.step * (item.size - 1)) if item.size else item.start
             for bound in (item.start, last):
                 if isinstance(bound, int) and not 0 <= bound < num:

@@ -396,6 +396,12 @@ class PythonObjects:
         if isinstance(obj, Poison) or isinstance(key, Poison):
             raise PoisonError()
         special = self.language.subscript(self, obj, key)
+        if isinstance(special, TensorView):  # a dialect's view (Beta 1 index grids)
+            nki_api.store_into(self, special, value, CallSite(node))
+            return
+        error = getattr(special, "error", None)
+        if isinstance(error, UserError):  # a view past the tensor's end
+            raise error
         if special is not MISSING:
             return special
         if isinstance(obj, TensorView):

@@ -25,7 +25,7 @@ What is not (each a diagnostic naming it): other masks, index grids that transpo
 from __future__ import annotations
 
 from .. import beta1_mask, nki_surface
-from ..beta1_index import IndexGrid, arange, grid_binop, index_with_grids, mgrid
+from ..beta1_index import GridSum, IndexGrid, arange, grid_binop, index_with_grids, mgrid
 from ..language import ApiEntry, Language, Rules
 from ..nl_lowering import LOWERINGS, new_tile
 from ..tensors import TensorView
@@ -178,7 +178,7 @@ class Beta1(Language):
             return obj.placed(key if isinstance(key, tuple) else (key,))
         if isinstance(obj, TensorView):
             items = key if isinstance(key, tuple) else (key,)
-            if any(isinstance(k, IndexGrid) for k in items):
+            if any(isinstance(k, (IndexGrid, GridSum)) for k in items):
                 try:
                     return index_with_grids(obj, items)
                 except UserError as err:
@@ -204,7 +204,7 @@ class Beta1(Language):
                     beta1_mask.UNSUPPORTED_HINT,
                 )
             return both
-        if isinstance(a, IndexGrid) or isinstance(b, IndexGrid):
+        if isinstance(a, (IndexGrid, GridSum)) or isinstance(b, (IndexGrid, GridSum)):
             if symbol in ("Lt", "LtE", "Gt", "GtE", "Eq", "NotEq"):
                 mask = beta1_mask.compare(symbol, a, b)
                 if mask is None:

@@ -81,3 +81,11 @@ def test_a_0_3_file_is_not_taken_for_beta_1(tmp_path):
     assert not languages.imports_beta1(ast.parse("import nki\nimport nki.language as nl"))
     mixed = ast.parse("import nki\nimport neuronxcc.nki.language as bnl")
     assert languages.for_file(mixed, None) is languages.DEFAULT  # its Beta 1 import is reported
+
+
+def test_summed_grids_of_several_axes_index_one_dimension():
+    x = np.random.default_rng(4).standard_normal((128, 24)).astype(np.float32)
+    kernel = Path(__file__).parent / "grid_sums.py"
+    out = nkic.compile(str(kernel), x, 4, 6, kernel="regroup")(x)
+    want = x.reshape(128, 4, 6).transpose(0, 2, 1).reshape(128, 24)
+    np.testing.assert_array_equal(out, want)

@@ -1,0 +1,20 @@
+"""A Beta 1 kernel written for the nkic tests: index grids of several axes summed into the
+index of one tensor dimension."""
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def regroup(a, rows, cols):
+    """Each partition's [rows * cols] vector read as a rows x cols matrix and written back
+    column by column."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    i_p = nl.arange(a.shape[0])[:, None, None]
+    i_r = nl.arange(rows)[None, :, None]
+    i_c = nl.arange(cols)[None, None, :]
+    moved = nl.ndarray((a.shape[0], rows * cols), dtype=a.dtype)
+    moved[i_p, i_c * rows + i_r] = nl.copy(t[i_p, i_r * cols + i_c])
+    nl.store(out, value=moved)
+    return out
