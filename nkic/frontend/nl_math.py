@@ -396,6 +396,8 @@ def _broadcast_back(t: TensorView, x: TensorView, axes) -> TensorView:
 def _reduction_api(name: str, alu: str):
     def lower(ip, call, x, axis, dtype=None, keepdims=False):
         x = tile(call, 0, "x", x, name)
+        if keepdims is False and ip.language.version == "beta1":  # Beta 1 reduced any free dims
+            x, axis = _reduced_last(x, axis)
         axes = reduce_axes(ip, call, 1, x, axis, name)
         result = out_dtype(call, 2, dtype, x.dtype)
         keep = _keepdims(call, keepdims, name)
@@ -409,6 +411,23 @@ def _reduction_api(name: str, alu: str):
 
     lower.__name__ = name
     return lower
+
+
+def _reduced_last(x: TensorView, axis):
+    """`x` viewed with the free dimensions reduced over (`axis`, ints) moved last, in order,
+    and those trailing axes; unchanged when that is not possible. Without keepdims the
+    result's shape is the same either way (numpy: `x.sum(axis=(2, 4))`)."""
+    items = axis if isinstance(axis, (list, tuple)) else (axis,)
+    rank = len(x.shape)
+    if not all(isinstance(a, int) and not isinstance(a, bool) and -rank <= a < rank
+               for a in items):  # fmt: skip
+        return x, axis
+    axes = sorted({a % rank for a in items})
+    if not axes or 0 in axes or axes == list(range(axes[0], rank)) or x.dynamic is not None:
+        return x, axis
+    order = [d for d in range(rank) if d not in axes] + axes
+    moved = TensorView(x.tensor, x.offset, [x.pattern[d] for d in order], x.dtype)
+    return moved, list(range(rank - len(axes), rank))
 
 
 def _keepdims(call, keepdims, name) -> bool:

@@ -89,3 +89,10 @@ def test_summed_grids_of_several_axes_index_one_dimension():
     out = nkic.compile(str(kernel), x, 4, 6, kernel="regroup")(x)
     want = x.reshape(128, 4, 6).transpose(0, 2, 1).reshape(128, 24)
     np.testing.assert_array_equal(out, want)
+
+
+def test_a_reduction_over_axes_that_are_not_the_last_ones():
+    x = np.random.default_rng(5).standard_normal((32, 12, 18)).astype(np.float32)
+    kernel = Path(__file__).parent / "grid_sums.py"
+    out = nkic.compile(str(kernel), x, 3, kernel="block_max")(x)
+    np.testing.assert_array_equal(out, x.reshape(32, 4, 3, 6, 3).max(axis=(2, 4)))
