@@ -595,7 +595,8 @@ def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, grid, repo
 @click.option("--arg", "arg_items", multiple=True, metavar="NAME=SPEC",
               help="Kernel arguments: with them, both versions are compiled, run and compared.")  # fmt: skip
 @click.option("--target", type=click.Choice(TARGET_NAMES), help=TARGET_HELP)
-def migrate(file, output, to, kernel, arg_items, target) -> None:
+@_GRID_OPTION
+def migrate(file, output, to, kernel, arg_items, target, grid) -> None:
     """Rewrite a Beta 1 (neuronxcc.nki) kernel file into current NKI."""
     from .frontend import find_kernels
     from .migrate import migrate_source, verify
@@ -608,7 +609,7 @@ def migrate(file, output, to, kernel, arg_items, target) -> None:
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"cannot read {file}: {e}") from None
     try:
-        result = migrate_source(source, to)
+        result = migrate_source(source, to, grid)
     except Exception as e:  # libcst's parser: not Python this tool can read
         raise UsageError(f"{file}: cannot parse: {str(e).splitlines()[0]}") from None
     if output:
@@ -626,7 +627,7 @@ def migrate(file, output, to, kernel, arg_items, target) -> None:
     names = [kernel] if kernel else [name for name, _ in find_kernels(file)]
     failed = False
     for name in names:
-        outcome = verify(file, result.text, name, args, _target(target, _config(file)))
+        outcome = verify(file, result.text, name, args, _target(target, _config(file)), grid=grid)
         click.echo(outcome.describe(), err=True)
         failed |= bool(outcome.error) or not outcome.identical
     if failed:

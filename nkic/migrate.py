@@ -26,6 +26,7 @@ place under a `# TODO(nkic migrate): ...` comment, and is returned as a `Todo`.
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -100,6 +101,21 @@ class _Grid:
     axis: int
 
 
+def _is_return(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, n):
+            found.add(n.value)
+
+    node.visit(Finder())
+    return found
+
+
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
@@ -122,8 +138,15 @@ def _int(node) -> int | None:
 class _Migrator(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self):
+    def __init__(self, grid: tuple[int, ...] = (), source: str = ""):
         super().__init__()
+        self.grid = grid
+        #: the loop variable of each grid axis (a name the file does not use yet)
+        self.pids = [
+            next(n for n in (f"pid{a}", f"grid_pid{a}", f"_grid_pid{a}") if n not in source)
+            for a in range(len(grid))
+        ]
+        self.reads_program: list[bool] = []  # per function being rewritten
         self.todos: list[Todo] = []
         self.nl = {"nl"}
         self.nisa = {"nisa"}
@@ -382,6 +405,68 @@ class _Migrator(cst.CSTTransformer):
 
     # calls and operators ---------------------------------------------------------------------
 
+    # SPMD grids ------------------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node):
+        self.reads_program.append(False)
+        return True
+
+    def _program_call(self, call: cst.Call):
+        """`nl.program_id(a)`, `nl.num_programs(a)`, `nl.program_ndim()` with the grid's
+        value: the loop variable of axis a, the grid's sizes; None for other calls."""
+        name = self._is(call.func, self.nl)
+        if name not in ("program_id", "num_programs", "program_ndim"):
+            return None
+        if self.reads_program:
+            self.reads_program[-1] = True
+        if not self.grid:
+            return None
+        if name == "program_ndim":
+            return cst.Integer(str(len(self.grid)))
+        axis = _int(call.args[0].value) if call.args else None
+        if name == "program_id" and axis is not None and 0 <= axis < len(self.grid):
+            return cst.Name(self.pids[axis])
+        if name == "num_programs":
+            if not call.args:
+                return cst.Integer(str(math.prod(self.grid)))
+            if axis is not None and 0 <= axis < len(self.grid):
+                return cst.Integer(str(self.grid[axis]))
+        return None
+
+    def leave_FunctionDef(self, original, updated):
+        reads = self.reads_program.pop() if self.reads_program else False
+        if not reads:
+            return updated
+        if not self.grid:  # one program: nl.program_id() is 0 in current NKI too (LNC=1)
+            return updated
+        return updated.with_changes(body=self._grid_loops(updated.body))
+
+    def _grid_loops(self, block: cst.IndentedBlock) -> cst.IndentedBlock:
+        """The kernel body as loops over the grid: the statements before the first that uses
+        a program id stay first (the outputs' allocations), a final `return` stays last."""
+        body = list(block.body)
+        tail = [body.pop()] if body and _is_return(body[-1]) else []
+        pids = set(self.pids)
+        first = next((i for i, st in enumerate(body) if _names(st) & pids), len(body))
+        head, inner = body[:first], body[first:]
+        if not inner:
+            return block
+        nl = "nl" if "nl" in self.nl else sorted(self.nl)[0]
+        code = "".join(cst.Module([]).code_for_node(st) for st in inner)
+        # an axis no statement reads only repeats the same program: no loop for it
+        used = [
+            (pid, n)
+            for pid, n in zip(self.pids, self.grid)
+            if any(pid in _names(st) for st in inner)
+        ]
+        text = ""
+        for depth, (pid, size) in enumerate(used):
+            text += "    " * depth + f"for {pid} in {nl}.affine_range({size}):\n"
+        pad = "    " * len(used)
+        text += "".join(pad + line if line.strip() else line for line in code.splitlines(True))
+        loop = cst.parse_statement(text)
+        return block.with_changes(body=[*head, loop, *tail])
+
     # masks -----------------------------------------------------------------------------------
 
     def visit_Call(self, node):
@@ -452,6 +537,9 @@ class _Migrator(cst.CSTTransformer):
 
     def leave_Call(self, original, updated):
         kept = self.mask_stack.pop() if self.mask_stack else None
+        program = self._program_call(updated)
+        if program is not None:
+            return program
         if self._is(updated.func, self.nl, "par_dim") and len(updated.args) == 1:
             return updated.args[0].value
         args = []
@@ -561,12 +649,14 @@ class _Migrator(cst.CSTTransformer):
         return cst.FlattenSentinel(lines)
 
 
-def migrate_source(source: str, to: str = "0.3") -> Migration:
-    """Rewrite a Beta 1 kernel file's source into NKI `to` (0.3; 0.7 is not yet separate)."""
+def migrate_source(source: str, to: str = "0.3", grid: tuple[int, ...] = ()) -> Migration:
+    """Rewrite a Beta 1 kernel file's source into NKI `to` (0.3; 0.7 is not yet separate).
+    `grid` is the SPMD launch grid of its kernels (`kernel[2, 2]`): their programs become
+    loops over the program ids."""
     if to not in ("0.3",):
         raise ValueError(f"migration to NKI {to} is not supported yet (supported: 0.3)")
     module = cst.parse_module(source)
-    migrator = _Migrator()
+    migrator = _Migrator(tuple(grid), source)
     new = MetadataWrapper(module).visit(migrator)
     text = new.code
     todos = sorted(migrator.todos, key=lambda t: t.line)
@@ -596,7 +686,13 @@ class Verification:
 
 
 def verify(
-    path: str, migrated: str, kernel: str, args: dict, target: str, seed: int = 0
+    path: str,
+    migrated: str,
+    kernel: str,
+    args: dict,
+    target: str,
+    seed: int = 0,
+    grid: tuple[int, ...] = (),
 ) -> Verification:
     """Compile `kernel` of the original file and of the migrated source (written beside it for
     the run, so that its relative imports resolve, then removed) for `args`, run both on the
@@ -622,7 +718,8 @@ def verify(
         results = []
         for file in (path, twin):
             try:
-                compiled = api.compile(file, kernel=kernel, target=target, **args)
+                launch = {"grid": tuple(grid)} if grid and file == path else {}
+                compiled = api.compile(file, kernel=kernel, target=target, **launch, **args)
             except CompileError as e:
                 which = "original" if file == path else "migrated"
                 first = e.diagnostics[0] if e.diagnostics else None

@@ -160,3 +160,35 @@ def test_each_mask_migration_computes_the_same_bits(masked, kernel):
     outcome = verify(str(MASKED), masked.text, kernel, MASK_CASES[kernel], "trn2")
     assert outcome.error is None
     assert outcome.identical, outcome.describe()
+
+
+GRIDS = Path(__file__).resolve().parents[1] / "frontend" / "beta1" / "grid_tiles.py"
+
+
+def test_grid_programs_become_loops_over_the_program_ids():
+    source = GRIDS.read_text()
+    # without a grid, the kernel is one program: its program ids stay (0 in current NKI too)
+    assert "nl.program_id(0)" in migrate_source(source).text
+    migrated = migrate_source(source, grid=(3, 2))
+    text = migrated.text
+    body = text.split('"""', 2)[2]  # after the module docstring
+    assert "program_id" not in body and "num_programs" not in body
+    assert "    for pid0 in nl.affine_range(3):\n        for pid1 in nl.affine_range(2):\n" in text
+    assert "out = nl.ndarray((3 * 128, 8)" in text  # num_programs(0) is the grid's size
+    args = {"a": TensorSpec((384, 512), "float32"), "b": TensorSpec((384, 512), "float32")}
+    outcome = verify(str(GRIDS), text, "add_grid", args, "trn2", grid=(3, 2))
+    assert outcome.error is None and outcome.identical, outcome.describe()
+    outcome = verify(str(GRIDS), text, "grid_shape", {"a": TensorSpec((128, 8), "float32")},
+                     "trn2", grid=(3, 2))  # fmt: skip
+    assert outcome.error is None and outcome.identical, outcome.describe()
+
+
+def test_cli_migrate_with_a_grid(tmp_path):
+    out = tmp_path / "new.py"
+    args = ["--arg", "a=float32[256,512]", "--arg", "b=float32[256,512]"]
+    res = CliRunner().invoke(
+        cli, ["migrate", str(GRIDS), "-o", str(out), "-k", "add_grid", "--grid", "2,2", *args]
+    )
+    assert res.exit_code == 0, res.output
+    assert "add_grid: outputs bit-identical" in res.output
+    assert "for pid1 in nl.affine_range(2):" in out.read_text()
