@@ -190,8 +190,8 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
         sys.exit(EXIT_ERRORS)
     out = Path(out_dir)
     try:
-        out.mkdir(parents=True, exist_ok=True)
         if not timing_only:
+            out.mkdir(parents=True, exist_ok=True)
             for name, arr in res.outputs.items():
                 np.save(out / f"{name}.npy", _widen(arr))
         if profile_path:
