@@ -12,6 +12,7 @@ _PUBLIC = {
     "load": "api",
     "check": "api",
     "SimulationWarning": "api",
+    "NonFiniteWarning": "api",
     "CompileError": "diagnostics",
     "Diagnostic": "diagnostics",
     "TensorSpec": "frontend",

@@ -45,6 +45,11 @@ class SimulationWarning(RuntimeWarning):
     input outside the function's valid range); the message names the instruction and line."""
 
 
+class NonFiniteWarning(SimulationWarning):
+    """The run turned finite inputs into Inf/NaN; the message names the first instruction
+    (source line and iteration) whose output held them."""
+
+
 class CompiledKernel:
     """A compiled kernel: call it on arrays to run it on the simulated NeuronCore.
 
@@ -70,7 +75,14 @@ class CompiledKernel:
     def output_names(self) -> list[str]:
         return list(self._program.output_names)
 
-    def __call__(self, *arrays, seed: int = 0, timing_only: bool = False, **named):
+    def __call__(
+        self,
+        *arrays,
+        seed: int = 0,
+        timing_only: bool = False,
+        exact_accumulation: bool = False,
+        **named,
+    ):
         import nkirt
 
         names = [t.name for t in self._program.inputs]
@@ -87,11 +99,13 @@ class CompiledKernel:
             {k: to_numpy(v) if is_array(v) else np.asarray(v) for k, v in inputs.items()},
             seed=seed,
             timing_only=timing_only,
+            exact_accumulation=exact_accumulation,
         )
         self.profile = res.profile
         for w in res.profile["warnings"]:
             times = f" ({w['count']} instances)" if w["count"] > 1 else ""
-            warnings.warn(f"{w['message']}{times}", SimulationWarning, stacklevel=2)
+            category = NonFiniteWarning if w.get("kind") == "non-finite" else SimulationWarning
+            warnings.warn(f"{w['message']}{times}", category, stacklevel=2)
         outs = tuple(like(v, proto) for v in res.outputs.values())
         if timing_only:
             return None

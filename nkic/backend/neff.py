@@ -108,6 +108,7 @@ class _ProgramWriter:
             return {
                 "kind": "loop",
                 "var": op.var,
+                "name": op.source_name,
                 "start": op.start,
                 "stop": op.stop,
                 "step": op.step,
