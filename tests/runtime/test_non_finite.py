@@ -31,7 +31,7 @@ def test_the_first_instruction_that_overflows_is_named_with_line_and_iteration()
     assert np.isinf(out[7, 300]) and np.isfinite(np.delete(out.ravel(), 7 * 384 + 300)).all()
     (first,) = [w for w in k.profile["warnings"] if w.get("kind") == "non-finite"]
     assert first["op"] == "activation"
-    assert first["loc"] == "exp_rows.py:15"  # a .neff names sources relative to their directory
+    assert first["loc"] == "exp_rows.py:15"  # paths relative to the kernel's directory
     assert re.search(r"\[i0?=2\] wrote Inf/NaN to 'dst'", first["message"])  # third tile
     assert first["outputs"] == ["dst"]
     categories = {w.category for w in caught}
