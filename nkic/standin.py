@@ -188,7 +188,7 @@ def _simulate(fn, lnc: int, args: tuple, kwargs: dict):
     """Compile `fn` for these arguments (cached per shapes, dtypes and values) and run it:
     the kernel's results as the caller's kind of array; a kernel that returns nothing
     updates the input arrays it wrote, in place, and returns None."""
-    from . import arrays, driver
+    from . import arrays
 
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
@@ -204,14 +204,7 @@ def _simulate(fn, lnc: int, args: tuple, kwargs: dict):
             stacklevel=3,
         )
     target = simulation_target()
-    options = {}
-    if lnc != 1:
-        if "lnc" not in inspect.signature(driver.compile_file).parameters:
-            raise NotImplementedError(
-                f"{fn.__name__}[{lnc}]: LNC={lnc} launches are not supported by this version "
-                "of nkic; launch the kernel without [2] to simulate one core"
-            )
-        options["lnc"] = lnc
+    options = {"lnc": lnc} if lnc != 1 else {}
     compiled = _compiled(fn, given, tensors, target, options)
     result = compiled(**tensors)
     if not compiled.returns_nothing:
