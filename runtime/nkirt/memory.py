@@ -32,7 +32,7 @@ class Memory:
                 self.buffers[tensor.id] = np.full(tensor.nbytes, UNWRITTEN, np.uint8)
         self.written = {key: np.zeros_like(buf) for key, buf in self.buffers.items()}
         #: PSUM bytes whose last writer was TensorE (matmul/transpose): only those may be
-        #: accumulated onto by a matmul (arch §4: accumulation is controlled only by TensorE).
+        #: accumulated onto by a matmul (Hardware §4: accumulation is controlled only by TensorE).
         self.psum_by_tensor = np.zeros(PARTITIONS * PSUM_PARTITION_BYTES, np.uint8)
         for tensor in program.tensors.values():
             if tensor.data is not None:

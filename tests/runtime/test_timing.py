@@ -49,7 +49,7 @@ def test_a_semaphore_wait_serialises_producer_and_consumer():
 
 def test_wait_skip_refers_to_an_older_instance_and_nothing_before_it_exists():
     def kernel(skip):
-        k = Kernel("trn2")  # trn1 would also serialise the shared SBUF port (arch §8)
+        k = Kernel("trn2")  # trn1 would also serialise the shared SBUF port (Hardware §8)
         k.output("unused", "float32", [1, 1])
         a = k.sbuf("a", "float32", [128, 2048])
         b = k.sbuf("b", "float32", [128, 64], byte=8192)
@@ -83,7 +83,7 @@ def test_same_queue_read_after_write_waits_for_the_result():
     for _ in range(9):
         k.inst("activation", "scalar", {"dst": k.ap(b), "data": k.ap(a)}, {"op": "exp"})
         k.inst("activation", "scalar", {"dst": k.ap(a), "data": k.ap(b)}, {"op": "exp"})
-    # arch §6 / PERF: dependent 1-element ScalarE instructions issue every 264 cycles
+    # Hardware §6 / PERF: dependent 1-element ScalarE instructions issue every 264 cycles
     assert run(k).profile["total_ns"] == pytest.approx(19 * 264 / 1.4)
 
 
