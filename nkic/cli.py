@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from . import driver
+from . import __version__, driver
 from .config import Config, ConfigError, config_for
 from .diagnostics import render_text, with_display_paths
 from .ir.target import TARGET_NAMES
@@ -90,7 +90,7 @@ def _check_source(path: str) -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="nkic")
+@click.version_option(__version__, prog_name="nkic")
 def cli() -> None:
     """nkic: compile NKI kernels ahead of time and run them on a simulated NeuronCore."""
 
@@ -249,11 +249,35 @@ def _widen(a: np.ndarray) -> np.ndarray:
     help="Input array (missing inputs get seeded random data).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out-dir", default=".", show_default=True, help="Where outputs are written.")
+@click.option("--out-dir", default="nkic-out", show_default=True, help="Where outputs are written.")
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
 @click.option("--timing-only", is_flag=True, help="Skip the numerics; estimate timing only.")
-def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) -> None:
+@click.option(
+    "--ideal-waits",
+    is_flag=True,
+    help="What-if: replace the semaphore waits by waits for exactly the conflicting accesses.",
+)
+@click.option(
+    "--exact-accumulation",
+    is_flag=True,
+    help="Sum matmul products in contraction order as the PE array does (slower).",
+)
+@click.option(
+    "--strict", is_flag=True, help="Exit 1 when the run produces Inf/NaN from finite inputs."
+)
+def run(
+    neff,
+    in_items,
+    seed,
+    out_dir,
+    profile_path,
+    trace_path,
+    timing_only,
+    ideal_waits,
+    exact_accumulation,
+    strict,
+) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
 
@@ -269,7 +293,14 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
     inputs = _read_inputs(program, in_items)
     try:
         with Progress(f"simulating {neff}"):
-            res = nkirt.execute(program, inputs, seed=seed, timing_only=timing_only)
+            res = nkirt.execute(
+                program,
+                inputs,
+                seed=seed,
+                timing_only=timing_only,
+                ideal_waits=ideal_waits,
+                exact_accumulation=exact_accumulation,
+            )
     except nkirt.RunError as e:
         raise UsageError(str(e)) from None
     except nkirt.RuntimeFault as e:
@@ -289,6 +320,8 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
     if not timing_only:
         for name in res.outputs:
             click.echo(f"wrote {out / (name + '.npy')}")
+    if strict and any(w.get("kind") == "non-finite" for w in res.profile["warnings"]):
+        sys.exit(EXIT_ERRORS)
 
 
 #: Directories `nkic check DIR` never enters (besides every hidden one), as ruff.
@@ -440,3 +473,8 @@ def profile(neff, output, seed) -> None:
         except OSError as e:
             raise UsageError(f"cannot write {output}: {e.strerror or e}") from None
     click.echo(f"wrote {output}")
+
+
+from .shim.commands import shim as _shim  # noqa: E402  (kept last: a separate group)
+
+cli.add_command(_shim)

@@ -225,6 +225,35 @@ class RunResult:
     def summary(self) -> str:
         return summarize(self.profile)
 
+    def dependency_graph(self):
+        """The run's instances as a networkx DiGraph: node n is the n-th instance issued
+        (attributes op, engine, queue, loc, start, end, completion, ns), edges go from an
+        instance to the next of its queue (kind "queue") and from the producer a semaphore
+        wait was released by to the waiter (kind "semaphore"). The profile's `critical_path`
+        is a path of this graph."""
+        import networkx as nx
+
+        graph = nx.DiGraph()
+        last: dict[int, int] = {}
+        for n, (index, start, busy_end, completion, _, producer, stall) in enumerate(self.records):
+            inst = self.instructions[index]
+            graph.add_node(
+                n,
+                op=inst.op,
+                engine=inst.engine,
+                queue=QUEUES[inst.queue],
+                loc=inst.where,
+                start=start,
+                end=busy_end,
+                completion=completion,
+            )
+            if inst.queue in last:
+                graph.add_edge(last[inst.queue], n, kind="queue")
+            if stall == STALL_SEMAPHORE and producer >= 0:
+                graph.add_edge(producer, n, kind="semaphore")
+            last[inst.queue] = n
+        return graph
+
 
 def summarize(profile: dict[str, Any]) -> str:
     total = profile["total_ns"]
@@ -239,7 +268,15 @@ def summarize(profile: dict[str, Any]) -> str:
             f"  {engine:<8}{e['busy_ns'] / 1000:>12,.3f}{e['utilization']:>8.1%}"
             f"{e['instructions']:>10,}"
         )
-    lines.append(f"  bottleneck: {profile['bottleneck']}")
+    bounds = profile.get("bounds")
+    if bounds is not None and bounds["latency_bound"]:
+        lines.append(
+            f"  latency-bound: no engine is busy more than half the time (busiest: "
+            f"{bounds['busiest_engine']} {bounds['busiest_engine_share']:.0%}); the critical "
+            "path below sets the latency"
+        )
+    else:
+        lines.append(f"  bottleneck: {profile['bottleneck']}")
     dma = f"  DMA: {profile['dma_bytes'] / 2**20:,.3f} MiB at {profile['dma_bandwidth_gbps']:,.1f} GB/s"
     hbm = profile["engines"]["dma"].get("hbm_rate_utilization")
     if hbm is not None:
@@ -247,6 +284,9 @@ def summarize(profile: dict[str, Any]) -> str:
     else:
         dma += " achieved"
     lines.append(dma)
+    summary = profile.get("summary")
+    if summary is not None:
+        lines += _explorer_lines(summary, bounds)
     for w in profile.get("warnings", ()):
         times = f" ({w['count']:,} instances)" if w["count"] > 1 else ""
         lines.append(f"  warning: {w['message']}{times}")
@@ -258,4 +298,76 @@ def summarize(profile: dict[str, Any]) -> str:
                 f"    {item['total_ns'] / 1000:>10,.3f} µs  {item['count']:>7,}×  "
                 f"{item['op']:<16} {item['loc']}"
             )
+    path = profile.get("critical_path")
+    if path and path["by_instruction"]:
+        lines += _critical_path_lines(path)
     return "\n".join(lines)
+
+
+#: Summary keys shown by `nkic run`, in Explorer's names (all are in the profile JSON).
+SHOWN_SUMMARY = (
+    ("total_time", "s"),
+    ("mfu_estimated_percent", "%"),
+    ("hfu_estimated_percent", "%"),
+    ("mbu_estimated_percent", "%"),
+    ("dma_active_time_percent", "%"),
+    ("tensor_engine_active_time_percent", "%"),
+    ("vector_engine_active_time_percent", "%"),
+    ("scalar_engine_active_time_percent", "%"),
+    ("gpsimd_engine_active_time_percent", "%"),
+    ("dma_transfer_average_bytes", "B"),
+    ("dma_transfer_count", ""),
+    ("matmul_instruction_count", ""),
+)
+SHOWN_BOUNDS = (
+    "memory_bound",
+    "memory_bound_ideal",
+    "memory_bound_ideal_no_reloads",
+    "compute_bound",
+    "compute_bound_ideal_flops",
+    "compute_bound_ideal_useful_flops",
+    "perfect_pipeline",
+)
+
+
+def _explorer_lines(summary: dict[str, Any], bounds: dict[str, Any]) -> list[str]:
+    lines = ["  summary (Neuron Explorer names):"]
+    for key, unit in SHOWN_SUMMARY:
+        value = summary[key]
+        if unit == "s":
+            text = f"{value:.6g} s"
+        elif unit == "%":
+            text = f"{value:.1f}"
+        elif unit == "B":
+            text = f"{value:,.0f}"
+        else:
+            text = f"{value:,}"
+        lines.append(f"    {key:<36}{text}")
+    lines.append("  performance bounds (µs, speed-up left):")
+    for key in SHOWN_BOUNDS:
+        speedup = bounds["bn_speedup"][key]
+        left = f"{speedup:.2f}×" if speedup else "—"
+        lines.append(f"    {key:<36}{bounds[key] * 1e6:>12,.1f}  {left}")
+    engine = bounds["bottleneck_engine"] or "none (latency-bound)"
+    lines.append(f"    {'bottleneck_engine':<36}{engine}")
+    return lines
+
+
+def _critical_path_lines(path: dict[str, Any], shown: int = 8) -> list[str]:
+    segments = path["by_instruction"][:shown]
+    lines = [
+        f"  critical path: {path['steps']:,} dependent instances; time per instruction "
+        "(instances, source <- call sites, first .. last iteration):"
+    ]
+    for seg in segments:
+        first, last = seg["first_iteration"], seg["last_iteration"]
+        its = ", ".join(f"{k}={v}" for k, v in first.items())
+        if last != first:
+            its += " .. " + ", ".join(f"{k}={v}" for k, v in last.items())
+        where = seg["loc"] + "".join(f" <- {site}" for site in seg["stack"])
+        tensors = f" {seg['tensors']}" if seg["engine"] == "dma" else ""
+        lines.append(
+            f"    {seg['time_ns'] / 1000:>10,.3f} µs  {seg['count']:>7,}×  "
+            f"{seg['op']}{tensors} at {where}" + (f" [{its}]" if its else "")
+        )
+    return lines

@@ -165,13 +165,13 @@ def test_missing_kernel_file(tmp_path):
 
 def test_input_of_wrong_shape(tmp_path, add_neff):
     np.save(tmp_path / "a.npy", np.zeros((3, 3), np.float32))
-    res = nkic("run", str(add_neff), "--in", f"a={tmp_path / 'a.npy'}")
+    res = nkic("run", str(add_neff), "--in", f"a={tmp_path / 'a.npy'}", "--out-dir", str(tmp_path))
     assert_one_line_error(res, "a", "[128, 64]", "[3, 3]")
 
 
 def test_input_name_not_in_kernel(tmp_path, add_neff):
     np.save(tmp_path / "q.npy", np.zeros((3, 3), np.float32))
-    res = nkic("run", str(add_neff), "--in", f"q={tmp_path / 'q.npy'}")
+    res = nkic("run", str(add_neff), "--in", f"q={tmp_path / 'q.npy'}", "--out-dir", str(tmp_path))
     assert_one_line_error(res, "no input 'q'")
 
 
@@ -188,7 +188,7 @@ def test_corrupt_neff_is_rejected(tmp_path, add_neff, damage):
         data = bytearray(b"not a neff at all" * 10)
     bad = tmp_path / "bad.neff"
     bad.write_bytes(bytes(data))
-    res = nkic("run", str(bad))
+    res = nkic("run", str(bad), "--out-dir", str(tmp_path))
     assert_one_line_error(res, "bad.neff")
     assert res.returncode == 2
 
@@ -204,15 +204,29 @@ def test_run_warns_about_inputs_outside_a_functions_valid_range(tmp_path):
     x[5, 200] = -2.0  # second tile only
     np.save(tmp_path / "x.npy", x)
     res = invoke(
-        "run", str(neff), "--in", f"x={tmp_path / 'x.npy'}", "--profile", str(tmp_path / "p.json")
+        "run",
+        str(neff),
+        "--in",
+        f"x={tmp_path / 'x.npy'}",
+        "--profile",
+        str(tmp_path / "p.json"),
+        "--out-dir",
+        str(tmp_path / "out"),
     )
     assert res.exit_code == 0
-    (line,) = [ln for ln in res.output.splitlines() if "warning:" in ln]
+    first, line = [ln for ln in res.output.splitlines() if "warning:" in ln]
+    # log(-2) is NaN: the run also names the first instruction that made Inf/NaN
     assert (
-        f"activation at {kernel}:15 [i0=1]: log: 1 of 16384 inputs outside the valid range" in line
+        "non-finite values from finite inputs: activation at log_tiles.py:15 [i=1] wrote Inf/NaN"
+        in first
     )
-    (w,) = json.loads((tmp_path / "p.json").read_text())["warnings"]
-    assert (w["op"], w["loc"], w["count"]) == ("activation", f"{kernel}:15", 1)
+    assert (
+        "activation at log_tiles.py:15 [i=1]: log: 1 of 16384 inputs outside the valid range"
+        in line
+    )
+    non_finite, w = json.loads((tmp_path / "p.json").read_text())["warnings"]
+    assert non_finite["kind"] == "non-finite" and non_finite["loc"] == "log_tiles.py:15"
+    assert (w["op"], w["loc"], w["count"]) == ("activation", "log_tiles.py:15", 1)
 
 
 def test_bfloat16_npy_saved_by_ml_dtypes_loads_and_a_float32_one_is_converted_with_a_note(

@@ -31,12 +31,52 @@ def pipeline_result():
 
 PROFILE_SCHEMA = {
     "type": "object",
-    "required": ["target", "total_ns", "instructions", "bottleneck", "engines"],
+    "required": [
+        "target",
+        "total_ns",
+        "instructions",
+        "bottleneck",
+        "engines",
+        "summary",
+        "bounds",
+        "critical_path",
+    ],
     "properties": {
         "target": {"enum": ["trn1", "trn2", "trn3"]},
         "total_ns": {"type": "number", "minimum": 0},
         "instructions": {"type": "integer", "minimum": 0},
-        "bottleneck": {"enum": list(ENGINES)},
+        "bottleneck": {"enum": [*ENGINES, "latency"]},
+        "summary": {
+            "type": "object",
+            "required": [
+                "total_time",
+                "mfu_estimated_percent",
+                "hfu_estimated_percent",
+                "mbu_estimated_percent",
+                "dma_active_time_percent",
+                "tensor_engine_active_time_percent",
+                "vector_engine_active_time_percent",
+                "scalar_engine_active_time_percent",
+                "gpsimd_engine_active_time_percent",
+                "dma_transfer_average_bytes",
+                "tensor_engine_instruction_count",
+                "matmul_instruction_count",
+            ],
+        },
+        "bounds": {
+            "type": "object",
+            "required": [
+                "memory_bound",
+                "memory_bound_ideal",
+                "memory_bound_ideal_no_reloads",
+                "compute_bound",
+                "compute_bound_ideal_flops",
+                "compute_bound_ideal_useful_flops",
+                "perfect_pipeline",
+                "bottleneck_engine",
+                "bn_speedup",
+            ],
+        },
         "engines": {
             "type": "object",
             "required": list(ENGINES),
@@ -77,7 +117,12 @@ def test_profile_follows_the_design_contract():
     assert profile["instructions"] == 3
     assert profile["engines"]["dma"]["instructions"] == 2
     assert profile["engines"]["scalar"]["instructions"] == 1
-    assert profile["bottleneck"] == "dma"
+    # two 1 KiB-per-partition transfers around one activation: the fixed DMA costs, not any
+    # engine's throughput, set the latency
+    assert profile["bottleneck"] == "latency"
+    assert profile["summary"]["total_time"] == pytest.approx(profile["total_ns"] * 1e-9)
+    assert profile["summary"]["dma_transfer_count"] == 2
+    assert profile["summary"]["dma_transfer_average_bytes"] == 128 * 512 * 2
     assert profile["dma_bytes"] == 2 * 128 * 512 * 2
     json.dumps(profile)  # serialisable as is
 
@@ -121,7 +166,8 @@ def test_summary_reports_latency_engines_bottleneck_dma_and_top_lines():
     assert text.startswith("scale on trn2: latency ")
     for engine in ENGINES:
         assert f"  {engine} " in text
-    assert "bottleneck: dma" in text
+    assert "latency-bound" in text and "bottleneck:" not in text
+    assert "critical path:" in text
     assert "GB/s achieved" in text
     assert "test_kernel.py:11" in text
 
