@@ -110,6 +110,23 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
 
 
+_LNC_OPTION = click.option(
+    "--lnc",
+    type=click.Choice(["1", "2"]),
+    callback=lambda ctx, param, value: int(value) if value else None,
+    help="Logical-core degree of the launch: 2 runs the kernel on two physical cores that "
+    "share HBM (trn2, trn3).",
+)
+
+
+_REPORT_OPTION = click.option(
+    "--report",
+    is_flag=True,
+    help="Print the resource report: SBUF/PSUM use, instructions per engine, DMA traffic "
+    "per HBM tensor, semaphores, each with its limit.",
+)
+
+
 @cli.command()
 @click.argument("file")
 @click.option("-k", "--kernel", help="Kernel name (optional when the file has one kernel).")
@@ -135,7 +152,17 @@ def main() -> None:
     metavar="PASS|all",
     help="Print the IR after the named pass (or after every pass) to stderr.",
 )
-def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
+@_LNC_OPTION
+@_REPORT_OPTION
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Format of the --report output.",
+)
+def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc, report, fmt) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
@@ -156,7 +183,13 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
             raise UsageError(f"unknown pass {dump_after!r}; passes: {', '.join(PASS_NAMES)}")
     with Progress(f"compiling {file}"):
         res = driver.compile_file(
-            file, kernel, args, target, dump_after, dump=lambda s: click.echo(s, err=True)
+            file,
+            kernel,
+            args,
+            target,
+            dump_after,
+            dump=lambda s: click.echo(s, err=True),
+            lnc=lnc or 1,
         )
     if res.diagnostics:
         shown = with_display_paths(res.diagnostics, {os.path.abspath(file): file})
@@ -175,6 +208,10 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
     elif emit == "asm":
         click.echo(res.asm, nl=False)
     click.echo(f"wrote {out} ({len(res.neff)} bytes)", err=True)
+    if report:
+        from .report import render_report
+
+        click.echo(json.dumps(res.report, indent=2) if fmt == "json" else render_report(res.report))
 
 
 def _load_program(path: str):
@@ -266,6 +303,7 @@ def _widen(a: np.ndarray) -> np.ndarray:
 @click.option(
     "--strict", is_flag=True, help="Exit 1 when the run produces Inf/NaN from finite inputs."
 )
+@_LNC_OPTION
 def run(
     neff,
     in_items,
@@ -277,6 +315,7 @@ def run(
     ideal_waits,
     exact_accumulation,
     strict,
+    lnc,
 ) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
@@ -290,6 +329,11 @@ def run(
         if path:
             _check_writable(path)
     program = _load_program(neff)
+    if lnc is not None and lnc != program.lnc:
+        raise UsageError(
+            f"{neff} was compiled for LNC={program.lnc}, not LNC={lnc} "
+            f"(recompile with nkic compile --lnc {lnc})"
+        )
     inputs = _read_inputs(program, in_items)
     try:
         with Progress(f"simulating {neff}"):
@@ -362,7 +406,9 @@ def _codes(option: str | None, default: tuple[str, ...] | None) -> list[str] | N
     return list(default) if default is not None else None
 
 
-def _check_one(path: str, kernel, given_args: dict, target_option, select, ignore) -> list:
+def _check_one(
+    path: str, kernel, given_args: dict, target_option, select, ignore, lnc=None, reports=None
+) -> list:
     from . import diagnostics as dg
     from .frontend import find_kernels
 
@@ -375,7 +421,7 @@ def _check_one(path: str, kernel, given_args: dict, target_option, select, ignor
     diags = []
     for name in names:
         args = _kernel_args(config, path, name, given_args) if name else given_args
-        diags.extend(driver.check_file(path, name, args, target))
+        diags.extend(driver.check_file(path, name, args, target, lnc, reports))
     diags = dg.apply_noqa(diags)
     return dg.filter_diagnostics(
         diags, _codes(select, config.select), _codes(ignore, config.ignore) or None
@@ -396,18 +442,23 @@ def _check_one(path: str, kernel, given_args: dict, target_option, select, ignor
 @click.option("--target", type=click.Choice(TARGET_NAMES), help=TARGET_HELP)
 @click.option("--select", help="Comma-separated codes: report only these.")
 @click.option("--ignore", help="Comma-separated codes: never report these.")
-def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
+@_LNC_OPTION
+@_REPORT_OPTION
+def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, report) -> None:
     """Report every problem in the kernels of FILES (files or directories; exit 1 if any
     error)."""
     from . import diagnostics as dg
 
     paths = _expand(files)
     args = _parse_args(arg_items)
+    if report and fmt not in ("text", "json"):
+        raise UsageError(f"--report prints text or json, not {fmt}")
     diags = []
+    reports: list[dict] | None = [] if report else None
     with Progress("checking") as progress:
         for n, path in enumerate(paths):
             progress.update(f"checking {path}", n, len(paths))
-            diags.extend(_check_one(path, kernel, args, target, select, ignore))
+            diags.extend(_check_one(path, kernel, args, target, select, ignore, lnc, reports))
     renderers = {
         "text": lambda ds: dg.render_text(ds, color=use_color(sys.stdout)),
         "json": dg.render_json,
@@ -417,6 +468,13 @@ def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
     if fmt != "sarif":  # SARIF makes its URIs relative to the source root itself
         diags = with_display_paths(diags, {os.path.abspath(p): p for p in paths})
     text = renderers[fmt](diags)
+    if reports is not None and fmt == "json":
+        # with --report the JSON output is one object: the diagnostics and the reports
+        text = json.dumps({"diagnostics": json.loads(text or "[]"), "reports": reports}, indent=2)
+    elif reports:
+        from .report import render_report
+
+        text = "\n".join([*([text] if text else []), *map(render_report, reports)])
     if text:
         click.echo(text)
     errors = sum(d.severity == "error" for d in diags)
