@@ -189,7 +189,7 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc, repo
             target,
             dump_after,
             dump=lambda s: click.echo(s, err=True),
-            lnc=lnc or 1,
+            lnc=lnc or config.lnc or 1,
         )
     if res.diagnostics:
         shown = with_display_paths(res.diagnostics, {os.path.abspath(file): file})
@@ -421,7 +421,7 @@ def _check_one(
     diags = []
     for name in names:
         args = _kernel_args(config, path, name, given_args) if name else given_args
-        diags.extend(driver.check_file(path, name, args, target, lnc, reports))
+        diags.extend(driver.check_file(path, name, args, target, lnc or config.lnc, reports))
     diags = dg.apply_noqa(diags)
     return dg.filter_diagnostics(
         diags, _codes(select, config.select), _codes(ignore, config.ignore) or None
@@ -483,6 +483,55 @@ def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, report) ->
         files_note = f" in {len(paths)} file(s)" if len(paths) != len(files) else ""
         click.echo(f"{errors} error(s), {warnings} warning(s){files_note}", err=True)
     sys.exit(EXIT_ERRORS if errors else EXIT_OK)
+
+
+@cli.command()
+@click.argument("file")
+@click.option("-o", "--output", help="Write the migrated kernel here (default: print a diff).")
+@click.option(
+    "--to", "to", type=click.Choice(["0.3"]), default="0.3", show_default=True,
+    help="The NKI version to migrate to.",
+)  # fmt: skip
+@click.option("-k", "--kernel", help="Verify only this kernel.")
+@click.option("--arg", "arg_items", multiple=True, metavar="NAME=SPEC",
+              help="Kernel arguments: with them, both versions are compiled, run and compared.")  # fmt: skip
+@click.option("--target", type=click.Choice(TARGET_NAMES), help=TARGET_HELP)
+def migrate(file, output, to, kernel, arg_items, target) -> None:
+    """Rewrite a Beta 1 (neuronxcc.nki) kernel file into current NKI."""
+    from .frontend import find_kernels
+    from .migrate import migrate_source, verify
+
+    _check_source(file)
+    if output:
+        _check_writable(output)
+    try:
+        source = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read {file}: {e}") from None
+    try:
+        result = migrate_source(source, to)
+    except Exception as e:  # libcst's parser: not Python this tool can read
+        raise UsageError(f"{file}: cannot parse: {str(e).splitlines()[0]}") from None
+    if output:
+        Path(output).write_text(result.text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(result.diff(file), nl=False)
+    for todo in result.todos:
+        click.echo(f"{file}:{todo.line}: manual step: {todo.message}", err=True)
+    args = _parse_args(arg_items)
+    if not args:
+        if not result.todos:
+            click.echo("not verified: pass --arg NAME=SPEC for the kernel's arguments", err=True)
+        return
+    names = [kernel] if kernel else [name for name, _ in find_kernels(file)]
+    failed = False
+    for name in names:
+        outcome = verify(file, result.text, name, args, _target(target, _config(file)))
+        click.echo(outcome.describe(), err=True)
+        failed |= bool(outcome.error) or not outcome.identical
+    if failed:
+        sys.exit(EXIT_ERRORS)
 
 
 @cli.command()

@@ -218,9 +218,24 @@ class RunResult:
     profile: dict[str, Any]
     instructions: list[StaticInstruction] = field(repr=False)
     records: list[tuple] = field(repr=False)
+    #: (program, instructions, records) of every core of an LNC launch (empty for one core).
+    cores: list[tuple] = field(default_factory=list, repr=False)
 
     def trace(self) -> dict[str, Any]:
-        return build_trace(self.program, self.instructions, self.records)
+        if not self.cores:
+            return build_trace(self.program, self.instructions, self.records)
+        # one trace process per physical core; flow ids kept apart per core
+        events = []
+        for core, (program, instructions, records) in enumerate(self.cores):
+            for event in build_trace(program, instructions, records)["traceEvents"]:
+                event = {**event, "pid": core + 1}
+                if event.get("name") == "process_name":
+                    name = event["args"]["name"]
+                    event["args"] = {"name": f"{name} core {core}"}
+                if event.get("cat") == "semaphore" and "id" in event:
+                    event["id"] = f"{core}.{event['id']}"
+                events.append(event)
+        return {"traceEvents": events, "displayTimeUnit": "ns"}
 
     def summary(self) -> str:
         return summarize(self.profile)

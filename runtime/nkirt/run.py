@@ -125,7 +125,8 @@ def execute(
         profile = dict(max(profiles, key=lambda p: p["total_ns"]))
         profile["lnc"] = len(profiles)
         profile["cores"] = profiles
-    return RunResult(program, outputs, profile, executor.instructions, executor.records)
+    cores = [(c.program, c.instructions, c.records) for c in executors] if program.peers else []
+    return RunResult(program, outputs, profile, executor.instructions, executor.records, cores)
 
 
 def _warnings(executor: Executor) -> list[dict]:
