@@ -9,11 +9,14 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from nkirt.errors import NeffError, RunError, RuntimeFault
 
 from . import driver, standin
 from .arrays import is_array, like, to_numpy
 from .diagnostics import CompileError, Diagnostic
 from .ir.target import TARGET_NAMES
+
+__all__ = ["CompiledKernel", "NeffError", "RunError", "RuntimeFault", "check", "compile", "load"]
 
 
 def _tensor_args(args: dict[str, object]) -> dict[str, object]:
@@ -76,7 +79,15 @@ class CompiledKernel:
     `returns_nothing` is True when the kernel returns no tensor (its results are the
     parameters it writes, named in `output_names`); None when unknown (a loaded `.neff`)."""
 
-    def __init__(self, neff: bytes, ir: str = "", asm: str = "", returns_nothing=None, report=None):
+    def __init__(
+        self,
+        neff: bytes,
+        ir: str = "",
+        asm: str = "",
+        returns_nothing=None,
+        report=None,
+        limits=None,
+    ):
         import nkirt
 
         self.neff = neff
@@ -86,7 +97,7 @@ class CompiledKernel:
         self.report: dict | None = report
         self.profile: dict | None = None
         self.returns_nothing: bool | None = returns_nothing
-        self._program = nkirt.load(neff)
+        self._program = nkirt.load(neff, limits or nkirt.Limits())
         self.name = self._program.kernel
 
     @property
@@ -222,9 +233,22 @@ def _loc(path: str):
     return Loc(path, 1, 1, 1, 1)
 
 
-def load(path: str | Path) -> CompiledKernel:
-    """A CompiledKernel from a `.neff` written by `nkic compile` or `CompiledKernel.save`."""
-    return CompiledKernel(Path(path).read_bytes())
+def load(
+    path: str | Path, *, max_memory: int | None = None, max_instances: int | None = None
+) -> CompiledKernel:
+    """A CompiledKernel from a `.neff` written by `nkic compile` or `CompiledKernel.save`.
+
+    The file may come from anywhere: it is validated whole before anything runs, and any
+    defect (or a size beyond the limits) raises `NeffError` with a one-line message. Calling
+    the kernel raises `RunError` when a run would need more than `max_memory` bytes (default
+    8 GiB) and `RuntimeFault` when the simulated NeuronCore faults.
+    """
+    import nkirt
+    from nkirt.neff import read_file
+
+    default = nkirt.Limits()
+    limits = nkirt.Limits(max_memory or default.max_memory, max_instances or default.max_instances)
+    return CompiledKernel(read_file(path), limits=limits)
 
 
 def check(

@@ -165,8 +165,8 @@ def _parses(path: str) -> bool:
     import ast
 
     try:
-        ast.parse(Path(path).read_bytes(), filename=path)
-    except (SyntaxError, ValueError, OSError):
+        ast.parse(Path(path).read_bytes().decode("utf-8"), filename=path)
+    except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
         return False
     return True
 

@@ -33,7 +33,7 @@ PSUM = BufferValue("psum")
 HBM = BufferValue("hbm")
 SHARED_HBM = BufferValue("shared_hbm")
 
-#: `nl.tile_size` (nki-language.md §5.3); only the documented values.
+#: `nl.tile_size` (Language §5.3); only the documented values.
 TILE_SIZE = {
     "pmax": 128,
     "psum_fmax": 512,
@@ -139,6 +139,13 @@ def ndarray(ip, call, shape, dtype, buffer=SBUF, name="", address=None):
                 call.arg_node(name="address"),
             )
         addr = (ip.need_int(address[0]), ip.need_int(address[1]))
+        if buf not in ("sbuf", "psum"):
+            raise UserError(
+                "err_invalid_argument",
+                f"address= places a tensor in SBUF or PSUM; a {buf} tensor has no address",
+                call.arg_node(name="address"),
+                "drop address= (HBM tensors are placed by the runtime)",
+            )
     return ip.alloc(shape, dtype, buf, name, addr, call)
 
 
@@ -494,7 +501,7 @@ def tensor_attribute(ip, t: TensorView, name: str):
 
 def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indirect_dim):
     """`view` with the runtime offset of `.ap(scalar_offset=…)` / `.ap(vector_offset=…)`
-    (nki-language.md §8): checked here, bound to a DMA operand by the instruction."""
+    (Language §8): checked here, bound to a DMA operand by the instruction."""
     if scalar_offset is not None and vector_offset is not None:
         raise UserError(
             "err_invalid_argument",

@@ -66,7 +66,7 @@ class Launch:
             self.done.add(core)
             if self.arrived:
                 waiting = next(iter(self.arrived))
-                self._fail(
+                self._set_error(
                     f"{self._where(waiting)} waits for core {core}, which finished the kernel "
                     "without reaching it (the cores' control flow diverged)"
                 )
@@ -90,10 +90,13 @@ class Launch:
                 break
         self.cond.notify_all()
 
-    def _fail(self, message: str) -> None:
+    def _set_error(self, message: str) -> None:
         if self.error is None:
             self.error = RuntimeFault(message)
         self.cond.notify_all()
+
+    def _fail(self, message: str) -> None:
+        self._set_error(message)
         raise _Abort
 
     def _where(self, core: int) -> str:

@@ -1,4 +1,4 @@
-"""Results of a run: outputs, the Profile JSON (DESIGN.md), a Chrome trace and a text summary."""
+"""Results of a run: outputs, the Profile JSON (docs/profiling.md), a Chrome trace and a text summary."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def build_profile(
     hbm_busy_ns: float | None = None,
     warnings: list[dict] | None = None,
 ) -> dict[str, Any]:
-    """The Profile JSON of DESIGN.md plus utilisation, DMA traffic and the costliest lines."""
+    """The Profile JSON (docs/profiling.md): its stable core plus utilisation, DMA traffic and the costliest lines."""
     total = max((r[3] for r in records), default=0.0)
     intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
     # from when an instance heads its queue (waiting on semaphores included) to its busy end
@@ -218,9 +218,24 @@ class RunResult:
     profile: dict[str, Any]
     instructions: list[StaticInstruction] = field(repr=False)
     records: list[tuple] = field(repr=False)
+    #: (program, instructions, records) of every core of an LNC launch (empty for one core).
+    cores: list[tuple] = field(default_factory=list, repr=False)
 
     def trace(self) -> dict[str, Any]:
-        return build_trace(self.program, self.instructions, self.records)
+        if not self.cores:
+            return build_trace(self.program, self.instructions, self.records)
+        # one trace process per physical core; flow ids kept apart per core
+        events = []
+        for core, (program, instructions, records) in enumerate(self.cores):
+            for event in build_trace(program, instructions, records)["traceEvents"]:
+                event = {**event, "pid": core + 1}
+                if event.get("name") == "process_name":
+                    name = event["args"]["name"]
+                    event["args"] = {"name": f"{name} core {core}"}
+                if event.get("cat") == "semaphore" and "id" in event:
+                    event["id"] = f"{core}.{event['id']}"
+                events.append(event)
+        return {"traceEvents": events, "displayTimeUnit": "ns"}
 
     def summary(self) -> str:
         return summarize(self.profile)

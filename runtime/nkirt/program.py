@@ -8,6 +8,7 @@ from math import prod
 from typing import Any
 
 from nkirt import dtypes
+from nkirt.limits import DEFAULT, Limits
 
 ON_CHIP = frozenset({"sbuf", "psum"})
 #: The in-order instruction streams of a NeuronCore, in trace order.
@@ -70,6 +71,8 @@ class Program:
     output_names: list[str]
     body: list[dict[str, Any]]
     stats: dict[str, Any] = field(default_factory=dict)
+    #: What a run of this program may use (given when it was loaded).
+    limits: Limits = DEFAULT
     #: The physical core this program runs on, and the launch's core count (LNC degree).
     core: int = 0
     lnc: int = 1

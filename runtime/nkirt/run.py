@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -18,17 +19,54 @@ from threadpoolctl import threadpool_limits
 
 from nkirt import dtypes
 from nkirt.analysis import explorer_sections
+from nkirt.cost.tables import PSUM_PARTITION_BYTES, TARGETS
 from nkirt.errors import RunError
 from nkirt.executor import Executor
 from nkirt.launch import Launch
+from nkirt.limits import DEFAULT, Limits, format_size
 from nkirt.neff import read_neff
 from nkirt.profile import RunResult, build_profile
 from nkirt.program import Program, TensorInfo
 
 
-def load(source: bytes | bytearray | memoryview | str | os.PathLike) -> Program:
-    """Read and validate a `.neff` from a path or its bytes."""
-    return read_neff(source)
+def load(
+    source: bytes | bytearray | memoryview | str | os.PathLike, limits: Limits = DEFAULT
+) -> Program:
+    """Read and validate a `.neff` from a path or its bytes; NeffError if it is malformed or
+    exceeds `limits` (the program keeps them for its runs)."""
+    return read_neff(source, limits)
+
+
+def memory_needed(program: Program) -> tuple[int, str]:
+    """Host bytes a functional run allocates up front (every memory and its written-shadow,
+    generated inputs, copied outputs, for each core of the launch), and the largest tensor's
+    name."""
+    table = TARGETS[program.target]
+    chip = 128 * (table.sbuf_partition_bytes + PSUM_PARTITION_BYTES)
+    total, largest, name = 0, 0, ""
+    for core in (program, *program.peers):
+        total += 2 * chip + 128 * PSUM_PARTITION_BYTES
+        for tensor in core.tensors.values():
+            if tensor.on_chip or (core is not program and tensor.shared is not None):
+                continue
+            total += 2 * tensor.nbytes
+            if tensor.nbytes > largest:
+                largest, name = tensor.nbytes, tensor.name
+    for tensor in program.inputs:
+        total += 8 * prod(tensor.shape)  # float32 random values and their cast
+    total += sum(t.nbytes for t in program.outputs)
+    return total, name
+
+
+def _check_memory(program: Program) -> None:
+    need, largest = memory_needed(program)
+    limit = program.limits.max_memory
+    if need > limit:
+        raise RunError(
+            f"the run needs {format_size(need)} of memory (largest tensor: {largest}), more "
+            f"than the limit of {format_size(limit)}; raise it with --max-memory (CLI) or "
+            "max_memory= (API), or run with timing only"
+        )
 
 
 def execute(
@@ -64,6 +102,8 @@ def execute(
     for tensor in program.inputs:
         if tensor.name in inputs:
             _check_shape(tensor, inputs[tensor.name])
+    if not timing_only:
+        _check_memory(program)
     executors = [
         Executor(
             core,
@@ -125,7 +165,8 @@ def execute(
         profile = dict(max(profiles, key=lambda p: p["total_ns"]))
         profile["lnc"] = len(profiles)
         profile["cores"] = profiles
-    return RunResult(program, outputs, profile, executor.instructions, executor.records)
+    cores = [(c.program, c.instructions, c.records) for c in executors] if program.peers else []
+    return RunResult(program, outputs, profile, executor.instructions, executor.records, cores)
 
 
 def _warnings(executor: Executor) -> list[dict]:

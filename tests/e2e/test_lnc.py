@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -152,8 +153,15 @@ def test_cli_compiles_and_runs_both_cores(tmp_path):
     src = str(KERNELS / "softmax_lnc.py")
     made = invoke("compile", src, "--arg", "x=float32[256,128]", "--lnc", "2", "-o", str(neff))
     assert made.exit_code == 0, made.output
-    run = invoke("run", str(neff), "--in", f"x={tmp_path / 'x.npy'}", "--out-dir", str(tmp_path))
+    trace = tmp_path / "trace.json"
+    run = invoke("run", str(neff), "--in", f"x={tmp_path / 'x.npy'}", "--out-dir", str(tmp_path),
+                 "--trace", str(trace))  # fmt: skip
     assert run.exit_code == 0 and "core 1 of LNC=2" in run.output
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert names == {1: "softmax_lnc (trn2) core 0", 2: "softmax_lnc (trn2) core 1"}
+    slices = [e for e in events if e.get("ph") == "X"]
+    assert {e["pid"] for e in slices} == {1, 2}
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), _softmax(x), rtol=1e-5, atol=1e-6)
     wrong = invoke("run", str(neff), "--lnc", "1", "--out-dir", str(tmp_path))
     assert wrong.exit_code == 2 and "compiled for LNC=2" in wrong.output
@@ -307,3 +315,25 @@ def test_interleaved_columns_are_not_a_race(tmp_path):
     assert [d.code for d in nkic.check(racy, a=nkic.TensorSpec((128, 256), "float32"))] == [
         "nkic_lnc_shared_hbm_race"
     ]
+
+
+def test_tool_nkic_lnc_is_the_default_degree(tmp_path):
+    from click.testing import CliRunner
+
+    from nkic.cli import cli
+
+    (tmp_path / "pyproject.toml").write_text("[tool.nkic]\nlnc = 2\n")
+    src = tmp_path / "softmax_lnc.py"
+    src.write_text((KERNELS / "softmax_lnc.py").read_text())
+    neff = tmp_path / "s.neff"
+    res = CliRunner().invoke(
+        cli, ["compile", str(src), "--arg", "x=float32[256,128]", "-o", str(neff)]
+    )
+    assert res.exit_code == 0, res.output
+    import nkirt
+
+    assert nkirt.load(neff).lnc == 2
+    res = CliRunner().invoke(
+        cli, ["compile", str(src), "--arg", "x=float32[256,128]", "-o", str(neff), "--lnc", "1"]
+    )
+    assert res.exit_code == 0 and nkirt.load(neff).lnc == 1  # the command line wins

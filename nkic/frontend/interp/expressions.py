@@ -268,6 +268,14 @@ class Expressions:
         if isinstance(op, (ast.Mult,)) and isinstance(a, (list, str, tuple)):
             if isinstance(b, int) and len(a) * max(b, 0) > MAX_ITERATIONS:
                 raise UserError("err_value_error", "sequence repetition is too large")
+        if isinstance(op, ast.Add) and isinstance(a, (list, str, tuple)):
+            if isinstance(b, (list, str, tuple)) and len(a) + len(b) > MAX_ITERATIONS:
+                raise UserError(
+                    "err_specialisation_limit",
+                    f"a sequence of more than {MAX_ITERATIONS} items at specialisation",
+                    None,
+                    "build large data outside the kernel (an input or nl.shared_constant)",
+                )
         if isinstance(op, ast.Pow) and isinstance(b, int) and abs(b) > 4096:
             raise UserError("err_value_error", "exponent too large")
         if isinstance(op, ast.LShift) and isinstance(b, int) and b > 4096:
