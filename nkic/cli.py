@@ -347,7 +347,11 @@ def _widen(a: np.ndarray) -> np.ndarray:
     help="Input array (missing inputs get seeded random data).",
 )
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--out-dir", default="nkic-out", show_default=True, help="Where outputs are written.")
+@click.option(
+    "--out-dir",
+    show_default="nkic-out",
+    help="Where outputs are written (created unless --timing-only leaves it unused).",
+)
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
 @click.option("--timing-only", is_flag=True, help="Skip the numerics; estimate timing only.")
@@ -393,9 +397,10 @@ def run(
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
 
-    out = Path(out_dir)
+    out = Path(out_dir or "nkic-out")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        if out_dir is not None or not timing_only:  # a named one may hold --profile/--trace
+            out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"cannot create --out-dir {out_dir}: {e.strerror or e}") from None
     for path in (profile_path, trace_path):
