@@ -84,8 +84,10 @@ def _par_dim(ip, call, n):
 
 
 def _grid_axis(ip, axis, what: str) -> int:
+    """`axis` of the launch grid; a kernel launched without a grid is one program, whose
+    index is 0 along every axis."""
     axis = ip.need_int(axis, f"the axis of {what}")
-    rank = len(ip.grid) or 1
+    rank = len(ip.grid) or (axis + 1 if axis >= 0 else 1)
     if not 0 <= axis < rank:
         raise UserError(
             "err_invalid_argument",
@@ -106,15 +108,14 @@ def _program_id(ip, call, axis):
 def _num_programs(ip, call, axes=None):
     """The number of programs along `axes` (an axis or a tuple of axes); all of them when
     None."""
-    grid = ip.grid or (1,)
     if axes is None:
-        chosen = range(len(grid))
+        chosen = range(len(ip.grid))
     else:
         items = axes if isinstance(axes, (tuple, list)) else (axes,)
         chosen = [_grid_axis(ip, a, "nl.num_programs") for a in items]
     total = 1
     for a in chosen:
-        total *= grid[a]
+        total *= ip.grid[a] if ip.grid else 1
     return total
 
 

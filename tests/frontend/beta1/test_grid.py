@@ -77,3 +77,13 @@ def test_cli_grid_option(tmp_path):
     outs = list((tmp_path / "o").glob("*.npy"))
     assert len(outs) == 1
     np.testing.assert_array_equal(np.load(outs[0]), a + b)
+
+
+def test_without_a_grid_the_kernel_is_one_program_and_an_axis_outside_the_grid_is_reported():
+    x = np.zeros((128, 8), np.float32)
+    out = nkic.compile(str(KERNELS), x, kernel="grid_shape")(x)
+    np.testing.assert_array_equal(out, np.full((128, 8), 10.0, np.float32))  # 1 program, rank 0
+    a = np.zeros((256, 512), np.float32)
+    diags = nkic.check(str(KERNELS), kernel="add_grid", grid=(2,), a=a, b=a)
+    assert [d.code for d in diags] == ["err_invalid_argument"]
+    assert "axis 1 is outside the launch grid [2]" in diags[0].message
