@@ -75,6 +75,8 @@ class Language:
         self.rules = rules
         self.package = package  # the root module kernels import the language from
         self.kernel_decorators = kernel_decorators  # `package.X` names that mark a kernel
+        #: keywords every `nl` / `nisa` call of the language accepts (Beta 1: `mask=`)
+        self.call_keywords: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         return f"<language {self.name}>"

@@ -193,6 +193,8 @@ class _Linter:
         keywords = [k for k in node.keywords if k.arg is not None]
         if any(k.arg is None for k in node.keywords):
             keywords = []  # `**kw`: the names are not known
+        if isinstance(target, (IsaInstr, Builtin, NlOp)):  # a dialect's own keywords (mask=)
+            keywords = [k for k in keywords if k.arg not in self.sp.language.call_keywords]
         if isinstance(target, IsaInstr):
             names = [p.name for p in INSTRUCTIONS[target.name].params]
             self.unexpected(f"nisa.{target.name}", keywords, names, self.sp.language.keyword_hint)

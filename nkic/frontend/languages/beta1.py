@@ -336,5 +336,6 @@ BETA1 = Beta1(
     rules=Rules(unsupported_syntax=UNSUPPORTED_SYNTAX),
     package="neuronxcc.nki",
 )
+BETA1.call_keywords = frozenset({"mask"})  # beta1_mask.py
 
 __all__ = ["BETA1", "UNSUPPORTED"]

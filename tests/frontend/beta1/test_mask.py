@@ -58,3 +58,8 @@ def test_what_a_mask_cannot_do_is_a_diagnostic(kernel, rows, code, text, line):
     diags = nkic.check(str(KERNELS), kernel=kernel, a=a)
     assert [(d.code, d.loc.line) for d in diags] == [(code, line)]
     assert text in diags[0].message and diags[0].hint
+
+
+def test_check_without_shapes_accepts_mask_keywords():
+    diags = nkic.check(str(KERNELS))
+    assert diags and {d.code for d in diags} == {"nkic_shapes_unknown"}
