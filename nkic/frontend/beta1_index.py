@@ -176,8 +176,8 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
     axes = [
         a
         for k in items
-        for a in ([k.axis] if isinstance(k, IndexGrid) else [t[2] for t in k.terms])
         if isinstance(k, (IndexGrid, GridSum))
+        for a in ([k.axis] if isinstance(k, IndexGrid) else [t[2] for t in k.terms])
     ]
     if axes != sorted(axes) or len(set(axes)) != len(axes):
         raise UserError(
@@ -186,6 +186,13 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
             "by nkic",
             hint="load the tile in its stored order and transpose it with nl.transpose",
         )
+    # grids placed at their own positions (`t[0, i_f]` with i_f = nl.arange(n)[None, :]): the
+    # view has the grid's rank, an int giving a dimension of size 1
+    placed = all(
+        k.ndim == len(items) and k.axis == d
+        for d, k in enumerate(items)
+        if isinstance(k, IndexGrid)
+    ) and any(isinstance(k, IndexGrid) for k in items)
     # a grid of rank > 1 must match its position among the grids
     offset = view.offset
     pattern: list[tuple[int, int]] = []
@@ -228,8 +235,8 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
                     f"index {value} is out of bounds for dimension {dim} of size {num}",
                 )
             offset = offset + _mul(value, step)
-            if view.on_chip and dim == 0:
-                pattern.append((step, 1))
+            if (view.on_chip and dim == 0) or placed:
+                pattern.append((step, 1))  # the grid's axis `dim` has size 1 here
     pattern += list(view.pattern[len(items) :])
     if view.on_chip and not pattern:
         pattern = [(view.pattern[0][0], 1)]

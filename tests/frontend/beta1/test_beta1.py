@@ -96,3 +96,10 @@ def test_a_reduction_over_axes_that_are_not_the_last_ones():
     kernel = Path(__file__).parent / "grid_sums.py"
     out = nkic.compile(str(kernel), x, 3, kernel="block_max")(x)
     np.testing.assert_array_equal(out, x.reshape(32, 4, 3, 6, 3).max(axis=(2, 4)))
+
+
+def test_an_int_and_a_grid_in_one_index():
+    x = np.random.default_rng(6).standard_normal((4, 64)).astype(np.float32)
+    kernel = Path(__file__).parent / "grid_sums.py"
+    out = nkic.compile(str(kernel), x, kernel="first_row")(x)
+    np.testing.assert_array_equal(out, x[:1])
