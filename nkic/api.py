@@ -89,19 +89,23 @@ class CompiledKernel:
         Path(path).write_bytes(self.neff)
 
 
-def compile(kernel, /, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> CompiledKernel:
+def compile(
+    kernel, /, *args, target: str = driver.DEFAULT_TARGET, nki: str | None = None, **kwargs
+) -> CompiledKernel:
     """Compile `kernel` (a function, or a file path with `kernel="name"`) for `args`.
 
     Arguments: numpy arrays and `TensorSpec`s become tensor inputs; anything else is a
-    compile-time value. Raises `CompileError` carrying every diagnostic.
+    compile-time value. `nki` is the NKI language version ("0.3" … "0.7", default: the
+    newest). Raises `CompileError` carrying every diagnostic.
     """
+    _check_nki(nki)
     if isinstance(kernel, (str, Path)):
         path = str(kernel)
         name = kwargs.pop("kernel", None)
         if name is None:
             from .frontend import find_kernels
 
-            found = find_kernels(path)
+            found = find_kernels(path, language=nki)
             name = found[0][0] if len(found) == 1 else None
     else:
         fn = standin.kernel_function(kernel)
@@ -122,7 +126,7 @@ def compile(kernel, /, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> 
         raise TypeError(f"{name} takes {len(params)} argument(s), got {len(args)}")
     named = dict(zip(params or [], args))
     named.update(kwargs)
-    res = driver.compile_file(path, name, _tensor_args(named), target)
+    res = driver.compile_file(path, name, _tensor_args(named), target, nki=nki)
     if not res.ok:
         raise CompileError(
             [d for d in res.diagnostics]
@@ -143,7 +147,20 @@ def load(path: str | Path) -> CompiledKernel:
 
 
 def check(
-    path: str | Path, kernel: str | None = None, target: str = driver.DEFAULT_TARGET, **args
+    path: str | Path,
+    kernel: str | None = None,
+    target: str = driver.DEFAULT_TARGET,
+    nki: str | None = None,
+    **args,
 ) -> list[Diagnostic]:
-    """Every diagnostic for the kernels in `path` (tensor arguments as arrays or TensorSpecs)."""
-    return driver.check_file(str(path), kernel, _tensor_args(args), target)
+    """Every diagnostic for the kernels in `path` (tensor arguments as arrays or TensorSpecs),
+    for NKI language version `nki` (default: the newest)."""
+    _check_nki(nki)
+    return driver.check_file(str(path), kernel, _tensor_args(args), target, nki)
+
+
+def _check_nki(nki: str | None) -> None:
+    from .frontend.languages import VERSIONS
+
+    if nki is not None and nki not in VERSIONS:
+        raise ValueError(f"unknown NKI version {nki!r}; expected one of {', '.join(VERSIONS)}")

@@ -12,7 +12,11 @@ import numpy as np
 
 from . import driver
 from .diagnostics import render_text
+from .frontend.languages import DEFAULT as _NKI_DEFAULT
+from .frontend.languages import VERSIONS as NKI_VERSIONS
 from .ir.target import TARGET_NAMES
+
+NKI_DEFAULT = _NKI_DEFAULT.version
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -80,6 +84,13 @@ def main() -> None:
 @click.option(
     "--target", type=click.Choice(TARGET_NAMES), default=driver.DEFAULT_TARGET, show_default=True
 )
+@click.option(
+    "--nki",
+    type=click.Choice(NKI_VERSIONS),
+    default=NKI_DEFAULT,
+    show_default=True,
+    help="NKI language version of the kernel.",
+)
 @click.option("-o", "--output", help="Output .neff path (default: <kernel>.neff).")
 @click.option(
     "--emit",
@@ -94,7 +105,7 @@ def main() -> None:
     metavar="PASS|all",
     help="Print the IR after the named pass (or after every pass) to stderr.",
 )
-def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
+def compile(file, kernel, arg_items, target, nki, output, emit, dump_after) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
@@ -104,7 +115,7 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
         if dump_after != "all" and dump_after not in PASS_NAMES:
             raise UsageError(f"unknown pass {dump_after!r}; passes: {', '.join(PASS_NAMES)}")
     res = driver.compile_file(
-        file, kernel, args, target, dump_after, dump=lambda s: click.echo(s, err=True)
+        file, kernel, args, target, dump_after, dump=lambda s: click.echo(s, err=True), nki=nki
     )
     if res.diagnostics:
         click.echo(render_text(res.diagnostics), err=True)
@@ -220,9 +231,16 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only) ->
 @click.option(
     "--target", type=click.Choice(TARGET_NAMES), default=driver.DEFAULT_TARGET, show_default=True
 )
+@click.option(
+    "--nki",
+    type=click.Choice(NKI_VERSIONS),
+    default=NKI_DEFAULT,
+    show_default=True,
+    help="NKI language version of the kernel.",
+)
 @click.option("--select", help="Comma-separated codes: report only these.")
 @click.option("--ignore", help="Comma-separated codes: never report these.")
-def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
+def check(files, kernel, arg_items, fmt, target, nki, select, ignore) -> None:
     """Report every problem in the kernels of FILES (exit 1 if any error)."""
     from . import diagnostics as dg
 
@@ -231,7 +249,7 @@ def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
     args = _parse_args(arg_items)
     diags = []
     for f in files:
-        diags.extend(driver.check_file(f, kernel, args, target))
+        diags.extend(driver.check_file(f, kernel, args, target, nki))
     diags = dg.apply_noqa(diags)
     split = lambda s: [c.strip() for c in s.split(",") if c.strip()] if s else None  # noqa: E731
     diags = dg.filter_diagnostics(diags, split(select), split(ignore))

@@ -448,6 +448,26 @@ def kernel(xT: nt.tensor[128, 128, nl.bfloat16], w: nt.tensor[128, 512, nl.bfloa
 """,
 )
 _code(
+    "nkic_deprecated_api",
+    "API deprecated in the selected NKI version",
+    "frontend",
+    """The kernel uses a name that the selected NKI version (`--nki`, default 0.7) deprecates:
+    it still works, but a later version may remove it. The message names the version that
+    deprecated it and the hint its replacement (docs/language.md, "NKI versions").""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    n = nl.tile_size.psum_fmax
+    #   ^ nkic_deprecated_api
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    n = nl.tile_size.psum_bank_fmax
+""",
+    severity="warning",
+)
+_code(
     "nkic_device_print_ignored",
     "`nl.device_print` is not simulated",
     "frontend",

@@ -47,11 +47,13 @@ def compile_file(
     emit: bool = True,
     *,
     unroll_all: bool = False,
+    nki: str | None = None,
 ) -> CompileResult:
     """Specialise `kernel` in `path` for `args`, run the pass pipeline and write the neff.
 
     `unroll_all` unrolls every loop, symbolic ones included: the reference semantics that
-    symbolic loops must match (tests compile both ways and compare the results)."""
+    symbolic loops must match (tests compile both ways and compare the results). `nki` is the
+    NKI language version ("0.3" … "0.7", default: the newest)."""
     from .backend import write_neff
     from .frontend import specialise
     from .passes.base import PassContext
@@ -59,7 +61,14 @@ def compile_file(
 
     sink = DiagnosticSink()
     ir = specialise(
-        path, kernel, dict(args or {}), target, sink, partial=not emit, unroll_all=unroll_all
+        path,
+        kernel,
+        dict(args or {}),
+        target,
+        sink,
+        partial=not emit,
+        unroll_all=unroll_all,
+        language=nki,
     )
     result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
     if ir is None:
@@ -106,23 +115,24 @@ def check_file(
     kernel: str | None = None,
     args: dict[str, object] | None = None,
     target: str = DEFAULT_TARGET,
+    nki: str | None = None,
 ) -> list[Diagnostic]:
     """Every diagnostic of every kernel in `path` (or of the one named). A kernel whose
     parameters lack shapes gets the shape-independent checks and a `nkic_shapes_unknown` note."""
     from .frontend import find_kernels
     from .frontend.lint import lint_kernel
 
-    names = [kernel] if kernel else [name for name, _ in find_kernels(path)]
+    names = [kernel] if kernel else [name for name, _ in find_kernels(path, language=nki)]
     if not names and not _parses(path):
         # a file that does not parse gets its syntax error; a parsable file without kernels
         # (a helper module) is fine
-        return compile_file(path, None, args, target, emit=False).diagnostics
+        return compile_file(path, None, args, target, emit=False, nki=nki).diagnostics
     diags: list[Diagnostic] = []
     for name in names:
         sink = DiagnosticSink()
-        if lint_kernel(path, name, dict(args or {}), target, sink):
+        if lint_kernel(path, name, dict(args or {}), target, sink, language=nki):
             diags.extend(sink.items)
             continue
-        res = compile_file(path, name, args, target, emit=False)
+        res = compile_file(path, name, args, target, emit=False, nki=nki)
         diags.extend(res.diagnostics)
     return diags

@@ -55,6 +55,8 @@ class Modules:
                 continue
             if alias.name in module.attrs:
                 value = module.attrs[alias.name]
+                if module.strict:
+                    self.warn_deprecated(module.name, alias.name, node)
             else:
                 try:
                     value = self.import_module(f"{name}.{alias.name}", node)

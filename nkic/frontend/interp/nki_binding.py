@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from ...diagnostics import Diagnostic
 from ...ir.core import Tensor
 from ..tensors import TensorView
 from ..values import UserError
@@ -28,6 +29,15 @@ class NkiBinding:
                 f"lambda bodies must be compile-time expressions; {name} emits IR",
                 call.node,
                 "use a def function instead of a lambda",
+            )
+
+    def warn_deprecated(self, module: str, name: str, node: ast.AST | None) -> None:
+        """A warning where a kernel uses a name its language version deprecates."""
+        found = self.language.deprecation(module, name)
+        if found is not None:
+            message, hint = found
+            self._emit_diag(
+                Diagnostic("nkic_deprecated_api", message, self.loc(node), "warning", hint)
             )
 
     def alloc(self, shape, dtype: str, buffer: str, label: str, address, call: CallSite):

@@ -214,6 +214,8 @@ class PythonObjects:
                 value = obj.attrs[name]
                 if isinstance(value, Poison):
                     raise PoisonError()
+                if obj.strict:
+                    self.warn_deprecated(obj.name, name, node)
                 return value
             if obj.strict:
                 hint = self.suggest(name, [k for k in obj.attrs if not k.startswith("_")])
