@@ -1186,12 +1186,15 @@ _code(
     "err_unexpected_output_dependencies",
     "Iterations of an affine_range loop touch the same data",
     "checks",
-    """`nl.affine_range` promises that iterations are independent, so the compiler may reorder
-    or overlap them. Two iterations writing (or one writing and one reading) the same
-    location break that promise. Index the data with the loop variable, allocate the tile
-    inside the loop, or use `nl.sequential_range`. Matmul accumulation into PSUM over the
-    loop variable is an allowed reduction. Loops the compiler had to unroll (because the body
-    uses the loop variable at compile time, e.g. `if i == 0:`) are checked too.""",
+    """`nl.affine_range` promises that iterations are independent. Two iterations writing (or
+    one writing and one reading) the same location break that promise. From NKI 0.3 on an
+    `affine_range` loop runs its iterations in order (it is a plain loop), so the kernel
+    computes the sequential result and this is a warning about the broken promise; in Beta 1,
+    where the compiler may reorder or overlap the iterations, it is an error. Index the data
+    with the loop variable, allocate the tile inside the loop, or use `nl.sequential_range`.
+    Matmul accumulation into PSUM over the loop variable is an allowed reduction. Loops the
+    compiler had to unroll (because the body uses the loop variable at compile time, e.g.
+    `if i == 0:`) are checked too.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 512]):
@@ -1211,6 +1214,7 @@ def kernel(a: nt.tensor[128, 512]):
         nisa.dma_copy(dst=out[:, i * 128:(i + 1) * 128], src=t[:, i * 128:(i + 1) * 128])
     return out
 """,
+    severity="warning",
 )
 
 # ---------------------------------------------------------------------------------------------

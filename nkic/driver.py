@@ -55,11 +55,12 @@ def compile_file(
     symbolic loops must match (tests compile both ways and compare the results). `nki` is the
     NKI language version ("0.3" … "0.7", default: the newest)."""
     from .backend import write_neff
-    from .frontend import specialise
+    from .frontend import languages, specialise
     from .passes.base import PassContext
     from .passes.pipeline import run_pipeline
 
     sink = DiagnosticSink()
+    rules = languages.get(nki).rules
     ir = specialise(
         path,
         kernel,
@@ -76,10 +77,12 @@ def compile_file(
     if sink.has_errors:
         # Checking only: the IR of the statements that did specialise still gets the checks
         # whose findings do not depend on the failed statements (all errors in one run).
-        _run_local_checks(ir, PassContext(target=target, sink=sink))
+        _run_local_checks(
+            ir, PassContext(target=target, sink=sink, affine_dependency=rules.affine_dependency)
+        )
         result.diagnostics = sink.items
         return result
-    ctx = PassContext(target=target, sink=sink)
+    ctx = PassContext(target=target, sink=sink, affine_dependency=rules.affine_dependency)
     ir = run_pipeline(ir, ctx, dump_after=dump_after, dump=dump)
     result.ir = ir
     result.diagnostics = sink.items

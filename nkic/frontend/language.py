@@ -57,6 +57,10 @@ class Rules:
     is_only_against_none: bool = True
     #: dict keys must be strings.
     string_dict_keys: bool = True
+    #: A dependency between iterations of an `nl.affine_range` loop: "warning" where the loop
+    #: runs its iterations in order (NKI 0.3 and later: a plain loop), "error" where they may
+    #: run in any order (Beta 1).
+    affine_dependency: str = "warning"
 
 
 class Language:
