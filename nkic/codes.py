@@ -82,20 +82,19 @@ _code(
     "frontend",
     """Kernels are specialised by nkic's own interpreter, which accepts the NKI subset of
     Python: literals, tuples, lists, dicts with string keys, NKIObject classes, enums,
-    functions, if/for/while. Anything else (e.g. `is`, `try`, generators, `*` in a kernel
-    signature) is rejected instead of being run by Python.""",
+    functions, if/for/while. Anything else (e.g. `try`, generators, set literals, `*` in a
+    kernel signature, and before NKI 0.7 `is` other than against None) is rejected instead of
+    being run by Python.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 512]):
-    if a.dtype is nl.float32:
-    #  ^ err_unsupported_syntax
-        pass
+    dtypes = {nl.float32, nl.bfloat16}
+    #        ^ err_unsupported_syntax
 """,
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 512]):
-    if a.dtype == nl.float32:
-        pass
+    dtypes = [nl.float32, nl.bfloat16]
 """,
 )
 _code(
@@ -379,8 +378,10 @@ _code(
     "err_nested_kernel_call",
     "Kernel called from a kernel",
     "frontend",
-    """A function decorated with `@nki.jit` cannot be called from inside another kernel; remove
-    the decorator from the sub-kernel and call it as a plain helper.""",
+    """The NKI documentation says a function decorated with `@nki.jit` cannot be called from
+    inside another kernel, but the NKI Library relies on it: nkic inlines the called kernel
+    like a helper function and warns. Remove the decorator from the sub-kernel (decorate at
+    the call site, `nki.jit(fn)`, where it is also launched on its own) to silence it.""",
     """
 @nki.jit
 def copy_tile(dst, src):
@@ -400,6 +401,7 @@ def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     copy_tile(t, a)
 """,
+    severity="warning",
 )
 _code(
     "err_output_not_shared_hbm",
@@ -466,6 +468,30 @@ def kernel(a: nt.tensor[128, 512]):
     n = nl.tile_size.psum_bank_fmax
 """,
     severity="warning",
+)
+_code(
+    "nkic_kernel_not_checked",
+    "A kernel form nkic does not check",
+    "frontend",
+    """`nkic check` finds the kernels of a file by their `@nki.jit` decorator (also through an
+    alias such as `from nki import jit as j` or `jit = nki.jit`) or by a call-site wrapper
+    (`nki.jit(f)`, `nki.jit(mode=...)(f)`). A function that another form from an NKI package
+    marks as a kernel (`@nki.baremetal`, `@nki.benchmark(...)`, `@nki_jit` from
+    `torch_neuronx`, ...) is not checked, and this error says so rather than reporting the file
+    clean. Decorate the kernel with `@nki.jit`, or name it with `-k` to check it.""",
+    """
+@nki.baremetal
+def kernel(a: nt.tensor[128, 512]):
+#   ^ nkic_kernel_not_checked
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+""",
 )
 _code(
     "nkic_device_print_ignored",

@@ -123,6 +123,7 @@ def check_file(
     """Every diagnostic of every kernel in `path` (or of the one named). A kernel whose
     parameters lack shapes gets the shape-independent checks and a `nkic_shapes_unknown` note."""
     from .frontend import find_kernels
+    from .frontend.entry import unchecked_kernels
     from .frontend.lint import lint_kernel
 
     names = [kernel] if kernel else [name for name, _ in find_kernels(path, language=nki)]
@@ -130,7 +131,7 @@ def check_file(
         # a file that does not parse gets its syntax error; a parsable file without kernels
         # (a helper module) is fine
         return compile_file(path, None, args, target, emit=False, nki=nki).diagnostics
-    diags: list[Diagnostic] = []
+    diags: list[Diagnostic] = [] if kernel else unchecked_kernels(path, language=nki)
     for name in names:
         sink = DiagnosticSink()
         if lint_kernel(path, name, dict(args or {}), target, sink, language=nki):

@@ -61,6 +61,9 @@ class Rules:
     #: runs its iterations in order (NKI 0.3 and later: a plain loop), "error" where they may
     #: run in any order (Beta 1).
     affine_dependency: str = "warning"
+    #: Calling an `@nki.jit` kernel from a kernel: "error", or "warning" where the kernel is
+    #: inlined like a helper function (the NKI Library relies on it).
+    nested_kernel_call: str = "warning"
 
 
 class Language:

@@ -205,14 +205,10 @@ class _Linter:
                     self.unexpected(target.name, keywords, names, self._suggest)
         elif isinstance(target, Function):
             if target.is_jit:
-                self.report(
-                    UserError(
-                        "err_nested_kernel_call",
-                        f"'{target.name}' is an @nki.jit kernel and cannot be called from a kernel",
-                        node,
-                        "remove @nki.jit from sub-kernels",
-                    )
-                )
+                try:
+                    self.sp.nested_kernel_call(target, node)
+                except UserError as err:
+                    self.report(err)
             a = target.node.args
             if a.kwarg is None:
                 names = [p.arg for p in (*a.args, *a.kwonlyargs)]

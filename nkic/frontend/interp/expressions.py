@@ -340,6 +340,9 @@ class Expressions:
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         if isinstance(a, TensorView) or isinstance(b, TensorView):
+            if isinstance(op, (ast.Eq, ast.NotEq)) and (a is None or b is None):
+                # `t == None` / `t != None`: NKI 0.3's replacement for `is` (a tensor is never None)
+                return isinstance(op, ast.NotEq)
             if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(b, TensorView):
                 pass
             else:

@@ -1,5 +1,6 @@
 """NKI 0.7.0 (Neuron 2.33): `nl.dynamic_range` removed (and with it `while reg:` loops); the new
-scalar, tiling and collective APIs that nkic does not implement yet are named as such."""
+scalar, tiling and collective APIs that nkic does not implement yet are named as such; `is` /
+`is not` compare any values, as kernels are specialised as ordinary Python."""
 
 from __future__ import annotations
 
@@ -27,4 +28,6 @@ NKI_0_7 = NKI_0_6.derive(
         },
         "nki.isa": {"NkiScalar": None, "scalar_load": None, "scalar_store": None},
     },
+    # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity
+    rules={"is_only_against_none": False},
 )
