@@ -61,16 +61,20 @@ def compile_file(
 
     sink = DiagnosticSink()
     rules = languages.get(nki).rules
+    # partial: the IR of the statements that did specialise still gets the checks whose
+    # findings do not depend on the failed statements (all errors in one run, as `check`)
     ir = specialise(
         path,
         kernel,
         dict(args or {}),
         target,
         sink,
-        partial=not emit,
+        partial=True,
         unroll_all=unroll_all,
         language=nki,
     )
+    if emit and sink.has_errors:
+        _shape_independent_checks(path, kernel, args, target, sink, nki)
     result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
     if ir is None:
         return result
@@ -89,6 +93,24 @@ def compile_file(
     if not sink.has_errors and emit:
         result.neff = write_neff(ir)
     return result
+
+
+def _shape_independent_checks(path, kernel, args, target, sink: DiagnosticSink, nki) -> None:
+    """A kernel that could not be specialised because arguments are missing still gets the
+    errors `nkic check` finds without shapes, so both commands report the same problems."""
+    from .frontend import find_kernels
+    from .frontend.lint import lint_kernel
+
+    if not any(d.code == "err_missing_argument" for d in sink.items):
+        return
+    names = [kernel] if kernel else [name for name, _ in find_kernels(path, language=nki)]
+    if len(names) != 1:
+        return
+    found = DiagnosticSink()
+    if lint_kernel(path, names[0], dict(args or {}), target, found, language=nki):
+        for d in found.items:
+            if d.code != "nkic_shapes_unknown":
+                sink.report(d)
 
 
 def _parses(path: str) -> bool:
@@ -134,9 +156,12 @@ def check_file(
     diags: list[Diagnostic] = [] if kernel else unchecked_kernels(path, language=nki)
     for name in names:
         sink = DiagnosticSink()
-        if lint_kernel(path, name, dict(args or {}), target, sink, language=nki):
-            diags.extend(sink.items)
-            continue
+        unknown_shapes = lint_kernel(path, name, dict(args or {}), target, sink, language=nki)
         res = compile_file(path, name, args, target, emit=False, nki=nki)
-        diags.extend(res.diagnostics)
+        for d in res.diagnostics:
+            # without shapes, what specialises still gets checked; the missing arguments are
+            # the note's business (`nkic compile` reports them as errors)
+            if not (unknown_shapes and d.code == "err_missing_argument"):
+                sink.report(d)
+        diags.extend(sink.items)
     return diags

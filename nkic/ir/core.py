@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import linecache
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +35,18 @@ class Loc:
 
 
 UNKNOWN_LOC = Loc("<unknown>", 1, 1, 1, 1)
+
+_FOR_TARGET = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\b")
+
+
+def loop_source_name(loc: Loc) -> str | None:
+    """The target of the `for` statement at `loc` in its source file, when the file is
+    readable and the target is a plain name other than `_`."""
+    text = linecache.getline(loc.file, loc.line)
+    match = _FOR_TARGET.search(text, max(0, loc.col - 1)) or _FOR_TARGET.search(text)
+    if match is None or match.group(1) == "_":
+        return None
+    return match.group(1)
 
 
 @dataclass(eq=False, frozen=True)
@@ -263,6 +277,12 @@ class Loop(Op):
     @property
     def trip_count(self) -> int:
         return max(0, -(-(self.stop - self.start) // self.step))
+
+    @property
+    def source_name(self) -> str:
+        """The loop variable as the kernel source spells it (`for k in ...` gives `k`), else
+        the IR name: what checks, profiles and faults print as `name=value`."""
+        return loop_source_name(self.loc) or self.var
 
     @property
     def last(self) -> int:

@@ -268,6 +268,8 @@ class _Checker:
         if node["step"] <= 0:
             raise NeffError(f"{where}: step {node['step']} must be positive")
         self.choice(node, "mode", LOOP_MODES, where)
+        if "name" in node:
+            self.field(node, "name", str, where)
         self.loc(node.get("loc"), where)
         if var in loop_vars:
             raise NeffError(f"{where}: shadows an enclosing loop variable")

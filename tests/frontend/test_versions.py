@@ -117,3 +117,19 @@ def test_cli_nki_option(tmp_path):
     assert new.returncode == 0 and "nkic_deprecated_api" in new.stdout
     bad = subprocess.run([*nkic_cli, "check", "--nki", "0.8", str(path)], capture_output=True)
     assert bad.returncode == 2 and b"0.8" in bad.stderr
+
+
+def test_pyproject_selects_the_version_and_the_option_wins(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.nkic]\nnki = "0.3"\n')
+    path = tmp_path / "kernel.py"
+    path.write_text(HEADER + PSUM_FMAX)
+    nkic_cli = [sys.executable, "-m", "nkic", "check", "--format", "json"]
+    old = subprocess.run([*nkic_cli, str(path)], capture_output=True, text=True, cwd=tmp_path)
+    assert old.returncode == 0 and old.stdout.strip() == "[]"
+    new = subprocess.run(
+        [*nkic_cli, "--nki", "0.7", str(path)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert new.returncode == 0 and "nkic_deprecated_api" in new.stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.nkic]\nnki = "0.9"\n')
+    bad = subprocess.run([*nkic_cli, str(path)], capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and "nki = '0.9'" in bad.stderr
