@@ -167,6 +167,11 @@ class Language:
             return f"{full} was removed in NKI {entry.removed_in}{alt}"
         return f"{full} is not supported by nkic yet{alt}"
 
+    def is_removed(self, module: str, name: str) -> bool:
+        """True when this version removed `module.name` (NKI itself rejects it)."""
+        entry = self.apis.get(module, {}).get(name)
+        return entry is not None and entry.removed_in is not None
+
     def deprecation(self, module: str, name: str) -> tuple[str, str] | None:
         """The warning (message, hint) for a deprecated `module.name`, or None."""
         entry = self.apis.get(module, {}).get(name)

@@ -80,6 +80,11 @@ def tile_size_bindings() -> dict[str, object]:
     return dict(api.TILE_SIZE)
 
 
+def isa_constants_bindings() -> dict[str, object]:
+    """`nki.isa.constants`: the instruction enums (also reachable as `nisa.<enum>`)."""
+    return {enum: IsaEnum(enum, tuple(members.items())) for enum, members in ENUMS.items()}
+
+
 def typing_bindings() -> dict[str, object]:
     """`nki.typing`: the tensor annotations."""
     return {

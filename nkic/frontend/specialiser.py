@@ -66,4 +66,6 @@ class Specialiser(
         self._visitors: dict[type, object] = {}
         self.reported_keys: set[tuple] = set()
         self.constants: list = []  # Allocs of constant tensors, placed first when done
+        self.host_code = 0  # > 0 while module-level code runs (see Modules.exec_host_stmt)
+        self.host_errors: list = []
         self.wrapped_kernels: dict[ast.FunctionDef, Function] = {}  # by their def

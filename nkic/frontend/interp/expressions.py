@@ -148,6 +148,9 @@ class Expressions:
         return out
 
     def check_key(self, key, node=None) -> None:
+        """The kernel rule that dict keys are strings (module-level host code may use any)."""
+        if self.host_code and not self.in_kernel:
+            return
         if self.language.rules.string_dict_keys and not isinstance(key, str):
             raise UserError(
                 "err_type_error",
