@@ -20,7 +20,17 @@ from . import languages, pylib
 from .entry import KernelCall, _find_def
 from .loader import Loader, def_loc
 from .specialiser import Frame, Specialiser
-from .values import Builtin, Function, IsaInstr, ModuleValue, NlOp, Poison, Scope, UserError
+from .values import (
+    Builtin,
+    Deferred,
+    Function,
+    IsaInstr,
+    ModuleValue,
+    NlOp,
+    Poison,
+    Scope,
+    UserError,
+)
 
 #: What `nkic check` does not run on a kernel it cannot specialise.
 SKIPPED = (
@@ -170,6 +180,9 @@ class _Linter:
             if node.id in visible:
                 return None
             value = self.global_value(fn, node.id)
+            if isinstance(value, Deferred):  # bound by module-level code nkic could not evaluate
+                self.report(value.use_error(node))
+                return None
             return None if value is _UNBOUND or isinstance(value, Poison) else value
         if not isinstance(node, ast.Attribute):
             return None

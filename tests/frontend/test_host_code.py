@@ -144,3 +144,13 @@ def test_errors_nki_itself_raises_at_import_are_reported_at_once(tmp_path):
         ("err_unsupported_api", 3),  # removed from NKI: the import fails in NKI too
         ("err_nki_api_outside_of_nki_kernel", 5),
     ]
+
+
+def test_without_shapes_a_use_of_what_host_code_could_not_bind_is_reported(tmp_path):
+    kernel = KERNEL.replace("from . import SCALE, Mode", "from . import SCALE, Mode, _logger")
+    kernel = kernel.replace("a: nt.tensor[128, 512]", "a")
+    kernel = kernel.replace("    return out\n", '    _logger.info("done")\n    return out\n')
+    diags = nkic.check(package(tmp_path, kernel))
+    assert [(d.code, d.loc.line, d.loc.col) for d in diags if d.severity != "note"] == [
+        ("err_import_error", 16, 5)
+    ]

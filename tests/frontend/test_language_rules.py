@@ -246,3 +246,13 @@ def test_an_unchecked_form_alone_is_still_reported(tmp_path):
 def test_a_file_with_only_helpers_stays_clean(tmp_path):
     body = "def helper(a):\n    return nki.isa.dma_copy\n"
     assert nkic.check(write(tmp_path, body)) == []
+
+
+def test_nested_kernel_call_is_an_error_where_the_language_says_so(tmp_path):
+    strict = NKI_0_7.derive("no nesting", "0.7", rules={"nested_kernel_call": "error"})
+    diags = check_file(str(write(tmp_path, NESTED)), "kernel", nki=strict)
+    assert summary(diags) == [
+        ("err_nested_kernel_call", "error", 10, 5),
+        ("err_nested_kernel_call", "error", 11, 5),
+    ]
+    assert "cannot be called from a kernel" in diags[0].message
