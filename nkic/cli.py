@@ -72,7 +72,10 @@ def _nki(option: str | None, config: Config) -> str | None:
     return option or config.nki
 
 
-NKI_HELP = f"NKI language version of the kernels (default: [tool.nkic] nki, else {NKI_DEFAULT})."
+NKI_HELP = (
+    f"NKI language version of the kernels (default: [tool.nkic] nki, else {NKI_DEFAULT}; "
+    "a file importing only neuronxcc.nki is Beta 1)."
+)
 
 
 def _target(option: str | None, config: Config) -> str:
@@ -121,6 +124,23 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
 
 
+_LNC_OPTION = click.option(
+    "--lnc",
+    type=click.Choice(["1", "2"]),
+    callback=lambda ctx, param, value: int(value) if value else None,
+    help="Logical-core degree of the launch: 2 runs the kernel on two physical cores that "
+    "share HBM (trn2, trn3).",
+)
+
+
+_REPORT_OPTION = click.option(
+    "--report",
+    is_flag=True,
+    help="Print the resource report: SBUF/PSUM use, instructions per engine, DMA traffic "
+    "per HBM tensor, semaphores, each with its limit.",
+)
+
+
 @cli.command()
 @click.argument("file")
 @click.option("-k", "--kernel", help="Kernel name (optional when the file has one kernel).")
@@ -147,7 +167,19 @@ def main() -> None:
     metavar="PASS|all",
     help="Print the IR after the named pass (or after every pass) to stderr.",
 )
-def compile(file, kernel, arg_items, target, nki, output, emit, dump_after) -> None:
+@_LNC_OPTION
+@_REPORT_OPTION
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Format of the --report output.",
+)
+def compile(
+    file, kernel, arg_items, target, nki, output, emit, dump_after, lnc, report, fmt
+) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
@@ -169,7 +201,14 @@ def compile(file, kernel, arg_items, target, nki, output, emit, dump_after) -> N
             raise UsageError(f"unknown pass {dump_after!r}; passes: {', '.join(PASS_NAMES)}")
     with Progress(f"compiling {file}"):
         res = driver.compile_file(
-            file, kernel, args, target, dump_after, dump=lambda s: click.echo(s, err=True), nki=nki
+            file,
+            kernel,
+            args,
+            target,
+            dump_after,
+            dump=lambda s: click.echo(s, err=True),
+            lnc=lnc or 1,
+            nki=nki,
         )
     if res.diagnostics:
         shown = with_display_paths(res.diagnostics, {os.path.abspath(file): file})
@@ -188,6 +227,10 @@ def compile(file, kernel, arg_items, target, nki, output, emit, dump_after) -> N
     elif emit == "asm":
         click.echo(res.asm, nl=False)
     click.echo(f"wrote {out} ({len(res.neff)} bytes)", err=True)
+    if report:
+        from .report import render_report
+
+        click.echo(json.dumps(res.report, indent=2) if fmt == "json" else render_report(res.report))
 
 
 def _load_program(path: str):
@@ -279,6 +322,7 @@ def _widen(a: np.ndarray) -> np.ndarray:
 @click.option(
     "--strict", is_flag=True, help="Exit 1 when the run produces Inf/NaN from finite inputs."
 )
+@_LNC_OPTION
 def run(
     neff,
     in_items,
@@ -290,6 +334,7 @@ def run(
     ideal_waits,
     exact_accumulation,
     strict,
+    lnc,
 ) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
@@ -303,6 +348,11 @@ def run(
         if path:
             _check_writable(path)
     program = _load_program(neff)
+    if lnc is not None and lnc != program.lnc:
+        raise UsageError(
+            f"{neff} was compiled for LNC={program.lnc}, not LNC={lnc} "
+            f"(recompile with nkic compile --lnc {lnc})"
+        )
     inputs = _read_inputs(program, in_items)
     try:
         with Progress(f"simulating {neff}"):
@@ -376,7 +426,15 @@ def _codes(option: str | None, default: tuple[str, ...] | None) -> list[str] | N
 
 
 def _check_one(
-    path: str, kernel, given_args: dict, target_option, nki_option, select, ignore
+    path: str,
+    kernel,
+    given_args: dict,
+    target_option,
+    select,
+    ignore,
+    lnc=None,
+    reports=None,
+    nki_option=None,
 ) -> list:
     from . import diagnostics as dg
     from .frontend import find_kernels
@@ -391,7 +449,7 @@ def _check_one(
     diags = []
     for name in names:
         args = _kernel_args(config, path, name, given_args) if name else given_args
-        diags.extend(driver.check_file(path, name, args, target, nki))
+        diags.extend(driver.check_file(path, name, args, target, lnc, reports, nki=nki))
     diags = dg.apply_noqa(diags)
     return dg.filter_diagnostics(
         diags, _codes(select, config.select), _codes(ignore, config.ignore) or None
@@ -413,18 +471,23 @@ def _check_one(
 @click.option("--nki", type=click.Choice(NKI_VERSIONS), help=NKI_HELP)
 @click.option("--select", help="Comma-separated codes: report only these.")
 @click.option("--ignore", help="Comma-separated codes: never report these.")
-def check(files, kernel, arg_items, fmt, target, nki, select, ignore) -> None:
+@_LNC_OPTION
+@_REPORT_OPTION
+def check(files, kernel, arg_items, fmt, target, nki, select, ignore, lnc, report) -> None:
     """Report every problem in the kernels of FILES (files or directories; exit 1 if any
     error)."""
     from . import diagnostics as dg
 
     paths = _expand(files)
     args = _parse_args(arg_items)
+    if report and fmt not in ("text", "json"):
+        raise UsageError(f"--report prints text or json, not {fmt}")
     diags = []
+    reports: list[dict] | None = [] if report else None
     with Progress("checking") as progress:
         for n, path in enumerate(paths):
             progress.update(f"checking {path}", n, len(paths))
-            diags.extend(_check_one(path, kernel, args, target, nki, select, ignore))
+            diags.extend(_check_one(path, kernel, args, target, select, ignore, lnc, reports, nki))
     renderers = {
         "text": lambda ds: dg.render_text(ds, color=use_color(sys.stdout)),
         "json": dg.render_json,
@@ -434,6 +497,13 @@ def check(files, kernel, arg_items, fmt, target, nki, select, ignore) -> None:
     if fmt != "sarif":  # SARIF makes its URIs relative to the source root itself
         diags = with_display_paths(diags, {os.path.abspath(p): p for p in paths})
     text = renderers[fmt](diags)
+    if reports is not None and fmt == "json":
+        # with --report the JSON output is one object: the diagnostics and the reports
+        text = json.dumps({"diagnostics": json.loads(text or "[]"), "reports": reports}, indent=2)
+    elif reports:
+        from .report import render_report
+
+        text = "\n".join([*([text] if text else []), *map(render_report, reports)])
     if text:
         click.echo(text)
     errors = sum(d.severity == "error" for d in diags)

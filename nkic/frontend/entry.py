@@ -20,6 +20,7 @@ from .specialiser import Frame, Specialiser
 from .tensors import loop_bounds
 from .values import (
     POISON,
+    Deferred,
     EnumMember,
     FieldSpec,
     Function,
@@ -41,7 +42,15 @@ def find_kernels(path: str, *, language: Language | str | None = None) -> list[t
     parsed = Loader(file).parse(file)
     if isinstance(parsed, UserError):
         return []
-    return languages.get(language).kernels_in(parsed[0], file)
+    return languages.for_file(parsed[0], language).kernels_in(parsed[0], file)
+
+
+def file_language(path: str, language: Language | str | None = None) -> Language:
+    """The language of the file at `path`: `language` when given, else by its imports."""
+    file = os.path.abspath(path)
+    parsed = Loader(file).parse(file)
+    tree = parsed[0] if not isinstance(parsed, UserError) else None
+    return languages.for_file(tree, language) if tree is not None else languages.get(language)
 
 
 def unchecked_kernels(path: str, *, language: Language | str | None = None) -> list[Diagnostic]:
@@ -53,7 +62,7 @@ def unchecked_kernels(path: str, *, language: Language | str | None = None) -> l
     if isinstance(parsed, UserError):
         return []
     tree = parsed[0]
-    kernels = [n for n, _ in languages.get(language).kernels_in(tree, file)]
+    kernels = [n for n, _ in languages.for_file(tree, language).kernels_in(tree, file)]
     return [
         Diagnostic(
             "nkic_kernel_not_checked",
@@ -77,14 +86,15 @@ def specialise(
     unroll_all: bool = False,
     partial: bool = False,
     language: Language | str | None = None,
+    core: tuple[int, int] = (0, 1),
 ) -> Kernel | None:
     """Specialise `kernel` of the file at `path` for `args`; None if errors were reported.
 
     `unroll_all` unrolls every loop (the reference semantics that symbolic loops must match).
     `partial` returns the IR of the statements that succeeded even when others failed, so that
     `nkic check` can run the IR checks that do not depend on the failed statements.
-    `language` is the NKI version (a `Language` or its name, default: `languages.DEFAULT`)."""
-    lang = languages.get(language)
+    `language` is the NKI version (a `Language` or its name, default: `languages.DEFAULT`).
+    `core` is (physical core, LNC degree): the program of that core of the launch."""
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)
@@ -92,6 +102,7 @@ def specialise(
         sink.report(Diagnostic(parsed.code, parsed.message, parsed.loc, "error", parsed.hint))
         return None
     tree = parsed[0]
+    lang = languages.for_file(tree, language)
     name = _choose_kernel(tree, file, kernel, sink, lang)
     if name is None:
         return None
@@ -104,6 +115,7 @@ def specialise(
             sp = Specialiser(
                 loader, run_sink, target, name, unroll_all, frozenset(unroll), language=lang
             )
+            sp.kernel.core, sp.kernel.cores = core
             bounds = loop_bounds.set(sp.affine_bounds)
             try:
                 _run(sp, loader, tree, file, name, args)
@@ -135,7 +147,9 @@ def _run(sp: Specialiser, loader: Loader, tree: ast.Module, file: str, name: str
         module = sp.load_source_module(loader.kernel_module_name or "__nkic_kernel__", file, None)
         fn = module.attrs.get(name)
         fn = sp.wrapped_kernels.get(_find_def(tree, name), fn)
-        if isinstance(fn, Function):
+        if isinstance(fn, Deferred):  # the kernel's own definition failed: say why
+            sp.report(fn.error)
+        elif isinstance(fn, Function):
             KernelCall(sp, fn).run(dict(args))
         elif fn is not POISON:  # POISON: its definition already failed with a diagnostic
             sp.sink.report(

@@ -138,7 +138,8 @@ class Language:
     def modules(self) -> dict[str, ModuleValue]:
         """Fresh values of the modules kernels can import (`nki`, `nki.language`, …). A
         module's submodules in the tables (`nki.language` of `nki`) are also its attributes;
-        a `ModuleRef` binding is the value of another table (`nl.tile_size`)."""
+        a `ModuleRef` binding is the value of another table (`nl.tile_size`), which is not
+        importable itself."""
         values = {
             module: ModuleValue(
                 module, {n: e.binding for n, e in table.items() if e.binding is not None}
@@ -153,8 +154,9 @@ class Language:
             parent, _, attr = module.rpartition(".")
             if parent in values:
                 values[parent].attrs[attr] = value
-        root = self.package
-        return {m: v for m, v in values.items() if m == root or m.startswith(root + ".")}
+        referenced = {b.module for t in self.apis.values() for e in t.values()
+                      if isinstance(b := e.binding, ModuleRef)}  # fmt: skip
+        return {m: v for m, v in values.items() if m not in referenced}
 
     def unsupported_message(self, module: str, name: str) -> str | None:
         """Why `module.name` cannot be used (removed, or not implemented), or None."""
@@ -193,6 +195,23 @@ class Language:
         return "accepted keywords: " + ", ".join(n for n in names)
 
     # values ------------------------------------------------------------------------------------
+
+    def subscript(self, ip, obj, key):
+        """`obj[key]` when the language gives it a meaning of its own; MISSING otherwise."""
+        from .values import MISSING
+
+        return MISSING
+
+    def binop(self, ip, symbol: str, a, b, call):
+        """`a <symbol> b` when the language gives it a meaning of its own; MISSING otherwise."""
+        from .values import MISSING
+
+        return MISSING
+
+    @staticmethod
+    def selected_by(tree: ast.Module) -> bool:
+        """Whether a file's imports select this dialect (Beta 1 is chosen by its imports)."""
+        return False
 
     def attribute(self, ip, obj, name: str):
         """Attributes of NKI values (tensor metadata and views, enum members, buffers);

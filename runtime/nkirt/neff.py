@@ -49,7 +49,40 @@ def read_neff(source: bytes | bytearray | memoryview | str | os.PathLike) -> Pro
         program = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise NeffError(f"PROG section is not valid UTF-8 JSON: {e}") from None
-    return _program(program, sections.get("DATA", b""))
+    main = _program(program, sections.get("DATA", b""))
+    for n in range(1, len(sections)):
+        tag = f"COR{n}"
+        if tag not in sections:
+            break
+        try:
+            doc = json.loads(sections[tag].decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise NeffError(f"{tag} section is not valid UTF-8 JSON: {e}") from None
+        main.peers.append(_peer(main, _program(doc, sections.get(f"DAT{n}", b"")), n))
+    lnc = program.get("lnc", 1) if isinstance(program, dict) else 1
+    if lnc != 1 + len(main.peers):
+        raise NeffError(f"program declares LNC={lnc} but holds {1 + len(main.peers)} core(s)")
+    return main
+
+
+def _peer(main: Program, peer: Program, core: int) -> Program:
+    """Check core `core`'s program against core 0's: same kernel, target and launch, and
+    every shared tensor the same HBM tensor as the core-0 tensor it names."""
+    launch = (main.kernel, main.target, main.lnc, core)
+    if (peer.kernel, peer.target, peer.lnc, peer.core) != launch:
+        raise NeffError(f"core {core}'s program does not belong to the launch of core 0")
+    for t in peer.tensors.values():
+        if t.shared is None:
+            continue
+        other = main.tensors.get(t.shared)
+        if other is None or t.on_chip or other.on_chip:
+            raise NeffError(f"core {core} tensor {t.id} ({t.name}) shares no core-0 HBM tensor")
+        if (other.dtype, other.shape) != (t.dtype, t.shape):
+            raise NeffError(
+                f"core {core} tensor {t.id} ({t.name}) and the core-0 tensor it shares differ "
+                "in dtype or shape"
+            )
+    return peer
 
 
 def _sections(blob: bytes) -> dict[str, bytes]:
@@ -121,6 +154,10 @@ def _program(doc: Any, data: bytes) -> Program:
         outputs = [t for t in inputs if t.id in written]
         names = [t.name for t in outputs]
     program = Program(kernel, target, files, tensors, inputs, outputs, names, body, stats)
+    program.core = doc.get("core", 0)
+    program.lnc = doc.get("lnc", 1)
+    if not (_is_int(program.lnc) and _is_int(program.core) and 0 <= program.core < program.lnc):
+        raise NeffError(f"program: core {program.core!r} of LNC={program.lnc!r} is not valid")
     # per-instruction checks that need the access patterns and cost rules (operands present)
     compile_program(program, TARGETS[target], None)
     return program
@@ -206,7 +243,30 @@ def _tensor(check: _Checker, raw: Any, target: str, data: bytes) -> TensorInfo:
         if offset < 0 or offset + length > len(data):
             raise NeffError(f"{where} ({name}): constant data lies outside the DATA section")
         constant = data[offset : offset + length]
-    return TensorInfo(tid, name, kind, buffer, dtype, shape, address, constant, rotate)
+    shared = raw.get("shared")
+    if shared is not None and not _is_int(shared):
+        raise NeffError(f"{where} ({name}): shared must be a tensor id")
+    view = _view(check, raw, where, name, shape) if "view" in raw else None
+    return TensorInfo(
+        tid, name, kind, buffer, dtype, shape, address, constant, rotate, shared, view
+    )
+
+
+def _view(check: _Checker, raw: dict, where: str, name: str, shape: tuple[int, ...]):
+    """An input's `view` (shape, offset, strides), checked to lie inside its buffer."""
+    spec = check.field(raw, "view", dict, where)
+    vshape = tuple(check.field(spec, "shape", list, f"{where} view"))
+    offset = check.field(spec, "offset", int, f"{where} view")
+    strides = tuple(check.field(spec, "strides", list, f"{where} view"))
+    for d in (*vshape, *strides):
+        check.kind(d, int, f"{where} view entry")
+    if len(strides) != len(vshape) or any(d < 1 for d in vshape):
+        raise NeffError(f"{where} ({name}): view shape {list(vshape)} and strides disagree")
+    lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(vshape, strides))
+    hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(vshape, strides))
+    if raw.get("kind") != "input" or lo < 0 or hi >= prod(shape):
+        raise NeffError(f"{where} ({name}): view reaches outside its input buffer")
+    return vshape, offset, strides
 
 
 class _Checker:

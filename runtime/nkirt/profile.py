@@ -277,6 +277,11 @@ def summarize(profile: dict[str, Any]) -> str:
         )
     else:
         lines.append(f"  bottleneck: {profile['bottleneck']}")
+    for n, core in enumerate(profile.get("cores", ())):
+        lines.append(
+            f"  core {n} of LNC={profile['lnc']}: latency {core['total_ns'] / 1000:,.3f} µs, "
+            f"{core['instructions']:,} instructions, bottleneck {core['bottleneck']}"
+        )
     dma = f"  DMA: {profile['dma_bytes'] / 2**20:,.3f} MiB at {profile['dma_bandwidth_gbps']:,.1f} GB/s"
     hbm = profile["engines"]["dma"].get("hbm_rate_utilization")
     if hbm is not None:

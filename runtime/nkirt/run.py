@@ -20,6 +20,7 @@ from nkirt import dtypes
 from nkirt.analysis import explorer_sections
 from nkirt.errors import RunError
 from nkirt.executor import Executor
+from nkirt.launch import Launch
 from nkirt.neff import read_neff
 from nkirt.profile import RunResult, build_profile
 from nkirt.program import Program, TensorInfo
@@ -39,7 +40,9 @@ def execute(
     ideal_waits: bool = False,
     exact_accumulation: bool = False,
 ) -> RunResult:
-    """Run `program` on the simulated NeuronCore of its target.
+    """Run `program` on the simulated NeuronCore of its target (on two cores that share HBM
+    when it was compiled for LNC=2: the kernel's inputs, outputs and `shared_hbm` tensors are
+    the same memory on both, everything else is per core).
 
     `inputs` maps kernel parameter names to arrays (converted to the parameter's dtype with
     round-to-nearest-even); missing ones are filled with seeded random data. With
@@ -61,41 +64,67 @@ def execute(
     for tensor in program.inputs:
         if tensor.name in inputs:
             _check_shape(tensor, inputs[tensor.name])
-    executor = Executor(
-        program,
-        seed=seed,
-        timing_only=timing_only,
-        ideal_waits=ideal_waits,
-        exact_accumulation=exact_accumulation,
-    )
+    executors = [
+        Executor(
+            core,
+            seed=seed,
+            timing_only=timing_only,
+            ideal_waits=ideal_waits,
+            exact_accumulation=exact_accumulation,
+        )
+        for core in (program, *program.peers)
+    ]
+    executor = executors[0]
     if executor.memory is not None:
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
         for tensor in program.inputs:
-            if tensor.name in inputs:
-                executor.memory.load(tensor.id, _to_storage(tensor, inputs[tensor.name]))
+            given = inputs.get(tensor.name)
+            if given is not None and tensor.view is not None and np.shape(given) == tensor.view[0]:
+                # the view's values, placed in a buffer whose other elements are random
+                fill_random_input(tensor, rng, executor.memory.tensor_view(tensor))
+                executor.memory.load_in_place(tensor.id)
+                _view_of(tensor, executor.memory.tensor_view(tensor))[...] = _to_storage(
+                    tensor, given
+                )
+            elif given is not None:
+                executor.memory.load(tensor.id, _to_storage(tensor, given))
             else:
                 fill_random_input(tensor, rng, executor.memory.tensor_view(tensor))
                 executor.memory.load_in_place(tensor.id)
+        for peer in executors[1:]:
+            peer.memory.share(executor.memory)
     # The simulated matmuls are small (at most 128 x 128 x 512): one BLAS thread is fastest, and
     # several thrash when the machine is busy (25 ms instead of 0.5 ms per tile, measured).
     with np.errstate(all="ignore"), threadpool_limits(limits=1, user_api="blas"):
-        executor.run()
+        if len(executors) > 1:
+            Launch(executors).run()
+        else:
+            executor.run()
     outputs = {}
     if executor.memory is not None:
         for name, tensor in zip(program.output_names, program.outputs):
             outputs[name] = executor.memory.tensor_view(tensor)  # the run's memory is not reused
-    profile = build_profile(
-        program,
-        executor.instructions,
-        executor.records,
-        executor.rings.busy_ns,
-        executor.hbm.busy_ns if executor.hbm is not None else None,
-        _warnings(executor),
-    )
-    profile.update(explorer_sections(program, executor, profile))
-    if executor.records:
-        # the bounds' verdict: the busiest engine if busy over half the time, else "latency"
-        profile["bottleneck"] = profile["bounds"]["bottleneck_engine"] or "latency"
+    profiles = []
+    for core in executors:
+        profile = build_profile(
+            core.program,
+            core.instructions,
+            core.records,
+            core.rings.busy_ns,
+            core.hbm.busy_ns if core.hbm is not None else None,
+            _warnings(core),
+        )
+        profile.update(explorer_sections(core.program, core, profile))
+        if core.records:
+            # the bounds' verdict: the busiest engine if busy over half the time, else "latency"
+            profile["bottleneck"] = profile["bounds"]["bottleneck_engine"] or "latency"
+        profiles.append(profile)
+    profile = profiles[0]
+    if program.peers:
+        # the launch ends with its slowest core; its profile is the launch's headline
+        profile = dict(max(profiles, key=lambda p: p["total_ns"]))
+        profile["lnc"] = len(profiles)
+        profile["cores"] = profiles
     return RunResult(program, outputs, profile, executor.instructions, executor.records)
 
 
@@ -110,10 +139,23 @@ def _warnings(executor: Executor) -> list[dict]:
 
 def _check_shape(tensor: TensorInfo, value: Any) -> None:
     shape = np.shape(value)
+    if tensor.view is not None and shape == tensor.view[0]:
+        return
     if shape != tensor.shape:
+        also = f" (or the view's {list(tensor.view[0])})" if tensor.view is not None else ""
         raise RunError(
-            f"input {tensor.name!r}: expected shape {list(tensor.shape)}, got {list(shape)}"
+            f"input {tensor.name!r}: expected shape {list(tensor.shape)}{also}, got {list(shape)}"
         )
+
+
+def _view_of(tensor: TensorInfo, array: np.ndarray) -> np.ndarray:
+    """The elements of an input buffer that its view covers, as a writable numpy view."""
+    shape, offset, strides = tensor.view
+    flat = array.reshape(-1)
+    size = flat.itemsize
+    return np.lib.stride_tricks.as_strided(
+        flat[offset:], shape, tuple(s * size for s in strides), writeable=True
+    )
 
 
 def _to_storage(tensor: TensorInfo, value: Any) -> np.ndarray:

@@ -256,3 +256,14 @@ def test_nested_kernel_call_is_an_error_where_the_language_says_so(tmp_path):
         ("err_nested_kernel_call", "error", 11, 5),
     ]
     assert "cannot be called from a kernel" in diags[0].message
+
+
+def test_affine_dependency_stays_an_error_in_beta1(tmp_path):
+    body = RACE.replace("@nki.jit\ndef kernel(a: nt.tensor[128, 512]):", "@nki.jit\ndef kernel(a):")
+    path = tmp_path / "beta1.py"
+    beta1 = "import neuronxcc.nki as nki\nimport neuronxcc.nki.isa as nisa\n"
+    path.write_text(beta1 + "import neuronxcc.nki.language as nl\n\n" + body)
+    diags = nkic.check(path, a=nkic.TensorSpec((128, 512), "float32"))
+    assert [(d.code, d.severity, d.loc.line) for d in diags] == [
+        ("err_unexpected_output_dependencies", "error", 11)
+    ]

@@ -9,6 +9,7 @@ import operator
 from ...ir.affine import Affine, NonAffineError
 from ..tensors import TensorView, type_name
 from ..values import (
+    MISSING,
     DynSlice,
     EnumMember,
     Function,
@@ -232,12 +233,15 @@ class Expressions:
         raise self.unsupported(node)
 
     def visit_BinOp(self, node: ast.BinOp):
-        return self.binop(node.op, self.visit(node.left), self.visit(node.right))
+        return self.binop(node.op, self.visit(node.left), self.visit(node.right), node=node)
 
-    def binop(self, op: ast.operator, a, b, inplace: bool = False):
+    def binop(self, op: ast.operator, a, b, inplace: bool = False, node: ast.AST | None = None):
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         sym = _BINOP_SYMBOLS.get(type(op), "?")
+        special = self.language.binop(self, sym, a, b, CallSite(node))
+        if special is not MISSING:
+            return special
         if isinstance(a, TensorView) or isinstance(b, TensorView):
             raise UserError(
                 "err_tensor_operator",
@@ -342,6 +346,9 @@ class Expressions:
     def compare(self, op: ast.cmpop, a, b) -> bool:
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
+        special = self.language.binop(self, type(op).__name__, a, b, CallSite(None))
+        if special is not MISSING:
+            return special
         if isinstance(a, TensorView) or isinstance(b, TensorView):
             if isinstance(op, (ast.Eq, ast.NotEq)) and (a is None or b is None):
                 # `t == None` / `t != None`: NKI 0.3's replacement for `is` (a tensor is never None)
