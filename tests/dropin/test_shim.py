@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from click.testing import CliRunner
 
 from nkic.cli import cli
@@ -115,11 +114,6 @@ def test_status_reports_a_real_nki(tmp_path, python):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="host code at the top level of the kernel's own file is still evaluated as kernel "
-    "code (np.random...): it needs lazy evaluation of module top levels",
-)
 def test_the_quick_start_with_top_level_host_code_runs(tmp_path, python):
     site = tmp_path / "site"
     shim("install", "--site", str(site))
