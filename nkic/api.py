@@ -155,6 +155,7 @@ def compile(
     target: str = driver.DEFAULT_TARGET,
     lnc: int | None = None,
     grid: tuple[int, ...] | None = None,
+    nki: str | None = None,
     **kwargs,
 ) -> CompiledKernel:
     """Compile `kernel` (a function, or a file path with `kernel="name"`) for `args`.
@@ -162,10 +163,11 @@ def compile(
     Arguments: arrays (numpy, torch, jax, ...) and `TensorSpec`s become tensor inputs;
     anything else is a compile-time value. `lnc` is the launch's logical-core degree
     (default: the `kernel[n]` bracket, else 1); LNC=2 runs two physical cores that share
-    HBM. `grid` is a Beta 1 SPMD launch grid (`grid=(2, 2)`, Beta 1's `kernel[2, 2]`): its
-    programs run one after another on one NeuronCore. Raises `CompileError` carrying every
-    diagnostic.
+    HBM. `nki` is the NKI language version ("0.3" … "0.7", default: the newest). `grid` is a
+    Beta 1 SPMD launch grid (`grid=(2, 2)`, Beta 1's `kernel[2, 2]`): its programs run one
+    after another on one NeuronCore. Raises `CompileError` carrying every diagnostic.
     """
+    _check_nki(nki)
     bracket = getattr(kernel, "lnc", 1)
     if isinstance(kernel, (str, Path)):
         path = str(kernel)
@@ -173,7 +175,7 @@ def compile(
         if name is None:
             from .frontend import find_kernels
 
-            found = find_kernels(path)
+            found = find_kernels(path, language=nki)
             name = found[0][0] if len(found) == 1 else None
     else:
         fn = standin.kernel_function(kernel)
@@ -212,8 +214,8 @@ def compile(
             ]  # fmt: skip
         )
     if grid:
-        return _compile(path, name, named, target, lnc=lnc or 1, grid=_grid(grid))
-    return _compile(path, name, named, target, lnc=lnc or bracket)
+        return _compile(path, name, named, target, lnc=lnc or 1, grid=_grid(grid), nki=nki)
+    return _compile(path, name, named, target, lnc=lnc or bracket, nki=nki)
 
 
 def _grid(grid) -> tuple[int, ...]:
@@ -271,12 +273,28 @@ def check(
     target: str = driver.DEFAULT_TARGET,
     lnc: int | None = None,
     grid: tuple[int, ...] | None = None,
+    nki: str | None = None,
     **args,
 ) -> list[Diagnostic]:
     """Every diagnostic for the kernels in `path` (tensor arguments as arrays or TensorSpecs).
     `lnc` checks one launch degree; by default a kernel that asks for `nl.program_id()` or
-    `nl.num_programs()` is checked at LNC=1 and at LNC=2 where the target has it. `grid`
-    checks every program of a Beta 1 SPMD launch grid."""
+    `nl.num_programs()` is checked at LNC=1 and at LNC=2 where the target has it. `nki` is
+    the NKI language version (default: the newest). `grid` checks every program of a Beta 1
+    SPMD launch grid."""
+    _check_nki(nki)
     return driver.check_file(
-        str(path), kernel, _tensor_args(args), target, lnc, grid=_grid(grid) if grid else ()
+        str(path),
+        kernel,
+        _tensor_args(args),
+        target,
+        lnc,
+        grid=_grid(grid) if grid else (),
+        nki=nki,
     )
+
+
+def _check_nki(nki: str | None) -> None:
+    from .frontend.languages import VERSIONS
+
+    if nki is not None and nki not in VERSIONS:
+        raise ValueError(f"unknown NKI version {nki!r}; expected one of {', '.join(VERSIONS)}")
