@@ -216,7 +216,7 @@ def _local_gather(inst: InstructionShape, table: TargetTable) -> float:
 
 @rule("nc_n_gather")
 def _n_gather(inst: InstructionShape, table: TargetTable) -> float:
-    # nki-isa §5.4: lowers to ceil(elements/512) GpSimd instructions; each is charged one pass
+    # NKI ISA reference (nki.isa.nc_n_gather): lowers to ceil(elements/512) GpSimd instructions; each is charged one pass
     # over its 512 elements plus a GpSimd start-up (arch §7, GPSIMD_START) after the first
     pieces = ceil(inst.free_elems() / 512)
     return stream(inst, 1) + (pieces - 1) * GPSIMD_START

@@ -1,6 +1,7 @@
 """Hardware numbers of each target (trn1 = NeuronCore-v2, trn2 = v3, trn3 = v4), with sources.
 
-Every constant cites the section of shared/spec/neuroncore-arch.md it comes from. Per-
+Every constant cites its public source: "arch §n" is a section of the source legend in
+docs/cost-model.md (the Neuron architecture guides and NKI deep dives, with their URLs). Per-
 instruction cycle counts that the docs give only for NeuronCore-v2 (Beta-1 formulas, MIN_II,
 overheads) are applied to every generation in engine cycles of the executing engine (arch §14,
 last bullet: "engine cycles" assumed to be the executing engine's clock).

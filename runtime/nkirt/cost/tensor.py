@@ -18,7 +18,7 @@ FULL_PRECISION = frozenset({"float32"})  # tfloat32 runs at the bf16 rate (arch 
 
 def _precision_factor(inst: InstructionShape, table: TargetTable) -> int:
     """arch §4: fp32 ≈ 4× bf16; v3+ transpose mode is 2× faster for fp32 (ARCH3); the
-    is_*_onezero hints make fp32 up to 2× faster (nki-isa §5.2)."""
+    is_*_onezero hints make fp32 up to 2× faster (NKI ISA reference, nki.isa.nc_matmul)."""
     sides = [inst.operands[n] for n in ("stationary", "moving", "data") if n in inst.operands]
     if not any(o.dtype in FULL_PRECISION for o in sides):
         return 1
