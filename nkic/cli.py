@@ -94,7 +94,12 @@ def main() -> None:
     metavar="PASS|all",
     help="Print the IR after the named pass (or after every pass) to stderr.",
 )
-def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
+@click.option(
+    "--unroll-loops",
+    is_flag=True,
+    help="Unroll every loop, symbolic ones included (to compare a loop's cost with its unrolled form).",
+)
+def compile(file, kernel, arg_items, target, output, emit, dump_after, unroll_loops) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
@@ -104,7 +109,13 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after) -> None:
         if dump_after != "all" and dump_after not in PASS_NAMES:
             raise UsageError(f"unknown pass {dump_after!r}; passes: {', '.join(PASS_NAMES)}")
     res = driver.compile_file(
-        file, kernel, args, target, dump_after, dump=lambda s: click.echo(s, err=True)
+        file,
+        kernel,
+        args,
+        target,
+        dump_after,
+        dump=lambda s: click.echo(s, err=True),
+        unroll_all=unroll_loops,
     )
     if res.diagnostics:
         click.echo(render_text(res.diagnostics), err=True)

@@ -244,3 +244,44 @@ def test_run_speaks_explorer_and_names_loops_as_the_source_does(tmp_path, exampl
     assert any("k" in row["first_iteration"] for row in path)
     # ideal waits are at least as fine as the compiler's: never slower
     assert runs[True]["total_ns"] <= runs[False]["total_ns"] + 1e-6
+
+
+def test_compile_unroll_loops_gives_the_same_instances_without_loops(tmp_path, examples):
+    import nkirt
+
+    args = ["--arg", "lhsT=bfloat16[256,1024]", "--arg", "rhs=bfloat16[256,1024]"]
+    kernel = str(examples / "matmul_row_loads.py")
+    programs = {}
+    for flag in ([], ["--unroll-loops"]):
+        neff = tmp_path / f"m{len(flag)}.neff"
+        assert invoke("compile", kernel, *args, "-o", str(neff), *flag).exit_code == 0
+        programs[bool(flag)] = nkirt.load(neff.read_bytes())
+    assert any(node["kind"] == "loop" for node in programs[False].body)
+    assert all(node["kind"] == "inst" for node in programs[True].body)
+    assert programs[True].instance_count == programs[False].instance_count
+
+
+def test_critical_path_names_helper_call_sites_tensors_and_iterations(tmp_path):
+    kernel = Path(__file__).parent / "kernels" / "scaled_tiles.py"
+    neff = tmp_path / "doubled.neff"
+    assert (
+        invoke("compile", str(kernel), "--arg", "x=float32[128,512]", "-o", str(neff)).exit_code
+        == 0
+    )
+    x = np.arange(128 * 512, dtype=np.float32).reshape(128, 512)
+    np.save(tmp_path / "x.npy", x)
+    profile_path = tmp_path / "p.json"
+    res = invoke(
+        "run", str(neff), "--in", f"x={tmp_path / 'x.npy'}", "--out-dir", str(tmp_path),
+        "--profile", str(profile_path),
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), 2 * x)
+    path = json.loads(profile_path.read_text())["critical_path"]
+    rows = {row["op"] + " " + row["tensors"]: row for row in path["by_instruction"]}
+    store = next(r for k, r in rows.items() if k.startswith("dma_copy y"))
+    assert store["loc"] == f"{kernel}:13"  # the helper's line
+    assert store["stack"] == [f"{kernel}:20"]  # called from the kernel's loop body
+    assert store["tensors"] == "y → out"
+    assert store["last_iteration"] == {"col": 3}
+    assert f"{kernel}:13 <- {kernel}:20" in res.output and "col=3" in res.output
