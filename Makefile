@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint format clean
+.PHONY: install demo test bench corpus lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+# public-kernel acceptance run: CORPUS holds checkouts of nki-library, nki-samples, aws-neuron-sdk
+CORPUS ?= ../corpus
+JOBS ?= 2
+corpus: $(STAMP)
+	$(BIN)/python -m benchmarks.corpus --corpus $(CORPUS) --jobs $(JOBS) $(if $(FILTER),--filter $(FILTER)) $(if $(filter-out 0,$(NUMERICS)),--numerics) $(if $(COMPARE),--compare $(COMPARE))
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,5 +1,7 @@
 """nkic: an ahead-of-time compiler for NKI kernels and a cycle-approximate NeuronCore simulator."""
 
+__version__ = "0.1.0"  # the single source: pyproject.toml reads it
+
 from . import standin as _standin
 
 _standin.install()
@@ -10,6 +12,7 @@ _PUBLIC = {
     "load": "api",
     "check": "api",
     "SimulationWarning": "api",
+    "NonFiniteWarning": "api",
     "CompileError": "diagnostics",
     "Diagnostic": "diagnostics",
     "TensorSpec": "frontend",

@@ -1,4 +1,5 @@
-"""The Python API: compile a kernel for given arguments and call it on numpy arrays."""
+"""The Python API: compile a kernel for given arguments and call it on arrays (numpy, torch,
+jax or anything array-like; results come back as the caller's kind of array)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from . import driver, standin
+from .arrays import is_array, like, to_numpy
 from .diagnostics import CompileError, Diagnostic
 from .ir.target import TARGET_NAMES
 
@@ -18,11 +20,12 @@ def _tensor_args(args: dict[str, object]) -> dict[str, object]:
     """Arrays become tensor specs; numpy's default float64 is taken as the kernels' float32."""
     from .frontend import TensorSpec
 
-    def spec(v: np.ndarray):
+    def spec(v):
+        v = to_numpy(v)
         name = "float32" if v.dtype == np.float64 else v.dtype
         return TensorSpec(tuple(v.shape), name)
 
-    return {k: spec(v) if isinstance(v, np.ndarray) else v for k, v in args.items()}
+    return {k: spec(v) if is_array(v) else v for k, v in args.items()}
 
 
 def _param_names(path: str, name: str) -> list[str] | None:
@@ -42,16 +45,25 @@ class SimulationWarning(RuntimeWarning):
     input outside the function's valid range); the message names the instruction and line."""
 
 
-class CompiledKernel:
-    """A compiled kernel: call it on numpy arrays to run it on the simulated NeuronCore."""
+class NonFiniteWarning(SimulationWarning):
+    """The run turned finite inputs into Inf/NaN; the message names the first instruction
+    (source line and iteration) whose output held them."""
 
-    def __init__(self, neff: bytes, ir: str = "", asm: str = ""):
+
+class CompiledKernel:
+    """A compiled kernel: call it on arrays to run it on the simulated NeuronCore.
+
+    `returns_nothing` is True when the kernel returns no tensor (its results are the
+    parameters it writes, named in `output_names`); None when unknown (a loaded `.neff`)."""
+
+    def __init__(self, neff: bytes, ir: str = "", asm: str = "", returns_nothing=None):
         import nkirt
 
         self.neff = neff
         self.ir = ir
         self.asm = asm
         self.profile: dict | None = None
+        self.returns_nothing: bool | None = returns_nothing
         self._program = nkirt.load(neff)
         self.name = self._program.kernel
 
@@ -59,7 +71,18 @@ class CompiledKernel:
     def inputs(self):
         return self._program.inputs
 
-    def __call__(self, *arrays, seed: int = 0, timing_only: bool = False, **named):
+    @property
+    def output_names(self) -> list[str]:
+        return list(self._program.output_names)
+
+    def __call__(
+        self,
+        *arrays,
+        seed: int = 0,
+        timing_only: bool = False,
+        exact_accumulation: bool = False,
+        **named,
+    ):
         import nkirt
 
         names = [t.name for t in self._program.inputs]
@@ -70,17 +93,20 @@ class CompiledKernel:
             if k not in names:
                 raise TypeError(f"{self.name} has no tensor argument {k!r}")
             inputs[k] = v
+        proto = next((v for v in inputs.values() if is_array(v)), None)
         res = nkirt.execute(
             self._program,
-            {k: np.asarray(v) for k, v in inputs.items()},
+            {k: to_numpy(v) if is_array(v) else np.asarray(v) for k, v in inputs.items()},
             seed=seed,
             timing_only=timing_only,
+            exact_accumulation=exact_accumulation,
         )
         self.profile = res.profile
         for w in res.profile["warnings"]:
             times = f" ({w['count']} instances)" if w["count"] > 1 else ""
-            warnings.warn(f"{w['message']}{times}", SimulationWarning, stacklevel=2)
-        outs = tuple(res.outputs.values())
+            category = NonFiniteWarning if w.get("kind") == "non-finite" else SimulationWarning
+            warnings.warn(f"{w['message']}{times}", category, stacklevel=2)
+        outs = tuple(like(v, proto) for v in res.outputs.values())
         if timing_only:
             return None
         return outs[0] if len(outs) == 1 else outs
@@ -92,8 +118,8 @@ class CompiledKernel:
 def compile(kernel, /, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> CompiledKernel:
     """Compile `kernel` (a function, or a file path with `kernel="name"`) for `args`.
 
-    Arguments: numpy arrays and `TensorSpec`s become tensor inputs; anything else is a
-    compile-time value. Raises `CompileError` carrying every diagnostic.
+    Arguments: arrays (numpy, torch, jax, ...) and `TensorSpec`s become tensor inputs;
+    anything else is a compile-time value. Raises `CompileError` carrying every diagnostic.
     """
     if isinstance(kernel, (str, Path)):
         path = str(kernel)
@@ -122,13 +148,26 @@ def compile(kernel, /, *args, target: str = driver.DEFAULT_TARGET, **kwargs) -> 
         raise TypeError(f"{name} takes {len(params)} argument(s), got {len(args)}")
     named = dict(zip(params or [], args))
     named.update(kwargs)
-    res = driver.compile_file(path, name, _tensor_args(named), target)
+    return _compile(path, name, named, target)
+
+
+def compile_named(fn, named: dict[str, object], target: str = driver.DEFAULT_TARGET, **options):
+    """`compile` of a kernel function with its arguments by parameter name (any names, even
+    `target` or `kernel`); `options` go to the driver."""
+    path = inspect.getsourcefile(fn)
+    if path is None:
+        raise TypeError(f"cannot find the source file of {fn.__name__}")
+    return _compile(path, fn.__name__, named, target, **options)
+
+
+def _compile(path: str, name: str | None, named: dict[str, object], target: str, **options):
+    res = driver.compile_file(path, name, _tensor_args(named), target, **options)
     if not res.ok:
         raise CompileError(
             [d for d in res.diagnostics]
             or [Diagnostic("nkic_internal_error", "compilation produced no output", _loc(path))]
         )
-    return CompiledKernel(res.neff, res.ir_text, res.asm)
+    return CompiledKernel(res.neff, res.ir_text, res.asm, returns_nothing=not res.ir.returns)
 
 
 def _loc(path: str):

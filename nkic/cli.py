@@ -10,9 +10,11 @@ from pathlib import Path
 import click
 import numpy as np
 
-from . import driver
-from .diagnostics import render_text
+from . import __version__, driver
+from .config import Config, ConfigError, config_for
+from .diagnostics import render_text, with_display_paths
 from .ir.target import TARGET_NAMES
+from .progress import Progress, use_color
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -41,13 +43,54 @@ def _parse_args(items: tuple[str, ...]) -> dict[str, object]:
     return out
 
 
+def _config(path: str) -> Config:
+    try:
+        return config_for(path)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def _kernel_args(config: Config, file: str, kernel: str, given: dict) -> dict[str, object]:
+    """The arguments of `kernel`: the `[tool.nkic.args]` defaults, then the command line's."""
+    from .frontend import parse_arg_spec
+
+    out: dict[str, object] = {}
+    for name, spec in config.kernel_args(file, kernel).items():
+        try:
+            out[name] = parse_arg_spec(spec)
+        except ValueError as e:
+            raise UsageError(f"{config.path}: [tool.nkic.args] {kernel}.{name}: {e}") from None
+    out.update(given)
+    return out
+
+
+def _target(option: str | None, config: Config) -> str:
+    return option or config.target or driver.DEFAULT_TARGET
+
+
+TARGET_HELP = f"Target chip (default: [tool.nkic] target, else {driver.DEFAULT_TARGET})."
+
+
+def _check_writable(path: str) -> None:
+    """A usage error, before any work, when `path` cannot be written: its directory is missing
+    or not writable, or it is a directory."""
+    target = Path(path)
+    parent = target.parent
+    if target.is_dir():
+        raise UsageError(f"cannot write {path}: it is a directory")
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {path}: no such directory {parent}")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"cannot write {path}: directory {parent} is not writable")
+
+
 def _check_source(path: str) -> None:
     if not Path(path).is_file():
         raise UsageError(f"no such kernel file: {path}")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="nkic")
+@click.version_option(__version__, prog_name="nkic")
 def cli() -> None:
     """nkic: compile NKI kernels ahead of time and run them on a simulated NeuronCore."""
 
@@ -77,9 +120,7 @@ def main() -> None:
     metavar="NAME=SPEC",
     help="Argument: dtype[d0,d1,...] for a tensor, or a Python literal.",
 )
-@click.option(
-    "--target", type=click.Choice(TARGET_NAMES), default=driver.DEFAULT_TARGET, show_default=True
-)
+@click.option("--target", type=click.Choice(TARGET_NAMES), help=TARGET_HELP)
 @click.option("-o", "--output", help="Output .neff path (default: <kernel>.neff).")
 @click.option(
     "--emit",
@@ -103,22 +144,34 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after, unroll_lo
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
+    config = _config(file)
+    target = _target(target, config)
+    if config.args:
+        from .frontend import find_kernels
+
+        names = [kernel] if kernel else [name for name, _ in find_kernels(file)]
+        if len(names) == 1:
+            args = _kernel_args(config, file, names[0], args)
+    if output:
+        _check_writable(output)
     if dump_after:
         from .passes.pipeline import PASS_NAMES
 
         if dump_after != "all" and dump_after not in PASS_NAMES:
             raise UsageError(f"unknown pass {dump_after!r}; passes: {', '.join(PASS_NAMES)}")
-    res = driver.compile_file(
-        file,
-        kernel,
-        args,
-        target,
-        dump_after,
-        dump=lambda s: click.echo(s, err=True),
-        unroll_all=unroll_loops,
-    )
+    with Progress(f"compiling {file}"):
+        res = driver.compile_file(
+            file,
+            kernel,
+            args,
+            target,
+            dump_after,
+            dump=lambda s: click.echo(s, err=True),
+            unroll_all=unroll_loops,
+        )
     if res.diagnostics:
-        click.echo(render_text(res.diagnostics), err=True)
+        shown = with_display_paths(res.diagnostics, {os.path.abspath(file): file})
+        click.echo(render_text(shown, color=use_color(sys.stderr)), err=True)
     if not res.ok:
         n = sum(d.severity == "error" for d in res.diagnostics)
         click.echo(f"error: compilation failed with {n} error(s)", err=True)
@@ -146,8 +199,32 @@ def _load_program(path: str):
         raise UsageError(f"{path}: {e}") from None
 
 
+def _as_input_dtype(name: str, arr: np.ndarray, tensor) -> np.ndarray:
+    """`arr` read from a .npy for input `tensor`. bfloat16/fp8 arrays saved by ml_dtypes come
+    back as raw bytes (`|V2`, `|V1`): read them as the input's dtype when the sizes agree. Any
+    other dtype is converted by the run (round to nearest even), with a note saying so."""
+    from nkirt import dtypes
+
+    want = dtypes.storage_dtype(tensor.dtype)
+    if arr.dtype.kind == "V":
+        if arr.dtype.itemsize != want.itemsize:
+            raise UsageError(
+                f"--in {name}: the file holds raw {arr.dtype.itemsize}-byte values; the input "
+                f"is {tensor.dtype} ({want.itemsize} bytes each)"
+            )
+        return arr.view(want)
+    if arr.dtype != want:
+        click.echo(
+            f"note: --in {name}: {arr.dtype} array converted to the kernel's "
+            f"{tensor.dtype} (round to nearest even)",
+            err=True,
+        )
+    return arr
+
+
 def _read_inputs(program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
-    names = {t.name for t in program.inputs}
+    tensors = {t.name: t for t in program.inputs}
+    names = set(tensors)
     out = {}
     for item in items:
         name, sep, path = item.partition("=")
@@ -164,6 +241,7 @@ def _read_inputs(program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
             raise UsageError(f"--in {name}: cannot read {path}: {e.strerror or e}") from None
         except ValueError:
             raise UsageError(f"--in {name}: {path} is not a .npy array file") from None
+        out[name] = _as_input_dtype(name, out[name], tensors[name])
     return out
 
 
@@ -182,7 +260,7 @@ def _widen(a: np.ndarray) -> np.ndarray:
     help="Input array (missing inputs get seeded random data).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out-dir", default=".", show_default=True, help="Where outputs are written.")
+@click.option("--out-dir", default="nkic-out", show_default=True, help="Where outputs are written.")
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
 @click.option("--timing-only", is_flag=True, help="Skip the numerics; estimate timing only.")
@@ -191,24 +269,55 @@ def _widen(a: np.ndarray) -> np.ndarray:
     is_flag=True,
     help="What-if: replace the semaphore waits by waits for exactly the conflicting accesses.",
 )
-def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only, ideal_waits) -> None:
+@click.option(
+    "--exact-accumulation",
+    is_flag=True,
+    help="Sum matmul products in contraction order as the PE array does (slower).",
+)
+@click.option(
+    "--strict", is_flag=True, help="Exit 1 when the run produces Inf/NaN from finite inputs."
+)
+def run(
+    neff,
+    in_items,
+    seed,
+    out_dir,
+    profile_path,
+    trace_path,
+    timing_only,
+    ideal_waits,
+    exact_accumulation,
+    strict,
+) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
 
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create --out-dir {out_dir}: {e.strerror or e}") from None
+    for path in (profile_path, trace_path):
+        if path:
+            _check_writable(path)
     program = _load_program(neff)
     inputs = _read_inputs(program, in_items)
     try:
-        res = nkirt.execute(
-            program, inputs, seed=seed, timing_only=timing_only, ideal_waits=ideal_waits
-        )
+        with Progress(f"simulating {neff}"):
+            res = nkirt.execute(
+                program,
+                inputs,
+                seed=seed,
+                timing_only=timing_only,
+                ideal_waits=ideal_waits,
+                exact_accumulation=exact_accumulation,
+            )
     except nkirt.RunError as e:
         raise UsageError(str(e)) from None
     except nkirt.RuntimeFault as e:
         click.echo(f"runtime fault: {e}", err=True)
         sys.exit(EXIT_ERRORS)
-    out = Path(out_dir)
     try:
-        out.mkdir(parents=True, exist_ok=True)
         if not timing_only:
             for name, arr in res.outputs.items():
                 np.save(out / f"{name}.npy", _widen(arr))
@@ -222,6 +331,66 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only, id
     if not timing_only:
         for name in res.outputs:
             click.echo(f"wrote {out / (name + '.npy')}")
+    if strict and any(w.get("kind") == "non-finite" for w in res.profile["warnings"]):
+        sys.exit(EXIT_ERRORS)
+
+
+#: Directories `nkic check DIR` never enters (besides every hidden one), as ruff.
+SKIPPED_DIRS = frozenset(
+    {"__pycache__", "__pypackages__", "_build", "build", "buck-out", "dist", "node_modules",
+     "site-packages", "venv"}
+)  # fmt: skip
+
+
+def _expand(paths: tuple[str, ...]) -> list[str]:
+    """The Python files named by `paths`, spelled as given: files as they are, directories
+    walked recursively in sorted order, skipping hidden and build/virtualenv directories and
+    whatever `[tool.nkic] exclude` matches."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isfile(p):
+            out.append(p)
+            continue
+        if not os.path.isdir(p):
+            raise UsageError(f"no such file or directory: {p}")
+        for folder, dirs, files in os.walk(p):
+            config = _config(folder)
+            dirs[:] = sorted(
+                d for d in dirs
+                if not d.startswith(".") and d not in SKIPPED_DIRS
+                and not config.excluded(os.path.join(folder, d))
+            )  # fmt: skip
+            for f in sorted(files):
+                path = os.path.normpath(os.path.join(folder, f))
+                if f.endswith(".py") and not config.excluded(path):
+                    out.append(path)
+    return list(dict.fromkeys(out))
+
+
+def _codes(option: str | None, default: tuple[str, ...] | None) -> list[str] | None:
+    if option is not None:
+        return [c.strip() for c in option.split(",") if c.strip()]
+    return list(default) if default is not None else None
+
+
+def _check_one(path: str, kernel, given_args: dict, target_option, select, ignore) -> list:
+    from . import diagnostics as dg
+    from .frontend import find_kernels
+
+    config = _config(path)
+    target = _target(target_option, config)
+    if config.args and not kernel:
+        names = [name for name, _ in find_kernels(path)]
+    else:
+        names = [kernel]
+    diags = []
+    for name in names:
+        args = _kernel_args(config, path, name, given_args) if name else given_args
+        diags.extend(driver.check_file(path, name, args, target))
+    diags = dg.apply_noqa(diags)
+    return dg.filter_diagnostics(
+        diags, _codes(select, config.select), _codes(ignore, config.ignore) or None
+    )
 
 
 @cli.command()
@@ -235,46 +404,55 @@ def run(neff, in_items, seed, out_dir, profile_path, trace_path, timing_only, id
     default="text",
     show_default=True,
 )
-@click.option(
-    "--target", type=click.Choice(TARGET_NAMES), default=driver.DEFAULT_TARGET, show_default=True
-)
+@click.option("--target", type=click.Choice(TARGET_NAMES), help=TARGET_HELP)
 @click.option("--select", help="Comma-separated codes: report only these.")
 @click.option("--ignore", help="Comma-separated codes: never report these.")
 def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
-    """Report every problem in the kernels of FILES (exit 1 if any error)."""
+    """Report every problem in the kernels of FILES (files or directories; exit 1 if any
+    error)."""
     from . import diagnostics as dg
 
-    for f in files:
-        _check_source(f)
+    paths = _expand(files)
     args = _parse_args(arg_items)
     diags = []
-    for f in files:
-        diags.extend(driver.check_file(f, kernel, args, target))
-    diags = dg.apply_noqa(diags)
-    split = lambda s: [c.strip() for c in s.split(",") if c.strip()] if s else None  # noqa: E731
-    diags = dg.filter_diagnostics(diags, split(select), split(ignore))
+    with Progress("checking") as progress:
+        for n, path in enumerate(paths):
+            progress.update(f"checking {path}", n, len(paths))
+            diags.extend(_check_one(path, kernel, args, target, select, ignore))
     renderers = {
-        "text": dg.render_text,
+        "text": lambda ds: dg.render_text(ds, color=use_color(sys.stdout)),
         "json": dg.render_json,
         "sarif": dg.render_sarif,
         "github": dg.render_github,
     }
+    if fmt != "sarif":  # SARIF makes its URIs relative to the source root itself
+        diags = with_display_paths(diags, {os.path.abspath(p): p for p in paths})
     text = renderers[fmt](diags)
     if text:
         click.echo(text)
     errors = sum(d.severity == "error" for d in diags)
     if fmt == "text":
         warnings = sum(d.severity == "warning" for d in diags)
-        click.echo(f"{errors} error(s), {warnings} warning(s)", err=True)
+        files_note = f" in {len(paths)} file(s)" if len(paths) != len(files) else ""
+        click.echo(f"{errors} error(s), {warnings} warning(s){files_note}", err=True)
     sys.exit(EXIT_ERRORS if errors else EXIT_OK)
 
 
 @cli.command()
-@click.argument("code")
-def explain(code) -> None:
+@click.argument("code", required=False)
+@click.option("--list", "list_codes", is_flag=True, help="List every code with its title.")
+def explain(code, list_codes) -> None:
     """Explain a diagnostic code, with a failing and a fixed example."""
+    from .codes import CODES
     from .diagnostics import explain as explain_code
 
+    if list_codes:
+        width = max(len(c) for c in CODES)
+        for info in CODES.values():
+            click.echo(f"{info.code:<{width}}  {info.severity:<7}  {info.title}")
+        return
+    if code is None:
+        raise UsageError("give a diagnostic code (nkic explain CODE) or --list")
     try:
         click.echo(explain_code(code))
     except ValueError as e:
@@ -288,12 +466,26 @@ def explain(code) -> None:
 def profile(neff, output, seed) -> None:
     """Simulate a kernel (timing only) and draw its engine timeline."""
     import nkirt
-    from nkirt.timeline import render_svg
+    from nkirt.timeline import picture_format, render_svg
 
-    program = _load_program(neff)
-    res = nkirt.execute(program, {}, seed=seed, timing_only=True)
     try:
-        render_svg(res, output)
-    except ImportError as e:
-        raise UsageError(str(e)) from None
+        picture_format(output)
+    except ValueError as e:
+        raise UsageError(f"-o {output}: {e}") from None
+    _check_writable(output)
+    program = _load_program(neff)
+    with Progress(f"simulating {neff}") as progress:
+        res = nkirt.execute(program, {}, seed=seed, timing_only=True)
+        progress.update(f"drawing {output}")
+        try:
+            render_svg(res, output)
+        except ImportError as e:
+            raise UsageError(str(e)) from None
+        except OSError as e:
+            raise UsageError(f"cannot write {output}: {e.strerror or e}") from None
     click.echo(f"wrote {output}")
+
+
+from .shim.commands import shim as _shim  # noqa: E402  (kept last: a separate group)
+
+cli.add_command(_shim)

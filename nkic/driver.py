@@ -58,9 +58,13 @@ def compile_file(
     from .passes.pipeline import run_pipeline
 
     sink = DiagnosticSink()
+    # partial: the IR of the statements that did specialise still gets the checks whose
+    # findings do not depend on the failed statements (all errors in one run, as `check`)
     ir = specialise(
-        path, kernel, dict(args or {}), target, sink, partial=not emit, unroll_all=unroll_all
+        path, kernel, dict(args or {}), target, sink, partial=True, unroll_all=unroll_all
     )
+    if emit and sink.has_errors:
+        _shape_independent_checks(path, kernel, args, target, sink)
     result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
     if ir is None:
         return result
@@ -77,6 +81,24 @@ def compile_file(
     if not sink.has_errors and emit:
         result.neff = write_neff(ir)
     return result
+
+
+def _shape_independent_checks(path, kernel, args, target, sink: DiagnosticSink) -> None:
+    """A kernel that could not be specialised because arguments are missing still gets the
+    errors `nkic check` finds without shapes, so both commands report the same problems."""
+    from .frontend import find_kernels
+    from .frontend.lint import lint_kernel
+
+    if not any(d.code == "err_missing_argument" for d in sink.items):
+        return
+    names = [kernel] if kernel else [name for name, _ in find_kernels(path)]
+    if len(names) != 1:
+        return
+    found = DiagnosticSink()
+    if lint_kernel(path, names[0], dict(args or {}), target, found):
+        for d in found.items:
+            if d.code != "nkic_shapes_unknown":
+                sink.report(d)
 
 
 def _parses(path: str) -> bool:
@@ -120,9 +142,12 @@ def check_file(
     diags: list[Diagnostic] = []
     for name in names:
         sink = DiagnosticSink()
-        if lint_kernel(path, name, dict(args or {}), target, sink):
-            diags.extend(sink.items)
-            continue
+        unknown_shapes = lint_kernel(path, name, dict(args or {}), target, sink)
         res = compile_file(path, name, args, target, emit=False)
-        diags.extend(res.diagnostics)
+        for d in res.diagnostics:
+            # without shapes, what specialises still gets checked; the missing arguments are
+            # the note's business (`nkic compile` reports them as errors)
+            if not (unknown_shapes and d.code == "err_missing_argument"):
+                sink.report(d)
+        diags.extend(sink.items)
     return diags

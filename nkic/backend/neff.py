@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import struct
 import zlib
 
@@ -22,6 +23,17 @@ def _json_value(v):
     if isinstance(v, tuple | list):
         return [_json_value(x) for x in v]
     return v
+
+
+def portable_paths(files: list[str]) -> list[str]:
+    """Source paths relative to the deepest directory holding them all (a single file keeps
+    only its name), so that a `.neff` does not depend on where the sources were checked out:
+    the same kernel compiled in two checkouts gives the same bytes."""
+    real = [f for f in files if os.path.isabs(f)]
+    if not real:
+        return files
+    base = os.path.commonpath([os.path.dirname(f) for f in real])
+    return [os.path.relpath(f, base) if os.path.isabs(f) else f for f in files]
 
 
 class _ProgramWriter:
@@ -136,7 +148,7 @@ class _ProgramWriter:
         return {
             "kernel": k.name,
             "target": k.target,
-            "files": list(self.files),
+            "files": portable_paths(list(self.files)),
             "tensors": tensors,
             "inputs": [self.tensor_ids[t] for t in k.params],
             "outputs": [self.tensor_ids[t] for t in k.returns],

@@ -13,13 +13,21 @@ skip the instances that use other slots.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from ..ir.affine import Affine
-from ..ir.core import Inst, Kernel, Loop, Tensor
+from ..ir.core import AccessPattern, Inst, Kernel, Loop, Tensor
 from ..ir.isa import lookup
 from ..ir.target import target
-from ..passes.regions import Region, hbm_rows, instances_may_overlap, loop_ranges, region
+from ..passes.regions import (
+    Region,
+    hbm_rows,
+    instances_may_overlap,
+    loop_ranges,
+    region,
+    row_elems,
+)
 from .engines import choose_engine
 from .skips import exact_skip
 
@@ -59,6 +67,7 @@ class Access:
     slots_span: int  # bytes from the first to the last slot of a rotated tensor
     box: tuple[int, int, int, int]  # partition and byte bounds over every instance and slot
     rows: tuple[int, Region] | None = None  # HBM: row bytes and the region row by row
+    exact: bool = False  # one instance touching every byte of `box` (a dense loop-free access)
 
     @property
     def widened(self) -> Region:
@@ -68,6 +77,28 @@ class Access:
         return Region(r.part, r.part_lo, r.part_hi, r.free, r.free_lo, r.free_hi + span, 1)
 
 
+def _contiguous(pattern) -> bool:
+    """Do the [step, num] pairs enumerate consecutive elements?"""
+    expected = 1
+    for step, num in reversed([pair for pair in pattern if pair[1] > 1]):
+        if step != expected:
+            return False
+        expected *= num
+    return True
+
+
+def _dense(ap: AccessPattern, r: Region) -> bool:
+    """Does the loop-free `ap` touch every element of its region `r` (and nothing else)?"""
+    if ap.dynamic is not None or ap.offset.terms:
+        return False
+    if not ap.tensor.on_chip:
+        return _contiguous(ap.pattern)
+    step, num = ap.pattern[0]
+    row = row_elems(ap)
+    inside = 0 <= r.free.const + r.free_lo and r.free.const + r.free_hi < row
+    return (num == 1 or step == row) and inside and _contiguous(ap.pattern[1:])
+
+
 def _accesses(inst: Inst, loops: tuple[Loop, ...]) -> list[Access]:
     written = written_operands(inst)
     ranges = loop_ranges(loops)
@@ -75,6 +106,7 @@ def _accesses(inst: Inst, loops: tuple[Loop, ...]) -> list[Access]:
     for name, ap in inst.aps():
         t = ap.tensor
         r = region(ap, ranges)
+        exact = not loops and _dense(ap, r)
         rows = None
         if t.on_chip and t.address is not None:
             key: tuple = (t.buffer,)
@@ -88,9 +120,9 @@ def _accesses(inst: Inst, loops: tuple[Loop, ...]) -> list[Access]:
         blo, bhi = r.free_bounds(ranges)
         box = (plo, phi, blo, bhi + span)
         is_write = name in written
-        out.append(Access(is_write, key, t, r, span, box, rows))
+        out.append(Access(is_write, key, t, r, span, box, rows, exact))
         if is_write and reads_outputs(inst):
-            out.append(Access(False, key, t, r, span, box, rows))
+            out.append(Access(False, key, t, r, span, box, rows, exact))
     return out
 
 
@@ -106,10 +138,18 @@ class Scheduled:
     pos: int
     accesses: list[Access]
     waits: list[tuple[int, Skip]] = field(default_factory=list)
+    #: Happens-before: for each queue, the id of the newest instruction on it whose every
+    #: instance has completed before any instance of this one starts (see `_clocks`).
+    clock: dict[str, int] = field(default_factory=dict)
+    #: The same for this instruction's last instance.
+    final: dict[str, int] = field(default_factory=dict)
 
     @property
     def runs(self) -> bool:
         return all(lp.trip_count > 0 for lp in self.loops)
+
+    def __hash__(self) -> int:
+        return self.id
 
 
 @dataclass
@@ -196,11 +236,102 @@ def _min_skip(x: Skip, y: Skip, c: Scheduled) -> Skip:
     return max(0, min(Affine.of(x).bounds(ranges)[0], Affine.of(y).bounds(ranges)[0]))
 
 
-def _reduce(
+def schedule(kernel: Kernel) -> Schedule:
+    """Assign queues (DMA round-robin over the target's queues) and compute every wait."""
+    tgt = target(kernel.target)
+    insts: list[Scheduled] = []
+    starts: dict[Loop, int] = {}
+    dma = 0
+    for pos, (op, loops) in enumerate(kernel.walk()):
+        if isinstance(op, Loop):
+            starts[op] = pos
+        if not isinstance(op, Inst):
+            continue
+        engine = op.engine or choose_engine(op)
+        if engine == "dma":
+            queue = f"dma{dma % tgt.dma_queues}"
+            dma += 1
+        else:
+            queue = engine
+        insts.append(Scheduled(op, len(insts), engine, queue, loops, pos, _accesses(op, loops)))
+    ends: dict[Loop, int] = {}
+    index = _Index()
+    for s in insts:
+        for lp in s.loops:
+            ends[lp] = s.id
+        index.add(s)
+    previous: dict[str, Scheduled] = {}  # the newest instruction that runs on each queue
+    for c in insts:
+        if not c.runs:
+            continue
+        prev = previous.get(c.queue)
+        if prev is None:
+            every = final = {}
+        else:
+            every, final = (prev.clock, prev.final) if c.loops else (prev.final, prev.final)
+        waits = _waits(c, insts, ends, index, every)
+        if c.loops:
+            c.waits = _reduce_in_loop(c, waits, starts, insts)
+        else:
+            c.waits = _reduce(waits, every)
+        c.clock, c.final = _clocks(c, every, final, insts)
+        previous[c.queue] = c
+    return Schedule(kernel, insts, {s.inst: s for s in insts})
+
+
+def _after(p: Scheduled) -> dict[str, int]:
+    """What has completed once the last instance of `p` has: `p`'s queue up to `p`, and what
+    was complete before that instance started."""
+    return {**p.final, p.queue: max(p.id, p.final.get(p.queue, -1))}
+
+
+def _join(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    out = dict(a)
+    for q, i in b.items():
+        if i > out.get(q, -1):
+            out[q] = i
+    return out
+
+
+def _clocks(
+    c: Scheduled, every: dict[str, int], final: dict[str, int], insts: list[Scheduled]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """What has completed before every instance of `c` starts, and before its last one does.
+
+    A queue issues in order, so both start from what its previous instruction knew. A skip-0
+    wait on an earlier producer adds what the producer's last instance completed: at c's last
+    instance that is the producer's last instance; at every instance of c only when c is in
+    no loop of the producer's (the producer's loop has finished before c starts)."""
+    for pid, skip in c.waits:
+        p = insts[pid]
+        if skip != 0 or p.pos > c.pos:
+            continue
+        done = _after(p)
+        final = _join(final, done)
+        if not _common(c.loops, p.loops):
+            every = _join(every, done)
+    return every, final
+
+
+def _reduce(waits: dict[Scheduled, Skip], base: dict[str, int]) -> list[tuple[int, Skip]]:
+    """For a consumer outside every loop, keep exactly the waits not implied by the others:
+    a producer is implied when the queue's previous instruction already knew it complete
+    (`base`), or when another producer waited for (an instruction at or after) it on its queue,
+    directly or through a chain of waits."""
+    live = {p: skip for p, skip in waits.items() if base.get(p.queue, -1) < p.id}
+    after = {p: _after(p) for p, skip in live.items() if skip == 0}
+    return sorted(
+        (p.id, skip)
+        for p, skip in live.items()
+        if not any(q is not p and clock.get(p.queue, -1) >= p.id for q, clock in after.items())
+    )
+
+
+def _reduce_in_loop(
     c: Scheduled, waits: dict[Scheduled, Skip], starts: dict[Loop, int], insts: list[Scheduled]
 ) -> list[tuple[int, Skip]]:
-    """Drop waits implied by others: by a newer instruction on the same producer queue, or by
-    a producer that itself waited for the dropped one."""
+    """For a consumer in a loop, drop waits implied by others: by a newer instruction on the
+    same producer queue, or by a producer that itself waited for the dropped one."""
     by_queue: dict[str, list[Scheduled]] = {}
     for p in waits:
         by_queue.setdefault(p.queue, []).append(p)
@@ -237,34 +368,6 @@ def _reduce(
     return sorted((p.id, waits[p]) for p in kept if p not in covered)
 
 
-def schedule(kernel: Kernel) -> Schedule:
-    """Assign queues (DMA round-robin over the target's queues) and compute every wait."""
-    tgt = target(kernel.target)
-    insts: list[Scheduled] = []
-    starts: dict[Loop, int] = {}
-    dma = 0
-    for pos, (op, loops) in enumerate(kernel.walk()):
-        if isinstance(op, Loop):
-            starts[op] = pos
-        if not isinstance(op, Inst):
-            continue
-        engine = op.engine or choose_engine(op)
-        if engine == "dma":
-            queue = f"dma{dma % tgt.dma_queues}"
-            dma += 1
-        else:
-            queue = engine
-        insts.append(Scheduled(op, len(insts), engine, queue, loops, pos, _accesses(op, loops)))
-    ends: dict[Loop, int] = {}
-    for s in insts:
-        for lp in s.loops:
-            ends[lp] = s.id
-    for c in insts:
-        if c.runs:
-            c.waits = _reduce(c, _waits(c, insts, ends), starts, insts)
-    return Schedule(kernel, insts, {s.inst: s for s in insts})
-
-
 def _dependency(c: Scheduled, p: Scheduled) -> Skip | None:
     """The smallest skip over every conflicting pair of accesses of c and p, or None."""
     best = None
@@ -280,13 +383,25 @@ def _dependency(c: Scheduled, p: Scheduled) -> Skip | None:
     return best
 
 
-def _waits(c: Scheduled, insts: list[Scheduled], ends: dict[Loop, int]) -> dict[Scheduled, Skip]:
-    """Every producer c must wait for, with its skip. Earlier instructions are scanned newest
-    first: once one on a queue needs a skip-0 wait, older ones on that queue are implied."""
+def _waits(
+    c: Scheduled,
+    insts: list[Scheduled],
+    ends: dict[Loop, int],
+    index: _Index,
+    base: dict[str, int],
+) -> dict[Scheduled, Skip]:
+    """Every producer c must wait for, with its skip. The producers that may conflict come
+    from the index; earlier ones are examined newest first: once one on a queue needs a
+    skip-0 wait, older ones on that queue are implied, and so is anything the queue's
+    previous instruction already knew complete (`base`, for a consumer outside loops)."""
     waits: dict[Scheduled, Skip] = {}
     settled: set[str] = set()
-    for p in reversed(insts[: c.id]):
+    last = ends[c.loops[0]] if c.loops else c.id
+    earlier, later = index.candidates(c, last)
+    for p in sorted(earlier, key=_newest_first):
         if p.queue == c.queue or p.queue in settled or not p.runs:
+            continue
+        if not c.loops and base.get(p.queue, -1) >= p.id:
             continue
         skip = _dependency(c, p)
         if skip is not None:
@@ -294,10 +409,112 @@ def _waits(c: Scheduled, insts: list[Scheduled], ends: dict[Loop, int]) -> dict[
             if skip == 0:
                 settled.add(p.queue)
     # later instructions precede c only through a loop they share with c
-    last = ends[c.loops[0]] if c.loops else c.id
-    for p in insts[c.id + 1 : last + 1]:
+    for p in sorted(later, key=_oldest_first):
         if p.queue != c.queue and p.runs:
             skip = _dependency(c, p)
             if skip is not None:
                 waits[p] = skip
     return waits
+
+
+def _newest_first(s: Scheduled) -> int:
+    return -s.id
+
+
+def _oldest_first(s: Scheduled) -> int:
+    return s.id
+
+
+#: Bytes per bucket of the access index (on-chip buffers); an HBM tensor has at most 64.
+BUCKET_BYTES = 512
+HBM_BUCKETS = 64
+
+
+class _Index:
+    """Every access of the kernel by memory and bucket of bytes, in program order, so that a
+    consumer examines only producers that touch the same bytes: the total work for unrolled
+    code grows with its size, not with its square.
+
+    Looking back from a consumer, a dense loop-free write that covers the consumer's bytes in
+    a bucket hides what came before it there: an older access that conflicts with the
+    consumer in that bucket conflicts with the write too, so it completed before the write
+    started (or, on the write's queue, before the write completed), and the consumer's wait
+    for the write orders it. Likewise a covering read hides older reads of its own queue from
+    a writer: they complete before it does."""
+
+    def __init__(self) -> None:
+        # (key, bucket) -> (write ids, writes, read ids, reads), each in program order
+        self.buckets: dict[tuple, tuple[list, list, list, list]] = {}
+
+    @staticmethod
+    def _size(a: Access) -> int:
+        if a.key[0] == "tensor":
+            return max(BUCKET_BYTES, -(-a.tensor.size * a.tensor.itemsize // HBM_BUCKETS))
+        return BUCKET_BYTES
+
+    def _spans(self, a: Access):
+        size = self._size(a)
+        _, _, lo, hi = a.box
+        for b in range(max(lo, 0) // size, max(hi, 0) // size + 1):
+            yield b, max(lo, b * size), min(hi, b * size + size - 1)
+
+    def add(self, s: Scheduled) -> None:
+        for a in s.accesses:
+            at = 0 if a.write else 2
+            for b, _, _ in self._spans(a):
+                lists = self.buckets.get((a.key, b))
+                if lists is None:
+                    lists = self.buckets[(a.key, b)] = ([], [], [], [])
+                lists[at].append(s.id)
+                lists[at + 1].append((s, a))
+
+    def candidates(self, c: Scheduled, last: int) -> tuple[set[Scheduled], set[Scheduled]]:
+        """The instructions before c that may conflict with it and are not hidden, and those
+        after it, up to id `last`, that may conflict with it."""
+        earlier: set[Scheduled] = set()
+        later: set[Scheduled] = set()
+        for a in c.accesses:
+            for b, lo, hi in self._spans(a):
+                lists = self.buckets.get((a.key, b))
+                if lists is None:
+                    continue
+                wids, writes, rids, reads = lists
+                stop = -1
+                for j in range(bisect_left(wids, c.id) - 1, -1, -1):
+                    p, pa = writes[j]
+                    if _boxes_meet(a, pa):
+                        earlier.add(p)
+                        if pa.exact and _covers(pa, a, lo, hi):
+                            stop = p.id
+                            break
+                _later(a, wids, writes, c.id, last, later)
+                if not a.write:
+                    continue
+                hidden: set[str] = set()
+                for j in range(bisect_left(rids, c.id) - 1, -1, -1):
+                    if rids[j] < stop:
+                        break
+                    p, pa = reads[j]
+                    if p.queue in hidden or not _boxes_meet(a, pa):
+                        continue
+                    earlier.add(p)
+                    if pa.exact and _covers(pa, a, lo, hi):
+                        hidden.add(p.queue)
+                _later(a, rids, reads, c.id, last, later)
+        return earlier, later
+
+
+def _later(a: Access, ids: list[int], entries: list, after: int, last: int, out: set) -> None:
+    """Add the instructions with ids in (after, last] whose access may meet `a`."""
+    j = bisect_right(ids, after)
+    while j < len(ids) and ids[j] <= last:
+        if _boxes_meet(a, entries[j][1]):
+            out.add(entries[j][0])
+        j += 1
+
+
+def _covers(p: Access, c: Access, lo: int, hi: int) -> bool:
+    """Does the exact access p touch every byte of c's box between bytes lo and hi?"""
+    pp0, pp1, pb0, pb1 = p.box
+    cp0, cp1, _, _ = c.box
+    return pp0 <= cp0 and cp1 <= pp1 and pb0 <= lo and hi <= pb1

@@ -32,6 +32,7 @@ from .values import (
     PyType,
     RangeValue,
     StaticMethod,
+    SuperProxy,
     TensorTypeAnnotation,
     TypingMarker,
     UserError,
@@ -305,8 +306,6 @@ def _pow(ip, call, base, exp):
 
 
 def _super(ip, call):
-    from .specialiser import SuperProxy
-
     fn = ip.frame.func
     if fn is None or fn.owner is None or not fn.node.args.args:
         raise UserError("err_type_error", "super(): no enclosing method")
@@ -609,11 +608,8 @@ def _plain(ip, v):
 
 
 def attribute(ip, obj, name: str):
-    """Attributes of built-in values (list/dict/str/tuple methods, tensor metadata, …)."""
-    from . import nki_api
-
-    if isinstance(obj, TensorView):
-        return nki_api.tensor_attribute(ip, obj, name)
+    """Attributes of built-in Python values (list/dict/str/tuple methods, slice fields, …);
+    MISSING for anything else."""
     fn = None
     if isinstance(obj, list):
         fn = _list_methods(ip, obj, name)
@@ -637,7 +633,7 @@ def attribute(ip, obj, name: str):
         return Builtin("property.setter", lambda ip_, call, f: Property(obj.fget, f))
     if fn is not None:
         return Builtin(f"{type(obj).__name__}.{name}", fn)
-    return nki_api.constant_attribute(ip, obj, name)
+    return MISSING
 
 
 def subscript(ip, obj, key):
@@ -840,8 +836,7 @@ def _typing_module() -> ModuleValue:
 
 
 def known_modules() -> dict[str, ModuleValue]:
-    from . import nki_api
-
+    """The standard modules a kernel may import (the NKI modules come from the language)."""
     enum_base = EnumBase()
     mods = {
         "math": _math_module(),
@@ -876,11 +871,4 @@ def known_modules() -> dict[str, ModuleValue]:
         "__future__": ModuleValue("__future__", {"annotations": True}),
         "typing": _typing_module(),
     }
-    mods.update(nki_api.modules())
     return mods
-
-
-def unsupported_api(module: str, name: str) -> str | None:
-    from . import nki_api
-
-    return nki_api.unsupported_message(module, name)

@@ -3,16 +3,19 @@
 Program order is a valid sequential semantics of the instruction streams, so every instance is
 computed as it is issued; alongside, its start and completion times are derived from its queue
 (in order), its semaphore waits and the cost model, and the semaphore checker verifies that the
-waits really order every conflicting access.
+waits really order every conflicting access: by happens-before over the waits and queue order
+(vector clocks, nkirt.hazards), not by the simulated times.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from nkirt import dtypes
@@ -22,13 +25,14 @@ from nkirt.cost.tables import PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, TARGETS, Ta
 from nkirt.cost.throttle import TensorThrottle
 from nkirt.dma_rings import DmaRings
 from nkirt.errors import NeffError, RunError, RuntimeFault
-from nkirt.hazards import Access, Hazard, SemaphoreChecker
+from nkirt.hazards import ALL_ORDERED, Access, Hazard, SemaphoreChecker
 from nkirt.memory import Memory
 from nkirt.ports import PortArbiter, bank_claims, per_bank, port_claims
 from nkirt.program import QUEUES, Program
 from nkirt.roles import operand_roles
 
 QUEUE_INDEX = {name: i for i, name in enumerate(QUEUES)}
+
 TENSOR_QUEUE = QUEUE_INDEX["tensor"]
 
 #: Instances between two sweeps of the semaphore checker's memory.
@@ -39,6 +43,8 @@ STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
 
 #: Instructions that accumulate into PSUM (arch §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
+#: instructions that only move elements: with one dtype throughout they cannot create Inf/NaN
+SAME_DTYPE_COPIES = frozenset({"dma_copy", "tensor_copy"})
 
 
 @dataclass
@@ -50,6 +56,9 @@ class ExecContext:
     state: dict[str, Any] = field(default_factory=dict)
     #: what the instruction being executed reported through `warn` (collected by the executor)
     pending: list[str] = field(default_factory=list)
+    #: sum matmul products in contraction order, one fp32 rounding per step, as the PE array
+    #: does (slow); otherwise one BLAS product per matmul (docs/numerics.md bounds the difference)
+    exact_accumulation: bool = False
 
     def warn(self, message: str) -> None:
         """Report something the hardware would do differently from the values computed."""
@@ -240,7 +249,13 @@ class Executor:
     """One run of a program: device memory, queue clocks, DMA engines, semaphore checker."""
 
     def __init__(
-        self, program: Program, *, seed: int, timing_only: bool, ideal_waits: bool = False
+        self,
+        program: Program,
+        *,
+        seed: int,
+        timing_only: bool,
+        ideal_waits: bool = False,
+        exact_accumulation: bool = False,
     ):
         self.table = TARGETS[program.target]
         self.functional = not timing_only
@@ -258,7 +273,13 @@ class Executor:
                 if inst.semantics is None:
                     raise RunError(f"the simulator has no semantics for {inst.op} at {inst.where}")
         device_seed = np.random.SeedSequence(seed).spawn(2)[1]
-        self.ctx = ExecContext(program.target, np.random.default_rng(device_seed))
+        self.ctx = ExecContext(
+            program.target,
+            np.random.default_rng(device_seed),
+            exact_accumulation=exact_accumulation,
+        )
+        #: the first instruction instance whose output held Inf/NaN computed from finite inputs
+        self.non_finite: dict | None = None
         self.memory = Memory(program, self.table) if self.functional else None
         self.queue_free = [0.0] * len(QUEUES)
         self.dma_done = [0.0] * len(QUEUES)
@@ -270,7 +291,14 @@ class Executor:
         self.hbm_rate = self.table.dma_sustained_gbps
         self.hbm = DmaRings(self.horizon, count=1) if self.hbm_rate else None
         self.ports = PortArbiter(self.horizon)
-        self.checker = SemaphoreChecker(self.horizon)
+        self.checker = SemaphoreChecker(self.horizon, None if ideal_waits else self.settled)
+        #: vector clocks have one entry per queue the program uses: that queue's lane
+        used = [q for q, left in enumerate(self.remaining) if left > 0]
+        self.lane_of = [used.index(q) if q in used else -1 for q in range(len(QUEUES))]
+        #: per lane, the vector clock its next instance starts with at least (program order)
+        self.clocks: list[tuple[int, ...]] = [(0,) * len(used)] * len(used)
+        #: instances issued so far per lane (the next instance's number on its queue)
+        self.issued = [0] * len(used)
         #: (instruction index, start, busy end, completion, stall from, producer record, stall)
         self.records: list[tuple] = []
         #: (data start, data end) of every DMA transfer: when its packets move
@@ -282,6 +310,15 @@ class Executor:
         """No instance still to be issued can start before this time."""
         pending = [t for t, left in zip(self.queue_free, self.remaining) if left > 0]
         return min(pending) if pending else float("inf")
+
+    def settled(self) -> list[float]:
+        """Per queue r: how many of r's instances are ordered before every instance still to
+        be issued on another queue (their accesses can no longer race)."""
+        live = [self.lane_of[q] for q, left in enumerate(self.remaining) if left > 0]
+        return [
+            min((self.clocks[q][r] for q in live if q != r), default=float("inf"))
+            for r in range(len(self.clocks))
+        ]
 
     def run(self) -> None:
         self._nodes(self.tree, {}, {})
@@ -392,6 +429,8 @@ class Executor:
             raise RuntimeFault(f"{inst.describe(env)}: {type(e).__name__}: {e}") from e
         if self.ctx.pending:
             self._warn(inst, env)
+        if self.non_finite is None:
+            self._check_finite(inst, env, ops, attrs, result)
         # rows every dynamic operand moves (oob_mode skip drops the others)
         keep = np.logical_and.reduce([k for _, k in dynamic.values()]) if dynamic else None
         for ap, where in outputs:
@@ -426,6 +465,9 @@ class Executor:
         checker = self.checker
         ready = stall_from = self.queue_free[queue]
         producer, stall = -1, STALL_NONE
+        lane = self.lane_of[queue]
+        clock = self.clocks[lane]
+        seq = self.issued[lane]
         if self.ideal_waits:
             ideal, waited = self._ideal_ready(inst, reads_outputs, inputs, outputs)
             if ideal > ready:
@@ -445,14 +487,18 @@ class Executor:
                     )
             history = self.instructions[index].history
             if len(history) > skip:
-                done, record = history[-1 - skip]
+                done, record, done_clock = history[-1 - skip]
+                waited = self.instructions[index].queue
+                if done_clock[self.lane_of[waited]] > clock[self.lane_of[waited]]:
+                    # (a clock that already covers this instance covers all it knew)
+                    clock = tuple(map(max, clock, done_clock))
                 if done > ready:
                     ready, producer, stall = done, record, STALL_SEMAPHORE
         reads = inputs + outputs if reads_outputs else inputs
         read_accesses = []
         for ap, where in reads:
             key = Memory.key(ap)
-            access = Access(ap, where, 0.0, queue, inst)
+            access = Access(ap, where, 0.0, queue, lane, seq, inst)
             buckets = checker.buckets(key, ap, where)
             read_accesses.append((access, buckets, ap.name))
             if queue != TENSOR_QUEUE:
@@ -498,24 +544,31 @@ class Executor:
             completion = max(moved, self.dma_done[queue])
             self.dma_done[queue] = busy_end = completion
             self.queue_free[queue] = start + cost.fixed_ns
+        # with ideal waits every conflicting access is waited for by construction
+        order = ALL_ORDERED if self.ideal_waits else clock
         try:
             for access, buckets, name in read_accesses:
-                checker.check_read(access, buckets, start, name)
+                checker.check_read(access, buckets, order, name)
             write_accesses = []
             for ap, where in outputs:
                 key = Memory.key(ap)
-                access = Access(ap, where, completion, queue, inst)
+                access = Access(ap, where, completion, queue, lane, seq, inst)
                 buckets = checker.buckets(key, ap, where)
-                checker.check_write(access, buckets, start, ap.name)
+                checker.check_write(access, buckets, order, ap.name)
                 write_accesses.append((access, buckets))
         except Hazard as hazard:
             raise RuntimeFault(self._missing_semaphore(inst, env, hazard)) from None
+        self.clocks[lane] = clock
+        self.issued[lane] = seq + 1
         for access, buckets, _ in read_accesses:
             access.end = completion
             checker.record_read(access, buckets)
         for access, buckets in write_accesses:
             checker.record_write(access, buckets)
-        inst.history.append((completion, len(records)))
+        # what an instance waiting for this one's completion learns: this queue up to it
+        inst.history.append(
+            (completion, len(records), (*clock[:lane], seq + 1, *clock[lane + 1 :]))
+        )
         inst.count += 1
         inst.busy_ns += busy_end - start
         self.remaining[queue] -= 1
@@ -533,7 +586,7 @@ class Executor:
             sides += [(ap, where, (checker.writes,)) for ap, where in outputs]
         sides += [(ap, where, (checker.writes, checker.reads)) for ap, where in outputs]
         for ap, where, tables in sides:
-            access = Access(ap, where, 0.0, queue, inst)
+            access = Access(ap, where, 0.0, queue, 0, 0, inst)
             for bucket in checker.buckets(Memory.key(ap), ap, where):
                 for table in tables:
                     for other in table.get(bucket, ()):
@@ -614,10 +667,65 @@ class Executor:
             first["count"] += 1
         self.ctx.pending.clear()
 
+    def _check_finite(self, inst, env, ops: dict, attrs: dict, result: dict) -> None:
+        """Remember the first instruction instance that turned finite inputs into Inf/NaN."""
+        if (
+            inst.op in SAME_DTYPE_COPIES
+            and len({getattr(v, "dtype", None) for v in (*ops.values(), *result.values())}) == 1
+        ):
+            return  # a copy without conversion cannot create Inf/NaN
+        bad = [name for name, value in result.items() if not _all_finite(value)]
+        if not bad:
+            return
+        if not all(_all_finite(v) for v in ops.values()):
+            return
+        if not all(_all_finite(v) for k, v in attrs.items() if not k.startswith("_")):
+            return
+        self.non_finite = {
+            "loc": inst.where,
+            "op": inst.op,
+            "outputs": sorted(bad),
+            "message": (
+                f"non-finite values from finite inputs: {inst.describe(env)} wrote Inf/NaN to "
+                f"{', '.join(repr(b) for b in sorted(bad))}"
+            ),
+        }
+
     def _missing_semaphore(self, inst, env, hazard: Hazard) -> str:
         producer = hazard.producer
+        tensor = next(
+            (ap.tensor.name for ap in (*inst.inputs, *inst.outputs) if ap.name == hazard.operand),
+            hazard.producer_tensor,
+        )
+        also = (
+            ""
+            if tensor == hazard.producer_tensor
+            else f", accessed there as {hazard.producer_tensor}"
+        )
         return (
             f"missing semaphore (compiler bug): {inst.describe(env)} waits for nothing on "
             f"{producer.op} at {producer.where} ({hazard.kind} hazard on operand "
-            f"{hazard.operand!r})"
+            f"{hazard.operand!r}, tensor {tensor}{also})"
         )
+
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _all_finite(value: Any) -> bool:
+    """Whether a float operand (array or scalar) holds no Inf/NaN; other values count as finite."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return all(_all_finite(v) for v in value)
+    if not isinstance(value, np.ndarray | np.generic):
+        return True
+    kind = value.dtype.kind
+    if kind == "f":
+        return bool(np.isfinite(value).all())
+    if value.dtype == _BF16:  # exponent bits all ones: Inf or NaN (a view, no conversion)
+        return not bool(np.any((value.view(np.uint16) & 0x7F80) == 0x7F80))
+    if kind == "V" and value.dtype.type.__module__ == "ml_dtypes":
+        # ml_dtypes' own isfinite loop is ~7x slower than widening to float32 first (exact)
+        return bool(np.isfinite(value.astype(np.float32)).all())
+    return True

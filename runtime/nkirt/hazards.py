@@ -1,10 +1,18 @@
 """Semaphore verification: flags accesses that race because the program waits for nothing.
 
-Every access leaves an entry (footprint, completion time, queue, instruction) in the buckets
-its footprint touches. A later access on another queue that reads what an unfinished write
-produces (RAW), or overwrites what an unfinished access still reads or writes (WAR, WAW), is a
-missing semaphore: a compiler bug. On the same queue the hardware keeps order, so such a
-read instead waits for the write (the engine's own interlock); `interlock` reports how long.
+The check is by happens-before, not by simulated time: an instance starts after its queue's
+previous instance started and after every instance it waits for completed, and a queue
+completes its instances in order. Each instance carries a vector clock over the queues
+(`clock[r]` = how many instances of queue r are known complete when it starts; one entry per
+queue the program uses, its "lane"), so an earlier access by instance n of queue r is ordered
+before a later one iff `n < clock[r]`.
+
+Every access leaves an entry (footprint, queue, instance number, completion time, instruction)
+in the buckets its footprint touches. A later access on another queue that reads what an
+unordered write produces (RAW), or overwrites what an unordered access reads or writes (WAR,
+WAW), is a missing semaphore: a compiler bug, whatever the timing happened to be. On the same
+queue the hardware keeps order, so such a read instead waits for the write (the engine's own
+interlock); `interlock` reports how long.
 """
 
 from __future__ import annotations
@@ -30,10 +38,15 @@ class Access:
         "dense",
         "end",
         "queue",
+        "lane",
+        "seq",
         "inst",
+        "tensor",
     )
 
-    def __init__(self, ap: AccessPattern, where: Location, end: float, queue: int, inst):
+    def __init__(
+        self, ap: AccessPattern, where: Location, end: float, queue: int, lane: int, seq: int, inst
+    ):
         self.row_lo, self.row_hi = where.row_lo, where.row_hi
         self.col_lo, self.col_hi = where.col_lo, where.col_hi
         self.anchor = where.anchor
@@ -42,7 +55,11 @@ class Access:
         self.dense = ap.dense and where.anchor >= 0
         self.end = end
         self.queue = queue
+        #: the queue's index in vector clocks, and the instance's number on its queue
+        self.lane = lane
+        self.seq = seq
         self.inst = inst
+        self.tensor = ap.tensor.name
 
     def overlaps(self, other: Access) -> bool:
         if (
@@ -79,24 +96,30 @@ def _gcd(a: int, b: int) -> int:
 
 
 class Hazard(Exception):
-    """A race between `consumer` and the earlier `producer` access (kind: RAW, WAR or WAW)."""
+    """A race between a new access and the earlier access `other` (kind: RAW, WAR or WAW)."""
 
-    def __init__(self, kind: str, producer, operand: str):
+    def __init__(self, kind: str, other: Access, operand: str):
         super().__init__(kind)
         self.kind = kind
-        self.producer = producer
+        self.producer = other.inst
+        self.producer_tensor = other.tensor
         self.operand = operand
 
 
 class SemaphoreChecker:
-    """Remembers recent reads and writes per footprint bucket and checks new ones against them.
+    """Remembers reads and writes per footprint bucket and checks new ones against them.
 
-    `horizon()` returns a time no future instance can start before; entries that ended by then
-    can never race again and are dropped when a bucket grows.
+    `horizon()` returns a time no future instance can start before; `settled()` returns, per
+    queue r, how many of r's instances every future instance of the other queues is known to
+    follow. An entry that ended by the horizon (no timing effect left) and is settled (no race
+    left) is dropped when a bucket grows.
     """
 
-    def __init__(self, horizon: Callable[[], float]):
+    def __init__(
+        self, horizon: Callable[[], float], settled: Callable[[], list[int]] | None = None
+    ):
         self.horizon = horizon
+        self.settled = settled
         self.writes: dict[tuple, list[Access]] = {}
         self.reads: dict[tuple, list[Access]] = {}
 
@@ -118,18 +141,28 @@ class SemaphoreChecker:
                     ready = w.end
         return ready
 
-    def check_read(self, access: Access, buckets: list[tuple], start: float, operand: str):
+    def check_read(self, access: Access, buckets: list[tuple], clock, operand: str):
+        """Raise Hazard if an overlapping write of another queue is not ordered before
+        `access`, whose instance starts with vector clock `clock`."""
+        queue = access.queue
         for bucket in buckets:
             for w in self.writes.get(bucket, ()):
-                if w.queue != access.queue and w.end > start and w.overlaps(access):
-                    raise Hazard("RAW", w.inst, operand)
+                if w.queue != queue and w.seq >= clock[w.lane] and w.overlaps(access):
+                    raise Hazard("RAW", w, operand)
 
-    def check_write(self, access: Access, buckets: list[tuple], start: float, operand: str):
+    def check_write(self, access: Access, buckets: list[tuple], clock, operand: str):
+        """Raise Hazard if an overlapping read or write of another queue is not ordered
+        before the write `access`."""
+        queue = access.queue
         for table, kind in ((self.writes, "WAW"), (self.reads, "WAR")):
             for bucket in buckets:
                 for other in table.get(bucket, ()):
-                    if other.queue != access.queue and other.end > start and other.overlaps(access):
-                        raise Hazard(kind, other.inst, operand)
+                    if (
+                        other.queue != queue
+                        and other.seq >= clock[other.lane]
+                        and other.overlaps(access)
+                    ):
+                        raise Hazard(kind, other, operand)
 
     def record_read(self, access: Access, buckets: list[tuple]) -> None:
         for bucket in buckets:
@@ -162,15 +195,30 @@ class SemaphoreChecker:
 
     def sweep(self) -> None:
         """Forget every access that can no longer race, in all buckets (bounds memory use)."""
-        horizon = self.horizon()
+        horizon, settled = self.horizon(), self._settled()
         for table in (self.writes, self.reads):
             for bucket in list(table):
-                live = [e for e in table[bucket] if e.end > horizon]
+                live = [e for e in table[bucket] if e.end > horizon or e.seq >= settled[e.lane]]
                 if live:
                     table[bucket] = live
                 else:
                     del table[bucket]
 
     def _prune(self, entries: list[Access]) -> None:
-        horizon = self.horizon()
-        entries[:] = [e for e in entries if e.end > horizon]
+        horizon, settled = self.horizon(), self._settled()
+        entries[:] = [e for e in entries if e.end > horizon or e.seq >= settled[e.lane]]
+
+    def _settled(self):
+        if self.settled is None:  # no happens-before tracking: only timing matters
+            return ALL_ORDERED
+        return self.settled()
+
+
+class _AllOrdered:
+    """A vector clock past every instance: every access is ordered before its holder."""
+
+    def __getitem__(self, queue: int) -> float:
+        return float("inf")
+
+
+ALL_ORDERED = _AllOrdered()

@@ -98,11 +98,23 @@ def build_profile(
     }
 
 
+def _us(ns: int) -> float:
+    """Integer nanoseconds as trace-event microseconds: at most three decimals, so a reader
+    that multiplies by 1000 and rounds (Perfetto, Chrome) gets the integer back exactly."""
+    return ns / 1000
+
+
 def build_trace(
     program: Program, instructions: list[StaticInstruction], records: list[tuple]
 ) -> dict[str, Any]:
     """Chrome/Perfetto trace events: one track per queue, slices named `op file:line`,
-    semaphore stalls as `wait` slices with a flow arrow from the producer."""
+    semaphore stalls as `wait` slices with a flow arrow from the producer.
+
+    Every slice's start and end are whole nanoseconds computed before its duration (`dur` is
+    end - start), so slices of one track never overlap after a reader converts them back to
+    integer nanoseconds; Perfetto drops a complete event that overlaps the previous one on its
+    track. A flow starts inside the producer's slice and ends inside the waiting instruction's
+    slice (`"bp": "e"`: bound to the enclosing slice), so each arrow joins the two slices."""
     pid = 1
     events: list[dict[str, Any]] = [
         {
@@ -136,43 +148,33 @@ def build_trace(
     # A queue may start an instance before the previous one ends (background LoadStationary,
     # a DMA queue setting up its next transfer): each slice starts where its track is free, so
     # slices never overlap; args keep the exact start.
-    track_end: dict[int, float] = defaultdict(float)
+    track_end: dict[int, int] = defaultdict(int)
+    # the slice shown for each record: (first ns, last ns) on its track
+    shown_span: list[tuple[int, int]] = []
     for n, (index, start, busy_end, completion, stall_from, producer, stall) in enumerate(records):
         inst = instructions[index]
         tid = inst.queue + 1
         free = track_end[tid]
-        waited_from = max(stall_from, free)
-        if stall == STALL_SEMAPHORE and start > waited_from:
-            source = records[producer]
-            waited = instructions[source[0]]
-            events.append(
-                {
-                    "ph": "X",
-                    "pid": pid,
-                    "tid": tid,
-                    "name": f"wait {waited.op} {waited.short_where}",
-                    "cat": "semaphore",
-                    "ts": waited_from / 1000,
-                    "dur": (start - waited_from) / 1000,
-                }
-            )
-            flow = {"pid": pid, "name": "semaphore", "cat": "semaphore", "id": n, "bp": "e"}
-            events.append({**flow, "ph": "s", "tid": waited.queue + 1, "ts": source[2] / 1000})
-            events.append({**flow, "ph": "f", "tid": tid, "ts": start / 1000})
-        elif stall == STALL_PORT and start > waited_from:
-            # v2: the rival engine held the shared SBUF/PSUM port (arch §8)
-            events.append(
-                {
-                    "ph": "X",
-                    "pid": pid,
-                    "tid": tid,
-                    "name": "wait shared SBUF/PSUM port",
-                    "cat": "port",
-                    "ts": waited_from / 1000,
-                    "dur": (start - waited_from) / 1000,
-                }
-            )
-        shown = max(start, free)
+        begin = max(round(start), free)
+        end = max(round(busy_end), begin)
+        waited_from = max(round(stall_from), free)
+        if stall in (STALL_SEMAPHORE, STALL_PORT) and begin > waited_from:
+            wait = {"ph": "X", "pid": pid, "tid": tid, "ts": _us(waited_from)}
+            wait["dur"] = _us(begin - waited_from)
+            if stall == STALL_SEMAPHORE and producer < 0:
+                # ideal-waits timing: the data dependence itself, no semaphore producer
+                wait["name"] = "wait data dependence"
+                wait["cat"] = "semaphore"
+            elif stall == STALL_SEMAPHORE:
+                source = instructions[records[producer][0]]
+                wait["name"] = f"wait {source.op} {source.short_where}"
+                wait["cat"] = "semaphore"
+                wait["args"] = {"producer_id": source.id, "producer_record": producer}
+            else:
+                # v2: the rival engine held the shared SBUF/PSUM port
+                wait["name"] = "wait shared SBUF/PSUM port"
+                wait["cat"] = "port"
+            events.append(wait)
         events.append(
             {
                 "ph": "X",
@@ -180,18 +182,31 @@ def build_trace(
                 "tid": tid,
                 "name": f"{inst.op} {inst.short_where}",
                 "cat": inst.engine,
-                "ts": shown / 1000,
-                "dur": max(0.0, busy_end - shown) / 1000,
+                "ts": _us(begin),
+                "dur": _us(end - begin),
                 "args": {
                     "id": inst.id,
+                    "record": n,
                     "loc": inst.where,
                     "start_ns": start,
                     "completion_ns": completion,
                 },
             }
         )
-        track_end[tid] = max(free, busy_end)
+        shown_span.append((begin, end))
+        if stall == STALL_SEMAPHORE and producer >= 0 and begin > waited_from:
+            source_span = shown_span[producer]
+            flow = {"pid": pid, "name": "semaphore", "cat": "semaphore", "id": n, "bp": "e"}
+            src_tid = instructions[records[producer][0]].queue + 1
+            events.append({**flow, "ph": "s", "tid": src_tid, "ts": _us(_inside(*source_span))})
+            events.append({**flow, "ph": "f", "tid": tid, "ts": _us(_inside(begin, end))})
+        track_end[tid] = end
     return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def _inside(first: int, last: int) -> int:
+    """A whole nanosecond inside the slice [first, last): where a flow binds to it."""
+    return first + (last - first) // 2
 
 
 @dataclass

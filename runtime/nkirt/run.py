@@ -9,10 +9,12 @@ simulated engines' random number generators.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from nkirt import dtypes
 from nkirt.analysis import explorer_sections
@@ -35,6 +37,7 @@ def execute(
     seed: int = 0,
     timing_only: bool = False,
     ideal_waits: bool = False,
+    exact_accumulation: bool = False,
 ) -> RunResult:
     """Run `program` on the simulated NeuronCore of its target.
 
@@ -43,7 +46,12 @@ def execute(
     `timing_only` no numerics run: only the timing, profile and semaphore checks. With
     `ideal_waits` (a what-if analysis) the program's semaphore waits are replaced by waits for
     exactly the earlier conflicting accesses: the latency with perfectly fine-grained
-    semaphores.
+    semaphores. With `exact_accumulation` every matmul sums its products in contraction order
+    with one fp32 rounding per step, as the PE array does; by default one BLAS product per
+    matmul (faster; docs/numerics.md bounds the difference).
+
+    A run whose instructions turn finite inputs into Inf/NaN reports the first such instruction
+    in `profile["warnings"]` (kind `non-finite`). numpy's floating-point warnings never escape.
     """
     inputs = dict(inputs or {})
     known = {t.name for t in program.inputs}
@@ -53,33 +61,51 @@ def execute(
     for tensor in program.inputs:
         if tensor.name in inputs:
             _check_shape(tensor, inputs[tensor.name])
-    executor = Executor(program, seed=seed, timing_only=timing_only, ideal_waits=ideal_waits)
+    executor = Executor(
+        program,
+        seed=seed,
+        timing_only=timing_only,
+        ideal_waits=ideal_waits,
+        exact_accumulation=exact_accumulation,
+    )
     if executor.memory is not None:
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
         for tensor in program.inputs:
             if tensor.name in inputs:
-                array = _to_storage(tensor, inputs[tensor.name])
+                executor.memory.load(tensor.id, _to_storage(tensor, inputs[tensor.name]))
             else:
-                array = random_input(tensor, rng)
-            executor.memory.load(tensor.id, array)
-    executor.run()
+                fill_random_input(tensor, rng, executor.memory.tensor_view(tensor))
+                executor.memory.load_in_place(tensor.id)
+    # The simulated matmuls are small (at most 128 x 128 x 512): one BLAS thread is fastest, and
+    # several thrash when the machine is busy (25 ms instead of 0.5 ms per tile, measured).
+    with np.errstate(all="ignore"), threadpool_limits(limits=1, user_api="blas"):
+        executor.run()
     outputs = {}
     if executor.memory is not None:
         for name, tensor in zip(program.output_names, program.outputs):
-            outputs[name] = executor.memory.tensor_array(tensor)
+            outputs[name] = executor.memory.tensor_view(tensor)  # the run's memory is not reused
     profile = build_profile(
         program,
         executor.instructions,
         executor.records,
         executor.rings.busy_ns,
         executor.hbm.busy_ns if executor.hbm is not None else None,
-        [executor.warnings[i] for i in sorted(executor.warnings)],
+        _warnings(executor),
     )
     profile.update(explorer_sections(program, executor, profile))
     if executor.records:
         # the bounds' verdict: the busiest engine if busy over half the time, else "latency"
         profile["bottleneck"] = profile["bounds"]["bottleneck_engine"] or "latency"
     return RunResult(program, outputs, profile, executor.instructions, executor.records)
+
+
+def _warnings(executor: Executor) -> list[dict]:
+    """The run's warnings: the first non-finite result (if any), then each instruction's first
+    `ExecContext.warn` message with its count."""
+    found = [executor.warnings[i] for i in sorted(executor.warnings)]
+    if executor.non_finite is not None:
+        found.insert(0, {**executor.non_finite, "kind": "non-finite", "count": 1})
+    return found
 
 
 def _check_shape(tensor: TensorInfo, value: Any) -> None:
@@ -95,6 +121,24 @@ def _to_storage(tensor: TensorInfo, value: Any) -> np.ndarray:
         return dtypes.cast(np.asarray(value), tensor.dtype)
     except ValueError as e:
         raise RunError(f"input {tensor.name!r}: {e}") from None
+
+
+#: elements generated per step when filling a large input: the same values as in one step
+#: (numpy's Generator streams), without a float32 copy of the whole tensor
+_FILL_CHUNK = 1 << 22
+
+
+def fill_random_input(tensor: TensorInfo, rng: np.random.Generator, dest: np.ndarray) -> None:
+    """Fill `dest` (the tensor's storage) with seeded random contents, in row chunks."""
+    name, shape = tensor.dtype, tensor.shape
+    if name in dtypes.PACKED_ELEMENT or name == "bool" or len(shape) == 0:
+        dest[...] = random_input(tensor, rng)
+        return
+    row = int(np.prod(shape[1:], dtype=np.int64))
+    step = max(1, _FILL_CHUNK // max(row, 1))
+    for lo in range(0, shape[0], step):
+        hi = min(shape[0], lo + step)
+        dest[lo:hi] = random_input(dataclasses.replace(tensor, shape=(hi - lo, *shape[1:])), rng)
 
 
 def random_input(tensor: TensorInfo, rng: np.random.Generator) -> np.ndarray:

@@ -22,12 +22,14 @@ def matmul_kernel(target: str, dtype: str, count: int = 1, perf_mode: str | None
     stationary = k.sbuf("w", dtype, [128, 128 * fold])
     moving = k.sbuf("x_sb", dtype, [128, 512], byte=1024)
     load = k.dma(k.ap(moving), k.ap(x))
-    k.inst("memset", "vector", {"dst": k.ap(stationary)}, {"value": 0})
+    zero = k.inst("memset", "vector", {"dst": k.ap(stationary)}, {"value": 0})
     dst = k.psum("acc", "float32", [128, 512 // fold])
     attrs = {"accumulate": False, **({"perf_mode": perf_mode} if perf_mode else {})}
     operands = {"dst": k.ap(dst), "stationary": k.ap(stationary), "moving": k.ap(moving)}
     for i in range(count):
-        k.inst("nc_matmul", "tensor", operands, attrs, waits=[(load, 0)] if i == 0 else [])
+        k.inst(
+            "nc_matmul", "tensor", operands, attrs, waits=[(load, 0), (zero, 0)] if i == 0 else []
+        )
     return nkirt.execute(nkirt.load(k.neff()), timing_only=True)
 
 
