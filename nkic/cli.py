@@ -270,6 +270,12 @@ def _widen(a: np.ndarray) -> np.ndarray:
     help="What-if: replace the semaphore waits by waits for exactly the conflicting accesses.",
 )
 @click.option(
+    "--parquet",
+    "parquet_dir",
+    metavar="DIR",
+    help="Write Neuron Explorer-style Parquet tables here (needs pip install 'nkic[parquet]').",
+)
+@click.option(
     "--exact-accumulation",
     is_flag=True,
     help="Sum matmul products in contraction order as the PE array does (slower).",
@@ -286,6 +292,7 @@ def run(
     trace_path,
     timing_only,
     ideal_waits,
+    parquet_dir,
     exact_accumulation,
     strict,
 ) -> None:
@@ -325,6 +332,12 @@ def run(
             Path(profile_path).write_text(json.dumps(res.profile, indent=2))
         if trace_path:
             Path(trace_path).write_text(json.dumps(res.trace()))
+        if parquet_dir:
+            from nkirt.explorer_tables import write_parquet
+
+            write_parquet(res, parquet_dir)
+    except ImportError as e:
+        raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"cannot write output: {e}") from None
     click.echo(res.summary())
