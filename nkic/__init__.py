@@ -14,6 +14,9 @@ _PUBLIC = {
     "SimulationWarning": "api",
     "NonFiniteWarning": "api",
     "CompileError": "diagnostics",
+    "NeffError": "api",
+    "RunError": "api",
+    "RuntimeFault": "api",
     "Diagnostic": "diagnostics",
     "TensorSpec": "frontend",
 }

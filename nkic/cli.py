@@ -25,7 +25,14 @@ class UsageError(click.ClickException):
     exit_code = EXIT_USAGE
 
     def show(self, file=None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
+        click.echo(f"error: {_printable(self.format_message())}", err=True)
+
+
+def _printable(text: str) -> str:
+    """Messages may quote names from untrusted files: never let them drive the terminal."""
+    from nkirt.errors import printable
+
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 def _parse_args(items: tuple[str, ...]) -> dict[str, object]:
@@ -103,11 +110,28 @@ def main() -> None:
         if os.environ.get("NKIC_DEBUG"):
             raise
         click.echo(
-            f"internal error: {type(e).__name__}: {e} "
+            f"internal error: {type(e).__name__}: {_printable(str(e))} "
             "(this is a bug in nkic; NKIC_DEBUG=1 shows the traceback)",
             err=True,
         )
         sys.exit(EXIT_USAGE)
+
+
+_LNC_OPTION = click.option(
+    "--lnc",
+    type=click.Choice(["1", "2"]),
+    callback=lambda ctx, param, value: int(value) if value else None,
+    help="Logical-core degree of the launch: 2 runs the kernel on two physical cores that "
+    "share HBM (trn2, trn3).",
+)
+
+
+_REPORT_OPTION = click.option(
+    "--report",
+    is_flag=True,
+    help="Print the resource report: SBUF/PSUM use, instructions per engine, DMA traffic "
+    "per HBM tensor, semaphores, each with its limit.",
+)
 
 
 @cli.command()
@@ -135,12 +159,24 @@ def main() -> None:
     metavar="PASS|all",
     help="Print the IR after the named pass (or after every pass) to stderr.",
 )
+@_LNC_OPTION
+@_REPORT_OPTION
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Format of the --report output.",
+)
 @click.option(
     "--unroll-loops",
     is_flag=True,
     help="Unroll every loop, symbolic ones included (to compare a loop's cost with its unrolled form).",
 )
-def compile(file, kernel, arg_items, target, output, emit, dump_after, unroll_loops) -> None:
+def compile(
+    file, kernel, arg_items, target, output, emit, dump_after, lnc, report, fmt, unroll_loops
+) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
@@ -167,6 +203,7 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after, unroll_lo
             target,
             dump_after,
             dump=lambda s: click.echo(s, err=True),
+            lnc=lnc or config.lnc or 1,
             unroll_all=unroll_loops,
         )
     if res.diagnostics:
@@ -186,17 +223,49 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after, unroll_lo
     elif emit == "asm":
         click.echo(res.asm, nl=False)
     click.echo(f"wrote {out} ({len(res.neff)} bytes)", err=True)
+    if report:
+        from .report import render_report
+
+        click.echo(json.dumps(res.report, indent=2) if fmt == "json" else render_report(res.report))
 
 
-def _load_program(path: str):
+def _load_program(path: str, limits=None):
     import nkirt
 
+    if not os.path.lexists(path):
+        raise UsageError(f"no such file: {path}")
     try:
-        return nkirt.load(path)
-    except FileNotFoundError:
-        raise UsageError(f"no such file: {path}") from None
+        return nkirt.load(path, limits or nkirt.Limits())
     except nkirt.NeffError as e:
         raise UsageError(f"{path}: {e}") from None
+
+
+def _npy_header(path: str, tensor) -> None:
+    """Refuse an input file that is not a regular .npy of the parameter's shape before
+    numpy allocates what its header declares."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise UsageError(f"--in {tensor.name}: cannot read {path}: {e.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"--in {tensor.name}: {path} is not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, _, _ = np.lib.format.read_array_header_1_0(f)
+            else:
+                shape, _, _ = np.lib.format.read_array_header_2_0(f)
+        except (ValueError, EOFError, SyntaxError, TypeError):
+            raise UsageError(f"--in {tensor.name}: {path} is not a .npy array file") from None
+    if tuple(shape) != tensor.shape:
+        raise UsageError(
+            f"--in {tensor.name}: {path} holds an array of shape {list(shape)}, the kernel "
+            f"expects {list(tensor.shape)}"
+        )
 
 
 def _as_input_dtype(name: str, arr: np.ndarray, tensor) -> np.ndarray:
@@ -235,11 +304,12 @@ def _read_inputs(program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
                 f"--in {name}: the kernel has no input {name!r} "
                 f"(inputs: {', '.join(sorted(names)) or 'none'})"
             )
+        _npy_header(path, tensors[name])
         try:
             out[name] = np.load(path, allow_pickle=False)
         except OSError as e:
             raise UsageError(f"--in {name}: cannot read {path}: {e.strerror or e}") from None
-        except ValueError:
+        except (ValueError, EOFError):
             raise UsageError(f"--in {name}: {path} is not a .npy array file") from None
         out[name] = _as_input_dtype(name, out[name], tensors[name])
     return out
@@ -259,7 +329,7 @@ def _widen(a: np.ndarray) -> np.ndarray:
     metavar="NAME=PATH.npy",
     help="Input array (missing inputs get seeded random data).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--out-dir", default="nkic-out", show_default=True, help="Where outputs are written.")
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
@@ -283,6 +353,17 @@ def _widen(a: np.ndarray) -> np.ndarray:
 @click.option(
     "--strict", is_flag=True, help="Exit 1 when the run produces Inf/NaN from finite inputs."
 )
+@_LNC_OPTION
+@click.option(
+    "--max-memory",
+    metavar="SIZE",
+    help="Host memory a functional run may allocate (e.g. 16G; default 8G).",
+)
+@click.option(
+    "--max-instances",
+    type=click.IntRange(min=1),
+    help="Instruction instances a run may issue (default 268435456).",
+)
 def run(
     neff,
     in_items,
@@ -295,6 +376,9 @@ def run(
     parquet_dir,
     exact_accumulation,
     strict,
+    lnc,
+    max_memory,
+    max_instances,
 ) -> None:
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
@@ -307,7 +391,12 @@ def run(
     for path in (profile_path, trace_path):
         if path:
             _check_writable(path)
-    program = _load_program(neff)
+    program = _load_program(neff, _limits(max_memory, max_instances))
+    if lnc is not None and lnc != program.lnc:
+        raise UsageError(
+            f"{neff} was compiled for LNC={program.lnc}, not LNC={lnc} "
+            f"(recompile with nkic compile --lnc {lnc})"
+        )
     inputs = _read_inputs(program, in_items)
     try:
         with Progress(f"simulating {neff}"):
@@ -322,7 +411,7 @@ def run(
     except nkirt.RunError as e:
         raise UsageError(str(e)) from None
     except nkirt.RuntimeFault as e:
-        click.echo(f"runtime fault: {e}", err=True)
+        click.echo(f"runtime fault: {_printable(str(e))}", err=True)
         sys.exit(EXIT_ERRORS)
     try:
         if not timing_only:
@@ -386,7 +475,9 @@ def _codes(option: str | None, default: tuple[str, ...] | None) -> list[str] | N
     return list(default) if default is not None else None
 
 
-def _check_one(path: str, kernel, given_args: dict, target_option, select, ignore) -> list:
+def _check_one(
+    path: str, kernel, given_args: dict, target_option, select, ignore, lnc=None, reports=None
+) -> list:
     from . import diagnostics as dg
     from .frontend import find_kernels
 
@@ -399,11 +490,23 @@ def _check_one(path: str, kernel, given_args: dict, target_option, select, ignor
     diags = []
     for name in names:
         args = _kernel_args(config, path, name, given_args) if name else given_args
-        diags.extend(driver.check_file(path, name, args, target))
+        diags.extend(driver.check_file(path, name, args, target, lnc or config.lnc, reports))
     diags = dg.apply_noqa(diags)
     return dg.filter_diagnostics(
         diags, _codes(select, config.select), _codes(ignore, config.ignore) or None
     )
+
+
+def _limits(max_memory: str | None, max_instances: int | None):
+    import nkirt
+    from nkirt.limits import parse_size
+
+    limits = nkirt.Limits()
+    try:
+        memory = parse_size(max_memory) if max_memory else limits.max_memory
+    except ValueError as e:
+        raise UsageError(f"--max-memory: {e}") from None
+    return nkirt.Limits(memory, max_instances or limits.max_instances)
 
 
 @cli.command()
@@ -420,18 +523,27 @@ def _check_one(path: str, kernel, given_args: dict, target_option, select, ignor
 @click.option("--target", type=click.Choice(TARGET_NAMES), help=TARGET_HELP)
 @click.option("--select", help="Comma-separated codes: report only these.")
 @click.option("--ignore", help="Comma-separated codes: never report these.")
-def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
+@_LNC_OPTION
+@_REPORT_OPTION
+def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, report) -> None:
     """Report every problem in the kernels of FILES (files or directories; exit 1 if any
     error)."""
     from . import diagnostics as dg
 
+    # a misspelt --select would silently hide every error (a misspelt --ignore shows them)
+    for pattern in _codes(select, None) or ():
+        if not dg.is_code_pattern(pattern):
+            raise UsageError(f"--select: no diagnostic code is or starts with {pattern!r}")
     paths = _expand(files)
     args = _parse_args(arg_items)
+    if report and fmt not in ("text", "json"):
+        raise UsageError(f"--report prints text or json, not {fmt}")
     diags = []
+    reports: list[dict] | None = [] if report else None
     with Progress("checking") as progress:
         for n, path in enumerate(paths):
             progress.update(f"checking {path}", n, len(paths))
-            diags.extend(_check_one(path, kernel, args, target, select, ignore))
+            diags.extend(_check_one(path, kernel, args, target, select, ignore, lnc, reports))
     renderers = {
         "text": lambda ds: dg.render_text(ds, color=use_color(sys.stdout)),
         "json": dg.render_json,
@@ -441,6 +553,13 @@ def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
     if fmt != "sarif":  # SARIF makes its URIs relative to the source root itself
         diags = with_display_paths(diags, {os.path.abspath(p): p for p in paths})
     text = renderers[fmt](diags)
+    if reports is not None and fmt == "json":
+        # with --report the JSON output is one object: the diagnostics and the reports
+        text = json.dumps({"diagnostics": json.loads(text or "[]"), "reports": reports}, indent=2)
+    elif reports:
+        from .report import render_report
+
+        text = "\n".join([*([text] if text else []), *map(render_report, reports)])
     if text:
         click.echo(text)
     errors = sum(d.severity == "error" for d in diags)
@@ -449,6 +568,55 @@ def check(files, kernel, arg_items, fmt, target, select, ignore) -> None:
         files_note = f" in {len(paths)} file(s)" if len(paths) != len(files) else ""
         click.echo(f"{errors} error(s), {warnings} warning(s){files_note}", err=True)
     sys.exit(EXIT_ERRORS if errors else EXIT_OK)
+
+
+@cli.command()
+@click.argument("file")
+@click.option("-o", "--output", help="Write the migrated kernel here (default: print a diff).")
+@click.option(
+    "--to", "to", type=click.Choice(["0.3"]), default="0.3", show_default=True,
+    help="The NKI version to migrate to.",
+)  # fmt: skip
+@click.option("-k", "--kernel", help="Verify only this kernel.")
+@click.option("--arg", "arg_items", multiple=True, metavar="NAME=SPEC",
+              help="Kernel arguments: with them, both versions are compiled, run and compared.")  # fmt: skip
+@click.option("--target", type=click.Choice(TARGET_NAMES), help=TARGET_HELP)
+def migrate(file, output, to, kernel, arg_items, target) -> None:
+    """Rewrite a Beta 1 (neuronxcc.nki) kernel file into current NKI."""
+    from .frontend import find_kernels
+    from .migrate import migrate_source, verify
+
+    _check_source(file)
+    if output:
+        _check_writable(output)
+    try:
+        source = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read {file}: {e}") from None
+    try:
+        result = migrate_source(source, to)
+    except Exception as e:  # libcst's parser: not Python this tool can read
+        raise UsageError(f"{file}: cannot parse: {str(e).splitlines()[0]}") from None
+    if output:
+        Path(output).write_text(result.text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(result.diff(file), nl=False)
+    for todo in result.todos:
+        click.echo(f"{file}:{todo.line}: manual step: {todo.message}", err=True)
+    args = _parse_args(arg_items)
+    if not args:
+        if not result.todos:
+            click.echo("not verified: pass --arg NAME=SPEC for the kernel's arguments", err=True)
+        return
+    names = [kernel] if kernel else [name for name, _ in find_kernels(file)]
+    failed = False
+    for name in names:
+        outcome = verify(file, result.text, name, args, _target(target, _config(file)))
+        click.echo(outcome.describe(), err=True)
+        failed |= bool(outcome.error) or not outcome.identical
+    if failed:
+        sys.exit(EXIT_ERRORS)
 
 
 @cli.command()
@@ -475,7 +643,7 @@ def explain(code, list_codes) -> None:
 @cli.command()
 @click.argument("neff")
 @click.option("-o", "--output", required=True, help="Output picture (.svg or .png).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def profile(neff, output, seed) -> None:
     """Simulate a kernel (timing only) and draw its engine timeline."""
     import nkirt
@@ -488,7 +656,13 @@ def profile(neff, output, seed) -> None:
     _check_writable(output)
     program = _load_program(neff)
     with Progress(f"simulating {neff}") as progress:
-        res = nkirt.execute(program, {}, seed=seed, timing_only=True)
+        try:
+            res = nkirt.execute(program, {}, seed=seed, timing_only=True)
+        except nkirt.RunError as e:
+            raise UsageError(str(e)) from None
+        except nkirt.RuntimeFault as e:
+            click.echo(f"runtime fault: {_printable(str(e))}", err=True)
+            sys.exit(EXIT_ERRORS)
         progress.update(f"drawing {output}")
         try:
             render_svg(res, output)

@@ -2,6 +2,7 @@
 
     [tool.nkic]
     target = "trn2"                  # default --target
+    lnc = 2                          # default --lnc of compile and check (1 or 2)
     select = ["err_"]                # default --select (codes or code prefixes)
     ignore = ["err_unknown_api"]     # default --ignore
     exclude = ["build", "legacy/*"]  # paths `nkic check DIR` skips (glob, relative to the file)
@@ -28,7 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-KEYS = ("target", "select", "ignore", "exclude", "args")
+KEYS = ("target", "lnc", "select", "ignore", "exclude", "args")
 
 
 class ConfigError(ValueError):
@@ -41,6 +42,7 @@ class Config:
 
     path: Path | None = None
     target: str | None = None
+    lnc: int | None = None
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -132,6 +134,9 @@ def _parse(path: Path, table: dict) -> Config:
         raise ConfigError(
             f"{path}: [tool.nkic] target = {target!r}: expected one of {', '.join(TARGET_NAMES)}"
         )
+    lnc = table.get("lnc")
+    if lnc is not None and (isinstance(lnc, bool) or lnc not in (1, 2)):
+        raise ConfigError(f"{path}: [tool.nkic] lnc = {lnc!r}: expected 1 or 2")
     args: dict[str, dict[str, str]] = {}
     raw_args = table.get("args", {})
     if not isinstance(raw_args, dict):
@@ -153,6 +158,7 @@ def _parse(path: Path, table: dict) -> Config:
     return Config(
         path=path,
         target=target,
+        lnc=lnc,
         select=_strings(path, "select", table["select"]) if "select" in table else None,
         ignore=_strings(path, "ignore", table.get("ignore", [])),
         exclude=_strings(path, "exclude", table.get("exclude", [])),

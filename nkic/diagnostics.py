@@ -361,6 +361,13 @@ def _matches(code: str, patterns: list[str]) -> bool:
     return any(p in ("ALL", "all") or code == p or code.startswith(p) for p in patterns)
 
 
+def is_code_pattern(pattern: str) -> bool:
+    """Whether a --select/--ignore pattern names a code or a code prefix (or ALL)."""
+    from .codes import CODES
+
+    return pattern in ("ALL", "all") or any(code.startswith(pattern) for code in CODES)
+
+
 def filter_diagnostics(
     diags: list[Diagnostic], select: list[str] | None = None, ignore: list[str] | None = None
 ) -> list[Diagnostic]:

@@ -108,11 +108,14 @@ def _kernels(tree: ast.Module, nki_names: set[str]) -> tuple[str, ...]:
     for stmt in ast.walk(tree):
         if isinstance(stmt, ast.FunctionDef) and any(is_entry(d) for d in stmt.decorator_list):
             found.append(stmt.name)
+    # `k = nki.jit(f)` makes a kernel of a function defined in this file; wrapping an imported
+    # kernel (a test harness's `baremetal(flash_fwd)`) leaves it the kernel of its own file
+    defined = {s.name for s in tree.body if isinstance(s, ast.FunctionDef)}
     for stmt in tree.body:
         value = stmt.value if isinstance(stmt, ast.Assign | ast.Expr) else None
         if isinstance(value, ast.Call) and is_entry(value.func) and value.args:
             first = value.args[0]
-            if isinstance(first, ast.Name) and first.id not in found:
+            if isinstance(first, ast.Name) and first.id in defined and first.id not in found:
                 found.append(first.id)
     return tuple(found)
 

@@ -154,6 +154,26 @@ def find_nonzero_indices_with_count(t: dict[str, np.ndarray], host: dict[str, ob
     return out
 
 
+def tp_broadcast(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """Column `src_offset` of the source (after selecting `src_select_index` on dimension 1,
+    when given, and flattening the rest), repeated as `broadcast_count` rows."""
+    src = _f64(t["src_hbm"])
+    if host.get("src_select_index") is not None:
+        src = src[:, int(host["src_select_index"])]
+    column = src.reshape(src.shape[0], -1)[:, int(host["src_offset"])]
+    return np.tile(column, (int(host["broadcast_count"]), 1))
+
+
+def cross_partition_copy(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """Zeros, with partitions [dst, dst + n) set to the source's partitions [src, src + n)."""
+    x = _f64(t["input_data"])
+    src, dst = int(host["src_start_partition"]), int(host["dst_start_partition"])
+    n, f = int(host["num_partitions_to_copy"]), int(host["free_dim_size"])
+    out = np.zeros_like(x)
+    out[dst : dst + n, :f] = x[src : src + n, :f]
+    return out
+
+
 REFERENCES = {
     "cumsum": cumsum,
     "cascaded_max": cascaded_max,
@@ -167,4 +187,6 @@ REFERENCES = {
     "qkv_no_norm": qkv_no_norm,
     "attention_cte": attention_cte,
     "find_nonzero_indices_with_count": find_nonzero_indices_with_count,
+    "tp_broadcast": tp_broadcast,
+    "cross_partition_copy": cross_partition_copy,
 }

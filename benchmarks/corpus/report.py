@@ -282,11 +282,17 @@ def render_markdown(results: dict) -> str:
 
 
 def compare(old: dict, new: dict) -> list[str]:
-    """What got better or worse from `old` to `new`, one line each, better first."""
+    """What got better or worse from `old` to `new`, one line each, better first. A filtered
+    `new` run is compared with the same items of `old` only."""
     lines: list[str] = []
+    old_files, new_files = _files(old), _files(new)
+    old_cases, new_cases = _cases(old), _cases(new)
+    if new.get("meta", {}).get("filter"):
+        old_files = {k: v for k, v in old_files.items() if k in new_files}
+        old_cases = {k: v for k, v in old_cases.items() if k in new_cases}
     for label, old_items, new_items, rank in (
-        ("file", _files(old), _files(new), FILE_RANK),
-        ("case", _cases(old), _cases(new), CASE_RANK),
+        ("file", old_files, new_files, FILE_RANK),
+        ("case", old_cases, new_cases, CASE_RANK),
     ):
         for key in sorted(set(old_items) | set(new_items)):
             a, b = old_items.get(key), new_items.get(key)
@@ -304,14 +310,13 @@ def compare(old: dict, new: dict) -> list[str]:
                 lines.append(f"changed {label} {key}: {a} -> {b}")
     order = {"better": 0, "worse": 1, "changed": 2, "new": 3, "gone": 4}
     lines.sort(key=lambda s: order[s.split()[0]])
-    old_c = Counter(_files(old).values())
-    new_c = Counter(_files(new).values())
+    old_c, new_c = Counter(old_files.values()), Counter(new_files.values())
     lines.append(
         "files clean: {} -> {}; cases running: {} -> {}".format(
             old_c["clean"],
             new_c["clean"],
-            sum(v == "run ok" for v in _cases(old).values()),
-            sum(v == "run ok" for v in _cases(new).values()),
+            sum(v == "run ok" for v in old_cases.values()),
+            sum(v == "run ok" for v in new_cases.values()),
         )
     )
     return lines

@@ -41,7 +41,7 @@ def find_kernels(path: str, *, language: Language | str | None = None) -> list[t
     parsed = Loader(file).parse(file)
     if isinstance(parsed, UserError):
         return []
-    return languages.get(language).kernels_in(parsed[0], file)
+    return languages.for_file(parsed[0], language).kernels_in(parsed[0], file)
 
 
 def specialise(
@@ -54,14 +54,15 @@ def specialise(
     unroll_all: bool = False,
     partial: bool = False,
     language: Language | str | None = None,
+    core: tuple[int, int] = (0, 1),
 ) -> Kernel | None:
     """Specialise `kernel` of the file at `path` for `args`; None if errors were reported.
 
     `unroll_all` unrolls every loop (the reference semantics that symbolic loops must match).
     `partial` returns the IR of the statements that succeeded even when others failed, so that
     `nkic check` can run the IR checks that do not depend on the failed statements.
-    `language` is the NKI version (a `Language` or its name, default: `languages.DEFAULT`)."""
-    lang = languages.get(language)
+    `language` is the NKI version (a `Language` or its name, default: `languages.DEFAULT`).
+    `core` is (physical core, LNC degree): the program of that core of the launch."""
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)
@@ -69,6 +70,7 @@ def specialise(
         sink.report(Diagnostic(parsed.code, parsed.message, parsed.loc, "error", parsed.hint))
         return None
     tree = parsed[0]
+    lang = languages.for_file(tree, language)
     name = _choose_kernel(tree, file, kernel, sink, lang)
     if name is None:
         return None
@@ -81,6 +83,7 @@ def specialise(
             sp = Specialiser(
                 loader, run_sink, target, name, unroll_all, frozenset(unroll), language=lang
             )
+            sp.kernel.core, sp.kernel.cores = core
             bounds = loop_bounds.set(sp.affine_bounds)
             try:
                 _run(sp, loader, tree, file, name, args)

@@ -122,6 +122,23 @@ class Language:
 
     # values ------------------------------------------------------------------------------------
 
+    def subscript(self, ip, obj, key):
+        """`obj[key]` when the language gives it a meaning of its own; MISSING otherwise."""
+        from .values import MISSING
+
+        return MISSING
+
+    def binop(self, ip, symbol: str, a, b, call):
+        """`a <symbol> b` when the language gives it a meaning of its own; MISSING otherwise."""
+        from .values import MISSING
+
+        return MISSING
+
+    @staticmethod
+    def selected_by(tree: ast.Module) -> bool:
+        """Whether a file's imports select this dialect (Beta 1 is chosen by its imports)."""
+        return False
+
     def attribute(self, ip, obj, name: str):
         """Attributes of NKI values (tensor metadata and views, enum members, buffers);
         MISSING when `obj` is not an NKI value or has no such attribute."""

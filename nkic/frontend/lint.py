@@ -41,7 +41,9 @@ def lint_kernel(path: str, kernel: str, args: dict, target: str, sink, *, langua
     if isinstance(parsed, UserError) or _find_def(parsed[0], kernel) is None:
         return False
     run_sink = DiagnosticSink()
-    sp = Specialiser(loader, run_sink, target, kernel, language=languages.get(language))
+    sp = Specialiser(
+        loader, run_sink, target, kernel, language=languages.for_file(parsed[0], language)
+    )
     try:
         fn, unknown = _kernel_and_unknown_parameters(sp, loader, file, kernel, args)
         if not unknown:

@@ -106,6 +106,16 @@ class Loader:
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read()
+        except UnicodeDecodeError as e:
+            line = 1 + e.object[: e.start].count(b"\n")
+            err = UserError(
+                "err_syntax_error",
+                f"the file is not valid UTF-8 (byte {e.object[e.start]:#04x} at offset {e.start})",
+                None,
+                "save the kernel as UTF-8, the encoding Python source files use by default",
+            )
+            err.loc = Loc(path, line, 1, line, 2)
+            return err
         except OSError as e:
             err = UserError(
                 "err_file_not_found", f"cannot read {path}: {e.strerror}", None, "check the path"
@@ -114,6 +124,15 @@ class Loader:
             return err
         try:
             return ast.parse(text, filename=path), text
+        except (RecursionError, MemoryError):
+            err = UserError(
+                "err_syntax_error",
+                "the file nests expressions too deeply for the Python parser",
+                None,
+                "split the expression into several statements",
+            )
+            err.loc = Loc(path, 1, 1, 1, 2)
+            return err
         except SyntaxError as e:
             line = e.lineno or 1
             col = e.offset or 1

@@ -139,6 +139,13 @@ def ndarray(ip, call, shape, dtype, buffer=SBUF, name="", address=None):
                 call.arg_node(name="address"),
             )
         addr = (ip.need_int(address[0]), ip.need_int(address[1]))
+        if buf not in ("sbuf", "psum"):
+            raise UserError(
+                "err_invalid_argument",
+                f"address= places a tensor in SBUF or PSUM; a {buf} tensor has no address",
+                call.arg_node(name="address"),
+                "drop address= (HBM tensors are placed by the runtime)",
+            )
     return ip.alloc(shape, dtype, buf, name, addr, call)
 
 

@@ -4,7 +4,7 @@ module values its kernels see (`language.py`)."""
 
 from __future__ import annotations
 
-from ..ir.isa import ACTIVATIONS, ALU_OPS, ENUMS, INSTRUCTIONS
+from ..ir.isa import ACTIVATIONS, ALU_OPS, COLLECTIVES, ENUMS, INSTRUCTIONS
 from ..ir.types import DTYPES
 from . import nki_api as api
 from . import nl_data, nl_math  # noqa: F401  (their lowerings register on import)
@@ -22,6 +22,17 @@ from .values import (
     PyType,
     TypingMarker,
 )
+
+
+def _program_id(ip, call, axis=0):
+    """The physical core of the LNC launch this program is specialised for."""
+    ip.kernel.reads_core = True
+    return ip.kernel.core
+
+
+def _num_programs(ip, call, axes=0):
+    ip.kernel.reads_core = True
+    return ip.kernel.cores
 
 
 def nl_bindings() -> dict[str, object]:
@@ -44,8 +55,8 @@ def nl_bindings() -> dict[str, object]:
         "affine_range": api.loop_iterator("affine"),
         "sequential_range": api.loop_iterator("sequential"),
         "static_range": api.loop_iterator("static"),
-        "program_id": lambda ip, call, axis=0: 0,
-        "num_programs": lambda ip, call, axes=0: 1,
+        "program_id": _program_id,
+        "num_programs": _num_programs,
         "program_ndim": lambda ip, call: 0,
         "no_reorder": lambda ip, call: ContextManagerValue("no_reorder"),
         "is_hbm": api.buffer_predicate(("hbm", "shared_hbm")),
@@ -66,7 +77,9 @@ def nl_bindings() -> dict[str, object]:
 
 def nisa_bindings() -> dict[str, object]:
     """`nki.isa`: every instruction of the catalogue, its enums and engine constants."""
-    attrs: dict[str, object] = {name: IsaInstr(name) for name in INSTRUCTIONS}
+    attrs: dict[str, object] = {
+        name: IsaInstr(name) for name in INSTRUCTIONS if name not in COLLECTIVES
+    }
     for enum, members in ENUMS.items():
         attrs[enum] = IsaEnum(enum, tuple(members.items()))
     for alias in ("tensor", "vector", "scalar", "gpsimd", "unknown"):

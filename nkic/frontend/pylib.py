@@ -454,6 +454,7 @@ def python_builtins() -> dict[str, object]:
 
 def _list_methods(ip, lst: list, name: str):
     def mutate(fn):
+        @functools.wraps(fn)  # the call's arguments are checked against fn's signature
         def wrapper(ip_, call, *args, **kwargs):
             ip.touch(lst)
             return fn(ip_, call, *args, **kwargs)
@@ -518,6 +519,7 @@ def _sequence_methods(ip, seq) -> dict:
 
 def _dict_methods(ip, d: dict, name: str):
     def mutate(fn):
+        @functools.wraps(fn)  # the call's arguments are checked against fn's signature
         def wrapper(ip_, call, *args, **kwargs):
             ip.touch(d)
             return fn(ip_, call, *args, **kwargs)
@@ -666,9 +668,34 @@ def tensor_annotation(ip, key) -> TensorTypeAnnotation:
 # standard modules
 
 
+#: Largest integer result (in bits) math.factorial and math.comb may compute at
+#: specialisation: beyond it they would take minutes.
+MAX_RESULT_BITS = 1 << 20
+
+
+def _result_bits(name: str, args: list) -> float:
+    """An upper bound of the bits of math.factorial(n) / math.comb(n, k)."""
+    ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+    if name == "factorial" and ints:
+        n = max(ints[0], 1)
+        return n * math.log2(n + 1)
+    if name == "comb" and len(ints) == 2:
+        n, k = ints
+        return min(k, n - k) * math.log2(max(n, 2))
+    return 0.0
+
+
 def _math_fn(name: str, fn):
     def call(ip, call_, *args, **kwargs):
-        return fn(*[_num(ip, a) for a in args], **{k: _num(ip, v) for k, v in kwargs.items()})
+        values = [_num(ip, a) for a in args]
+        if _result_bits(name, values) > MAX_RESULT_BITS:
+            raise UserError(
+                "err_specialisation_limit",
+                f"math.{name}({', '.join(map(str, values))}) has more than {MAX_RESULT_BITS} bits",
+                None,
+                "compute such numbers outside the kernel and pass the value in",
+            )
+        return fn(*values, **{k: _num(ip, v) for k, v in kwargs.items()})
 
     def wrapped(ip, call_, *args, **kwargs):
         try:

@@ -94,6 +94,11 @@ class Tensor:
         self.fixed_address = fixed_address
         self.rotate = rotate
         self.data = data
+        #: A parameter given as a view into a larger HBM buffer (`frontend.args.HbmView`);
+        #: lowering (passes/views.py) then makes the tensor that buffer and keeps the
+        #: shape the kernel saw in `view_shape`.
+        self.view = None
+        self.view_shape: tuple[int, ...] | None = None
 
     @property
     def on_chip(self) -> bool:
@@ -298,6 +303,12 @@ class Kernel:
     params: list[Tensor] = field(default_factory=list)
     body: list[Op] = field(default_factory=list)
     returns: list[Tensor] = field(default_factory=list)
+    #: The physical core this program runs on and the launch's core count (LNC degree):
+    #: what `nl.program_id()` and `nl.num_programs()` return while specialising.
+    core: int = 0
+    cores: int = 1
+    #: Whether specialisation asked for the core id or count (then each LNC is checked).
+    reads_core: bool = False
 
     def walk(self) -> Iterator[tuple[Op, tuple[Loop, ...]]]:
         """Every op in program order with its enclosing loops (outermost first)."""

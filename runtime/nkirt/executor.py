@@ -41,6 +41,11 @@ SWEEP_EVERY = 4096
 #: Why an instance started later than its queue allowed (kept per trace record).
 STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
 
+#: Instructions that meet the other cores of an LNC launch (nkirt/launch.py).
+CROSS_CORE = frozenset(
+    {"core_barrier", "sendrecv", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"}
+)
+
 #: Instructions that accumulate into PSUM (arch §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
 #: instructions that only move elements: with one dtype throughout they cannot create Inf/NaN
@@ -94,6 +99,7 @@ class StaticInstruction:
         "ports",
         "bank_ports",
         "loop_names",
+        "cross_core",
     )
 
     def describe(self, env: dict[str, int]) -> str:
@@ -102,6 +108,21 @@ class StaticInstruction:
         names = self.loop_names
         iteration = ", ".join(f"{names.get(var, var)}={value}" for var, value in env.items())
         return f"{self.op} at {self.where}" + (f" [{iteration}]" if iteration else "")
+
+
+def _placed(inst: StaticInstruction, aps, env: dict[str, int], executions) -> list[tuple]:
+    """Each AP with its location in this iteration; leaving its tensor is a fault that names
+    the instruction, the operand, the tensor and the elements and bytes reached."""
+    out = []
+    for ap in aps:
+        try:
+            out.append((ap, ap.locate(env, executions)))
+        except BoundsError as e:
+            raise RuntimeFault(
+                f"out-of-bounds access: {inst.describe(env)}: operand {ap.name!r} reaches "
+                f"{e} of {ap.tensor.name} in {ap.tensor.buffer}"
+            ) from None
+    return out
 
 
 @dataclass
@@ -241,6 +262,7 @@ def _instruction(
     inst.ports = port_claims(inst.engine, buffers, table)
     inst.bank_ports = per_bank(inst.engine, buffers, table)
     inst.count = 0
+    inst.cross_core = inst.op in CROSS_CORE
     inst.busy_ns = 0.0
     return inst
 
@@ -257,6 +279,10 @@ class Executor:
         ideal_waits: bool = False,
         exact_accumulation: bool = False,
     ):
+        self.program = program
+        #: The launch this core belongs to and its physical core (set by nkirt.launch).
+        self.launch = None
+        self.core = 0
         self.table = TARGETS[program.target]
         self.functional = not timing_only
         #: What-if analysis: ignore the program's semaphore waits and wait instead for exactly
@@ -270,7 +296,7 @@ class Executor:
         )
         if self.functional:
             for inst in self.instructions:
-                if inst.semantics is None:
+                if inst.semantics is None and not inst.cross_core:
                     raise RunError(f"the simulator has no semantics for {inst.op} at {inst.where}")
         device_seed = np.random.SeedSequence(seed).spawn(2)[1]
         self.ctx = ExecContext(
@@ -333,8 +359,37 @@ class Executor:
                     node.executions += 1
                     self._nodes(node.body, env, executions)
                 del env[var], executions[var]
+            elif node.cross_core:
+                self._meet(node, env, executions)
             else:
                 self._issue(node, env, executions)
+
+    def _meet(self, inst, env: dict[str, int], executions) -> None:
+        """Issue an instruction that meets the other cores of the launch (nkirt/launch.py)."""
+        inputs = _placed(inst, inst.inputs, env, executions)
+        outputs = _placed(inst, inst.outputs, env, executions)
+        if self.memory is not None and inst.op != "core_barrier":
+            for ap, where in inputs:
+                if not self.memory.is_written(ap, where):
+                    raise RuntimeFault(
+                        f"uninitialised read: {inst.describe(env)} sends operand {ap.name!r} "
+                        f"({ap.tensor.name}) before anything wrote it"
+                    )
+        self._time(inst, env, False, inputs, outputs)
+        if self.launch is None:
+            raise RuntimeFault(
+                f"{inst.describe(env)} meets the other core of an LNC=2 launch, but the kernel "
+                "runs on one core"
+            )
+        self.launch.meet(self.core, inst, env, inputs, outputs)
+
+    def settle(self, inst, done: float) -> None:
+        """The cross-core instruction just issued completes at `done` (its engine waits)."""
+        record = list(self.records[-1])
+        record[3] = done
+        self.records[-1] = tuple(record)
+        inst.history[-1] = (done, *inst.history[-1][1:])
+        self.queue_free[inst.queue] = max(self.queue_free[inst.queue], done)
 
     def iterations(self, wanted: set[int]) -> dict[int, dict[str, int]]:
         """The loop variables (source names) of the instances whose record numbers are
@@ -367,11 +422,8 @@ class Executor:
         return found
 
     def _issue(self, inst: StaticInstruction, env: dict[str, int], executions) -> None:
-        try:
-            inputs = [(ap, ap.locate(env, executions)) for ap in inst.inputs]
-            outputs = [(ap, ap.locate(env, executions)) for ap in inst.outputs]
-        except BoundsError as e:
-            raise RuntimeFault(f"out-of-bounds access: {inst.describe(env)}: {e}") from None
+        inputs = _placed(inst, inst.inputs, env, executions)
+        outputs = _placed(inst, inst.outputs, env, executions)
         attrs, reads_outputs = inst.attrs, inst.reads_outputs
         if inst.unless_first is not None:
             accumulate = any(env[var] != start for var, start in inst.unless_first)
@@ -638,11 +690,15 @@ class Executor:
                 if attrs.get("oob_mode") != "skip":
                     row = int(np.argmin(inside))
                     value = int(index.reshape(-1)[row if ap.dynamic["kind"] == "vector" else 0])
+                    reached = elements.reshape(len(inside), -1)[row]
+                    first, last = int(reached.min()), int(reached.max())
+                    size = ap.itemsize
                     raise RuntimeFault(
                         f"out-of-bounds dynamic access: {inst.describe(env)}: operand "
                         f"{ap.name!r} with index {value} (at partition {row} of "
                         f"{index_ap.name!r}) leaves {ap.tensor.name} of shape "
-                        f"{list(ap.tensor.shape)}"
+                        f"{list(ap.tensor.shape)} ({ap.tensor.nbytes} bytes): it reaches bytes "
+                        f"{first * size}..{(last + 1) * size - 1}"
                     )
                 if any(o.nums[0] != ap.nums[0] for o, _ in views.values() if o.name not in indices):
                     raise RuntimeFault(

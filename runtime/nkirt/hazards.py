@@ -22,6 +22,9 @@ from collections.abc import Callable
 from nkirt.access import AccessPattern, Location
 
 PRUNE_AT = 64
+#: Footprints spanning more buckets than this are kept in one bucket per memory (WIDE).
+MAX_BUCKETS = 64
+WIDE = "wide"
 
 
 class Access:
@@ -123,14 +126,25 @@ class SemaphoreChecker:
         self.writes: dict[tuple, list[Access]] = {}
         self.reads: dict[tuple, list[Access]] = {}
 
-    @staticmethod
-    def buckets(key, ap: AccessPattern, where: Location) -> list[tuple]:
-        """The buckets of memory `key` (a buffer name or HBM tensor id) the footprint touches."""
+    def buckets(self, key, ap: AccessPattern, where: Location) -> list[tuple]:
+        """The buckets of memory `key` (a buffer name or HBM tensor id) to compare with: those
+        the footprint touches, then the key's bucket of wide accesses. A wide footprint (more
+        than MAX_BUCKETS buckets, e.g. a stride across a huge HBM tensor) is recorded only in
+        that bucket and compares with every bucket of its key."""
         if ap.buffer == "hbm":
             lo, hi, span = where.row_lo, where.row_hi, ap.bucket
         else:
             lo, hi, span = where.col_lo, where.col_hi - 1, ap.bucket
-        return [(key, b) for b in range(lo // span, hi // span + 1)]
+        first, last = lo // span, hi // span
+        if last - first < MAX_BUCKETS:
+            return [*((key, b) for b in range(first, last + 1)), (key, WIDE)]
+        known = {b for table in (self.writes, self.reads) for b in table if b[0] == key}
+        return [(key, WIDE), *(b for b in known if b[1] != WIDE)]
+
+    @staticmethod
+    def _recorded(buckets: list[tuple]) -> list[tuple]:
+        """Where an access is remembered: its own buckets, or the wide bucket if it is wide."""
+        return buckets[:1] if buckets[0][1] == WIDE else buckets[:-1]
 
     def interlock(self, access: Access, buckets: list[tuple]) -> float:
         """When a read on `access.queue` may start: after same-queue writes it overlaps."""
@@ -165,7 +179,7 @@ class SemaphoreChecker:
                         raise Hazard(kind, other, operand)
 
     def record_read(self, access: Access, buckets: list[tuple]) -> None:
-        for bucket in buckets:
+        for bucket in self._recorded(buckets):
             entries = self.reads.setdefault(bucket, [])
             if access.dense:
                 # a later read of the same queue that covers an older one and ends no earlier
@@ -180,7 +194,7 @@ class SemaphoreChecker:
                 self._prune(entries)
 
     def record_write(self, access: Access, buckets: list[tuple]) -> None:
-        for bucket in buckets:
+        for bucket in self._recorded(buckets):
             entries = self.writes.setdefault(bucket, [])
             if access.dense:
                 # a checked write that covers older accesses supersedes them: any later access

@@ -25,6 +25,7 @@ class Memory:
     """Byte buffers of one simulated NeuronCore and the 'written' shadow of each."""
 
     def __init__(self, program: Program, table: TargetTable):
+        self.program = program
         self.buffers: dict[object, np.ndarray] = {
             "sbuf": np.full(PARTITIONS * table.sbuf_partition_bytes, UNWRITTEN, np.uint8),
             "psum": np.full(PARTITIONS * PSUM_PARTITION_BYTES, UNWRITTEN, np.uint8),
@@ -51,6 +52,14 @@ class Memory:
             if tensor.data is not None:
                 self.buffers[tensor.id][:] = np.frombuffer(tensor.data, np.uint8)
                 self.written[tensor.id] = None
+
+    def share(self, core0: Memory) -> None:
+        """Make this core's shared tensors (`TensorInfo.shared`) core 0's memory (once core 0's
+        inputs are loaded: the shadow of a loaded input is replaced, not updated)."""
+        for tensor in self.program.tensors.values():
+            if tensor.shared is not None:
+                self.buffers[tensor.id] = core0.buffers[tensor.shared]
+                self.written[tensor.id] = core0.written[tensor.shared]
 
     @staticmethod
     def key(ap: AccessPattern) -> object:

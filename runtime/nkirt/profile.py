@@ -219,9 +219,24 @@ class RunResult:
     profile: dict[str, Any]
     instructions: list[StaticInstruction] = field(repr=False)
     records: list[tuple] = field(repr=False)
+    #: (program, instructions, records) of every core of an LNC launch (empty for one core).
+    cores: list[tuple] = field(default_factory=list, repr=False)
 
     def trace(self) -> dict[str, Any]:
-        return build_trace(self.program, self.instructions, self.records)
+        if not self.cores:
+            return build_trace(self.program, self.instructions, self.records)
+        # one trace process per physical core; flow ids kept apart per core
+        events = []
+        for core, (program, instructions, records) in enumerate(self.cores):
+            for event in build_trace(program, instructions, records)["traceEvents"]:
+                event = {**event, "pid": core + 1}
+                if event.get("name") == "process_name":
+                    name = event["args"]["name"]
+                    event["args"] = {"name": f"{name} core {core}"}
+                if event.get("cat") == "semaphore" and "id" in event:
+                    event["id"] = f"{core}.{event['id']}"
+                events.append(event)
+        return {"traceEvents": events, "displayTimeUnit": "ns"}
 
     def summary(self) -> str:
         return summarize(self.profile)
@@ -278,6 +293,11 @@ def summarize(profile: dict[str, Any]) -> str:
         )
     else:
         lines.append(f"  bottleneck: {profile['bottleneck']}")
+    for n, core in enumerate(profile.get("cores", ())):
+        lines.append(
+            f"  core {n} of LNC={profile['lnc']}: latency {core['total_ns'] / 1000:,.3f} µs, "
+            f"{core['instructions']:,} instructions, bottleneck {core['bottleneck']}"
+        )
     dma = f"  DMA: {profile['dma_bytes'] / 2**20:,.3f} MiB at {profile['dma_bandwidth_gbps']:,.1f} GB/s"
     hbm = profile["engines"]["dma"].get("hbm_rate_utilization")
     if hbm is not None:

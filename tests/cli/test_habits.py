@@ -106,6 +106,7 @@ def test_tool_nkic_select_ignore_and_target(tmp_path):
         ("[tool.nkic]\ntarget = 'trn9'\n", "target = 'trn9': expected one of trn1"),
         ("[tool.nkic]\nselct = ['err_']\n", "unknown key(s) in [tool.nkic]: selct"),
         ("[tool.nkic]\nignore = 3\n", "ignore must be a list of strings"),
+        ("[tool.nkic]\nlnc = 3\n", "lnc = 3: expected 1 or 2"),
         ("[tool.nkic.args]\nbig = { a = 'float32[256' }\n", "[tool.nkic.args] big.a"),
         ("[tool.nkic\n", "not valid TOML"),
     ],

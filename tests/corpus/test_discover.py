@@ -79,6 +79,12 @@ def test_alias_of_an_entry_point_and_torch_neuronx_nki_jit():
     assert (dialect, kernels) == (BETA1, ("a", "b"))
 
 
+def test_wrapping_an_imported_kernel_does_not_make_a_kernel_file():
+    source = "from neuronxcc import nki\nfrom pkg.attention import flash_fwd\n"
+    source += "bench = nki.benchmark(warmup=5)(flash_fwd)\n"
+    assert classify(source) == (BETA1, ())
+
+
 def test_file_importing_both_dialects_is_beta1():
     assert classify("import nki\nimport neuronxcc.nki as old\n@nki.jit\ndef k(a):\n  pass\n")[
         0

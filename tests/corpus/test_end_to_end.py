@@ -66,9 +66,10 @@ def test_corpus_run_report_numerics_and_compare(tmp_path, capsys):
     (corpus / "nki-samples").mkdir()
     (corpus / "nki-samples" / "broken.py").write_text(textwrap.dedent(BROKEN))
     (corpus / "nki-samples" / "skip_me.py").write_text(textwrap.dedent(BROKEN))
-    # a kernel defined elsewhere and wrapped here: nkic finds no kernel of its own in the file
+    # a kernel made by a module-level wrap, which the file-level check does not find
     (corpus / "nki-samples" / "wrapped.py").write_text(
-        "import nki\nfrom broken import broken\n\nkernel = nki.jit(broken)\n"
+        "import nki\nimport nki.language as nl\n\n\ndef broken(a):\n"
+        "    return nl.no_such_function(a)\n\n\nkernel = nki.jit(broken)\n"
     )
     shapes = tmp_path / "shapes.toml"
     shapes.write_text(SHAPES.format(name="add") + SHAPES.format(name="sub"))

@@ -172,3 +172,15 @@ def test_compare_reports_better_worse_new_and_gone():
     assert "new     file nki-library/src/new.py: clean" in lines
     assert "gone    file nki-samples/d.py (was timeout)" in lines
     assert lines[-1] == "files clean: 1 -> 2; cases running: 1 -> 2"
+
+
+def test_a_filtered_run_is_compared_with_the_same_items_only():
+    old = results()
+    new = results()
+    new["meta"] = dict(new["meta"], filter="a.py")
+    new["files"] = [dict(old["files"][0], status="ok", errors=[])]
+    new["library"] = []
+    assert compare(old, new) == [
+        "better  file nki-library/src/a.py: failing -> clean",
+        "files clean: 0 -> 1; cases running: 0 -> 0",
+    ]

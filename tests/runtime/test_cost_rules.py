@@ -8,6 +8,8 @@ import nkirt
 import pytest
 from neff_builder import Kernel
 from nkirt.cost import OPCODES
+from nkirt.errors import RuntimeFault
+from nkirt.executor import CROSS_CORE
 from nkirt.neff import engines_for
 
 TRN1_VECTOR_GHZ, TRN1_SCALAR_GHZ, TRN1_GPSIMD_GHZ, TRN1_TENSOR_GHZ = 1.12, 1.4, 1.4, 2.8
@@ -419,7 +421,7 @@ OPERANDS = {
 }
 
 
-@pytest.mark.parametrize("op", sorted(OPCODES))
+@pytest.mark.parametrize("op", sorted(OPCODES - CROSS_CORE))
 @pytest.mark.parametrize("target", ["trn1", "trn2", "trn3"])
 def test_every_instruction_has_a_positive_cost(op, target):
     k = Kernel(target)
@@ -431,6 +433,18 @@ def test_every_instruction_has_a_positive_cost(op, target):
     k.inst(op, engines_for(op)[0], operands, {"n": 256, "op": "add"})
     profile = profile_of(k)
     assert profile["total_ns"] > 0
+
+
+@pytest.mark.parametrize("op", sorted(CROSS_CORE))
+def test_a_cross_core_instruction_on_a_single_core_is_a_fault(op):
+    # their costs are tested on two cores (tests/e2e/test_lnc.py)
+    k = Kernel("trn2")
+    k.output("unused", "float32", [1, 1])
+    operands = {n: k.ap(k.sbuf(n, "bfloat16", [128, 256], byte=i * 512)) for i, n in
+                enumerate(("dst", "src"))}  # fmt: skip
+    k.inst(op, "gpsimd", operands, {"op": "add", "send_to_rank": 1, "recv_from_rank": 1})
+    with pytest.raises(RuntimeFault, match="meets the other core of an LNC=2 launch"):
+        profile_of(k)
 
 
 def test_an_engine_waiting_on_a_semaphore_is_active_but_not_busy():

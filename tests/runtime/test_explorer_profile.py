@@ -27,9 +27,8 @@ def matmul_kernel(target: str, dtype: str, count: int = 1, perf_mode: str | None
     attrs = {"accumulate": False, **({"perf_mode": perf_mode} if perf_mode else {})}
     operands = {"dst": k.ap(dst), "stationary": k.ap(stationary), "moving": k.ap(moving)}
     for i in range(count):
-        k.inst(
-            "nc_matmul", "tensor", operands, attrs, waits=[(load, 0), (zero, 0)] if i == 0 else []
-        )
+        waits = [(load, 0), (zero, 0)] if i == 0 else []
+        k.inst("nc_matmul", "tensor", operands, attrs, waits=waits)
     return nkirt.execute(nkirt.load(k.neff()), timing_only=True)
 
 

@@ -31,7 +31,7 @@ def test_the_first_instruction_that_overflows_is_named_with_line_and_iteration()
     assert np.isinf(out[7, 300]) and np.isfinite(np.delete(out.ravel(), 7 * 384 + 300)).all()
     (first,) = [w for w in k.profile["warnings"] if w.get("kind") == "non-finite"]
     assert first["op"] == "activation"
-    assert first["loc"] == f"{KERNELS}:15"
+    assert first["loc"] == "exp_rows.py:15"  # paths relative to the kernel's directory
     assert re.search(r"\[i0?=2\] wrote Inf/NaN to 'dst'", first["message"])  # third tile
     assert first["outputs"] == ["dst"]
     categories = {w.category for w in caught}
@@ -68,7 +68,7 @@ def test_cli_reports_it_and_strict_makes_it_an_error(tmp_path):
     args = ["run", str(neff), "--in", f"x={tmp_path / 'x.npy'}", "--out-dir", str(tmp_path)]
     plain = runner.invoke(cli, [*args, "--profile", str(tmp_path / "p.json")])
     assert plain.exit_code == 0
-    assert f"warning: non-finite values from finite inputs: activation at {KERNELS}:15" in (
+    assert "warning: non-finite values from finite inputs: activation at exp_rows.py:15" in (
         plain.output
     )
     assert json.loads((tmp_path / "p.json").read_text())["warnings"][0]["kind"] == "non-finite"

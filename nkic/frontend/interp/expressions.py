@@ -9,6 +9,7 @@ import operator
 from ...ir.affine import Affine, NonAffineError
 from ..tensors import TensorView, type_name
 from ..values import (
+    MISSING,
     DynSlice,
     EnumMember,
     Function,
@@ -229,12 +230,15 @@ class Expressions:
         raise self.unsupported(node)
 
     def visit_BinOp(self, node: ast.BinOp):
-        return self.binop(node.op, self.visit(node.left), self.visit(node.right))
+        return self.binop(node.op, self.visit(node.left), self.visit(node.right), node=node)
 
-    def binop(self, op: ast.operator, a, b, inplace: bool = False):
+    def binop(self, op: ast.operator, a, b, inplace: bool = False, node: ast.AST | None = None):
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         sym = _BINOP_SYMBOLS.get(type(op), "?")
+        special = self.language.binop(self, sym, a, b, CallSite(node))
+        if special is not MISSING:
+            return special
         if isinstance(a, TensorView) or isinstance(b, TensorView):
             raise UserError(
                 "err_tensor_operator",
@@ -264,6 +268,14 @@ class Expressions:
         if isinstance(op, (ast.Mult,)) and isinstance(a, (list, str, tuple)):
             if isinstance(b, int) and len(a) * max(b, 0) > MAX_ITERATIONS:
                 raise UserError("err_value_error", "sequence repetition is too large")
+        if isinstance(op, ast.Add) and isinstance(a, (list, str, tuple)):
+            if isinstance(b, (list, str, tuple)) and len(a) + len(b) > MAX_ITERATIONS:
+                raise UserError(
+                    "err_specialisation_limit",
+                    f"a sequence of more than {MAX_ITERATIONS} items at specialisation",
+                    None,
+                    "build large data outside the kernel (an input or nl.shared_constant)",
+                )
         if isinstance(op, ast.Pow) and isinstance(b, int) and abs(b) > 4096:
             raise UserError("err_value_error", "exponent too large")
         if isinstance(op, ast.LShift) and isinstance(b, int) and b > 4096:
@@ -339,6 +351,9 @@ class Expressions:
     def compare(self, op: ast.cmpop, a, b) -> bool:
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
+        special = self.language.binop(self, type(op).__name__, a, b, CallSite(None))
+        if special is not MISSING:
+            return special
         if isinstance(a, TensorView) or isinstance(b, TensorView):
             if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(b, TensorView):
                 pass

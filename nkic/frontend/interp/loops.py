@@ -296,7 +296,16 @@ class Loops:
         if isinstance(value, Poison):
             raise PoisonError()
         if isinstance(value, RangeValue):
-            return list(value.as_range())
+            values = value.as_range()
+            if len(values) > MAX_ITERATIONS:
+                raise UserError(
+                    "err_specialisation_limit",
+                    f"iterating over {len(values)} values at specialisation exceeds the limit of "
+                    f"{MAX_ITERATIONS}",
+                    node,
+                    "use nl.affine_range or nl.sequential_range for loops the hardware runs",
+                )
+            return list(values)
         if isinstance(value, (list, tuple, str)):
             return list(value)
         if isinstance(value, dict):

@@ -74,12 +74,16 @@ class Modules:
     def import_module(self, name: str, node: ast.AST) -> ModuleValue:
         if name in self.modules:
             return self.modules[name]
-        if name == "neuronxcc" or name.startswith("neuronxcc."):
+        if (
+            name == "neuronxcc" or name.startswith("neuronxcc.")
+        ) and name not in self.known_modules:
             raise UserError(
                 "err_unsupported_api",
-                f"the Beta 1 namespace '{name}' is not supported by nkic",
+                f"the Beta 1 namespace '{name}' cannot be mixed with the current 'nki' "
+                "modules in one file",
                 node,
-                "use the NKI 0.3.0 modules: import nki, nki.language as nl, nki.isa as nisa",
+                "write the file in one dialect: import nki, nki.language as nl, nki.isa as nisa "
+                "(or only neuronxcc.nki for a Beta 1 kernel)",
             )
         if name in self.known_modules:
             mod = self.known_modules[name]

@@ -336,6 +336,9 @@ class PythonObjects:
     def getitem(self, obj, key, node: ast.AST | None = None):
         if isinstance(obj, Poison) or isinstance(key, Poison):
             raise PoisonError()
+        special = self.language.subscript(self, obj, key)
+        if special is not MISSING:
+            return special
         if isinstance(obj, TensorView):
             items = key if isinstance(key, tuple) else (key,)
             items = tuple(self._index_item(k) for k in items)
@@ -392,6 +395,9 @@ class PythonObjects:
     def setitem(self, obj, key, value, node: ast.AST | None = None) -> None:
         if isinstance(obj, Poison) or isinstance(key, Poison):
             raise PoisonError()
+        special = self.language.subscript(self, obj, key)
+        if special is not MISSING:
+            return special
         if isinstance(obj, TensorView):
             items = key if isinstance(key, tuple) else (key,)
             dst = obj.index(tuple(self._index_item(k) for k in items))

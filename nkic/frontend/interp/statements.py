@@ -56,11 +56,13 @@ class Statements:
         target = node.target
         if isinstance(target, ast.Name):
             current = self.load_name(target.id, target)
-            self.store_name(target.id, self.binop(node.op, current, self.visit(node.value), True))
+            self.store_name(
+                target.id, self.binop(node.op, current, self.visit(node.value), True, node)
+            )
         elif isinstance(target, ast.Attribute):
             obj = self.visit(target.value)
             current = self.getattr(obj, target.attr, target)
-            new = self.binop(node.op, current, self.visit(node.value), True)
+            new = self.binop(node.op, current, self.visit(node.value), True, node)
             self.setattr(obj, target.attr, new)
         elif isinstance(target, ast.Subscript):
             obj = self.visit(target.value)
@@ -73,7 +75,7 @@ class Statements:
                     "compute into the tile with a nki.isa instruction (e.g. tensor_tensor)",
                 )
             current = self.getitem(obj, key)
-            self.setitem(obj, key, self.binop(node.op, current, self.visit(node.value), True))
+            self.setitem(obj, key, self.binop(node.op, current, self.visit(node.value), True, node))
         else:
             raise self.unsupported(target)
 

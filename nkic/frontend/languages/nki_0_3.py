@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from .. import nki_surface
+from .. import nki_collectives, nki_surface
 from ..language import ApiEntry, Language, Rules
 
 #: APIs that exist in NKI but that nkic does not implement (yet), with what to use instead.
@@ -24,15 +24,13 @@ UNSUPPORTED = {
         "register_move": None,
         "register_load": None,
         "register_store": None,
-        "core_barrier": None,
-        "sendrecv": None,
         "topk": None,
         "VirtualRegister": None,
         "NkiInstruction": None,
         "tensor_copy_dynamic_src": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
         "tensor_copy_dynamic_dst": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
     },
-    "nki": {"simulate": None, "collectives": None, "baremetal": None, "benchmark": None},
+    "nki": {"simulate": None, "baremetal": None, "benchmark": None},
 }
 
 #: Beta 1 names that NKI 0.2.0 removed, with their replacement.
@@ -78,6 +76,7 @@ def _table() -> dict[str, dict[str, ApiEntry]]:
         "nki.language": nki_surface.nl_bindings(),
         "nki.isa": nki_surface.nisa_bindings(),
         "nki.typing": nki_surface.typing_bindings(),
+        "nki.collectives": nki_collectives.bindings(),
     }
     table = {m: {n: ApiEntry(b) for n, b in attrs.items()} for m, attrs in bound.items()}
     for module, names in REMOVED.items():
