@@ -17,10 +17,16 @@ def unrolled_matmul(lhsT, rhs):
             for k in nl.static_range(K // 128):
                 lhsT_tile = nl.ndarray((128, 128), dtype=lhsT.dtype, buffer=nl.sbuf)
                 rhs_tile = nl.ndarray((128, 512), dtype=rhs.dtype, buffer=nl.sbuf)
-                nisa.dma_copy(dst=lhsT_tile, src=lhsT[k * 128 : (k + 1) * 128, m * 128 : (m + 1) * 128])
-                nisa.dma_copy(dst=rhs_tile, src=rhs[k * 128 : (k + 1) * 128, n * 512 : (n + 1) * 512])
+                nisa.dma_copy(
+                    dst=lhsT_tile, src=lhsT[k * 128 : (k + 1) * 128, m * 128 : (m + 1) * 128]
+                )
+                nisa.dma_copy(
+                    dst=rhs_tile, src=rhs[k * 128 : (k + 1) * 128, n * 512 : (n + 1) * 512]
+                )
                 nisa.nc_matmul(dst=acc, stationary=lhsT_tile, moving=rhs_tile)
             out_tile = nl.ndarray((128, 512), dtype=result.dtype, buffer=nl.sbuf)
             nisa.tensor_copy(dst=out_tile, src=acc)
-            nisa.dma_copy(dst=result[m * 128 : (m + 1) * 128, n * 512 : (n + 1) * 512], src=out_tile)
+            nisa.dma_copy(
+                dst=result[m * 128 : (m + 1) * 128, n * 512 : (n + 1) * 512], src=out_tile
+            )
     return result

@@ -173,7 +173,7 @@ def write_neff(kernel: Kernel) -> bytes:
     w = _ProgramWriter(schedule(kernel))
     doc = w.program()
     text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    sections = [(b"PROG", COMPRESSED, zlib.compress(text, 9))]
+    sections = [(b"PROG", COMPRESSED, zlib.compress(text, 6))]
     if w.data:
         sections.append((b"DATA", 0, bytes(w.data)))
     return pack_neff(sections)
