@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint format clean
+.PHONY: install demo test bench corpus fuzz lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,17 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+# public-kernel acceptance run: CORPUS holds checkouts of nki-library, nki-samples, aws-neuron-sdk
+CORPUS ?= ../corpus
+JOBS ?= 2
+corpus: $(STAMP)
+	$(BIN)/python -m benchmarks.corpus --corpus $(CORPUS) --jobs $(JOBS) $(if $(FILTER),--filter $(FILTER)) $(if $(filter-out 0,$(NUMERICS)),--numerics) $(if $(COMPARE),--compare $(COMPARE))
+
+# hostile-input fuzzing for a fixed budget (FUZZ_SECONDS); report in fuzz-report.md
+FUZZ_SECONDS ?= 300
+fuzz: $(STAMP)
+	$(BIN)/python tests/fuzz/harness.py --seconds $(FUZZ_SECONDS) --report fuzz-report.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

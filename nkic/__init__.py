@@ -1,5 +1,7 @@
 """nkic: an ahead-of-time compiler for NKI kernels and a cycle-approximate NeuronCore simulator."""
 
+__version__ = "0.1.0"  # the single source: pyproject.toml reads it
+
 from . import standin as _standin
 
 _standin.install()
@@ -10,7 +12,11 @@ _PUBLIC = {
     "load": "api",
     "check": "api",
     "SimulationWarning": "api",
+    "NonFiniteWarning": "api",
     "CompileError": "diagnostics",
+    "NeffError": "api",
+    "RunError": "api",
+    "RuntimeFault": "api",
     "Diagnostic": "diagnostics",
     "TensorSpec": "frontend",
 }

@@ -1352,6 +1352,180 @@ def kernel():
 )
 
 # ---------------------------------------------------------------------------------------------
+# LNC launches (two physical cores)
+
+_code(
+    "nkic_lnc_degree",
+    "LNC degree not available or inconsistent",
+    "checks",
+    """A launch's logical-core (LNC) degree is 1 or 2, and 2 exists on trn2 and trn3 only
+    (two physical cores sharing one HBM). The bracket of `kernel[n]` is that degree: one
+    integer, equal to the degree the kernel is compiled for (`--lnc`, `lnc=`); since NKI
+    0.7 the compiler rejects a mismatch. Source:
+    https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/get-started/about/lnc.html""",
+    """# nkic check kernel.py --target trn1 --lnc 2
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+#   ^ nkic_lnc_degree
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+""",
+    """# nkic check kernel.py --target trn2 --lnc 2
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    half = 512 // nl.num_programs()
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[:, core * half:(core + 1) * half], src=a[:, core * half:(core + 1) * half])
+    return out
+""",
+)
+_code(
+    "nkic_lnc_shared_hbm_race",
+    "Two cores write the same shared HBM bytes",
+    "checks",
+    """Under LNC=2 both physical cores run the kernel and share its inputs, its outputs and
+    every `nl.shared_hbm` tensor. When both cores write overlapping bytes of such a tensor
+    and nothing orders the writes, the value left there depends on which DMA lands last.
+    Each core should write its own part, selected with `nl.program_id()`. The diagnostic
+    names both writes and the elements and bytes they share.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    half = 512 // nl.num_programs()
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[:, 0:half], src=a[:, core * half:(core + 1) * half])
+#   ^ nkic_lnc_shared_hbm_race
+    return out
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    half = 512 // nl.num_programs()
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[:, core * half:(core + 1) * half], src=a[:, core * half:(core + 1) * half])
+    return out
+""",
+)
+_code(
+    "nkic_lnc_divergent_control_flow",
+    "The cores of an LNC launch run different loops",
+    "checks",
+    """The hardware requires both physical cores of an LNC=2 launch to run the same control
+    flow: a compiled loop is a basic block on each core, and loops whose number or trip
+    count depend on `nl.program_id()` make the cores diverge (the Neuron compiler reports
+    it as `NCC_IXGM002`, or the cores wait on each other forever). Keep the loops the same
+    and select each core's share of the data by index arithmetic. Source:
+    https://github.com/aws-neuron/aws-neuron-sdk/issues/1388""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[512, 128]):
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    for i in nl.sequential_range(1 + core):
+#   ^ nkic_lnc_divergent_control_flow
+        t = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+        rows = core * 256 + i * 128
+        nisa.dma_copy(dst=t, src=a[rows:rows + 128, :])
+        nisa.dma_copy(dst=out[rows:rows + 128, :], src=t)
+    return out
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[512, 128]):
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    for i in nl.sequential_range(2):
+        t = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+        rows = (core * 2 + i) * 128
+        nisa.dma_copy(dst=t, src=a[rows:rows + 128, :])
+        nisa.dma_copy(dst=out[rows:rows + 128, :], src=t)
+    return out
+""",
+)
+
+# ---------------------------------------------------------------------------------------------
+# HBM addresses
+
+_code(
+    "nkic_hbm_offset_overflow",
+    "HBM element offset past 2^31 in 32-bit address arithmetic",
+    "allocation",
+    """An access moves more than 2^31 - 1 elements into an HBM tensor (or into the buffer a
+    view argument lies in) where the offset is computed in 32 bits: the part a compiled loop
+    adds to the access's base address (the induction variable lives in a 32-bit engine
+    register), or a dynamic `scalar_offset` / `vector_offset` index (int32; NKI 0.7 adds
+    int64 scalar offsets to reach past 4 GB). The address wraps and the DMA reads or writes
+    the wrong bytes, or faults. A constant base, folded by the compiler, is not affected:
+    an outer `nl.static_range` loop moves the large part of the offset there. Sources:
+    https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/generated/nki.isa.NkiScalar.html,
+    https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/generated/nki.language.fori_loop.html""",
+    """# nkic check kernel.py --arg a=bfloat16[262144,16384]
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 512), a.dtype, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 512), a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=acc, value=0.0)
+    for i in nl.sequential_range(2048):
+        t = nl.ndarray((128, 512), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, 0:512])
+    #   ^ nkic_hbm_offset_overflow
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+""",
+    """# nkic check kernel.py --arg a=bfloat16[262144,16384]
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 512), a.dtype, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 512), a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=acc, value=0.0)
+    for block in nl.static_range(16):
+        for i in nl.sequential_range(128):
+            row = block * 16384 + i * 128
+            t = nl.ndarray((128, 512), a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=a[row:row + 128, 0:512])
+            nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+""",
+)
+_code(
+    "nkic_view_access",
+    "Access of a view argument nkic cannot map onto its buffer",
+    "allocation",
+    """A tensor argument given as a view into a larger HBM buffer (`--arg
+    a=view(dtype[...], shape=..., offset=..., strides=...)`, or a strided numpy array in
+    `nkic.compile`) is accessed with a pattern nkic cannot express over the buffer: an
+    access-pattern entry that runs across dimensions of the view (e.g. a reshape that
+    flattens rows), a dtype reinterpretation, or a dynamic offset. Access the view one
+    dimension per pattern entry (slices and indices), or pass a contiguous array.""",
+    """# nkic check kernel.py --arg "a=view(float32[1024,1024], shape=(256,512), strides=(1024,1))"
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 1024), a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 1024), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a.reshape((128, 1024)))
+#   ^ nkic_view_access
+    nisa.dma_copy(dst=out, src=t)
+    return out
+""",
+    """# nkic check kernel.py --arg "a=view(float32[1024,1024], shape=(256,512), strides=(1024,1))"
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((256, 512), a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        t = nl.ndarray((128, 512), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=t)
+    return out
+""",
+)
+
+# ---------------------------------------------------------------------------------------------
 # internal
 
 _code(

@@ -9,10 +9,12 @@ from __future__ import annotations
 import difflib
 import importlib.metadata
 import json
+import os
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import quote
 
 from .codes import CODES, STAGES
 from .ir.core import Loc
@@ -222,19 +224,30 @@ def _known(loc: Loc) -> bool:
     return not loc.file.startswith("<")
 
 
-def _uri(file: str) -> str:
+#: The base every relative artifact URI resolves against (`originalUriBaseIds`).
+SARIF_BASE_ID = "SRCROOT"
+
+
+def _artifact(file: str, root: Path) -> dict:
+    """A file under `root` as a URI relative to SRCROOT (code-scanning services map it onto the
+    repository); any other file as an absolute file URI."""
     p = Path(file)
-    return p.as_uri() if p.is_absolute() else p.as_posix()
+    absolute = p if p.is_absolute() else (root / p)
+    try:
+        rel = Path(os.path.normpath(absolute)).relative_to(root)
+    except ValueError:
+        return {"uri": Path(os.path.normpath(absolute)).as_uri()}
+    return {"uri": quote(rel.as_posix()), "uriBaseId": SARIF_BASE_ID}
 
 
-def _sarif_location(loc: Loc) -> dict:
+def _sarif_location(loc: Loc, root: Path) -> dict:
     region = {
         "startLine": loc.line,
         "startColumn": loc.col,
         "endLine": max(loc.end_line, loc.line),
         "endColumn": loc.end_col if loc.end_line > loc.line else max(loc.end_col, loc.col + 1),
     }
-    return {"physicalLocation": {"artifactLocation": {"uri": _uri(loc.file)}, "region": region}}
+    return {"physicalLocation": {"artifactLocation": _artifact(loc.file, root), "region": region}}
 
 
 def _sarif_rule(code: str) -> dict:
@@ -262,10 +275,11 @@ def _nkic_version() -> str:
         return "0"
 
 
-def render_sarif(diags: list[Diagnostic]) -> str:
-    """A SARIF 2.1.0 log with one run; rules are the whole catalogue (plus any unknown code)."""
-    codes = list(CODES)
-    codes += sorted({d.code for d in diags} - set(CODES))
+def render_sarif(diags: list[Diagnostic], root: str | os.PathLike | None = None) -> str:
+    """A SARIF 2.1.0 log with one run. Its rules are the codes reported; file URIs are relative
+    to `root` (default: the current directory), given in `originalUriBaseIds` as SRCROOT."""
+    base = Path(os.path.abspath(root if root is not None else os.getcwd()))
+    codes = list(dict.fromkeys(d.code for d in diags))
     index = {c: i for i, c in enumerate(codes)}
     results = []
     for d in diags:
@@ -275,12 +289,12 @@ def render_sarif(diags: list[Diagnostic]) -> str:
             "ruleIndex": index[d.code],
             "level": _SARIF_LEVEL.get(d.severity, "error"),
             "message": {"text": text},
-            "locations": [_sarif_location(d.loc)] if _known(d.loc) else [],
+            "locations": [_sarif_location(d.loc, base)] if _known(d.loc) else [],
         }
         related = [r for r in d._all_related() if _known(r.loc)]
         if related:
             res["relatedLocations"] = [
-                {"id": i, **_sarif_location(r.loc), "message": {"text": r.message}}
+                {"id": i, **_sarif_location(r.loc, base), "message": {"text": r.message}}
                 for i, r in enumerate(related)
             ]
         results.append(res)
@@ -293,10 +307,11 @@ def render_sarif(diags: list[Diagnostic]) -> str:
                     "driver": {
                         "name": "nkic",
                         "version": _nkic_version(),
-                        "informationUri": "https://github.com/aws-neuron/aws-neuron-sdk",
                         "rules": [_sarif_rule(c) for c in codes],
                     }
                 },
+                "invocations": [{"executionSuccessful": True}],
+                "originalUriBaseIds": {SARIF_BASE_ID: {"uri": base.as_uri().rstrip("/") + "/"}},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }
@@ -346,6 +361,13 @@ def _matches(code: str, patterns: list[str]) -> bool:
     return any(p in ("ALL", "all") or code == p or code.startswith(p) for p in patterns)
 
 
+def is_code_pattern(pattern: str) -> bool:
+    """Whether a --select/--ignore pattern names a code or a code prefix (or ALL)."""
+    from .codes import CODES
+
+    return pattern in ("ALL", "all") or any(code.startswith(pattern) for code in CODES)
+
+
 def filter_diagnostics(
     diags: list[Diagnostic], select: list[str] | None = None, ignore: list[str] | None = None
 ) -> list[Diagnostic]:
@@ -364,21 +386,35 @@ def filter_diagnostics(
     return out
 
 
-_NOQA = re.compile(r"#\s*nkic:\s*noqa(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+#: Suppression comments: `nkic: noqa`, `nkic: noqa[code, ...]`, `nkic: noqa: code, ...`, and
+#: the flake8/ruff forms `noqa` and `noqa: code, ...` (codes separated by commas or spaces),
+#: each after a `#`.
+_NOQA = re.compile(
+    r"#\s*(?:nkic:\s*)?noqa"
+    r"(?:\[(?P<bracket>[^\]]*)\]|:\s*(?P<colon>[\w.-]+(?:[\s,]+[\w.-]+)*))?",
+    re.IGNORECASE,
+)
 
 
 def noqa_codes(line: str) -> set[str] | None:
-    """None if the line has no `# nkic: noqa`; an empty set for a blanket noqa."""
-    m = _NOQA.search(line)
-    if m is None:
-        return None
-    if m.group("codes") is None:
+    """None if the line has no noqa comment; an empty set for a blanket one (every code)."""
+    blanket = False
+    codes: set[str] = set()
+    for m in _NOQA.finditer(line):
+        listed = m.group("bracket") if m.group("bracket") is not None else m.group("colon")
+        if listed is None:
+            blanket = True
+        else:
+            codes |= {c for c in re.split(r"[\s,]+", listed) if c}
+    if blanket:
         return set()
-    return {c.strip() for c in m.group("codes").split(",") if c.strip()}
+    return codes or None
 
 
 def apply_noqa(diags: list[Diagnostic]) -> list[Diagnostic]:
-    """Drop diagnostics whose source line carries `# nkic: noqa` or `# nkic: noqa[code, …]`."""
+    """Drop diagnostics whose source line carries a noqa comment naming their code, or a
+    blanket one (`noqa` or `nkic: noqa` alone). A comment that names only other tools' codes
+    (`noqa: E501`) silences nothing of nkic's."""
     out = []
     for d in diags:
         codes = noqa_codes(source_line(d.loc.file, d.loc.line) or "")
@@ -386,6 +422,46 @@ def apply_noqa(diags: list[Diagnostic]) -> list[Diagnostic]:
             continue
         out.append(d)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# paths as the user gave them
+
+
+def display_path(file: str, given: dict[str, str]) -> str:
+    """`file` (absolute, as the compiler records it) as the user named it: the spelling given
+    on the command line, else relative to the current directory when below it."""
+    if file in given:
+        return given[file]
+    if file.startswith("<") or not os.path.isabs(file):
+        return file
+    try:
+        return os.path.relpath(file)
+    except ValueError:  # another drive
+        return file
+
+
+def _display_loc(loc: Loc, given: dict[str, str]) -> Loc:
+    stack = tuple(_display_loc(s, given) for s in loc.stack)
+    return replace(loc, file=_shown(loc.file, given), stack=stack)
+
+
+def _shown(file: str, given: dict[str, str]) -> str:
+    shown = display_path(file, given)
+    return file if file not in given and shown.startswith("..") else shown
+
+
+def with_display_paths(diags: list[Diagnostic], given: dict[str, str]) -> list[Diagnostic]:
+    """`diags` with every file named as the user gave it (see `display_path`); files outside
+    the current directory keep their absolute path."""
+    return [
+        replace(
+            d,
+            loc=_display_loc(d.loc, given),
+            related=tuple(Related(_display_loc(r.loc, given), r.message) for r in d.related),
+        )
+        for d in diags
+    ]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,20 +21,38 @@ class CompileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     ir: Kernel | None = None
     neff: bytes | None = None
+    #: The program of every physical core of the launch (`ir` is core 0's).
+    cores: list[Kernel] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return self.neff is not None and not any(d.severity == "error" for d in self.diagnostics)
 
     @property
+    def report(self) -> dict | None:
+        """The resource report (nkic/report.py), or None when the kernel has errors."""
+        from .report import build_report
+
+        kernels = self.cores or [self.ir]
+        if None in kernels or any(d.severity == "error" for d in self.diagnostics):
+            return None
+        return build_report(kernels)
+
+    @property
     def ir_text(self) -> str:
-        return print_kernel(self.ir) if self.ir is not None else ""
+        return _per_core(self.cores or [self.ir], print_kernel)
 
     @property
     def asm(self) -> str:
         from .backend import emit_asm
 
-        return emit_asm(self.ir) if self.ir is not None else ""
+        return _per_core(self.cores or [self.ir], emit_asm)
+
+
+def _per_core(kernels: list[Kernel | None], show: Callable[[Kernel], str]) -> str:
+    if len(kernels) == 1:
+        return show(kernels[0]) if kernels[0] is not None else ""
+    return "".join(f"// core {k.core} of {k.cores}\n{show(k)}" for k in kernels if k is not None)
 
 
 def compile_file(
@@ -47,23 +65,57 @@ def compile_file(
     emit: bool = True,
     *,
     unroll_all: bool = False,
+    lnc: int = 1,
 ) -> CompileResult:
     """Specialise `kernel` in `path` for `args`, run the pass pipeline and write the neff.
 
     `unroll_all` unrolls every loop, symbolic ones included: the reference semantics that
-    symbolic loops must match (tests compile both ways and compare the results)."""
+    symbolic loops must match (tests compile both ways and compare the results).
+    `lnc` is the launch's logical-core degree: with 2 the kernel is specialised once per
+    physical core and the neff holds both programs."""
+    if lnc != 1:
+        from .lnc import compile_lnc
+
+        return compile_lnc(path, kernel, args, target, dump_after, dump, emit, lnc, unroll_all)
+    return compile_core(path, kernel, args, target, dump_after, dump, emit, unroll_all)
+
+
+def compile_core(
+    path: str,
+    kernel: str | None,
+    args: dict[str, object] | None,
+    target: str,
+    dump_after: str | None,
+    dump: Callable[[str], None],
+    emit: bool,
+    unroll_all: bool = False,
+    core: tuple[int, int] = (0, 1),
+) -> CompileResult:
+    """The program of physical core `core[0]` of a launch of degree `core[1]`."""
     from .backend import write_neff
     from .frontend import specialise
     from .passes.base import PassContext
     from .passes.pipeline import run_pipeline
 
     sink = DiagnosticSink()
+    # partial: the IR of the statements that did specialise still gets the checks whose
+    # findings do not depend on the failed statements (all errors in one run, as `check`)
     ir = specialise(
-        path, kernel, dict(args or {}), target, sink, partial=not emit, unroll_all=unroll_all
+        path,
+        kernel,
+        dict(args or {}),
+        target,
+        sink,
+        partial=True,
+        unroll_all=unroll_all,
+        core=core,
     )
+    if emit and sink.has_errors:
+        _shape_independent_checks(path, kernel, args, target, sink)
     result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
     if ir is None:
         return result
+    _attach_views(ir, args or {})
     if sink.has_errors:
         # Checking only: the IR of the statements that did specialise still gets the checks
         # whose findings do not depend on the failed statements (all errors in one run).
@@ -71,20 +123,50 @@ def compile_file(
         result.diagnostics = sink.items
         return result
     ctx = PassContext(target=target, sink=sink)
+    if core[1] == 1:
+        from .passes.checks.cross_core import check_single_core
+
+        check_single_core(ir, sink)
     ir = run_pipeline(ir, ctx, dump_after=dump_after, dump=dump)
     result.ir = ir
     result.diagnostics = sink.items
-    if not sink.has_errors and emit:
+    if not sink.has_errors and emit and core[1] == 1:
         result.neff = write_neff(ir)
     return result
+
+
+def _attach_views(ir: Kernel, args: dict[str, object]) -> None:
+    """Parameters given as views into larger HBM buffers (lowered by passes/views.py)."""
+    for t in ir.params:
+        view = getattr(args.get(t.label), "view", None)
+        if view is not None:
+            t.view = view
+
+
+def _shape_independent_checks(path, kernel, args, target, sink: DiagnosticSink) -> None:
+    """A kernel that could not be specialised because arguments are missing still gets the
+    errors `nkic check` finds without shapes, so both commands report the same problems."""
+    from .frontend import find_kernels
+    from .frontend.lint import lint_kernel
+
+    if not any(d.code == "err_missing_argument" for d in sink.items):
+        return
+    names = [kernel] if kernel else [name for name, _ in find_kernels(path)]
+    if len(names) != 1:
+        return
+    found = DiagnosticSink()
+    if lint_kernel(path, names[0], dict(args or {}), target, found):
+        for d in found.items:
+            if d.code != "nkic_shapes_unknown":
+                sink.report(d)
 
 
 def _parses(path: str) -> bool:
     import ast
 
     try:
-        ast.parse(Path(path).read_bytes(), filename=path)
-    except (SyntaxError, ValueError, OSError):
+        ast.parse(Path(path).read_bytes().decode("utf-8"), filename=path)
+    except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
         return False
     return True
 
@@ -106,9 +188,14 @@ def check_file(
     kernel: str | None = None,
     args: dict[str, object] | None = None,
     target: str = DEFAULT_TARGET,
+    lnc: int | None = None,
+    reports: list[dict] | None = None,
 ) -> list[Diagnostic]:
     """Every diagnostic of every kernel in `path` (or of the one named). A kernel whose
-    parameters lack shapes gets the shape-independent checks and a `nkic_shapes_unknown` note."""
+    parameters lack shapes gets the shape-independent checks and a `nkic_shapes_unknown` note.
+    `lnc` checks one launch degree; None checks LNC=1 and, when the kernel asks for its core
+    and the target has LNC=2, LNC=2 too (each diagnostic then names its cores). The resource
+    report of every launch checked without errors is appended to `reports` when given."""
     from .frontend import find_kernels
     from .frontend.lint import lint_kernel
 
@@ -120,9 +207,20 @@ def check_file(
     diags: list[Diagnostic] = []
     for name in names:
         sink = DiagnosticSink()
-        if lint_kernel(path, name, dict(args or {}), target, sink):
-            diags.extend(sink.items)
-            continue
-        res = compile_file(path, name, args, target, emit=False)
-        diags.extend(res.diagnostics)
+        unknown_shapes = lint_kernel(path, name, dict(args or {}), target, sink)
+        if lnc is None:
+            from .lnc import check_launches
+
+            found = check_launches(path, name, args, target, reports)
+        else:
+            res = compile_file(path, name, args, target, emit=False, lnc=lnc)
+            found = res.diagnostics
+            if reports is not None and res.report is not None:
+                reports.append(res.report)
+        for d in found:
+            # without shapes, what specialises still gets checked; the missing arguments are
+            # the note's business (`nkic compile` reports them as errors)
+            if not (unknown_shapes and d.code == "err_missing_argument"):
+                sink.report(d)
+        diags.extend(sink.items)
     return diags

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import struct
 import zlib
 
@@ -22,6 +23,17 @@ def _json_value(v):
     if isinstance(v, tuple | list):
         return [_json_value(x) for x in v]
     return v
+
+
+def portable_paths(files: list[str]) -> list[str]:
+    """Source paths relative to the deepest directory holding them all (a single file keeps
+    only its name), so that a `.neff` does not depend on where the sources were checked out:
+    the same kernel compiled in two checkouts gives the same bytes."""
+    real = [f for f in files if os.path.isabs(f)]
+    if not real:
+        return files
+    base = os.path.commonpath([os.path.dirname(f) for f in real])
+    return [os.path.relpath(f, base) if os.path.isabs(f) else f for f in files]
 
 
 class _ProgramWriter:
@@ -56,6 +68,13 @@ class _ProgramWriter:
             if t.rotate is not None:
                 var, count, stride = t.rotate
                 out["rotate"] = {"var": var, "count": count, "stride": stride}
+        if t.view_shape is not None:
+            v = t.view
+            out["view"] = {
+                "shape": list(t.view_shape),
+                "offset": v.offset,
+                "strides": list(v.strides),
+            }
         if t.kind == "constant":
             raw = bytes(t.data)
             out["data_offset"] = len(self.data)
@@ -96,6 +115,7 @@ class _ProgramWriter:
             return {
                 "kind": "loop",
                 "var": op.var,
+                "name": op.source_name,
                 "start": op.start,
                 "stop": op.stop,
                 "step": op.step,
@@ -135,7 +155,7 @@ class _ProgramWriter:
         return {
             "kernel": k.name,
             "target": k.target,
-            "files": list(self.files),
+            "files": portable_paths(list(self.files)),
             "tensors": tensors,
             "inputs": [self.tensor_ids[t] for t in k.params],
             "outputs": [self.tensor_ids[t] for t in k.returns],
@@ -160,20 +180,37 @@ def pack_neff(sections: list[tuple[bytes, int, bytes]]) -> bytes:
     return HEADER.pack(MAGIC, MAJOR, MINOR, len(sections), digest) + rest
 
 
-def write_neff(kernel: Kernel) -> bytes:
-    """Serialise an allocated kernel to `.neff` bytes (deterministic).
+def write_neff(kernel: Kernel, peers: list[Kernel] | tuple[Kernel, ...] = ()) -> bytes:
+    """Serialise an allocated kernel to `.neff` bytes (deterministic). `peers` are the
+    programs of the other physical cores of an LNC launch (sections COR1, DAT1, ...): their
+    tensors that every core shares name the core-0 tensor they are (`"shared"`).
 
     Raises ValueError if an on-chip tensor has no address (the kernel was not allocated).
     """
-    unplaced = [t.name for t in kernel.tensors() if t.on_chip and t.address is None]
-    if unplaced:
-        raise ValueError(
-            "write_neff needs an allocated kernel; no address: %" + ", %".join(unplaced)
-        )
-    w = _ProgramWriter(schedule(kernel))
-    doc = w.program()
-    text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    sections = [(b"PROG", COMPRESSED, zlib.compress(text, 6))]
-    if w.data:
-        sections.append((b"DATA", 0, bytes(w.data)))
+    from ..passes.checks.cross_core import shared_tensors
+
+    sections = []
+    first: dict[tuple, int] = {}
+    for n, k in enumerate((kernel, *peers)):
+        unplaced = [t.name for t in k.tensors() if t.on_chip and t.address is None]
+        if unplaced:
+            raise ValueError(
+                "write_neff needs an allocated kernel; no address: %" + ", %".join(unplaced)
+            )
+        w = _ProgramWriter(schedule(k))
+        doc = w.program()
+        if peers:
+            doc["core"] = n
+            doc["lnc"] = len(peers) + 1
+            shared = shared_tensors(k)
+            for key, t in shared.items():
+                if n == 0:
+                    first[key] = w.tensor_ids[t]
+                elif key in first:
+                    doc["tensors"][w.tensor_ids[t]]["shared"] = first[key]
+        text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        tags = (b"PROG", b"DATA") if n == 0 else (b"COR%d" % n, b"DAT%d" % n)
+        sections.append((tags[0], COMPRESSED, zlib.compress(text, 6)))
+        if w.data:
+            sections.append((tags[1], 0, bytes(w.data)))
     return pack_neff(sections)

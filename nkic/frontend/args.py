@@ -36,11 +36,32 @@ def _did_you_mean(word: str, choices) -> str:
 
 
 @dataclass(frozen=True)
+class HbmView:
+    """Where a tensor argument lies in a larger HBM buffer: its element [0, 0, ...] is element
+    `offset` of a row-major buffer of shape `buffer`, and a step along dimension k moves
+    `strides[k]` elements (numpy strides divided by the itemsize)."""
+
+    buffer: tuple[int, ...]
+    offset: int
+    strides: tuple[int, ...]
+
+    def span(self, shape: tuple[int, ...]) -> tuple[int, int]:
+        """The first and last buffer element a tensor of `shape` through this view touches."""
+        lo = hi = self.offset
+        for n, s in zip(shape, self.strides):
+            lo += min(0, (n - 1) * s)
+            hi += max(0, (n - 1) * s)
+        return lo, hi
+
+
+@dataclass(frozen=True)
 class TensorSpec:
-    """A tensor kernel argument: its shape and `nl` dtype name (an HBM input of the kernel)."""
+    """A tensor kernel argument: its shape and `nl` dtype name (an HBM input of the kernel);
+    `view` places it inside a larger HBM buffer (default: a buffer of its own)."""
 
     shape: tuple[int, ...]
     dtype: str = "float32"
+    view: HbmView | None = None
 
     def __post_init__(self):
         try:
@@ -53,6 +74,21 @@ class TensorSpec:
             raise ValueError(f"tensor shape must be non-empty with positive sizes, got {shape}")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "dtype", normalise_dtype(self.dtype))
+        v = self.view
+        if v is not None:
+            if len(v.strides) != len(shape):
+                raise ValueError(
+                    f"a view of shape {shape} needs {len(shape)} strides, got {v.strides}"
+                )
+            size = 1
+            for d in v.buffer:
+                size *= d
+            lo, hi = v.span(shape)
+            if lo < 0 or hi >= size:
+                raise ValueError(
+                    f"the view (offset {v.offset}, strides {v.strides}) of shape {shape} reaches "
+                    f"elements {lo}..{hi}, outside its buffer of {size} elements"
+                )
 
     def __str__(self) -> str:
         return f"{self.dtype}[{','.join(map(str, self.shape))}]"
@@ -61,8 +97,50 @@ class TensorSpec:
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[([^\]]*)\]\s*$")
 
 
+_VIEW = re.compile(r"^\s*view\(\s*([A-Za-z_][A-Za-z0-9_]*\s*\[[^\]]*\])\s*(,.*)?\)\s*$", re.S)
+_VIEW_KEYS = ("shape", "offset", "strides")
+
+
+def parse_view_spec(text: str) -> TensorSpec:
+    """`view(dtype[buffer dims], shape=(...), offset=N, strides=(...))`: a tensor inside a
+    larger HBM buffer. `shape` defaults to the buffer's, `offset` to 0 and `strides` (in
+    elements) to the row-major strides of `shape`."""
+    m = _VIEW.match(text)
+    if m is None:
+        raise ValueError(
+            f"invalid view {text!r}: expected view(dtype[d0,...], shape=(...), offset=N, "
+            "strides=(...))"
+        )
+    buffer = parse_arg_spec(m.group(1))
+    keys: dict[str, object] = {}
+    try:
+        call = ast.parse(f"f({m.group(2)[1:] if m.group(2) else ''})", mode="eval").body
+        assert isinstance(call, ast.Call) and not call.args
+        for kw in call.keywords:
+            if kw.arg not in _VIEW_KEYS:
+                raise ValueError(f"unknown view key {kw.arg!r} (keys: {', '.join(_VIEW_KEYS)})")
+            keys[kw.arg] = ast.literal_eval(kw.value)
+    except (SyntaxError, AssertionError, TypeError):
+        raise ValueError(f"invalid view keys in {text!r}: write key=value, ...") from None
+    shape = keys.get("shape", buffer.shape)
+    try:
+        shape = tuple(int(d) for d in shape)  # type: ignore[union-attr]
+        row, strides = 1, []
+        for d in reversed(shape):
+            strides.append(row)
+            row *= d
+        strides = tuple(int(s) for s in keys.get("strides", tuple(reversed(strides))))  # type: ignore[union-attr]
+        offset = int(keys.get("offset", 0))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"view shape, offset and strides must be integers in {text!r}") from None
+    return TensorSpec(shape, buffer.dtype, HbmView(buffer.shape, offset, strides))
+
+
 def parse_arg_spec(text: str) -> TensorSpec | object:
-    """Parse a `--arg` value: `dtype[d0,d1,...]` is a TensorSpec, anything else a Python literal."""
+    """Parse a `--arg` value: `dtype[d0,d1,...]` is a TensorSpec, `view(...)` a TensorSpec
+    inside a larger buffer (`parse_view_spec`), anything else a Python literal."""
+    if text.lstrip().startswith("view("):
+        return parse_view_spec(text)
     m = _SPEC.match(text)
     if m:
         dtype, dims = m.group(1), m.group(2)

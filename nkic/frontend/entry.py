@@ -12,9 +12,10 @@ import sys
 from ..diagnostics import Diagnostic, DiagnosticSink
 from ..ir.core import Kernel, Loc
 from ..standin import ApiName
-from . import nki_api
+from . import languages
 from .args import TensorSpec, normalise_dtype_or_none
-from .loader import Loader, def_loc, kernels_in
+from .language import Language
+from .loader import Loader, def_loc
 from .specialiser import Frame, Specialiser
 from .tensors import loop_bounds
 from .values import (
@@ -34,13 +35,13 @@ from .values import (
 )
 
 
-def find_kernels(path: str) -> list[tuple[str, Loc]]:
+def find_kernels(path: str, *, language: Language | str | None = None) -> list[tuple[str, Loc]]:
     """Every `@nki.jit` top-level function of the file (empty if it cannot be parsed)."""
     file = os.path.abspath(path)
     parsed = Loader(file).parse(file)
     if isinstance(parsed, UserError):
         return []
-    return kernels_in(parsed[0], file)
+    return languages.for_file(parsed[0], language).kernels_in(parsed[0], file)
 
 
 def specialise(
@@ -52,12 +53,16 @@ def specialise(
     *,
     unroll_all: bool = False,
     partial: bool = False,
+    language: Language | str | None = None,
+    core: tuple[int, int] = (0, 1),
 ) -> Kernel | None:
     """Specialise `kernel` of the file at `path` for `args`; None if errors were reported.
 
     `unroll_all` unrolls every loop (the reference semantics that symbolic loops must match).
     `partial` returns the IR of the statements that succeeded even when others failed, so that
-    `nkic check` can run the IR checks that do not depend on the failed statements."""
+    `nkic check` can run the IR checks that do not depend on the failed statements.
+    `language` is the NKI version (a `Language` or its name, default: `languages.DEFAULT`).
+    `core` is (physical core, LNC degree): the program of that core of the launch."""
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)
@@ -65,7 +70,8 @@ def specialise(
         sink.report(Diagnostic(parsed.code, parsed.message, parsed.loc, "error", parsed.hint))
         return None
     tree = parsed[0]
-    name = _choose_kernel(tree, file, kernel, sink)
+    lang = languages.for_file(tree, language)
+    name = _choose_kernel(tree, file, kernel, sink, lang)
     if name is None:
         return None
     unroll: set[tuple] = set()
@@ -74,7 +80,10 @@ def specialise(
     try:
         while True:
             run_sink = DiagnosticSink()
-            sp = Specialiser(loader, run_sink, target, name, unroll_all, frozenset(unroll))
+            sp = Specialiser(
+                loader, run_sink, target, name, unroll_all, frozenset(unroll), language=lang
+            )
+            sp.kernel.core, sp.kernel.cores = core
             bounds = loop_bounds.set(sp.affine_bounds)
             try:
                 _run(sp, loader, tree, file, name, args)
@@ -143,8 +152,10 @@ def _find_def(tree: ast.Module, name: str) -> ast.FunctionDef | None:
     return None
 
 
-def _choose_kernel(tree: ast.Module, file: str, kernel: str | None, sink) -> str | None:
-    found = kernels_in(tree, file)
+def _choose_kernel(
+    tree: ast.Module, file: str, kernel: str | None, sink, language: Language
+) -> str | None:
+    found = language.kernels_in(tree, file)
     names = [n for n, _ in found]
     whole = Loc(file, 1, 1, 1, 1)
     if kernel is None:
@@ -375,7 +386,7 @@ class KernelCall:
     def _api_value(self, path: str, node: ast.AST):
         """The NKI value of an `nki.*` name taken on the Python side (`nl.bfloat16`, `nl.add`,
         `nisa.reduce_cmd.reset_reduce`) where the stand-in `nki` package is in use."""
-        surfaces = nki_api.modules()
+        surfaces = self.sp.language.modules()
         parts = path.split(".")
         for cut in range(len(parts), 0, -1):
             head = ".".join(parts[:cut])

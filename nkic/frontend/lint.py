@@ -16,7 +16,7 @@ import os
 
 from ..diagnostics import Diagnostic, DiagnosticSink
 from ..ir.isa import INSTRUCTIONS
-from . import nki_api, nl_lowering, pylib
+from . import languages, pylib
 from .entry import KernelCall, _find_def
 from .loader import Loader, def_loc
 from .specialiser import Frame, Specialiser
@@ -30,17 +30,20 @@ SKIPPED = (
 )
 
 
-def lint_kernel(path: str, kernel: str, args: dict, target: str, sink) -> bool:
+def lint_kernel(path: str, kernel: str, args: dict, target: str, sink, *, language=None) -> bool:
     """If some parameter of `kernel` has no value (no `args` entry, default or `nki.typing`
     annotation), report the shape-independent checks and the note into `sink` and return
-    True; otherwise report nothing and return False (the kernel can be specialised)."""
+    True; otherwise report nothing and return False (the kernel can be specialised).
+    `language` is the NKI version, as for `specialise`."""
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)
     if isinstance(parsed, UserError) or _find_def(parsed[0], kernel) is None:
         return False
     run_sink = DiagnosticSink()
-    sp = Specialiser(loader, run_sink, target, kernel)
+    sp = Specialiser(
+        loader, run_sink, target, kernel, language=languages.for_file(parsed[0], language)
+    )
     try:
         fn, unknown = _kernel_and_unknown_parameters(sp, loader, file, kernel, args)
         if not unknown:
@@ -192,10 +195,10 @@ class _Linter:
             keywords = []  # `**kw`: the names are not known
         if isinstance(target, IsaInstr):
             names = [p.name for p in INSTRUCTIONS[target.name].params]
-            self.unexpected(f"nisa.{target.name}", keywords, names, nki_api._keyword_hint)
+            self.unexpected(f"nisa.{target.name}", keywords, names, self.sp.language.keyword_hint)
         elif isinstance(target, (Builtin, NlOp)):
             if isinstance(target, NlOp):
-                lower = nl_lowering.LOWERINGS.get(target.name)
+                lower = self.sp.language.lowerings.get(target.name)
                 target = None if lower is None else Builtin(f"nl.{target.name}", lower)
             if target is not None:
                 params = pylib._signature(target.fn).parameters.values()

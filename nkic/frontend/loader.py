@@ -13,38 +13,49 @@ from ..ir.core import Loc
 from .values import SourceModule, UserError
 
 
-def _is_jit_decorator(dec: ast.AST, jit_names: set[str], nki_names: set[str]) -> bool:
+def _is_jit_decorator(
+    dec: ast.AST, jit_names: set[str], nki_names: set[str], decorators: frozenset[str]
+) -> bool:
     if isinstance(dec, ast.Call):
         dec = dec.func
     if isinstance(dec, ast.Name):
         return dec.id in jit_names
-    if isinstance(dec, ast.Attribute) and dec.attr == "jit":
+    if isinstance(dec, ast.Attribute) and dec.attr in decorators:
         return isinstance(dec.value, ast.Name) and dec.value.id in nki_names
     return False
 
 
-def _nki_aliases(tree: ast.Module) -> tuple[set[str], set[str]]:
-    """Names bound to the `nki` module and to `nki.jit` by the module's imports."""
-    nki_names, jit_names = {"nki"}, set()
+def _nki_aliases(
+    tree: ast.Module, package: str, decorators: frozenset[str]
+) -> tuple[set[str], set[str]]:
+    """Names bound to the language's package (`nki`) and to its kernel decorators (`nki.jit`)
+    by the module's imports."""
+    nki_names, jit_names = {package}, set()
     for stmt in tree.body:
         if isinstance(stmt, ast.Import):
             for a in stmt.names:
-                if a.name == "nki" and a.asname:
+                if a.name == package and a.asname:
                     nki_names.add(a.asname)
-        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "nki" and not stmt.level:
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module == package and not stmt.level:
             for a in stmt.names:
-                if a.name == "jit":
-                    jit_names.add(a.asname or "jit")
+                if a.name in decorators:
+                    jit_names.add(a.asname or a.name)
     return nki_names, jit_names
 
 
-def kernels_in(tree: ast.Module, file: str) -> list[tuple[str, Loc]]:
-    """Every top-level function decorated with `@nki.jit` (or `@jit` imported from nki)."""
-    nki_names, jit_names = _nki_aliases(tree)
+def kernels_in(
+    tree: ast.Module,
+    file: str,
+    package: str = "nki",
+    decorators: frozenset[str] = frozenset({"jit"}),
+) -> list[tuple[str, Loc]]:
+    """Every top-level function decorated with `@nki.jit` (or `@jit` imported from nki); the
+    language gives the package and decorator names."""
+    nki_names, jit_names = _nki_aliases(tree, package, decorators)
     out = []
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef) and any(
-            _is_jit_decorator(d, jit_names, nki_names) for d in stmt.decorator_list
+            _is_jit_decorator(d, jit_names, nki_names, decorators) for d in stmt.decorator_list
         ):
             out.append((stmt.name, def_loc(stmt, file)))
     return out
@@ -95,6 +106,16 @@ class Loader:
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read()
+        except UnicodeDecodeError as e:
+            line = 1 + e.object[: e.start].count(b"\n")
+            err = UserError(
+                "err_syntax_error",
+                f"the file is not valid UTF-8 (byte {e.object[e.start]:#04x} at offset {e.start})",
+                None,
+                "save the kernel as UTF-8, the encoding Python source files use by default",
+            )
+            err.loc = Loc(path, line, 1, line, 2)
+            return err
         except OSError as e:
             err = UserError(
                 "err_file_not_found", f"cannot read {path}: {e.strerror}", None, "check the path"
@@ -103,6 +124,15 @@ class Loader:
             return err
         try:
             return ast.parse(text, filename=path), text
+        except (RecursionError, MemoryError):
+            err = UserError(
+                "err_syntax_error",
+                "the file nests expressions too deeply for the Python parser",
+                None,
+                "split the expression into several statements",
+            )
+            err.loc = Loc(path, 1, 1, 1, 2)
+            return err
         except SyntaxError as e:
             line = e.lineno or 1
             col = e.offset or 1

@@ -1,6 +1,7 @@
-"""The `nki`, `nki.language`, `nki.isa` and `nki.typing` module surfaces seen by kernels:
-constants, tensor creation, loop iterators, tensor metadata and view methods, and the binding
-of `nki.isa` calls to IR instructions through the catalogue in `nkic.ir.isa`."""
+"""The implementation of the NKI API shared by every language version: argument conversion,
+tensor creation, loop iterators, tensor metadata and view methods, and the binding of `nki.isa`
+calls to IR instructions through the catalogue in `nkic.ir.isa`. Which names a kernel sees is
+decided by its language (`language.py`, `nki_surface.py`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import difflib
 from ..ir.core import Imm
 from ..ir.isa import ACTIVATIONS, ALU_OPS, ENUMS, INSTRUCTIONS
 from ..ir.types import DTYPES
-from . import nl_lowering
 from .pylib import make_range
 from .tensors import TensorView, type_name
 from .values import (
@@ -17,18 +17,12 @@ from .values import (
     POISON,
     BufferValue,
     Builtin,
-    ContextManagerValue,
     DynSlice,
     Function,
     IsaEnum,
     IsaEnumMember,
-    IsaInstr,
-    ModuleValue,
-    NkiObjectBase,
     NlOp,
     PoisonError,
-    PyType,
-    TypingMarker,
     UserError,
     is_symbolic,
     norm_int,
@@ -53,54 +47,10 @@ TILE_SIZE = {
 
 _NC_VERSION = {"trn1": "gen2", "trn2": "gen3", "trn3": "gen4"}
 
-#: APIs that exist in NKI but that nkic does not implement (yet), with what to use instead.
-_UNSUPPORTED = {
-    "nki.language": {
-        "dynamic_range": "nl.affine_range (hardware loops are kept symbolic automatically)",
-        "fori_loop": None,
-        "while_loop": None,
-        "fmod": "nl.subtract(x, nl.multiply(y, nl.trunc(nl.divide(x, y)))) (NKI's nl.fmod "
-        "runs only in its simulator)",
-        "mod": "nl.subtract(x, nl.multiply(y, nl.floor(nl.divide(x, y)))) (NKI's nl.mod "
-        "runs only in its simulator)",
-    },
-    "nki.isa": {
-        "register_alloc": None,
-        "register_move": None,
-        "register_load": None,
-        "register_store": None,
-        "core_barrier": None,
-        "sendrecv": None,
-        "topk": None,
-        "VirtualRegister": None,
-        "NkiInstruction": None,
-        "tensor_copy_dynamic_src": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
-        "tensor_copy_dynamic_dst": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
-    },
-    "nki": {"simulate": None, "collectives": None, "baremetal": None, "benchmark": None},
-}
-_REMOVED = {
-    "nki.language": {
-        "arange": "slicing or nl.ds(start, size)",
-        "mgrid": "slicing or nl.ds(start, size)",
-        "par_dim": "the first dimension, which is always the partition dimension",
-        "spmd_dim": None,
-        "nc": None,
-        "static_cast": None,
-        "fp32": "nl.float32",
-    },
-}
 
-
-def unsupported_message(module: str, name: str) -> str | None:
-    full = {"nki.language": "nl", "nki.isa": "nisa"}.get(module, module)
-    if name in _REMOVED.get(module, {}):
-        alt = _REMOVED[module][name]
-        return f"{full}.{name} was removed in NKI 0.2.0" + (f"; use {alt}" if alt else "")
-    if name in _UNSUPPORTED.get(module, {}):
-        alt = _UNSUPPORTED[module][name]
-        return f"{full}.{name} is not supported by nkic yet" + (f"; use {alt}" if alt else "")
-    return None
+def get_nc_version(ip, call):
+    gen = _NC_VERSION[ip.target]
+    return IsaEnumMember("nc_version", gen, ENUMS["nc_version"][gen])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,7 +122,7 @@ def _checked(call, index: int, name: str, convert, *args):
         raise
 
 
-def _ndarray(ip, call, shape, dtype, buffer=SBUF, name="", address=None):
+def ndarray(ip, call, shape, dtype, buffer=SBUF, name="", address=None):
     shape = _checked(call, 0, "shape", shape_arg, ip, shape)
     dtype = _checked(call, 1, "dtype", dtype_arg, dtype)
     buf = _checked(call, 2, "buffer", buffer_arg, buffer)
@@ -189,19 +139,26 @@ def _ndarray(ip, call, shape, dtype, buffer=SBUF, name="", address=None):
                 call.arg_node(name="address"),
             )
         addr = (ip.need_int(address[0]), ip.need_int(address[1]))
+        if buf not in ("sbuf", "psum"):
+            raise UserError(
+                "err_invalid_argument",
+                f"address= places a tensor in SBUF or PSUM; a {buf} tensor has no address",
+                call.arg_node(name="address"),
+                "drop address= (HBM tensors are placed by the runtime)",
+            )
     return ip.alloc(shape, dtype, buf, name, addr, call)
 
 
-def _empty_like(ip, call, x, dtype=None, buffer=None, name=""):
+def empty_like(ip, call, x, dtype=None, buffer=None, name=""):
     if not isinstance(x, TensorView):
         raise UserError("err_invalid_argument", f"expected a tensor, got {type_name(x)}")
-    return _ndarray(
+    return ndarray(
         ip, call, x.shape, x.dtype if dtype is None else dtype,
         BufferValue(x.buffer) if buffer is None else buffer, name,
     )  # fmt: skip
 
 
-def _ds(ip, call, start, size):
+def ds(ip, call, start, size):
     start = norm_int(start)
     if not isinstance(start, int) and not is_symbolic(start) or isinstance(start, bool):
         raise UserError(
@@ -213,7 +170,7 @@ def _ds(ip, call, start, size):
     return DynSlice(start, size)
 
 
-def _loop_iterator(kind: str):
+def loop_iterator(kind: str):
     def make(ip, call, start, stop=None, step=1):
         args = (start,) if stop is None else (start, stop, step)
         return make_range(ip, kind, args)
@@ -221,84 +178,11 @@ def _loop_iterator(kind: str):
     return make
 
 
-def _buffer_predicate(names: tuple[str, ...]):
+def buffer_predicate(names: tuple[str, ...]):
     def check(ip, call, buffer):
         return buffer_arg(buffer) in names
 
     return check
-
-
-def _nl_module() -> ModuleValue:
-    attrs: dict[str, object] = {}
-    for name in DTYPES:
-        attrs[name] = name
-    attrs["bool_"] = "bool"
-    del attrs["bool"]
-    attrs.update(sbuf=SBUF, psum=PSUM, hbm=HBM, private_hbm=HBM, shared_hbm=SHARED_HBM)
-    attrs["tile_size"] = ModuleValue("nl.tile_size", dict(TILE_SIZE))
-    for op in (*ALU_OPS, *ACTIVATIONS):
-        attrs[op] = NlOp(op)
-    builtins = {
-        "ndarray": _ndarray,
-        "empty_like": _empty_like,
-        "ds": _ds,
-        "affine_range": _loop_iterator("affine"),
-        "sequential_range": _loop_iterator("sequential"),
-        "static_range": _loop_iterator("static"),
-        "program_id": lambda ip, call, axis=0: 0,
-        "num_programs": lambda ip, call, axes=0: 1,
-        "program_ndim": lambda ip, call: 0,
-        "no_reorder": lambda ip, call: ContextManagerValue("no_reorder"),
-        "is_hbm": _buffer_predicate(("hbm", "shared_hbm")),
-        "is_on_chip": _buffer_predicate(("sbuf", "psum")),
-        "is_psum": _buffer_predicate(("psum",)),
-        "is_sbuf": _buffer_predicate(("sbuf",)),
-    }
-    needs_kernel = {"ndarray", "empty_like"}
-    for name, fn in builtins.items():
-        attrs[name] = Builtin(f"nl.{name}", fn, nki_api=name in needs_kernel)
-    for name, fn in nl_lowering.LOWERINGS.items():
-        if name not in attrs:
-            attrs[name] = Builtin(f"nl.{name}", fn, nki_api=True)
-    attrs["NKIObject"] = NkiObjectBase()
-    attrs["NkiTensor"] = PyType("NkiTensor", (TensorView,))
-    return ModuleValue("nki.language", attrs)
-
-
-# ---------------------------------------------------------------------------------------------
-# nki.isa
-
-
-def _nisa_module() -> ModuleValue:
-    attrs: dict[str, object] = {name: IsaInstr(name) for name in INSTRUCTIONS}
-    for enum, members in ENUMS.items():
-        e = IsaEnum(enum, tuple(members.items()))
-        attrs[enum] = e
-    for alias in ("tensor", "vector", "scalar", "gpsimd", "unknown"):
-        attrs[f"{alias}_engine"] = IsaEnumMember("engine", alias, ENUMS["engine"][alias])
-
-    def get_nc_version(ip, call):
-        gen = _NC_VERSION[ip.target]
-        return IsaEnumMember("nc_version", gen, ENUMS["nc_version"][gen])
-
-    attrs["get_nc_version"] = Builtin("nisa.get_nc_version", get_nc_version)
-    return ModuleValue("nki.isa", attrs)
-
-
-def call_api(ip, fn, args: list, kwargs: dict, call):
-    if isinstance(fn, NlOp):
-        lowering = nl_lowering.LOWERINGS.get(fn.name)
-        if lowering is None:
-            raise UserError(
-                "err_unsupported_api",
-                f"nl.{fn.name}(...) is not supported by nkic yet (nl.{fn.name} is accepted as "
-                "an op= value of nki.isa instructions)",
-                call.node,
-                "use the nki.isa instruction directly, e.g. "
-                f"nisa.tensor_tensor(dst, a, b, op=nl.{fn.name})",
-            )
-        return ip.call_builtin(Builtin(f"nl.{fn.name}", lowering, True), args, kwargs, call)
-    return bind_isa(ip, fn.name, args, kwargs, call)
 
 
 def bind_isa(ip, name: str, args: list, kwargs: dict, call):
@@ -325,7 +209,7 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
                     "err_unexpected_keyword",
                     f"nisa.{name}() got an unexpected keyword argument '{k}'",
                     call.arg_node(name=k),
-                    _keyword_hint(k, names),
+                    ip.language.keyword_hint(k, names),
                 )
             )
             continue
@@ -360,20 +244,6 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
             ip.report(err)
         raise errors[-1]
     return emit_isa(ip, name, values, nodes, call)
-
-
-def _keyword_hint(k: str, names: list[str]) -> str:
-    removed = {
-        "mask": "mask= was removed in NKI 0.2.0; slice the operands instead",
-        "dtype": "dtype= was removed from nki.isa calls in NKI 0.2.0; the dst tile's dtype is used",
-        "dst_rmw_op": "dst_rmw_op= was removed; use nisa.dma_compute",
-    }
-    if k in removed:
-        return removed[k]
-    close = difflib.get_close_matches(k, names, n=1)
-    if close:
-        return f"did you mean '{close[0]}'?"
-    return "accepted keywords: " + ", ".join(n for n in names)
 
 
 def emit_isa(ip, name: str, values: dict, nodes: dict, call):
@@ -721,11 +591,9 @@ def constant_attribute(ip, obj, name: str):
     return MISSING
 
 
-# ---------------------------------------------------------------------------------------------
-# nki, nki.typing
+def jit(ip, call, fn=None, **kwargs):
+    """`@nki.jit` / `nki.jit(...)(fn)`: marks the function as a kernel."""
 
-
-def _jit(ip, call, fn=None, **kwargs):
     def mark(ip_, call_, f):
         if isinstance(f, Function):
             f.is_jit = True
@@ -734,16 +602,3 @@ def _jit(ip, call, fn=None, **kwargs):
     if fn is None:
         return Builtin("nki.jit", mark)
     return mark(ip, call, fn)
-
-
-def modules() -> dict[str, ModuleValue]:
-    nl = _nl_module()
-    nisa = _nisa_module()
-    nt = ModuleValue(
-        "nki.typing",
-        {"tensor": TypingMarker("nt.tensor"), "mutable_tensor": TypingMarker("nt.mutable_tensor")},
-    )
-    nki = ModuleValue(
-        "nki", {"jit": Builtin("nki.jit", _jit), "language": nl, "isa": nisa, "typing": nt}
-    )
-    return {"nki": nki, "nki.language": nl, "nki.isa": nisa, "nki.typing": nt}

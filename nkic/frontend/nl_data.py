@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 
 from ..diagnostics import Diagnostic
 from ..ir.core import Alloc, Tensor
@@ -474,6 +475,10 @@ def constant_tensor(ip, call, array, label: str) -> TensorView:
     return TensorView.whole(tensor)
 
 
+#: The largest `nl.shared_constant` file nkic reads (it is baked into the .neff).
+MAX_CONSTANT_BYTES = 256 << 20
+
+
 def _constant_array(ip, call, constant):
     import numpy as np
 
@@ -482,7 +487,18 @@ def _constant_array(ip, call, constant):
         if not os.path.isabs(path):
             path = os.path.join(os.path.dirname(ip.module.file), path)
         try:
-            array = np.load(path, allow_pickle=False)
+            # a FIFO or device would block or never end: only regular files are read, and the
+            # header's declared size is checked before the data is (memory-mapped, not read)
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise ValueError("not a regular file")
+            mapped = np.load(path, allow_pickle=False, mmap_mode="r")
+            if mapped.nbytes > MAX_CONSTANT_BYTES:
+                raise ValueError(
+                    f"{mapped.nbytes:,} bytes; constants are limited to "
+                    f"{MAX_CONSTANT_BYTES:,} bytes"
+                )
+            array = np.array(mapped)
+            del mapped
         except (OSError, ValueError) as e:
             raise fail(
                 "err_invalid_argument", f"nl.shared_constant: cannot read {constant!r}: {e}",

@@ -6,7 +6,8 @@ missing and unexpected arguments are diagnosed by the caller. A name registered 
 also an ALU operator or activation (`nl.exp`) stays usable as an `op=` value; calling it reaches
 the lowering. This module holds the registry, the argument helpers shared by the lowerings and
 the creation APIs; `nl_data.py` (data movement, Tensor Engine, constants, random numbers) and
-`nl_math.py` (elementwise math, reductions, softmax, rms_norm) register the rest.
+`nl_math.py` (elementwise math, reductions, softmax, rms_norm) register the rest, and
+`nki_surface.py` imports both, so that the registry it reads is complete.
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def _fill_value(dtype: str, value):
 
 
 def _filled(ip, call, shape, dtype, buffer, name, value):
-    tile_ = api._ndarray(ip, call, shape, dtype, api.SBUF if buffer is None else buffer, name)
+    tile_ = api.ndarray(ip, call, shape, dtype, api.SBUF if buffer is None else buffer, name)
     value = ip.need_concrete(value, "a fill value")
     emit(ip, call, "memset", dst=tile_, value=_fill_value(tile_.dtype, value))
     return tile_
@@ -165,6 +166,3 @@ def zeros_like(ip, call, x, dtype=None, buffer=None, name=""):
         raise fail("err_invalid_argument", "nl.zeros_like expects a tensor", call, 0, "x")
     buf = BufferValue(x.buffer) if buffer is None else buffer
     return _filled(ip, call, x.shape, x.dtype if dtype is None else dtype, buf, name, 0)
-
-
-from . import nl_data, nl_math  # noqa: E402, F401  (register their lowerings)

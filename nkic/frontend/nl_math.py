@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ..ir.types import DTYPES
+from .nl_data import broadcast_tile
 from .nl_lowering import (
     emit,
     engine,
@@ -477,8 +478,6 @@ def softmax(ip, call, x, axis=-1, dtype=None):
 def rms_norm(ip, call, x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None):
     """x / sqrt(sum(x**2, axis) / n + epsilon) * w. `w` has the shape of `x`, or one partition
     `(1, ...)` that is broadcast to x's partitions (TensorE, as nl.broadcast_to)."""
-    from .nl_data import broadcast_tile
-
     x = tile(call, 0, "x", x, "rms_norm")
     w = tile(call, 1, "w", w, "rms_norm")
     axes = reduce_axes(ip, call, 2, x, axis, "rms_norm")

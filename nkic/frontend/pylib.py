@@ -32,6 +32,7 @@ from .values import (
     PyType,
     RangeValue,
     StaticMethod,
+    SuperProxy,
     TensorTypeAnnotation,
     TypingMarker,
     UserError,
@@ -305,8 +306,6 @@ def _pow(ip, call, base, exp):
 
 
 def _super(ip, call):
-    from .specialiser import SuperProxy
-
     fn = ip.frame.func
     if fn is None or fn.owner is None or not fn.node.args.args:
         raise UserError("err_type_error", "super(): no enclosing method")
@@ -455,6 +454,7 @@ def python_builtins() -> dict[str, object]:
 
 def _list_methods(ip, lst: list, name: str):
     def mutate(fn):
+        @functools.wraps(fn)  # the call's arguments are checked against fn's signature
         def wrapper(ip_, call, *args, **kwargs):
             ip.touch(lst)
             return fn(ip_, call, *args, **kwargs)
@@ -519,6 +519,7 @@ def _sequence_methods(ip, seq) -> dict:
 
 def _dict_methods(ip, d: dict, name: str):
     def mutate(fn):
+        @functools.wraps(fn)  # the call's arguments are checked against fn's signature
         def wrapper(ip_, call, *args, **kwargs):
             ip.touch(d)
             return fn(ip_, call, *args, **kwargs)
@@ -609,11 +610,8 @@ def _plain(ip, v):
 
 
 def attribute(ip, obj, name: str):
-    """Attributes of built-in values (list/dict/str/tuple methods, tensor metadata, …)."""
-    from . import nki_api
-
-    if isinstance(obj, TensorView):
-        return nki_api.tensor_attribute(ip, obj, name)
+    """Attributes of built-in Python values (list/dict/str/tuple methods, slice fields, …);
+    MISSING for anything else."""
     fn = None
     if isinstance(obj, list):
         fn = _list_methods(ip, obj, name)
@@ -637,7 +635,7 @@ def attribute(ip, obj, name: str):
         return Builtin("property.setter", lambda ip_, call, f: Property(obj.fget, f))
     if fn is not None:
         return Builtin(f"{type(obj).__name__}.{name}", fn)
-    return nki_api.constant_attribute(ip, obj, name)
+    return MISSING
 
 
 def subscript(ip, obj, key):
@@ -670,9 +668,34 @@ def tensor_annotation(ip, key) -> TensorTypeAnnotation:
 # standard modules
 
 
+#: Largest integer result (in bits) math.factorial and math.comb may compute at
+#: specialisation: beyond it they would take minutes.
+MAX_RESULT_BITS = 1 << 20
+
+
+def _result_bits(name: str, args: list) -> float:
+    """An upper bound of the bits of math.factorial(n) / math.comb(n, k)."""
+    ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+    if name == "factorial" and ints:
+        n = max(ints[0], 1)
+        return n * math.log2(n + 1)
+    if name == "comb" and len(ints) == 2:
+        n, k = ints
+        return min(k, n - k) * math.log2(max(n, 2))
+    return 0.0
+
+
 def _math_fn(name: str, fn):
     def call(ip, call_, *args, **kwargs):
-        return fn(*[_num(ip, a) for a in args], **{k: _num(ip, v) for k, v in kwargs.items()})
+        values = [_num(ip, a) for a in args]
+        if _result_bits(name, values) > MAX_RESULT_BITS:
+            raise UserError(
+                "err_specialisation_limit",
+                f"math.{name}({', '.join(map(str, values))}) has more than {MAX_RESULT_BITS} bits",
+                None,
+                "compute such numbers outside the kernel and pass the value in",
+            )
+        return fn(*values, **{k: _num(ip, v) for k, v in kwargs.items()})
 
     def wrapped(ip, call_, *args, **kwargs):
         try:
@@ -840,8 +863,7 @@ def _typing_module() -> ModuleValue:
 
 
 def known_modules() -> dict[str, ModuleValue]:
-    from . import nki_api
-
+    """The standard modules a kernel may import (the NKI modules come from the language)."""
     enum_base = EnumBase()
     mods = {
         "math": _math_module(),
@@ -876,11 +898,4 @@ def known_modules() -> dict[str, ModuleValue]:
         "__future__": ModuleValue("__future__", {"annotations": True}),
         "typing": _typing_module(),
     }
-    mods.update(nki_api.modules())
     return mods
-
-
-def unsupported_api(module: str, name: str) -> str | None:
-    from . import nki_api
-
-    return nki_api.unsupported_message(module, name)

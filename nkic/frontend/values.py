@@ -308,6 +308,14 @@ class ModuleValue:
         return f"<module {self.name}>"
 
 
+class SuperProxy:
+    """`super()` inside a method: attribute lookup starts after `owner` in the MRO."""
+
+    def __init__(self, owner: NkiClass, obj: object):
+        self.owner = owner
+        self.obj = obj
+
+
 @dataclass(frozen=True)
 class OpaqueModule:
     """A module the specialiser does not read (not found, or installed third-party / standard

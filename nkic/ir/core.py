@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import linecache
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +35,18 @@ class Loc:
 
 
 UNKNOWN_LOC = Loc("<unknown>", 1, 1, 1, 1)
+
+_FOR_TARGET = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\b")
+
+
+def loop_source_name(loc: Loc) -> str | None:
+    """The target of the `for` statement at `loc` in its source file, when the file is
+    readable and the target is a plain name other than `_`."""
+    text = linecache.getline(loc.file, loc.line)
+    match = _FOR_TARGET.search(text, max(0, loc.col - 1)) or _FOR_TARGET.search(text)
+    if match is None or match.group(1) == "_":
+        return None
+    return match.group(1)
 
 
 @dataclass(eq=False, frozen=True)
@@ -80,6 +94,11 @@ class Tensor:
         self.fixed_address = fixed_address
         self.rotate = rotate
         self.data = data
+        #: A parameter given as a view into a larger HBM buffer (`frontend.args.HbmView`);
+        #: lowering (passes/views.py) then makes the tensor that buffer and keeps the
+        #: shape the kernel saw in `view_shape`.
+        self.view = None
+        self.view_shape: tuple[int, ...] | None = None
 
     @property
     def on_chip(self) -> bool:
@@ -265,6 +284,12 @@ class Loop(Op):
         return max(0, -(-(self.stop - self.start) // self.step))
 
     @property
+    def source_name(self) -> str:
+        """The loop variable as the kernel source spells it (`for k in ...` gives `k`), else
+        the IR name: what checks, profiles and faults print as `name=value`."""
+        return loop_source_name(self.loc) or self.var
+
+    @property
     def last(self) -> int:
         return self.start + (self.trip_count - 1) * self.step
 
@@ -278,6 +303,12 @@ class Kernel:
     params: list[Tensor] = field(default_factory=list)
     body: list[Op] = field(default_factory=list)
     returns: list[Tensor] = field(default_factory=list)
+    #: The physical core this program runs on and the launch's core count (LNC degree):
+    #: what `nl.program_id()` and `nl.num_programs()` return while specialising.
+    core: int = 0
+    cores: int = 1
+    #: Whether specialisation asked for the core id or count (then each LNC is checked).
+    reads_core: bool = False
 
     def walk(self) -> Iterator[tuple[Op, tuple[Loop, ...]]]:
         """Every op in program order with its enclosing loops (outermost first)."""

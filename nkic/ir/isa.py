@@ -146,7 +146,19 @@ _CATALOG = [
     ("set_rng_seed", "src_seeds:in", (_V,)),
     ("rand_set_state", "src_seeds:in, engine:enum:engine=unknown", (_G, _V), "trn2"),
     ("rand_get_state", "dst:out, engine:enum:engine=unknown", (_G, _V), "trn2"),
+    # the other core of an LNC=2 launch
+    ("core_barrier", "data:out, cores:ints=None, engine:enum:engine=unknown", (_G,), "trn2"),
+    ("sendrecv", "src:in, dst:out, send_to_rank:int, recv_from_rank:int, pipe_id:int=0, dma_engine:enum:dma_engine=dma", (_G,), "trn2"),
+    # nki.collectives between the two cores of the launch (bound as ncc.*, not nisa.*)
+    ("all_reduce", "dst:out, src:in, op:alu", (_G,), "trn2"),
+    ("all_gather", "dst:out, src:in, collective_dim:int=0", (_G,), "trn2"),
+    ("reduce_scatter", "dst:out, src:in, op:alu, collective_dim:int=0", (_G,), "trn2"),
+    ("all_to_all", "dst:out, src:in, collective_dim:int=0", (_G,), "trn2"),
 ]
+#: `nki.collectives` calls in the catalogue (not `nki.isa` instructions).
+COLLECTIVES = frozenset({"all_reduce", "all_gather", "reduce_scatter", "all_to_all"})
+#: Instructions that meet the other core of the launch (they need LNC=2).
+CROSS_CORE = frozenset({"core_barrier", "sendrecv"}) | COLLECTIVES
 # fmt: on
 
 INSTRUCTIONS: dict[str, InstrDef] = {}

@@ -32,6 +32,10 @@ class Target:
     #: PSUM banks one matmul output may span: one on v2/v3 (N ≤ 512 fp32); all eight on v4
     #: (N ≤ 4096 fp32 / 8192 bf16) — nki-isa.md §5.2, arch §4.
     matmul_psum_banks: int = 1
+    #: Logical-core (LNC) degrees a launch may use: LNC=2 fuses two physical cores that share
+    #: one HBM, on trn2 and trn3 only (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/
+    #: nki/get-started/about/lnc.html).
+    lnc_degrees: tuple[int, ...] = (1,)
 
 
 TARGETS: dict[str, Target] = {
@@ -39,8 +43,10 @@ TARGETS: dict[str, Target] = {
     # exactly the 180,224 B of the nkipy target_info row.
     "trn1": Target("trn1", sbuf_partition_bytes=180_224),
     # arch §3, nkipy target_info row (the docs do not state v3/v4 usable sizes).
-    "trn2": Target("trn2", sbuf_partition_bytes=212_984),
-    "trn3": Target("trn3", sbuf_partition_bytes=245_752, matmul_psum_banks=PSUM_BANKS),
+    "trn2": Target("trn2", sbuf_partition_bytes=212_984, lnc_degrees=(1, 2)),
+    "trn3": Target(
+        "trn3", sbuf_partition_bytes=245_752, matmul_psum_banks=PSUM_BANKS, lnc_degrees=(1, 2)
+    ),
 }
 
 

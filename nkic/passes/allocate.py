@@ -84,7 +84,7 @@ def _footprint(t: Tensor, count: int, tgt: Target) -> tuple[int, tuple[tuple[int
 class _Layout:
     """The placement of every on-chip tensor of one buffer for given slot counts."""
 
-    def __init__(self, buffer: str, tgt: Target):
+    def __init__(self, buffer: str, tgt: Target, fresh: bool = False):
         self.buffer = buffer
         self.tgt = tgt
         self.capacity = tgt.sbuf_partition_bytes if buffer == "sbuf" else tgt.psum_partition_bytes
@@ -94,6 +94,10 @@ class _Layout:
         self._short_starts: list[int] = []
         self._short: list[int] = []
         self._long: list[int] = []
+        #: Prefer bytes no earlier tensor used: reusing the bytes of a tensor whose last
+        #: reader (e.g. a DMA store) may still be in flight makes the new tensor's first
+        #: writer wait for it, a dependency the kernel does not have.
+        self.fresh = fresh
 
     def _add(self, q: _Placed) -> None:
         n = len(self.placed)
@@ -151,10 +155,15 @@ class _Layout:
         return b if b + rel[-1][1] <= self.capacity else None
 
     def place(self, item: _Item, count: int) -> bool:
+        if self.fresh and self._place(item, count, self.placed):
+            return True
+        return self._place(item, count, self.live_with(item.interval(count)))
+
+    def _place(self, item: _Item, count: int, live: list[_Placed]) -> bool:
+        """Place `item` at the lowest bytes no tensor of `live` uses on its partitions."""
         t = item.tensor
         stride, rel = _footprint(t, count, self.tgt)
         interval = item.interval(count)
-        live = self.live_with(interval)
         nparts = t.num_partitions
         best: tuple[int, int] | None = None
         for p in start_partitions(nparts):
@@ -257,6 +266,10 @@ class Allocate(Pass):
                 ok = False
                 continue
             layout = self.multi_buffer(mine, counts, layout, buffer, tgt)
+            counts = {q.item: q.count for q in layout.placed}
+            spread, failed = self.layout(mine, counts, buffer, tgt, fresh=True)
+            if failed is None:
+                layout = spread
             for q in layout.placed:
                 t = q.item.tensor
                 t.address = (q.partition, q.byte)
@@ -264,9 +277,17 @@ class Allocate(Pass):
         if ok and self.check_psum_banks:
             self.check_banks(kernel, tgt, ctx)
 
-    def layout(self, items: list[_Item], counts: dict[_Item, int], buffer: str, tgt: Target):
-        """(layout, first item that did not fit or None)."""
-        layout = _Layout(buffer, tgt)
+    def layout(
+        self,
+        items: list[_Item],
+        counts: dict[_Item, int],
+        buffer: str,
+        tgt: Target,
+        fresh: bool = False,
+    ):
+        """(layout, first item that did not fit or None); `fresh` places each tensor in bytes
+        no earlier tensor used while there is room (`_Layout.fresh`)."""
+        layout = _Layout(buffer, tgt, fresh)
         for it in items:
             if it.tensor.fixed_address:
                 layout.add_fixed(it)

@@ -31,12 +31,12 @@ def _failing_values(c: int, rest: int, limit: int, lp: Loop, upper: bool) -> str
         if k0 == 0:
             return None
         v = lp.start + k0 * lp.step
-        return f"${lp.var} = {v}" if k0 == n - 1 else f"${lp.var} >= {v}"
+        return f"{lp.source_name}={v}" if k0 == n - 1 else f"{lp.source_name} >= {v}"
     k1 = min(n - 1, -(lim // -big) - 1)
     if k1 == n - 1:
         return None
     v = lp.start + k1 * lp.step
-    return f"${lp.var} = {v}" if k1 == 0 else f"${lp.var} <= {v}"
+    return f"{lp.source_name}={v}" if k1 == 0 else f"{lp.source_name} <= {v}"
 
 
 def failing_iterations(expr: Affine, limit: int, loops: dict[str, Loop], upper: bool) -> str:
@@ -54,7 +54,8 @@ def failing_iterations(expr: Affine, limit: int, loops: dict[str, Loop], upper: 
     if not expr.terms:
         return "in every iteration"
     if not conds:
-        return "for every value of " + ", ".join(f"${v}" for v in expr.vars)
+        names = ", ".join(loops[v].source_name if v in loops else v for v in expr.vars)
+        return "for every value of " + names
     return "when " + " and ".join(conds)
 
 

@@ -14,6 +14,7 @@ from .allocate import Allocate
 from .base import Pass, PassContext
 from .bounds import CheckBounds
 from .checks import CHECK_PASSES
+from .views import ApplyViews, CheckHbmOffsets
 
 
 class InternalCompilerError(Exception):
@@ -27,7 +28,7 @@ def check_passes() -> list[Pass]:
 
 def lowering_passes() -> list[Pass]:
     """Passes that transform the checked kernel for the backend, in order."""
-    return [ResolveAccumulate(), Allocate(), AssignEngines()]
+    return [ApplyViews(), CheckHbmOffsets(), ResolveAccumulate(), Allocate(), AssignEngines()]
 
 
 PASS_NAMES: tuple[str, ...] = tuple(p.name for p in check_passes() + lowering_passes())

@@ -28,9 +28,11 @@ column on the line above; a first line `# nkic check ...` gives the command line
 is checked with. `tests/diagnostics/test_catalogue_examples.py` runs `nkic check` on every
 example: the failing one reports its code there, the fixed one reports nothing.
 
-Suppress a diagnostic on one line with a trailing `# nkic: noqa` (every code) or
-`# nkic: noqa[code, ...]`; select or ignore codes (or code prefixes) for a whole run with
-`nkic check --select` / `--ignore`. Output formats: `text` (rustc style), `json`, `sarif`
+Suppress a diagnostic on one line with a trailing `# noqa` or `# nkic: noqa` (every code), or
+`# noqa: code, ...`, `# nkic: noqa: code, ...` or `# nkic: noqa[code, ...]` (only those codes;
+other tools' codes in the list, such as `E501`, are ignored by nkic); select or ignore codes (or
+code prefixes) for a whole run with `nkic check --select` / `--ignore`, or for a project with
+`select` / `ignore` in `[tool.nkic]` (README). `nkic explain --list` lists every code. Output formats: `text` (rustc style), `json`, `sarif`
 (SARIF 2.1.0) and `github` (workflow annotations).
 """
 

@@ -213,8 +213,9 @@ class AccessPattern:
         total = self.rows * self.row_elems
         if off + self.free_lo < 0 or off + self.free_hi >= total:
             raise BoundsError(
-                f"elements {off + self.free_lo}..{off + self.free_hi} of a {total}-element "
-                f"tensor (offset {off})"
+                f"elements {off + self.free_lo}..{off + self.free_hi} (bytes "
+                f"{(off + self.free_lo) * isz}..{(off + self.free_hi + 1) * isz - 1}) of a "
+                f"{total}-element tensor of {total * isz} bytes (offset {off})"
             )
         if col + self.col_lo < 0 or col + self.col_hi >= self.row_elems:
             # the access runs across rows: its footprint is every row it reaches, whole, and

@@ -1,10 +1,18 @@
 """Semaphore verification: flags accesses that race because the program waits for nothing.
 
-Every access leaves an entry (footprint, completion time, queue, instruction) in the buckets
-its footprint touches. A later access on another queue that reads what an unfinished write
-produces (RAW), or overwrites what an unfinished access still reads or writes (WAR, WAW), is a
-missing semaphore: a compiler bug. On the same queue the hardware keeps order, so such a
-read instead waits for the write (the engine's own interlock); `interlock` reports how long.
+The check is by happens-before, not by simulated time: an instance starts after its queue's
+previous instance started and after every instance it waits for completed, and a queue
+completes its instances in order. Each instance carries a vector clock over the queues
+(`clock[r]` = how many instances of queue r are known complete when it starts; one entry per
+queue the program uses, its "lane"), so an earlier access by instance n of queue r is ordered
+before a later one iff `n < clock[r]`.
+
+Every access leaves an entry (footprint, queue, instance number, completion time, instruction)
+in the buckets its footprint touches. A later access on another queue that reads what an
+unordered write produces (RAW), or overwrites what an unordered access reads or writes (WAR,
+WAW), is a missing semaphore: a compiler bug, whatever the timing happened to be. On the same
+queue the hardware keeps order, so such a read instead waits for the write (the engine's own
+interlock); `interlock` reports how long.
 """
 
 from __future__ import annotations
@@ -14,6 +22,9 @@ from collections.abc import Callable
 from nkirt.access import AccessPattern, Location
 
 PRUNE_AT = 64
+#: Footprints spanning more buckets than this are kept in one bucket per memory (WIDE).
+MAX_BUCKETS = 64
+WIDE = "wide"
 
 
 class Access:
@@ -30,10 +41,15 @@ class Access:
         "dense",
         "end",
         "queue",
+        "lane",
+        "seq",
         "inst",
+        "tensor",
     )
 
-    def __init__(self, ap: AccessPattern, where: Location, end: float, queue: int, inst):
+    def __init__(
+        self, ap: AccessPattern, where: Location, end: float, queue: int, lane: int, seq: int, inst
+    ):
         self.row_lo, self.row_hi = where.row_lo, where.row_hi
         self.col_lo, self.col_hi = where.col_lo, where.col_hi
         self.anchor = where.anchor
@@ -42,7 +58,11 @@ class Access:
         self.dense = ap.dense and where.anchor >= 0
         self.end = end
         self.queue = queue
+        #: the queue's index in vector clocks, and the instance's number on its queue
+        self.lane = lane
+        self.seq = seq
         self.inst = inst
+        self.tensor = ap.tensor.name
 
     def overlaps(self, other: Access) -> bool:
         if (
@@ -79,35 +99,52 @@ def _gcd(a: int, b: int) -> int:
 
 
 class Hazard(Exception):
-    """A race between `consumer` and the earlier `producer` access (kind: RAW, WAR or WAW)."""
+    """A race between a new access and the earlier access `other` (kind: RAW, WAR or WAW)."""
 
-    def __init__(self, kind: str, producer, operand: str):
+    def __init__(self, kind: str, other: Access, operand: str):
         super().__init__(kind)
         self.kind = kind
-        self.producer = producer
+        self.producer = other.inst
+        self.producer_tensor = other.tensor
         self.operand = operand
 
 
 class SemaphoreChecker:
-    """Remembers recent reads and writes per footprint bucket and checks new ones against them.
+    """Remembers reads and writes per footprint bucket and checks new ones against them.
 
-    `horizon()` returns a time no future instance can start before; entries that ended by then
-    can never race again and are dropped when a bucket grows.
+    `horizon()` returns a time no future instance can start before; `settled()` returns, per
+    queue r, how many of r's instances every future instance of the other queues is known to
+    follow. An entry that ended by the horizon (no timing effect left) and is settled (no race
+    left) is dropped when a bucket grows.
     """
 
-    def __init__(self, horizon: Callable[[], float]):
+    def __init__(
+        self, horizon: Callable[[], float], settled: Callable[[], list[int]] | None = None
+    ):
         self.horizon = horizon
+        self.settled = settled
         self.writes: dict[tuple, list[Access]] = {}
         self.reads: dict[tuple, list[Access]] = {}
 
-    @staticmethod
-    def buckets(key, ap: AccessPattern, where: Location) -> list[tuple]:
-        """The buckets of memory `key` (a buffer name or HBM tensor id) the footprint touches."""
+    def buckets(self, key, ap: AccessPattern, where: Location) -> list[tuple]:
+        """The buckets of memory `key` (a buffer name or HBM tensor id) to compare with: those
+        the footprint touches, then the key's bucket of wide accesses. A wide footprint (more
+        than MAX_BUCKETS buckets, e.g. a stride across a huge HBM tensor) is recorded only in
+        that bucket and compares with every bucket of its key."""
         if ap.buffer == "hbm":
             lo, hi, span = where.row_lo, where.row_hi, ap.bucket
         else:
             lo, hi, span = where.col_lo, where.col_hi - 1, ap.bucket
-        return [(key, b) for b in range(lo // span, hi // span + 1)]
+        first, last = lo // span, hi // span
+        if last - first < MAX_BUCKETS:
+            return [*((key, b) for b in range(first, last + 1)), (key, WIDE)]
+        known = {b for table in (self.writes, self.reads) for b in table if b[0] == key}
+        return [(key, WIDE), *(b for b in known if b[1] != WIDE)]
+
+    @staticmethod
+    def _recorded(buckets: list[tuple]) -> list[tuple]:
+        """Where an access is remembered: its own buckets, or the wide bucket if it is wide."""
+        return buckets[:1] if buckets[0][1] == WIDE else buckets[:-1]
 
     def interlock(self, access: Access, buckets: list[tuple]) -> float:
         """When a read on `access.queue` may start: after same-queue writes it overlaps."""
@@ -118,21 +155,31 @@ class SemaphoreChecker:
                     ready = w.end
         return ready
 
-    def check_read(self, access: Access, buckets: list[tuple], start: float, operand: str):
+    def check_read(self, access: Access, buckets: list[tuple], clock, operand: str):
+        """Raise Hazard if an overlapping write of another queue is not ordered before
+        `access`, whose instance starts with vector clock `clock`."""
+        queue = access.queue
         for bucket in buckets:
             for w in self.writes.get(bucket, ()):
-                if w.queue != access.queue and w.end > start and w.overlaps(access):
-                    raise Hazard("RAW", w.inst, operand)
+                if w.queue != queue and w.seq >= clock[w.lane] and w.overlaps(access):
+                    raise Hazard("RAW", w, operand)
 
-    def check_write(self, access: Access, buckets: list[tuple], start: float, operand: str):
+    def check_write(self, access: Access, buckets: list[tuple], clock, operand: str):
+        """Raise Hazard if an overlapping read or write of another queue is not ordered
+        before the write `access`."""
+        queue = access.queue
         for table, kind in ((self.writes, "WAW"), (self.reads, "WAR")):
             for bucket in buckets:
                 for other in table.get(bucket, ()):
-                    if other.queue != access.queue and other.end > start and other.overlaps(access):
-                        raise Hazard(kind, other.inst, operand)
+                    if (
+                        other.queue != queue
+                        and other.seq >= clock[other.lane]
+                        and other.overlaps(access)
+                    ):
+                        raise Hazard(kind, other, operand)
 
     def record_read(self, access: Access, buckets: list[tuple]) -> None:
-        for bucket in buckets:
+        for bucket in self._recorded(buckets):
             entries = self.reads.setdefault(bucket, [])
             if access.dense:
                 # a later read of the same queue that covers an older one and ends no earlier
@@ -147,7 +194,7 @@ class SemaphoreChecker:
                 self._prune(entries)
 
     def record_write(self, access: Access, buckets: list[tuple]) -> None:
-        for bucket in buckets:
+        for bucket in self._recorded(buckets):
             entries = self.writes.setdefault(bucket, [])
             if access.dense:
                 # a checked write that covers older accesses supersedes them: any later access
@@ -162,15 +209,30 @@ class SemaphoreChecker:
 
     def sweep(self) -> None:
         """Forget every access that can no longer race, in all buckets (bounds memory use)."""
-        horizon = self.horizon()
+        horizon, settled = self.horizon(), self._settled()
         for table in (self.writes, self.reads):
             for bucket in list(table):
-                live = [e for e in table[bucket] if e.end > horizon]
+                live = [e for e in table[bucket] if e.end > horizon or e.seq >= settled[e.lane]]
                 if live:
                     table[bucket] = live
                 else:
                     del table[bucket]
 
     def _prune(self, entries: list[Access]) -> None:
-        horizon = self.horizon()
-        entries[:] = [e for e in entries if e.end > horizon]
+        horizon, settled = self.horizon(), self._settled()
+        entries[:] = [e for e in entries if e.end > horizon or e.seq >= settled[e.lane]]
+
+    def _settled(self):
+        if self.settled is None:  # no happens-before tracking: only timing matters
+            return ALL_ORDERED
+        return self.settled()
+
+
+class _AllOrdered:
+    """A vector clock past every instance: every access is ordered before its holder."""
+
+    def __getitem__(self, queue: int) -> float:
+        return float("inf")
+
+
+ALL_ORDERED = _AllOrdered()

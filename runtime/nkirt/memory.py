@@ -17,27 +17,49 @@ from nkirt.program import Program, TensorInfo
 
 UNWRITTEN = 0xFF
 _MARK_DTYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+#: the "written" mark of an element of each size: all its bytes 0xFF
+_MARK = {size: (1 << (8 * size)) - 1 for size in _MARK_DTYPES}
 
 
 class Memory:
     """Byte buffers of one simulated NeuronCore and the 'written' shadow of each."""
 
     def __init__(self, program: Program, table: TargetTable):
+        self.program = program
         self.buffers: dict[object, np.ndarray] = {
             "sbuf": np.full(PARTITIONS * table.sbuf_partition_bytes, UNWRITTEN, np.uint8),
             "psum": np.full(PARTITIONS * PSUM_PARTITION_BYTES, UNWRITTEN, np.uint8),
         }
+        inputs = {tensor.id for tensor in program.inputs}
         for tensor in program.tensors.values():
-            if not tensor.on_chip:
+            if tensor.on_chip:
+                continue
+            if tensor.id in inputs or tensor.data is not None:  # written whole before the run
+                self.buffers[tensor.id] = np.empty(tensor.nbytes, np.uint8)
+            else:
                 self.buffers[tensor.id] = np.full(tensor.nbytes, UNWRITTEN, np.uint8)
-        self.written = {key: np.zeros_like(buf) for key, buf in self.buffers.items()}
+        #: the 'written' shadow of each buffer; None for a buffer written whole (an input once
+        #: loaded, a constant): it needs no shadow, which keeps a run's memory at about the
+        #: kernel's own tensors
+        self.written: dict[object, np.ndarray | None] = {
+            key: None if key in inputs else np.zeros(buf.size, np.uint8)  # calloc: lazy pages
+            for key, buf in self.buffers.items()
+        }
         #: PSUM bytes whose last writer was TensorE (matmul/transpose): only those may be
         #: accumulated onto by a matmul (arch §4: accumulation is controlled only by TensorE).
         self.psum_by_tensor = np.zeros(PARTITIONS * PSUM_PARTITION_BYTES, np.uint8)
         for tensor in program.tensors.values():
             if tensor.data is not None:
                 self.buffers[tensor.id][:] = np.frombuffer(tensor.data, np.uint8)
-                self.written[tensor.id][:] = UNWRITTEN
+                self.written[tensor.id] = None
+
+    def share(self, core0: Memory) -> None:
+        """Make this core's shared tensors (`TensorInfo.shared`) core 0's memory (once core 0's
+        inputs are loaded: the shadow of a loaded input is replaced, not updated)."""
+        for tensor in self.program.tensors.values():
+            if tensor.shared is not None:
+                self.buffers[tensor.id] = core0.buffers[tensor.shared]
+                self.written[tensor.id] = core0.written[tensor.shared]
 
     @staticmethod
     def key(ap: AccessPattern) -> object:
@@ -46,12 +68,21 @@ class Memory:
     def load(self, tensor_id: int, array: np.ndarray) -> None:
         """Place an input tensor's bytes in its HBM buffer."""
         self.buffers[tensor_id][:] = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
-        self.written[tensor_id][:] = UNWRITTEN
+        self.written[tensor_id] = None
+
+    def load_in_place(self, tensor_id: int) -> None:
+        """An input whose bytes were written through `tensor_view` is now loaded."""
+        self.written[tensor_id] = None
+
+    def tensor_view(self, tensor: TensorInfo) -> np.ndarray:
+        """An HBM tensor's buffer as a writable array of its storage dtype and shape (no copy):
+        inputs are filled in place, and outputs returned without a copy."""
+        storage = dtypes.storage_dtype(tensor.dtype)
+        return self.buffers[tensor.id].view(storage).reshape(tensor.shape)
 
     def tensor_array(self, tensor: TensorInfo) -> np.ndarray:
         """A copy of an HBM tensor's contents in its storage dtype and shape."""
-        storage = dtypes.storage_dtype(tensor.dtype)
-        return self.buffers[tensor.id].view(storage).reshape(tensor.shape).copy()
+        return self.tensor_view(tensor).copy()
 
     def view(self, ap: AccessPattern, where: Location, writable: bool) -> np.ndarray:
         """The AP's elements as a strided numpy view of the memory (no copy)."""
@@ -81,18 +112,22 @@ class Memory:
         key, marks = self.key(ap), _MARK_DTYPES[ap.itemsize]
         values = np.zeros(elements.shape, ap.np_dtype)
         values[rows] = self.buffers[key].view(ap.np_dtype)[elements[rows]]
-        written = self.written[key].view(marks)[elements[rows]] == np.iinfo(marks).max
+        if self.written[key] is None:
+            return values, True
+        written = self.written[key].view(marks)[elements[rows]] == _MARK[ap.itemsize]
         return values, bool(written.all())
 
     def scatter(self, ap: AccessPattern, elements: np.ndarray, values: np.ndarray) -> None:
         """Write `values` at flat indices `elements` of a dynamic AP's tensor."""
         key, marks = self.key(ap), _MARK_DTYPES[ap.itemsize]
         self.buffers[key].view(ap.np_dtype)[elements] = values
-        self.written[key].view(marks)[elements] = np.iinfo(marks).max
+        if self.written[key] is not None:
+            self.written[key].view(marks)[elements] = _MARK[ap.itemsize]
 
     def mark_written(self, ap: AccessPattern, where: Location, rows=Ellipsis) -> None:
         """Mark the AP's elements written (only the first-dimension entries `rows` if given)."""
-        self._marks(ap, where)[rows] = np.iinfo(_MARK_DTYPES[ap.itemsize]).max
+        if self.written[self.key(ap)] is not None:
+            self._marks(ap, where)[rows] = _MARK[ap.itemsize]
 
     def _psum_marks(self, ap: AccessPattern, where: Location) -> np.ndarray:
         return np.ndarray(
@@ -106,12 +141,15 @@ class Memory:
     def mark_psum_writer(self, ap: AccessPattern, where: Location, by_tensor: bool) -> None:
         """Record whether TensorE wrote these PSUM bytes last."""
         marks = self._psum_marks(ap, where)
-        marks[...] = np.iinfo(marks.dtype).max if by_tensor else 0
+        marks[...] = _MARK[marks.itemsize] if by_tensor else 0
 
     def written_by_tensor(self, ap: AccessPattern, where: Location) -> bool:
         marks = self._psum_marks(ap, where)
-        return bool((marks == np.iinfo(marks.dtype).max).all())
+        return marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]
 
     def is_written(self, ap: AccessPattern, where: Location) -> bool:
+        if self.written[self.key(ap)] is None:
+            return True
         marks = self._marks(ap, where)
-        return bool((marks == np.iinfo(marks.dtype).max).all())
+        # a min-reduction allocates nothing (a comparison would build a bool array)
+        return marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]

@@ -1,20 +1,28 @@
-"""Reader of the `.neff` container (docs/neff-format.md): header, checksum, sections, schema."""
+"""Reader of the `.neff` container (docs/neff-format.md): header, checksum, sections, schema.
+
+A `.neff` may come from anywhere, so the whole program is validated before anything runs:
+sizes against `nkirt.limits`, every reference in range, names printable, the wait graph free
+of deadlocks. Every defect is one `NeffError` with a one-line message.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import stat
 import struct
 import zlib
 from math import prod
 from typing import Any
 
 from nkirt import dtypes
+from nkirt import limits as fmt
 from nkirt.cost import DMA_OPS, OPCODES, TENSOR_OPS
 from nkirt.cost.tables import PARTITIONS, PSUM_PARTITION_BYTES, TARGETS
-from nkirt.errors import NeffError
+from nkirt.errors import NeffError, printable
 from nkirt.executor import compile_program
+from nkirt.limits import DEFAULT, Limits, format_size
 from nkirt.program import QUEUES, Program, TensorInfo
 from nkirt.roles import is_output_operand
 
@@ -31,28 +39,106 @@ DMA_QUEUES = tuple(q for q in QUEUES if q.startswith("dma"))
 LOOP_MODES = ("affine", "sequential")
 
 
-def read_neff(source: bytes | bytearray | memoryview | str | os.PathLike) -> Program:
+#: Sections the reader uses (and CORn/DATn of LNC=2); others are skipped unread (never inflated).
+KNOWN_SECTIONS = ("PROG", "DATA")
+#: Largest inflated PROG section (the program JSON).
+MAX_PROG_BYTES = 64 << 20
+
+
+def read_neff(
+    source: bytes | bytearray | memoryview | str | os.PathLike, limits: Limits = DEFAULT
+) -> Program:
     """Parse and validate a `.neff` (bytes or a path); any defect raises NeffError."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        blob = bytes(source)
-    else:
-        try:
-            with open(source, "rb") as f:
-                blob = f.read()
-        except OSError as e:
-            raise NeffError(f"cannot read {os.fspath(source)}: {e.strerror}") from None
-    sections = _sections(blob)
+    sections = _sections(read_file(source), limits)
     if "PROG" not in sections:
         raise NeffError("neff has no PROG section")
     try:
         text = sections["PROG"].decode("utf-8")
-        program = json.loads(text)
+        program = json.loads(text, parse_int=_json_int)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise NeffError(f"PROG section is not valid UTF-8 JSON: {e}") from None
-    return _program(program, sections.get("DATA", b""))
+    except RecursionError:
+        raise NeffError("PROG section nests JSON too deeply") from None
+    main = _program(program, sections.get("DATA", b""), limits)
+    for n in range(1, len(sections)):
+        tag = f"COR{n}"
+        if tag not in sections:
+            break
+        try:
+            doc = json.loads(sections[tag].decode("utf-8"), parse_int=_json_int)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise NeffError(f"{tag} section is not valid UTF-8 JSON: {e}") from None
+        except RecursionError:
+            raise NeffError(f"{tag} section nests JSON too deeply") from None
+        main.peers.append(_peer(main, _program(doc, sections.get(f"DAT{n}", b""), limits), n))
+    lnc = program.get("lnc", 1) if isinstance(program, dict) else 1
+    if lnc != 1 + len(main.peers):
+        raise NeffError(f"program declares LNC={lnc} but holds {1 + len(main.peers)} core(s)")
+    return main
 
 
-def _sections(blob: bytes) -> dict[str, bytes]:
+def _peer(main: Program, peer: Program, core: int) -> Program:
+    """Check core `core`'s program against core 0's: same kernel, target and launch, and
+    every shared tensor the same HBM tensor as the core-0 tensor it names."""
+    launch = (main.kernel, main.target, main.lnc, core)
+    if (peer.kernel, peer.target, peer.lnc, peer.core) != launch:
+        raise NeffError(f"core {core}'s program does not belong to the launch of core 0")
+    for t in peer.tensors.values():
+        if t.shared is None:
+            continue
+        other = main.tensors.get(t.shared)
+        if other is None or t.on_chip or other.on_chip:
+            raise NeffError(f"core {core} tensor {t.id} ({t.name}) shares no core-0 HBM tensor")
+        if (other.dtype, other.shape) != (t.dtype, t.shape):
+            raise NeffError(
+                f"core {core} tensor {t.id} ({t.name}) and the core-0 tensor it shares differ "
+                "in dtype or shape"
+            )
+    return peer
+
+
+def read_file(source) -> bytes:
+    """A neff's bytes: from a regular file (never a FIFO or device), of bounded size."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        blob = bytes(source)
+    else:
+        path = os.fspath(source)
+        try:
+            # non-blocking: opening a FIFO must not wait for a writer
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError as e:
+            raise NeffError(f"cannot read {printable(path)}: {e.strerror}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise NeffError(f"{printable(path)} is not a regular file")
+        with os.fdopen(fd, "rb") as f:
+            blob = f.read(fmt.MAX_FILE_BYTES + 1)
+    if len(blob) > fmt.MAX_FILE_BYTES:
+        raise NeffError(f"file larger than the {format_size(fmt.MAX_FILE_BYTES)} a neff may have")
+    return blob
+
+
+def _json_int(text: str) -> int:
+    if len(text) > 17 or abs(int(text)) > fmt.MAX_INT:
+        raise NeffError(f"integer {text[:20]} in the program is out of range (|n| <= 2**53)")
+    return int(text)
+
+
+def _inflate(tag: str, payload: bytes, cap: int) -> bytes:
+    """Decompress at most `cap` bytes: a zlib bomb is refused before it is inflated."""
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(payload, cap + 1)
+    except zlib.error as e:
+        raise NeffError(f"section {tag} does not decompress: {e}") from None
+    if len(out) > cap or inflater.unconsumed_tail:
+        raise NeffError(f"section {tag} inflates past {format_size(cap)}")
+    if not inflater.eof:
+        raise NeffError(f"section {tag} does not decompress: truncated stream")
+    return out
+
+
+def _sections(blob: bytes, limits: Limits = DEFAULT) -> dict[str, bytes]:
     if len(blob) < HEADER.size:
         raise NeffError(f"file too short for a neff header ({len(blob)} < {HEADER.size} bytes)")
     magic, major, _minor, count, digest = HEADER.unpack_from(blob)
@@ -68,7 +154,7 @@ def _sections(blob: bytes) -> dict[str, bytes]:
     sections: dict[str, bytes] = {}
     for i in range(count):
         raw_tag, flags, offset, length = SECTION.unpack_from(blob, HEADER.size + i * SECTION.size)
-        tag = raw_tag.decode("ascii", errors="replace")
+        tag = printable(raw_tag.decode("ascii", errors="replace"))
         if offset < table_end or offset + length > len(blob):
             raise NeffError(
                 f"section {tag} (offset {offset}, length {length}) lies outside the file "
@@ -76,51 +162,77 @@ def _sections(blob: bytes) -> dict[str, bytes]:
             )
         if tag in sections:
             raise NeffError(f"section {tag} appears twice")
+        core = tag[:3] in ("COR", "DAT") and tag[3:].isdigit()  # LNC=2: core n's program
+        if tag not in KNOWN_SECTIONS and not core:
+            continue
         payload = blob[offset : offset + length]
+        program = tag == "PROG" or tag.startswith("COR")
+        cap = MAX_PROG_BYTES if program else min(fmt.MAX_SECTION_BYTES, limits.max_memory)
         if flags & COMPRESSED:
-            try:
-                payload = zlib.decompress(payload)
-            except zlib.error as e:
-                raise NeffError(f"section {tag} does not decompress: {e}") from None
+            payload = _inflate(tag, payload, cap)
+        elif len(payload) > cap:
+            raise NeffError(f"section {tag} is larger than {format_size(cap)}")
         sections[tag] = payload
     return sections
 
 
-def _program(doc: Any, data: bytes) -> Program:
+def _program(doc: Any, data: bytes, limits: Limits = DEFAULT) -> Program:
     check = _Checker()
     check.is_dict(doc, "program")
-    kernel = check.field(doc, "kernel", str, "program")
+    kernel = check.name(check.field(doc, "kernel", str, "program"), "kernel name")
     target = check.field(doc, "target", str, "program")
     if target not in TARGETS:
-        raise NeffError(f"program: unknown target {target!r} (expected one of {sorted(TARGETS)})")
-    files = check.field(doc, "files", list, "program")
+        raise NeffError(
+            f"program: unknown target '{printable(target)}' (expected one of {sorted(TARGETS)})"
+        )
+    files = check.entries(doc, "files")
     for f in files:
+        # source paths only label messages: the runtime never opens them
         check.kind(f, str, "files entry")
+        check.name(f, "files entry")
     check.files = len(files)
+    check.file_names = files
     tensors = {}
-    for raw in check.field(doc, "tensors", list, "program"):
+    for raw in check.entries(doc, "tensors"):
         tensor = _tensor(check, raw, target, data)
         if tensor.id in tensors:
             raise NeffError(f"tensor id {tensor.id} is defined twice")
         tensors[tensor.id] = tensor
     check.tensors = tensors
-    inputs = [_tensor_ref(check, t, "inputs") for t in check.field(doc, "inputs", list, "program")]
-    outputs = [
-        _tensor_ref(check, t, "outputs") for t in check.field(doc, "outputs", list, "program")
-    ]
+    inputs = [_tensor_ref(check, t, "inputs") for t in check.entries(doc, "inputs")]
+    outputs = [_tensor_ref(check, t, "outputs") for t in check.entries(doc, "outputs")]
+    for tensor in (*inputs, *outputs):
+        # parameter and result names name files (NAME.npy) and --in options
+        if tensor.name and not tensor.name.isidentifier():
+            raise NeffError(
+                f"tensor {tensor.id}: parameter or result name {tensor.name!r} is not a plain "
+                "identifier"
+            )
     body = check.field(doc, "body", list, "program")
     for node in body:
         check.node(node, frozenset())
     for inst_id, producer in check.waited:
         if producer not in check.instruction_ids:
             raise NeffError(f"instruction {inst_id} waits on unknown instruction id {producer}")
+    check.deadlocks(body)
     stats = doc.get("stats", {})
+    check.is_dict(stats, "program field 'stats'")
     names = _output_names(outputs)
     if not outputs:
         written = check.written_tensors
         outputs = [t for t in inputs if t.id in written]
         names = [t.name for t in outputs]
-    program = Program(kernel, target, files, tensors, inputs, outputs, names, body, stats)
+    program = Program(kernel, target, files, tensors, inputs, outputs, names, body, stats, limits)
+    program.core = doc.get("core", 0)
+    program.lnc = doc.get("lnc", 1)
+    if not (_is_int(program.lnc) and _is_int(program.core) and 0 <= program.core < program.lnc):
+        raise NeffError(f"program: core {program.core!r} of LNC={program.lnc!r} is not valid")
+    instances = program.instance_count
+    if instances > limits.max_instances:
+        raise NeffError(
+            f"one run would issue {instances:,} instruction instances, more than the limit of "
+            f"{limits.max_instances:,} (raise it with --max-instances)"
+        )
     # per-instruction checks that need the access patterns and cost rules (operands present)
     compile_program(program, TARGETS[target], None)
     return program
@@ -158,15 +270,22 @@ def _tensor(check: _Checker, raw: Any, target: str, data: bytes) -> TensorInfo:
     check.is_dict(raw, "tensor")
     tid = check.field(raw, "id", int, "tensor")
     where = f"tensor {tid}"
-    name = check.field(raw, "name", str, where)
+    name = check.name(check.field(raw, "name", str, where), f"{where} name")
     kind = check.choice(raw, "kind", KINDS, where)
     buffer = check.choice(raw, "buffer", BUFFERS, where)
     dtype = check.choice(raw, "dtype", tuple(dtypes.STORAGE), where)
     shape = tuple(check.field(raw, "shape", list, where))
+    if len(shape) > fmt.MAX_RANK:
+        raise NeffError(f"{where} ({name}): rank {len(shape)} exceeds {fmt.MAX_RANK}")
     for d in shape:
         check.kind(d, int, f"{where} shape entry")
         if d < 1:
             raise NeffError(f"{where} ({name}): shape {list(shape)} has a non-positive dimension")
+    if prod(shape) * dtypes.itemsize(dtype) > MAX_TENSOR_BYTES:
+        raise NeffError(
+            f"{where} ({name}): shape {list(shape)} takes more than the "
+            f"{format_size(MAX_TENSOR_BYTES)} a tensor may have"
+        )
     address = rotate = None
     if buffer in ("sbuf", "psum"):
         if not shape:
@@ -206,7 +325,34 @@ def _tensor(check: _Checker, raw: Any, target: str, data: bytes) -> TensorInfo:
         if offset < 0 or offset + length > len(data):
             raise NeffError(f"{where} ({name}): constant data lies outside the DATA section")
         constant = data[offset : offset + length]
-    return TensorInfo(tid, name, kind, buffer, dtype, shape, address, constant, rotate)
+    shared = raw.get("shared")
+    if shared is not None and not _is_int(shared):
+        raise NeffError(f"{where} ({name}): shared must be a tensor id")
+    view = _view(check, raw, where, name, shape) if "view" in raw else None
+    return TensorInfo(
+        tid, name, kind, buffer, dtype, shape, address, constant, rotate, shared, view
+    )
+
+
+def _view(check: _Checker, raw: dict, where: str, name: str, shape: tuple[int, ...]):
+    """An input's `view` (shape, offset, strides), checked to lie inside its buffer."""
+    spec = check.field(raw, "view", dict, where)
+    vshape = tuple(check.field(spec, "shape", list, f"{where} view"))
+    offset = check.field(spec, "offset", int, f"{where} view")
+    strides = tuple(check.field(spec, "strides", list, f"{where} view"))
+    for d in (*vshape, *strides):
+        check.kind(d, int, f"{where} view entry")
+    if len(strides) != len(vshape) or any(d < 1 for d in vshape):
+        raise NeffError(f"{where} ({name}): view shape {list(vshape)} and strides disagree")
+    lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(vshape, strides))
+    hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(vshape, strides))
+    if raw.get("kind") != "input" or lo < 0 or hi >= prod(shape):
+        raise NeffError(f"{where} ({name}): view reaches outside its input buffer")
+    return vshape, offset, strides
+
+
+#: Largest tensor (more than any NeuronCore's HBM).
+MAX_TENSOR_BYTES = 1 << 40
 
 
 class _Checker:
@@ -218,6 +364,83 @@ class _Checker:
         self.instruction_ids: set[int] = set()
         self.waited: list[tuple[int, int]] = []
         self.written_tensors: set[int] = set()
+        #: per instruction id: (program-order index, queue, enclosing loops' numbers, label)
+        self.placed: dict[int, tuple[int, str, tuple[int, ...], str]] = {}
+        #: numbers of the loops enclosing the node being checked
+        self.loops: list[int] = []
+        self.loop_count = 0
+        self.file_names: list[str] = []
+
+    def entries(self, doc: dict, key: str) -> list:
+        value = self.field(doc, key, list, "program")
+        if len(value) > fmt.MAX_ENTRIES:
+            raise NeffError(f"program: {len(value)} {key} entries exceed {fmt.MAX_ENTRIES}")
+        return value
+
+    @staticmethod
+    def name(value: str, where: str) -> str:
+        """A name printed in messages: bounded, no control or format characters."""
+        if len(value) > fmt.MAX_NAME:
+            raise NeffError(f"{where}: longer than {fmt.MAX_NAME} characters")
+        if printable(value) != value:
+            raise NeffError(f"{where} '{printable(value)}' contains control characters")
+        return value
+
+    def deadlocks(self, body: list) -> None:
+        """Refuse a wait for an instruction that is issued later and shares no loop with the
+        waiting one: the simulator would skip it, the hardware would wait, and when the
+        producer is ordered after the waiting instruction (by its queue and other waits) it
+        never comes (a deadlock)."""
+        order = sorted(self.placed.items(), key=lambda item: item[1][0])
+        ids = [inst_id for inst_id, _ in order]
+        forward: dict[int, list[int]] = {i: [] for i in ids}  # edges in program order
+        last_on_queue: dict[str, int] = {}
+        for inst_id, (_, queue, _, _) in order:
+            if queue in last_on_queue:
+                forward[last_on_queue[queue]].append(inst_id)
+            last_on_queue[queue] = inst_id
+        backward = []
+        for consumer, producer in self.waited:
+            c_index, _, c_loops, _ = self.placed[consumer]
+            p_index, _, p_loops, _ = self.placed[producer]
+            if p_index < c_index:
+                forward[producer].append(consumer)
+            elif not set(c_loops) & set(p_loops):
+                backward.append((consumer, producer))
+        for consumer, producer in backward:
+            path = self._path(forward, consumer, producer)
+            what = self._describe(consumer), self._describe(producer)
+            if path:
+                chain = " -> ".join(str(i) for i in path)
+                raise NeffError(
+                    f"deadlock: {what[0]} waits on {what[1]}, which cannot run before it "
+                    f"completes (queue order and waits: {chain})"
+                )
+            raise NeffError(
+                f"{what[0]} waits on {what[1]}, which is issued after it in no common loop"
+            )
+
+    def _describe(self, inst_id: int) -> str:
+        return f"instruction {inst_id} ({self.placed[inst_id][3]})"
+
+    @staticmethod
+    def _path(edges: dict[int, list[int]], source: int, target: int) -> list[int] | None:
+        parent = {source: source}
+        frontier = [source]
+        while frontier:
+            nxt = []
+            for node in frontier:
+                for succ in edges[node]:
+                    if succ not in parent:
+                        parent[succ] = node
+                        nxt.append(succ)
+            frontier = nxt
+        if target not in parent:
+            return None
+        path = [target]
+        while path[-1] != source:
+            path.append(parent[path[-1]])
+        return path[::-1]
 
     @staticmethod
     def kind(value: Any, expected: type, where: str) -> None:
@@ -261,18 +484,25 @@ class _Checker:
             raise NeffError(f"body node: unknown kind {kind!r}")
 
     def loop(self, node: dict, loop_vars: frozenset[str]) -> None:
-        var = self.field(node, "var", str, "loop")
+        var = self.name(self.field(node, "var", str, "loop"), "loop variable")
         where = f"loop {var}"
+        if len(loop_vars) >= fmt.MAX_DEPTH:
+            raise NeffError(f"{where}: loops nest deeper than {fmt.MAX_DEPTH}")
         for key in ("start", "stop", "step"):
             self.field(node, key, int, where)
         if node["step"] <= 0:
             raise NeffError(f"{where}: step {node['step']} must be positive")
         self.choice(node, "mode", LOOP_MODES, where)
+        if "name" in node:
+            self.field(node, "name", str, where)
         self.loc(node.get("loc"), where)
         if var in loop_vars:
             raise NeffError(f"{where}: shadows an enclosing loop variable")
+        self.loop_count += 1
+        self.loops.append(self.loop_count)
         for child in self.field(node, "body", list, where):
             self.node(child, loop_vars | {var})
+        self.loops.pop()
 
     def instruction(self, node: dict, loop_vars: frozenset[str]) -> None:
         inst_id = self.field(node, "id", int, "instruction")
@@ -281,17 +511,20 @@ class _Checker:
             raise NeffError(f"{where}: id used twice")
         self.instruction_ids.add(inst_id)
         op = self.field(node, "op", str, where)
-        where = f"instruction {inst_id} ({op})"
         if op not in OPCODES:
-            raise NeffError(f"{where}: unknown opcode {op!r}")
+            raise NeffError(f"{where}: unknown opcode '{printable(op)}'")
+        where = f"instruction {inst_id} ({op})"
         engine = self.choice(node, "engine", ENGINES, where)
         if engine not in engines_for(op):
             raise NeffError(f"{where}: {op} cannot run on the {engine} engine")
         queue = self.field(node, "queue", str, where)
         allowed = DMA_QUEUES if engine == "dma" else (engine,)
         if queue not in allowed:
-            raise NeffError(f"{where}: unknown queue {queue!r} for the {engine} engine")
+            raise NeffError(f"{where}: unknown queue '{printable(queue)}' for the {engine} engine")
         self.loc(node.get("loc"), where)
+        loc = node["loc"]
+        label = f"{op} at {self.file_names[loc[0]]}:{loc[1]}"
+        self.placed[inst_id] = (len(self.placed), queue, tuple(self.loops), label)
         stack = node.get("stack", [])
         self.kind(stack, list, f"{where} stack")
         for frame in stack:
@@ -301,7 +534,9 @@ class _Checker:
         accumulate = attrs.get("accumulate")
         if isinstance(accumulate, dict):
             first = accumulate.get("unless_first")
-            if not isinstance(first, list) or not all(v in loop_vars for v in first):
+            if not isinstance(first, list) or not all(
+                isinstance(v, str) and v in loop_vars for v in first
+            ):
                 raise NeffError(
                     f"{where}: accumulate {json.dumps(accumulate)} must list enclosing loop "
                     "variables under 'unless_first'"
@@ -343,7 +578,9 @@ class _Checker:
         if tensor.on_chip or not 0 <= dim < len(tensor.shape) or (kind == "vector" and dim):
             raise NeffError(f"{where}: a {kind} offset needs an off-chip tensor and a valid dim")
         ix = operands.get(index)
-        ix_tensor = self.tensors.get(ix.get("tensor")) if isinstance(ix, dict) else None
+        ix_tensor = (
+            self.tensors.get(ix["tensor"]) if isinstance(ix, dict) and "pattern" in ix else None
+        )
         if (
             ix_tensor is None
             or ix_tensor.buffer != "sbuf"
@@ -385,8 +622,10 @@ class _Checker:
                 or pair[1] < 1
             ):
                 raise NeffError(f"{where}: pattern entry {pair!r} must be [step, num >= 1]")
-        if "dtype" in operand and operand["dtype"] not in dtypes.STORAGE:
-            raise NeffError(f"{where}: unknown dtype {operand['dtype']!r}")
+        if "dtype" in operand and (
+            not isinstance(operand["dtype"], str) or operand["dtype"] not in dtypes.STORAGE
+        ):
+            raise NeffError(f"{where}: unknown dtype '{printable(str(operand['dtype']))}'")
         tensor = self.tensors[tid]
         if tensor.rotate is not None and tensor.rotate[0] not in loop_vars:
             raise NeffError(

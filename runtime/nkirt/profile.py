@@ -97,11 +97,23 @@ def build_profile(
     }
 
 
+def _us(ns: int) -> float:
+    """Integer nanoseconds as trace-event microseconds: at most three decimals, so a reader
+    that multiplies by 1000 and rounds (Perfetto, Chrome) gets the integer back exactly."""
+    return ns / 1000
+
+
 def build_trace(
     program: Program, instructions: list[StaticInstruction], records: list[tuple]
 ) -> dict[str, Any]:
     """Chrome/Perfetto trace events: one track per queue, slices named `op file:line`,
-    semaphore stalls as `wait` slices with a flow arrow from the producer."""
+    semaphore stalls as `wait` slices with a flow arrow from the producer.
+
+    Every slice's start and end are whole nanoseconds computed before its duration (`dur` is
+    end - start), so slices of one track never overlap after a reader converts them back to
+    integer nanoseconds; Perfetto drops a complete event that overlaps the previous one on its
+    track. A flow starts inside the producer's slice and ends inside the waiting instruction's
+    slice (`"bp": "e"`: bound to the enclosing slice), so each arrow joins the two slices."""
     pid = 1
     events: list[dict[str, Any]] = [
         {
@@ -135,43 +147,33 @@ def build_trace(
     # A queue may start an instance before the previous one ends (background LoadStationary,
     # a DMA queue setting up its next transfer): each slice starts where its track is free, so
     # slices never overlap; args keep the exact start.
-    track_end: dict[int, float] = defaultdict(float)
+    track_end: dict[int, int] = defaultdict(int)
+    # the slice shown for each record: (first ns, last ns) on its track
+    shown_span: list[tuple[int, int]] = []
     for n, (index, start, busy_end, completion, stall_from, producer, stall) in enumerate(records):
         inst = instructions[index]
         tid = inst.queue + 1
         free = track_end[tid]
-        waited_from = max(stall_from, free)
-        if stall == STALL_SEMAPHORE and start > waited_from:
-            source = records[producer]
-            waited = instructions[source[0]]
-            events.append(
-                {
-                    "ph": "X",
-                    "pid": pid,
-                    "tid": tid,
-                    "name": f"wait {waited.op} {waited.short_where}",
-                    "cat": "semaphore",
-                    "ts": waited_from / 1000,
-                    "dur": (start - waited_from) / 1000,
-                }
-            )
-            flow = {"pid": pid, "name": "semaphore", "cat": "semaphore", "id": n, "bp": "e"}
-            events.append({**flow, "ph": "s", "tid": waited.queue + 1, "ts": source[2] / 1000})
-            events.append({**flow, "ph": "f", "tid": tid, "ts": start / 1000})
-        elif stall == STALL_PORT and start > waited_from:
-            # v2: the rival engine held the shared SBUF/PSUM port (arch §8)
-            events.append(
-                {
-                    "ph": "X",
-                    "pid": pid,
-                    "tid": tid,
-                    "name": "wait shared SBUF/PSUM port",
-                    "cat": "port",
-                    "ts": waited_from / 1000,
-                    "dur": (start - waited_from) / 1000,
-                }
-            )
-        shown = max(start, free)
+        begin = max(round(start), free)
+        end = max(round(busy_end), begin)
+        waited_from = max(round(stall_from), free)
+        if stall in (STALL_SEMAPHORE, STALL_PORT) and begin > waited_from:
+            wait = {"ph": "X", "pid": pid, "tid": tid, "ts": _us(waited_from)}
+            wait["dur"] = _us(begin - waited_from)
+            if stall == STALL_SEMAPHORE and producer < 0:
+                # ideal-waits timing: the data dependence itself, no semaphore producer
+                wait["name"] = "wait data dependence"
+                wait["cat"] = "semaphore"
+            elif stall == STALL_SEMAPHORE:
+                source = instructions[records[producer][0]]
+                wait["name"] = f"wait {source.op} {source.short_where}"
+                wait["cat"] = "semaphore"
+                wait["args"] = {"producer_id": source.id, "producer_record": producer}
+            else:
+                # v2: the rival engine held the shared SBUF/PSUM port
+                wait["name"] = "wait shared SBUF/PSUM port"
+                wait["cat"] = "port"
+            events.append(wait)
         events.append(
             {
                 "ph": "X",
@@ -179,18 +181,31 @@ def build_trace(
                 "tid": tid,
                 "name": f"{inst.op} {inst.short_where}",
                 "cat": inst.engine,
-                "ts": shown / 1000,
-                "dur": max(0.0, busy_end - shown) / 1000,
+                "ts": _us(begin),
+                "dur": _us(end - begin),
                 "args": {
                     "id": inst.id,
+                    "record": n,
                     "loc": inst.where,
                     "start_ns": start,
                     "completion_ns": completion,
                 },
             }
         )
-        track_end[tid] = max(free, busy_end)
+        shown_span.append((begin, end))
+        if stall == STALL_SEMAPHORE and producer >= 0 and begin > waited_from:
+            source_span = shown_span[producer]
+            flow = {"pid": pid, "name": "semaphore", "cat": "semaphore", "id": n, "bp": "e"}
+            src_tid = instructions[records[producer][0]].queue + 1
+            events.append({**flow, "ph": "s", "tid": src_tid, "ts": _us(_inside(*source_span))})
+            events.append({**flow, "ph": "f", "tid": tid, "ts": _us(_inside(begin, end))})
+        track_end[tid] = end
     return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def _inside(first: int, last: int) -> int:
+    """A whole nanosecond inside the slice [first, last): where a flow binds to it."""
+    return first + (last - first) // 2
 
 
 @dataclass
@@ -203,12 +218,56 @@ class RunResult:
     profile: dict[str, Any]
     instructions: list[StaticInstruction] = field(repr=False)
     records: list[tuple] = field(repr=False)
+    #: (program, instructions, records) of every core of an LNC launch (empty for one core).
+    cores: list[tuple] = field(default_factory=list, repr=False)
 
     def trace(self) -> dict[str, Any]:
-        return build_trace(self.program, self.instructions, self.records)
+        if not self.cores:
+            return build_trace(self.program, self.instructions, self.records)
+        # one trace process per physical core; flow ids kept apart per core
+        events = []
+        for core, (program, instructions, records) in enumerate(self.cores):
+            for event in build_trace(program, instructions, records)["traceEvents"]:
+                event = {**event, "pid": core + 1}
+                if event.get("name") == "process_name":
+                    name = event["args"]["name"]
+                    event["args"] = {"name": f"{name} core {core}"}
+                if event.get("cat") == "semaphore" and "id" in event:
+                    event["id"] = f"{core}.{event['id']}"
+                events.append(event)
+        return {"traceEvents": events, "displayTimeUnit": "ns"}
 
     def summary(self) -> str:
         return summarize(self.profile)
+
+    def dependency_graph(self):
+        """The run's instances as a networkx DiGraph: node n is the n-th instance issued
+        (attributes op, engine, queue, loc, start, end, completion, ns), edges go from an
+        instance to the next of its queue (kind "queue") and from the producer a semaphore
+        wait was released by to the waiter (kind "semaphore"). The profile's `critical_path`
+        is a path of this graph."""
+        import networkx as nx
+
+        graph = nx.DiGraph()
+        last: dict[int, int] = {}
+        for n, (index, start, busy_end, completion, _, producer, stall) in enumerate(self.records):
+            inst = self.instructions[index]
+            graph.add_node(
+                n,
+                op=inst.op,
+                engine=inst.engine,
+                queue=QUEUES[inst.queue],
+                loc=inst.where,
+                start=start,
+                end=busy_end,
+                completion=completion,
+            )
+            if inst.queue in last:
+                graph.add_edge(last[inst.queue], n, kind="queue")
+            if stall == STALL_SEMAPHORE and producer >= 0:
+                graph.add_edge(producer, n, kind="semaphore")
+            last[inst.queue] = n
+        return graph
 
 
 def summarize(profile: dict[str, Any]) -> str:
@@ -224,7 +283,20 @@ def summarize(profile: dict[str, Any]) -> str:
             f"  {engine:<8}{e['busy_ns'] / 1000:>12,.3f}{e['utilization']:>8.1%}"
             f"{e['instructions']:>10,}"
         )
-    lines.append(f"  bottleneck: {profile['bottleneck']}")
+    bounds = profile.get("bounds")
+    if bounds is not None and bounds["latency_bound"]:
+        lines.append(
+            f"  latency-bound: no engine is busy more than half the time (busiest: "
+            f"{bounds['busiest_engine']} {bounds['busiest_engine_share']:.0%}); the critical "
+            "path below sets the latency"
+        )
+    else:
+        lines.append(f"  bottleneck: {profile['bottleneck']}")
+    for n, core in enumerate(profile.get("cores", ())):
+        lines.append(
+            f"  core {n} of LNC={profile['lnc']}: latency {core['total_ns'] / 1000:,.3f} µs, "
+            f"{core['instructions']:,} instructions, bottleneck {core['bottleneck']}"
+        )
     dma = f"  DMA: {profile['dma_bytes'] / 2**20:,.3f} MiB at {profile['dma_bandwidth_gbps']:,.1f} GB/s"
     hbm = profile["engines"]["dma"].get("hbm_rate_utilization")
     if hbm is not None:
@@ -232,6 +304,9 @@ def summarize(profile: dict[str, Any]) -> str:
     else:
         dma += " achieved"
     lines.append(dma)
+    summary = profile.get("summary")
+    if summary is not None:
+        lines += _explorer_lines(summary, bounds)
     for w in profile.get("warnings", ()):
         times = f" ({w['count']:,} instances)" if w["count"] > 1 else ""
         lines.append(f"  warning: {w['message']}{times}")
@@ -243,4 +318,76 @@ def summarize(profile: dict[str, Any]) -> str:
                 f"    {item['total_ns'] / 1000:>10,.3f} µs  {item['count']:>7,}×  "
                 f"{item['op']:<16} {item['loc']}"
             )
+    path = profile.get("critical_path")
+    if path and path["by_instruction"]:
+        lines += _critical_path_lines(path)
     return "\n".join(lines)
+
+
+#: Summary keys shown by `nkic run`, in Explorer's names (all are in the profile JSON).
+SHOWN_SUMMARY = (
+    ("total_time", "s"),
+    ("mfu_estimated_percent", "%"),
+    ("hfu_estimated_percent", "%"),
+    ("mbu_estimated_percent", "%"),
+    ("dma_active_time_percent", "%"),
+    ("tensor_engine_active_time_percent", "%"),
+    ("vector_engine_active_time_percent", "%"),
+    ("scalar_engine_active_time_percent", "%"),
+    ("gpsimd_engine_active_time_percent", "%"),
+    ("dma_transfer_average_bytes", "B"),
+    ("dma_transfer_count", ""),
+    ("matmul_instruction_count", ""),
+)
+SHOWN_BOUNDS = (
+    "memory_bound",
+    "memory_bound_ideal",
+    "memory_bound_ideal_no_reloads",
+    "compute_bound",
+    "compute_bound_ideal_flops",
+    "compute_bound_ideal_useful_flops",
+    "perfect_pipeline",
+)
+
+
+def _explorer_lines(summary: dict[str, Any], bounds: dict[str, Any]) -> list[str]:
+    lines = ["  summary (Neuron Explorer names):"]
+    for key, unit in SHOWN_SUMMARY:
+        value = summary[key]
+        if unit == "s":
+            text = f"{value:.6g} s"
+        elif unit == "%":
+            text = f"{value:.1f}"
+        elif unit == "B":
+            text = f"{value:,.0f}"
+        else:
+            text = f"{value:,}"
+        lines.append(f"    {key:<36}{text}")
+    lines.append("  performance bounds (µs, speed-up left):")
+    for key in SHOWN_BOUNDS:
+        speedup = bounds["bn_speedup"][key]
+        left = f"{speedup:.2f}×" if speedup else "—"
+        lines.append(f"    {key:<36}{bounds[key] * 1e6:>12,.1f}  {left}")
+    engine = bounds["bottleneck_engine"] or "none (latency-bound)"
+    lines.append(f"    {'bottleneck_engine':<36}{engine}")
+    return lines
+
+
+def _critical_path_lines(path: dict[str, Any], shown: int = 8) -> list[str]:
+    segments = path["by_instruction"][:shown]
+    lines = [
+        f"  critical path: {path['steps']:,} dependent instances; time per instruction "
+        "(instances, source <- call sites, first .. last iteration):"
+    ]
+    for seg in segments:
+        first, last = seg["first_iteration"], seg["last_iteration"]
+        its = ", ".join(f"{k}={v}" for k, v in first.items())
+        if last != first:
+            its += " .. " + ", ".join(f"{k}={v}" for k, v in last.items())
+        where = seg["loc"] + "".join(f" <- {site}" for site in seg["stack"])
+        tensors = f" {seg['tensors']}" if seg["engine"] == "dma" else ""
+        lines.append(
+            f"    {seg['time_ns'] / 1000:>10,.3f} µs  {seg['count']:>7,}×  "
+            f"{seg['op']}{tensors} at {where}" + (f" [{its}]" if its else "")
+        )
+    return lines

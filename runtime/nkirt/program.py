@@ -8,6 +8,7 @@ from math import prod
 from typing import Any
 
 from nkirt import dtypes
+from nkirt.limits import DEFAULT, Limits
 
 ON_CHIP = frozenset({"sbuf", "psum"})
 #: The in-order instruction streams of a NeuronCore, in trace order.
@@ -31,6 +32,12 @@ class TensorInfo:
     #: Multi-buffering of an on-chip tensor allocated in a loop body: (loop variable, slots,
     #: byte stride); execution n of that loop's body uses slot n mod slots.
     rotate: tuple[str, int, int] | None = None
+    #: On a core other than 0 of an LNC launch: the id of core 0's tensor this one is (the
+    #: kernel's inputs and outputs and its `shared_hbm` tensors are shared by every core).
+    shared: int | None = None
+    #: An input that is a view into this (larger) buffer: (view shape, element offset,
+    #: element strides). The kernel was written for the view; its accesses address the buffer.
+    view: tuple[tuple[int, ...], int, tuple[int, ...]] | None = None
 
     @property
     def on_chip(self) -> bool:
@@ -64,6 +71,13 @@ class Program:
     output_names: list[str]
     body: list[dict[str, Any]]
     stats: dict[str, Any] = field(default_factory=dict)
+    #: What a run of this program may use (given when it was loaded).
+    limits: Limits = DEFAULT
+    #: The physical core this program runs on, and the launch's core count (LNC degree).
+    core: int = 0
+    lnc: int = 1
+    #: The programs of cores 1.. of the launch (on core 0's program only).
+    peers: list[Program] = field(default_factory=list)
 
     @property
     def instance_count(self) -> int:

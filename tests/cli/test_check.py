@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from nkic.cli import cli
+from tests.diagnostics.test_renderers import validate_sarif
 
 KERNELS = Path(__file__).parent / "kernels"
 FIVE = KERNELS / "five_errors.py"
@@ -68,7 +69,7 @@ def test_json_items_follow_the_schema():
 
 def test_sarif_and_github_formats():
     sarif = json.loads(check(str(FIVE), *ARG, "--format", "sarif").output)
-    assert sarif["version"] == "2.1.0"
+    validate_sarif(sarif)
     results = sarif["runs"][0]["results"]
     assert sorted(r["ruleId"] for r in results) == sorted(c for c, _, _ in EXPECTED)
     region = results[0]["locations"][0]["physicalLocation"]["region"]

@@ -165,13 +165,13 @@ def test_missing_kernel_file(tmp_path):
 
 def test_input_of_wrong_shape(tmp_path, add_neff):
     np.save(tmp_path / "a.npy", np.zeros((3, 3), np.float32))
-    res = nkic("run", str(add_neff), "--in", f"a={tmp_path / 'a.npy'}")
+    res = nkic("run", str(add_neff), "--in", f"a={tmp_path / 'a.npy'}", "--out-dir", str(tmp_path))
     assert_one_line_error(res, "a", "[128, 64]", "[3, 3]")
 
 
 def test_input_name_not_in_kernel(tmp_path, add_neff):
     np.save(tmp_path / "q.npy", np.zeros((3, 3), np.float32))
-    res = nkic("run", str(add_neff), "--in", f"q={tmp_path / 'q.npy'}")
+    res = nkic("run", str(add_neff), "--in", f"q={tmp_path / 'q.npy'}", "--out-dir", str(tmp_path))
     assert_one_line_error(res, "no input 'q'")
 
 
@@ -188,7 +188,7 @@ def test_corrupt_neff_is_rejected(tmp_path, add_neff, damage):
         data = bytearray(b"not a neff at all" * 10)
     bad = tmp_path / "bad.neff"
     bad.write_bytes(bytes(data))
-    res = nkic("run", str(bad))
+    res = nkic("run", str(bad), "--out-dir", str(tmp_path))
     assert_one_line_error(res, "bad.neff")
     assert res.returncode == 2
 
@@ -204,12 +204,76 @@ def test_run_warns_about_inputs_outside_a_functions_valid_range(tmp_path):
     x[5, 200] = -2.0  # second tile only
     np.save(tmp_path / "x.npy", x)
     res = invoke(
-        "run", str(neff), "--in", f"x={tmp_path / 'x.npy'}", "--profile", str(tmp_path / "p.json")
+        "run",
+        str(neff),
+        "--in",
+        f"x={tmp_path / 'x.npy'}",
+        "--profile",
+        str(tmp_path / "p.json"),
+        "--out-dir",
+        str(tmp_path / "out"),
     )
     assert res.exit_code == 0
-    (line,) = [ln for ln in res.output.splitlines() if "warning:" in ln]
+    first, line = [ln for ln in res.output.splitlines() if "warning:" in ln]
+    # log(-2) is NaN: the run also names the first instruction that made Inf/NaN
     assert (
-        f"activation at {kernel}:15 [i0=1]: log: 1 of 16384 inputs outside the valid range" in line
+        "non-finite values from finite inputs: activation at log_tiles.py:15 [i=1] wrote Inf/NaN"
+        in first
     )
-    (w,) = json.loads((tmp_path / "p.json").read_text())["warnings"]
-    assert (w["op"], w["loc"], w["count"]) == ("activation", f"{kernel}:15", 1)
+    assert (
+        "activation at log_tiles.py:15 [i=1]: log: 1 of 16384 inputs outside the valid range"
+        in line
+    )
+    non_finite, w = json.loads((tmp_path / "p.json").read_text())["warnings"]
+    assert non_finite["kind"] == "non-finite" and non_finite["loc"] == "log_tiles.py:15"
+    assert (w["op"], w["loc"], w["count"]) == ("activation", "log_tiles.py:15", 1)
+
+
+def test_bfloat16_npy_saved_by_ml_dtypes_loads_and_a_float32_one_is_converted_with_a_note(
+    tmp_path, add_neff
+):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((128, 64)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((128, 64)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a)  # stored as raw 2-byte values ('|V2')
+    np.save(tmp_path / "b.npy", b)
+    res = nkic("run", str(add_neff), "--in", f"a={tmp_path / 'a.npy'}", "--in",
+               f"b={tmp_path / 'b.npy'}", "--out-dir", str(tmp_path / "o"))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    notes = [ln for ln in res.stderr.splitlines() if ln.startswith("note:")]
+    assert notes == [
+        "note: --in b: float32 array converted to the kernel's bfloat16 (round to nearest even)"
+    ]
+    want = (a.astype(np.float32) + b.astype(ml_dtypes.bfloat16).astype(np.float32)).astype(
+        ml_dtypes.bfloat16
+    )
+    np.testing.assert_array_equal(np.load(tmp_path / "o" / "c.npy"), want.astype(np.float32))
+
+
+def test_raw_npy_values_of_the_wrong_width_are_a_usage_error(tmp_path, add_neff):
+    np.save(tmp_path / "a.npy", np.zeros((128, 64), ml_dtypes.float8_e4m3fn))  # '|V1'
+    res = nkic("run", str(add_neff), "--in", f"a={tmp_path / 'a.npy'}")
+    assert res.returncode == 2
+    assert_one_line_error(res, "raw 1-byte values", "bfloat16 (2 bytes each)")
+
+
+@pytest.mark.parametrize(
+    "option, name, message",
+    [
+        ("profile -o", "t.txt", "cannot draw a timeline as .txt"),
+        ("profile -o", "missing/t.svg", "no such directory"),
+        ("run --trace", "missing/t.json", "no such directory"),
+        ("compile -o", "missing/k.neff", "no such directory"),
+    ],
+)
+def test_bad_output_paths_are_usage_errors(tmp_path, add_neff, examples, option, name, message):
+    command, flag = option.split()
+    out = str(tmp_path / name)
+    if command == "compile":
+        args = [str(examples / "tensor_add.py"), "--arg", "a=bfloat16[128,64]", "--arg",
+                "b=bfloat16[128,64]"]  # fmt: skip
+    else:
+        args = [str(add_neff)]
+    res = nkic(command, *args, flag, out)
+    assert res.returncode == 2 and "internal error" not in res.stderr
+    assert_one_line_error(res, message)

@@ -57,6 +57,8 @@ def command(text: str) -> dict:
             kw["kernel"] = value
         elif opt == "--target":
             kw["target"] = value
+        elif opt == "--lnc":
+            kw["lnc"] = int(value)
         elif opt == "--arg":
             name, _, spec = value.partition("=")
             kw[name] = parse_arg_spec(spec)

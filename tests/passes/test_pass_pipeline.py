@@ -33,8 +33,15 @@ def add_kernel(load_offset: str = "512*$i") -> Kernel:
 
 def test_pass_names_run_checks_then_bounds_then_lowering():
     names = list(PASS_NAMES)
-    lowering = ["check-bounds", "resolve-accumulate", "allocate", "assign-engines"]
-    assert names[-4:] == lowering
+    lowering = [
+        "check-bounds",
+        "apply-views",
+        "hbm-offsets",
+        "resolve-accumulate",
+        "allocate",
+        "assign-engines",
+    ]
+    assert names[-6:] == lowering
     assert len(set(names)) == len(names)
 
 

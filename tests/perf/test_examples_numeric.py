@@ -32,6 +32,7 @@ def run_example(kernel: str, **params) -> tuple[np.ndarray, np.ndarray]:
         ("matmul_hoisted", {}, 1e-2),
         ("matmul_blocked", {"TILES_M": 2, "TILES_N": 2}, 1e-2),
         ("matmul_blocked_mnk", {"TILES_M": 2, "TILES_N": 2, "TILES_K": 2}, 1e-2),
+        ("matmul_row_loads", {"TILES_M": 2, "TILES_N": 2}, 1e-2),
         # bf16 partial sums (the published kernel's choice) round after every K block
         (
             "matmul_blocked_mnk",
@@ -43,3 +44,15 @@ def run_example(kernel: str, **params) -> tuple[np.ndarray, np.ndarray]:
 def test_tutorial_matmul_versions_match_numpy(kernel, params, rtol):
     got, want = run_example(kernel, **params)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+
+def test_back_to_back_matmuls_sum_repeat_products():
+    rng = np.random.default_rng(11)
+    stationary = rng.standard_normal((128, 128)).astype(BF16)
+    moving = rng.standard_normal((128, 512)).astype(BF16)
+    args = {"stationary": spec((128, 128)), "moving": spec((128, 512)), "REPEAT": 5}
+    neff = compile_neff(EXAMPLES / "matmul_back_to_back.py", "matmul_back_to_back", args, "trn2")
+    result = nkirt.execute(nkirt.load(neff), {"stationary": stationary, "moving": moving})
+    (got,) = result.outputs.values()
+    want = 5 * (stationary.astype(np.float32).T @ moving.astype(np.float32))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.abs(want).max())

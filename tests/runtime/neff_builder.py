@@ -166,3 +166,14 @@ class Kernel:
 
     def neff(self) -> bytes:
         return write_neff(self.program(), self.data)
+
+
+def read_program(blob: bytes) -> tuple[dict[str, Any], bytes]:
+    """The program JSON and DATA bytes of a `.neff` (trusted test input; no validation)."""
+    count = struct.unpack_from("<I", blob, 12)[0]
+    sections = {}
+    for i in range(count):
+        tag, flags, offset, length = struct.unpack_from("<4sIQQ", blob, 48 + 24 * i)
+        payload = blob[offset : offset + length]
+        sections[tag] = zlib.decompress(payload) if flags & 1 else payload
+    return json.loads(sections[b"PROG"]), sections.get(b"DATA", b"")

@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import nkirt
 import pytest
 from neff_builder import Kernel
 from nkirt.cost import OPCODES
+from nkirt.errors import RuntimeFault
+from nkirt.executor import CROSS_CORE
 from nkirt.neff import engines_for
 
 TRN1_VECTOR_GHZ, TRN1_SCALAR_GHZ, TRN1_GPSIMD_GHZ, TRN1_TENSOR_GHZ = 1.12, 1.4, 1.4, 2.8
 TRN2_VECTOR_GHZ, TRN2_TENSOR_GHZ = 0.96, 2.4
 TRN1_SUSTAINED_GBPS = 104.1  # arch §12.1, measured (runtime/nkirt/cost/tables.py)
 MIN_II = 64
+
+#: trn2 DMA engine rate: 27.2 GB/s per engine (DMA overview; Explorer's 435 GB/s = 16 × 27.2)
+TRN2_DMA_ENGINE_GBPS = 27.2
+#: trn2 engine time per DMA descriptor, measured (cost/tables.py), in bytes at that rate
+TRN2_DESCRIPTOR_BYTES = 53.9 * TRN2_DMA_ENGINE_GBPS
+
+
+@pytest.fixture(autouse=True)
+def unthrottled(monkeypatch):
+    """The per-instruction formulas at TensorE's full rate: dI/dt throttling, which scales a
+    matmul by where it falls in the ramp, has its own tests (test_throttle.py)."""
+    from nkirt.cost.tables import TARGETS
+
+    for name, table in list(TARGETS.items()):
+        monkeypatch.setitem(TARGETS, name, dataclasses.replace(table, tensor_throttle=False))
 
 
 def profile_of(k: Kernel) -> dict:
@@ -223,20 +242,33 @@ def dma(target, src_shape, dst_tile, dst_partition=0, **attrs):
 
 
 def test_dma_fixed_cost_plus_bytes_over_engine_bandwidth():
-    # [128, 1024] bf16: 16 engines × 8 partitions × (2048 B + 256 B element overhead) at 23 B/ns
+    # [128, 1024] bf16: 16 engines × 8 partitions × (2048 B + 53.9 ns per descriptor), 27.2 B/ns
     total = profile_of(dma("trn2", [128, 1024], [128, 1024]))["total_ns"]
-    assert total == pytest.approx(1300 + 8 * (2048 + 256) / 23)
+    assert total == pytest.approx(1300 + 8 * (2048 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS)
+
+
+def test_trn2_dma_efficiency_grows_with_bytes_per_descriptor():
+    # data phase of a [128, F] bf16 load: efficiency = bytes / (bytes + 53.9 ns · 27.2 B/ns)
+    def efficiency(free: int) -> float:
+        data = profile_of(dma("trn2", [128, free], [128, free]))["total_ns"] - 1300
+        return 8 * 2 * free / TRN2_DMA_ENGINE_GBPS / data
+
+    small, recommended, large = efficiency(128), efficiency(1024), efficiency(2048)
+    assert small < recommended < large
+    assert small == pytest.approx(256 / (256 + TRN2_DESCRIPTOR_BYTES))  # "severely" bound
+    assert large == pytest.approx(4096 / (4096 + TRN2_DESCRIPTOR_BYTES))
+    assert small < 0.2 and large > 0.7
 
 
 def test_dma_on_four_partitions_uses_one_engine():
     total = profile_of(dma("trn2", [4, 4096], [4, 4096]))["total_ns"]
-    assert total == pytest.approx(1300 + 4 * (8192 + 256) / 23)
+    assert total == pytest.approx(1300 + 4 * (8192 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS)
 
 
 def test_dma_partitions_map_to_engines_by_eights():
     # partitions 4..11 straddle engines 0 and 1: 4 partitions each
     total = profile_of(dma("trn2", [8, 4096], [8, 4096], dst_partition=4))["total_ns"]
-    assert total == pytest.approx(1300 + 4 * (8192 + 256) / 23)
+    assert total == pytest.approx(1300 + 4 * (8192 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS)
 
 
 def hbm_to_hbm(target):
@@ -249,12 +281,14 @@ def hbm_to_hbm(target):
 
 def test_hbm_to_hbm_dma_splits_bytes_over_sixteen_engines():
     total = profile_of(hbm_to_hbm("trn2"))["total_ns"]
-    assert total == pytest.approx(1300 + (2**20 / 16 + 256) / 23)
+    assert total == pytest.approx(
+        1300 + (2**20 / 16 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
+    )
 
 
 def test_hwdge_dma_has_the_shorter_fixed_cost_where_present():
     on_trn2 = profile_of(dma("trn2", [128, 1024], [128, 1024], dge_mode="hwdge"))["total_ns"]
-    assert on_trn2 == pytest.approx(600 + 8 * (2048 + 256) / 23)
+    assert on_trn2 == pytest.approx(600 + 8 * (2048 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS)
     # trn1 has no hardware DGE: the 1.3 µs fixed cost, then 256 KiB at the sustained HBM rate
     on_trn1 = profile_of(dma("trn1", [128, 1024], [128, 1024], dge_mode="hwdge"))["total_ns"]
     assert on_trn1 == pytest.approx(1300 + 2**18 / TRN1_SUSTAINED_GBPS)
@@ -295,7 +329,9 @@ def test_trn1_concurrent_queues_share_the_sustained_hbm_rate():
 
 def test_trn2_has_no_measured_sustained_rate_so_the_engines_bound_concurrent_queues():
     total = profile_of(parallel_loads("trn2"))["total_ns"]
-    assert total == pytest.approx(1300 + 8 * 8 * (1024 + 256) / 23)
+    assert total == pytest.approx(
+        1300 + 8 * 8 * (1024 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
+    )
 
 
 def test_sbuf_to_sbuf_dma_is_not_bound_by_the_hbm_rate():
@@ -315,7 +351,7 @@ def test_dma_with_strided_source_pays_one_element_overhead_per_run():
     k.output("unused", "float32", [1, 1])
     tile = k.sbuf("t", "bfloat16", [128, 1024])
     k.dma(k.ap(tile), k.ap(x, [[2048, 128], [2, 1024]]))  # every other column
-    expected = 1300 + 8 * (2048 + 1024 * 256) / 23
+    expected = 1300 + 8 * (2048 + 1024 * TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
     assert profile_of(k)["total_ns"] == pytest.approx(expected)
 
 
@@ -342,7 +378,7 @@ def test_dma_transpose_runs_at_ninety_percent_of_copy_throughput_from_hbm():
     k.output("unused", "float32", [1, 1])
     tile = k.sbuf("t", "bfloat16", [128, 1024])
     k.inst("dma_transpose", "dma", {"dst": k.ap(tile), "src": k.ap(x)}, {"axes": [1, 0]})
-    expected = 1300 + 8 * (2048 + 256) / (23 * 0.9)
+    expected = 1300 + 8 * (2048 + TRN2_DESCRIPTOR_BYTES) / (TRN2_DMA_ENGINE_GBPS * 0.9)
     assert profile_of(k)["total_ns"] == pytest.approx(expected)
 
 
@@ -385,7 +421,7 @@ OPERANDS = {
 }
 
 
-@pytest.mark.parametrize("op", sorted(OPCODES))
+@pytest.mark.parametrize("op", sorted(OPCODES - CROSS_CORE))
 @pytest.mark.parametrize("target", ["trn1", "trn2", "trn3"])
 def test_every_instruction_has_a_positive_cost(op, target):
     k = Kernel(target)
@@ -399,6 +435,18 @@ def test_every_instruction_has_a_positive_cost(op, target):
     assert profile["total_ns"] > 0
 
 
+@pytest.mark.parametrize("op", sorted(CROSS_CORE))
+def test_a_cross_core_instruction_on_a_single_core_is_a_fault(op):
+    # their costs are tested on two cores (tests/e2e/test_lnc.py)
+    k = Kernel("trn2")
+    k.output("unused", "float32", [1, 1])
+    operands = {n: k.ap(k.sbuf(n, "bfloat16", [128, 256], byte=i * 512)) for i, n in
+                enumerate(("dst", "src"))}  # fmt: skip
+    k.inst(op, "gpsimd", operands, {"op": "add", "send_to_rank": 1, "recv_from_rank": 1})
+    with pytest.raises(RuntimeFault, match="meets the other core of an LNC=2 launch"):
+        profile_of(k)
+
+
 def test_an_engine_waiting_on_a_semaphore_is_active_but_not_busy():
     k = Kernel("trn2")
     x = k.input("x", "bfloat16", [128, 1024])
@@ -409,7 +457,7 @@ def test_an_engine_waiting_on_a_semaphore_is_active_but_not_busy():
     k.inst("tensor_copy", "vector", {"dst": k.ap(o), "src": k.ap(t)}, waits=[(load, 0)])
     profile = profile_of(k)
     vector = profile["engines"]["vector"]
-    load_ns = 1300 + 8 * (2048 + 256) / 23
+    load_ns = 1300 + 8 * (2048 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
     copy_ns = 1024 / 4 / TRN2_VECTOR_GHZ  # bf16 SBUF copy in the 4x performance mode
     assert vector["busy_ns"] == pytest.approx(copy_ns)
     assert vector["active_ns"] == pytest.approx(load_ns + copy_ns)

@@ -280,3 +280,74 @@ def test_a_dynamic_offset_must_name_an_int32_sbuf_index_operand():
     src["dynamic"] = {"kind": "vector", "index": "src.vector_offset", "dim": 0}
     k.inst("dma_copy", "dma", {"dst": k.ap(tile), "src": src, "src.vector_offset": k.ap(tile)})
     rejects(k.neff(), "index operand 'src.vector_offset' must be an int32/uint32 SBUF tile")
+
+
+def _two_cores(edit_core1=lambda doc: None, lnc: int = 2) -> bytes:
+    """copy_kernel as both programs of an LNC=2 launch (core 1 shares x and y)."""
+    core0 = copy_kernel().program()
+    core0.update(core=0, lnc=lnc)
+    core1 = copy_kernel().program()
+    core1.update(core=1, lnc=lnc)
+    for t in core1["tensors"]:
+        if t["buffer"] in ("hbm", "shared_hbm"):
+            t["shared"] = t["id"]
+    edit_core1(core1)
+    sections = [(b"PROG", 1, zlib.compress(json.dumps(core0).encode()))]
+    sections.append((b"COR1", 1, zlib.compress(json.dumps(core1).encode())))
+    return container(sections)
+
+
+def test_an_lnc2_container_loads_both_cores():
+    program = nkirt.load(_two_cores())
+    assert (program.lnc, program.core, len(program.peers)) == (2, 0, 1)
+    peer = program.peers[0]
+    assert peer.core == 1 and {t.name: t.shared for t in peer.inputs} == {"x": 0}
+
+
+def test_lnc_and_core_programs_must_agree():
+    rejects(_two_cores(lnc=3), "declares LNC=3 but holds 2 core(s)")
+
+    def bad_core(doc):
+        doc["core"] = 5
+
+    rejects(_two_cores(bad_core), "core 5 of LNC=2 is not valid")
+    only_core0 = copy_kernel().program()
+    only_core0.update(core=0, lnc=2)
+    rejects(write_neff(only_core0), "declares LNC=2 but holds 1 core")
+
+    def other_kernel(doc):
+        doc["kernel"] = "other"
+
+    rejects(_two_cores(other_kernel), "does not belong to the launch of core 0")
+
+
+def test_a_shared_tensor_must_be_a_core0_hbm_tensor_of_the_same_shape():
+    def to_sbuf(doc):
+        doc["tensors"][0]["shared"] = 2  # core 0's tensor 2 is the SBUF tile
+
+    rejects(_two_cores(to_sbuf), "shares no core-0 HBM tensor")
+
+    def unknown(doc):
+        doc["tensors"][0]["shared"] = 99
+
+    rejects(_two_cores(unknown), "shares no core-0 HBM tensor")
+
+    def other_shape(doc):
+        doc["tensors"][0]["shape"] = [128, 32]
+        doc["tensors"][1]["shape"] = [128, 32]
+
+    rejects(_two_cores(other_shape), "differ in dtype or shape")
+
+
+def _with_view(view) -> bytes:
+    doc = copy_kernel().program()
+    doc["tensors"][0]["view"] = view
+    return write_neff(doc)
+
+
+def test_an_input_view_must_lie_inside_its_buffer():
+    ok = nkirt.load(_with_view({"shape": [64, 32], "offset": 32, "strides": [128, 1]}))
+    assert ok.inputs[0].view == ((64, 32), 32, (128, 1))
+    rejects(_with_view({"shape": [64, 32], "offset": 200, "strides": [128, 1]}), "outside")
+    rejects(_with_view({"shape": [64, 32], "offset": 0, "strides": [1]}), "disagree")
+    rejects(_with_view({"shape": [64], "offset": "0", "strides": [1]}), "offset")

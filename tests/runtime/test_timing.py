@@ -6,6 +6,11 @@ import nkirt
 import pytest
 from neff_builder import Kernel
 
+#: trn2 DMA engine rate: 27.2 GB/s per engine (DMA overview; Explorer's 435 GB/s = 16 × 27.2)
+TRN2_DMA_ENGINE_GBPS = 27.2
+#: trn2 engine time per DMA descriptor, measured (cost/tables.py), in bytes at that rate
+TRN2_DESCRIPTOR_BYTES = 53.9 * TRN2_DMA_ENGINE_GBPS
+
 
 def run(k: Kernel):
     return nkirt.execute(nkirt.load(k.neff()), timing_only=True)
@@ -144,7 +149,7 @@ def two_loads(second_partition: int) -> float:
 
 
 def test_concurrent_dmas_share_the_dma_engines_of_their_partitions():
-    alone = 8 * (8192 + 256) / 23
+    alone = 8 * (8192 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
     assert two_loads(64) == pytest.approx(1300 + alone)  # disjoint engines: in parallel
     assert two_loads(0) == pytest.approx(1300 + 2 * alone)  # same 8 engines: bandwidth shared
 
@@ -157,7 +162,7 @@ def test_a_dma_queue_overlaps_the_next_fixed_cost_with_the_current_data():
     b = k.sbuf("b", "bfloat16", [128, 1024], byte=4096)
     k.dma(k.ap(a), k.ap(x), queue="dma3")
     k.dma(k.ap(b), k.ap(x), queue="dma3")
-    data = 8 * (2048 + 256) / 23
+    data = 8 * (2048 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
     # the second transfer is triggered once the first one's fixed cost is spent
     assert run(k).profile["total_ns"] == pytest.approx(2 * 1300 + data)
 
@@ -171,7 +176,9 @@ def test_transfers_of_one_queue_complete_in_order():
     k.dma(k.ap(big), k.ap(x), queue="dma3")
     k.dma(k.ap(small), k.ap(x, [[4096, 4], [1, 64]]), queue="dma3")
     big_done, small_done = [s["args"]["completion_ns"] for s in slices(run(k))]
-    assert big_done == pytest.approx(1300 + 8 * (8192 + 256) / 23)
+    assert big_done == pytest.approx(
+        1300 + 8 * (8192 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
+    )
     assert small_done == big_done  # its own data was moved long before
 
 
@@ -189,15 +196,41 @@ def test_a_later_issued_transfer_fills_idle_dma_engine_time():
     k.dma(k.ap(b), k.ap(x), queue="dma1")
     load = [s for s in slices(run(k)) if s["tid"] == 6][0]  # dma1's track
     assert load["ts"] == 0
-    assert load["dur"] == pytest.approx((1300 + 8 * (2048 + 256) / 23) / 1000)
+    assert load["dur"] == pytest.approx(
+        (1300 + 8 * (2048 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS) / 1000
+    )
 
 
 def test_dma_bound_program_reports_dma_as_bottleneck():
+    # 16 KiB per partition: the data phase (8 × 16 KiB per engine) outlasts the fixed cost
     k = Kernel("trn2")
-    x = k.input("x", "bfloat16", [128, 1024])
+    x = k.input("x", "bfloat16", [128, 8192])
     k.output("unused", "float32", [1, 1])
-    a = k.sbuf("a", "bfloat16", [128, 1024])
+    a = k.sbuf("a", "bfloat16", [128, 8192])
     load = k.dma(k.ap(a), k.ap(x))
-    b = k.sbuf("b", "bfloat16", [128, 1024], byte=4096)
+    b = k.sbuf("b", "bfloat16", [128, 8192], byte=16384)
     k.inst("tensor_copy", "vector", {"dst": k.ap(b), "src": k.ap(a)}, waits=[(load, 0)])
-    assert run(k).profile["bottleneck"] == "dma"
+    profile = run(k).profile
+    assert profile["bottleneck"] == "dma"
+    assert profile["bounds"]["bottleneck_engine"] == "dma"
+
+
+def test_one_small_load_then_a_copy_is_latency_bound():
+    # the 1.3 µs fixed cost dominates: no engine is busy half the time
+    k = Kernel("trn2")
+    x = k.input("x", "bfloat16", [128, 256])
+    k.output("unused", "float32", [1, 1])
+    a = k.sbuf("a", "bfloat16", [128, 256])
+    load = k.dma(k.ap(a), k.ap(x))
+    b = k.sbuf("b", "bfloat16", [128, 256], byte=1024)
+    k.inst("tensor_copy", "vector", {"dst": k.ap(b), "src": k.ap(a)}, waits=[(load, 0)])
+    result = run(k)
+    profile = result.profile
+    assert profile["bottleneck"] == "latency"
+    assert profile["bounds"]["bottleneck_engine"] is None
+    assert "latency-bound" in result.summary() and "bottleneck:" not in result.summary()
+    # the chain: the load, then the copy that waited for it
+    segments = profile["critical_path"]["segments"]
+    assert [s["op"] for s in segments] == ["dma_copy", "tensor_copy"]
+    assert segments[1]["released_by"] == "semaphore"
+    assert sum(s["time_ns"] for s in segments) == pytest.approx(profile["total_ns"])

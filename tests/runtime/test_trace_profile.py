@@ -31,12 +31,52 @@ def pipeline_result():
 
 PROFILE_SCHEMA = {
     "type": "object",
-    "required": ["target", "total_ns", "instructions", "bottleneck", "engines"],
+    "required": [
+        "target",
+        "total_ns",
+        "instructions",
+        "bottleneck",
+        "engines",
+        "summary",
+        "bounds",
+        "critical_path",
+    ],
     "properties": {
         "target": {"enum": ["trn1", "trn2", "trn3"]},
         "total_ns": {"type": "number", "minimum": 0},
         "instructions": {"type": "integer", "minimum": 0},
-        "bottleneck": {"enum": list(ENGINES)},
+        "bottleneck": {"enum": [*ENGINES, "latency"]},
+        "summary": {
+            "type": "object",
+            "required": [
+                "total_time",
+                "mfu_estimated_percent",
+                "hfu_estimated_percent",
+                "mbu_estimated_percent",
+                "dma_active_time_percent",
+                "tensor_engine_active_time_percent",
+                "vector_engine_active_time_percent",
+                "scalar_engine_active_time_percent",
+                "gpsimd_engine_active_time_percent",
+                "dma_transfer_average_bytes",
+                "tensor_engine_instruction_count",
+                "matmul_instruction_count",
+            ],
+        },
+        "bounds": {
+            "type": "object",
+            "required": [
+                "memory_bound",
+                "memory_bound_ideal",
+                "memory_bound_ideal_no_reloads",
+                "compute_bound",
+                "compute_bound_ideal_flops",
+                "compute_bound_ideal_useful_flops",
+                "perfect_pipeline",
+                "bottleneck_engine",
+                "bn_speedup",
+            ],
+        },
         "engines": {
             "type": "object",
             "required": list(ENGINES),
@@ -77,7 +117,12 @@ def test_profile_follows_the_design_contract():
     assert profile["instructions"] == 3
     assert profile["engines"]["dma"]["instructions"] == 2
     assert profile["engines"]["scalar"]["instructions"] == 1
-    assert profile["bottleneck"] == "dma"
+    # two 1 KiB-per-partition transfers around one activation: the fixed DMA costs, not any
+    # engine's throughput, set the latency
+    assert profile["bottleneck"] == "latency"
+    assert profile["summary"]["total_time"] == pytest.approx(profile["total_ns"] * 1e-9)
+    assert profile["summary"]["dma_transfer_count"] == 2
+    assert profile["summary"]["dma_transfer_average_bytes"] == 128 * 512 * 2
     assert profile["dma_bytes"] == 2 * 128 * 512 * 2
     json.dumps(profile)  # serialisable as is
 
@@ -121,7 +166,8 @@ def test_summary_reports_latency_engines_bottleneck_dma_and_top_lines():
     assert text.startswith("scale on trn2: latency ")
     for engine in ENGINES:
         assert f"  {engine} " in text
-    assert "bottleneck: dma" in text
+    assert "latency-bound" in text and "bottleneck:" not in text
+    assert "critical path:" in text
     assert "GB/s achieved" in text
     assert "test_kernel.py:11" in text
 
@@ -196,3 +242,66 @@ def test_a_dense_row_renders_with_its_family_in_the_legend(tmp_path):
     render_svg({"traceEvents": names + spans}, tmp_path / "t.svg")
     svg = (tmp_path / "t.svg").read_text()
     assert "matmul" in svg and "tensor" in svg
+
+
+def _trace(spans, kernel="k (trn2)"):
+    """A trace dict with one slice per (tid, name, cat, ts µs, dur µs)."""
+    names = {1: "tensor", 2: "dma0"}
+    events = [{"ph": "M", "tid": 0, "name": "process_name", "args": {"name": kernel}}]
+    events += [{"ph": "M", "tid": t, "name": "thread_name", "args": {"name": n}} for t, n in
+               names.items()]  # fmt: skip
+    events += [{"ph": "X", "tid": t, "name": n, "cat": c, "ts": ts, "dur": d}
+               for t, n, c, ts, d in spans]  # fmt: skip
+    return {"traceEvents": events}
+
+
+def test_timeline_title_has_latency_and_bottleneck_and_the_axis_unit_scales():
+    pytest.importorskip("matplotlib")
+    fig = timeline.timeline_figure(pipeline_result())
+    profile = pipeline_result().profile
+    ax = fig.axes[0]
+    assert ax.get_title() == (
+        f"scale (trn2): latency {profile['total_ns'] / 1000:,.3f} µs, bottleneck dma"
+    )
+    assert ax.get_xlabel() == "time (µs)"
+    long = _trace([(2, "dma_copy k.py:2", "dma", 0.0, 4000.0), (1, "nc_matmul k.py:3", "tensor",
+                    10.0, 5.0)])  # fmt: skip
+    ax = timeline.timeline_figure(long).axes[0]
+    assert ax.get_xlabel() == "time (ms)"
+    assert ax.get_title() == "k (trn2): latency 4.000 ms, bottleneck dma"
+    assert ax.get_xlim()[1] == pytest.approx(4.0 * 1.01)
+    short = _trace([(1, "nc_matmul k.py:3", "tensor", 0.0, 0.9)])
+    assert timeline.timeline_figure(short).axes[0].get_xlabel() == "time (ns)"
+
+
+def test_timeline_legend_is_outside_the_rows_and_a_single_short_transfer_is_visible():
+    pytest.importorskip("matplotlib")
+    trace = _trace([(1, "nc_matmul k.py:3", "tensor", 0.0, 10_000.0),
+                    (2, "dma_copy k.py:2", "dma", 5_000.0, 0.001)])  # fmt: skip
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = timeline.timeline_figure(trace)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    ax = fig.axes[0]
+    (legend,) = fig.legends
+    renderer = canvas.get_renderer()
+    assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
+    assert [t.get_text() for t in legend.get_texts()] == ["dma", "matmul"]
+    dma_row = [c for c in ax.collections if c.get_facecolor()[0][2] > 0.6]  # the blue DMA bar
+    (bar,) = dma_row[0].get_paths()
+    xs = ax.transData.transform(bar.vertices)[:, 0]
+    width_px = xs.max() - xs.min()
+    assert width_px >= 0.8  # ~ one pixel wide, not a 0.0001-pixel sliver
+
+
+def test_timeline_picture_sets_no_global_backend(tmp_path, monkeypatch):
+    matplotlib = pytest.importorskip("matplotlib")
+    monkeypatch.setattr(matplotlib, "use", lambda *a, **k: pytest.fail("matplotlib.use called"))
+    render_svg(pipeline_result(), tmp_path / "t.png")
+    assert (tmp_path / "t.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_timeline_rejects_an_unknown_picture_format(tmp_path):
+    with pytest.raises(ValueError, match=r"cannot draw a timeline as \.txt: use one of \.svg"):
+        render_svg(pipeline_result(), tmp_path / "t.txt")

@@ -13,6 +13,7 @@ from ...ir.core import AccessPattern, Alloc, Imm, Inst, Kernel, Tensor
 from ...ir.isa import (
     ACTIVATIONS,
     BITVEC_OPS,
+    COLLECTIVES,
     ENUMS,
     FP32_MIN,
     InstrDef,
@@ -349,6 +350,10 @@ def _partition_window(c: InstCheck, name: str, ap: AccessPattern) -> None:
 
 def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:
     role = c.d.param(name).role if c.d.param(name) else "in"
+    if c.op == "core_barrier":
+        return ("shared_hbm",)
+    if c.op in COLLECTIVES:
+        return (*_HBM,) if c.op == "all_to_all" else (*_HBM, "sbuf")
     if c.op in ("dma_copy", "dma_compute"):
         return (*_HBM, "sbuf")
     if c.op == "dma_transpose":
@@ -613,6 +618,98 @@ def _dma_transpose(c: InstCheck) -> None:
             f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI 0.3.0) needs "
             "src.shape[0] == 16 and src.shape[-1] a multiple of 128",
             "use `dge_mode=nisa.dge_mode.unknown` or reshape the source",
+        )
+
+
+@rule("sendrecv")
+def _sendrecv(c: InstCheck) -> None:
+    src, dst = c.ap("src"), c.ap("dst")
+    if src is not None and dst is not None:
+        if src.shape != dst.shape:
+            c.error(
+                "err_shape_mismatch",
+                f"`src` has shape {_shape(src)} and `dst` {_shape(dst)}; sendrecv moves a tile "
+                "into a tile of the same shape on the other core",
+                "give src and dst the same shape",
+            )
+        if src.dtype != dst.dtype:
+            c.error(
+                "err_dtype_mismatch",
+                f"`src` is {src.dtype} and `dst` {dst.dtype}; sendrecv does not convert",
+                "give src and dst the same dtype",
+            )
+    for key in ("send_to_rank", "recv_from_rank"):
+        rank = c.value(key)
+        if isinstance(rank, bool) or rank not in (0, 1):
+            c.error(
+                "err_invalid_argument",
+                f"`{key}={rank!r}`: an LNC=2 launch has ranks 0 and 1",
+                "use 1 - nl.program_id() for the other core",
+            )
+
+
+#: How the dst of a collective between the launch's 2 cores relates to its src along
+#: `collective_dim`: the same size, twice (gathered) or half (scattered).
+_COLLECTIVE_FACTOR = {"all_reduce": 1, "all_gather": 2, "reduce_scatter": 0.5, "all_to_all": 1}
+
+
+@rule(*_COLLECTIVE_FACTOR)
+def _collective(c: InstCheck) -> None:
+    src, dst = c.ap("src"), c.ap("dst")
+    if src is None or dst is None:
+        return
+    if (src.tensor.buffer == "sbuf") != (dst.tensor.buffer == "sbuf"):
+        c.error(
+            "err_unsupported_memory",
+            "`src` and `dst` of a collective are both in HBM or both in SBUF",
+            "copy one of them first",
+        )
+    if src.dtype != dst.dtype:
+        c.error(
+            "err_dtype_mismatch",
+            f"`src` is {src.dtype} and `dst` {dst.dtype}; collectives do not convert",
+            "give src and dst the same dtype",
+        )
+    if c.op in ("all_reduce", "reduce_scatter") and _name(c.value("op")) not in (
+        "add",
+        "minimum",
+        "maximum",
+    ):
+        c.error(
+            "err_invalid_argument",
+            f"`op={_name(c.value('op'))}`: collectives reduce with add, minimum or maximum",
+            "use nl.add, nl.minimum or nl.maximum",
+        )
+    dim = c.value("collective_dim") or 0
+    want = list(src.shape)
+    if not 0 <= dim < len(want):
+        c.error("err_invalid_argument", f"`collective_dim={dim}` is not a dimension of src", "")
+        return
+    want[dim] = want[dim] * _COLLECTIVE_FACTOR[c.op]
+    if c.op in ("reduce_scatter", "all_to_all") and src.shape[dim] % 2:
+        c.error(
+            "err_shape_mismatch",
+            f"`src` dimension {dim} has {src.shape[dim]} entries; {c.op} splits it between "
+            "the 2 cores",
+            "make it even",
+        )
+    elif tuple(dst.shape) != tuple(int(w) for w in want):
+        c.error(
+            "err_shape_mismatch",
+            f"`dst` has shape {_shape(dst)}; {c.op} of a `src` of shape {_shape(src)} between "
+            f"the 2 cores of the launch gives {list(int(w) for w in want)}",
+            "size dst for the result",
+        )
+
+
+@rule("core_barrier")
+def _core_barrier(c: InstCheck) -> None:
+    cores = c.value("cores")
+    if cores is not None and tuple(cores) != (0, 1):
+        c.error(
+            "err_invalid_argument",
+            f"`cores={cores!r}`: the barrier is between cores (0, 1), the only value NKI supports",
+            "drop `cores` or pass (0, 1)",
         )
 
 

@@ -49,6 +49,8 @@ class DmaPlan:
     #: Bytes read from or written to HBM (each HBM side counts): what the core's sustained DMA
     #: rate limits, where the target has one (tables.TRN1_SUSTAINED_DMA_GBPS).
     hbm_bytes: int = 0
+    #: Engine time per DMA element (descriptor), in bytes (TargetTable.dma_element_overhead_bytes)
+    element_overhead_bytes: float = DMA_ELEMENT_OVERHEAD_BYTES
     _cache: dict[int, tuple[tuple[int, float], ...]] = field(default_factory=dict)
     _uniform: dict[int, float | None] = field(default_factory=dict)
 
@@ -68,7 +70,7 @@ class DmaPlan:
         if self.partitions == 0:
             share = self.bytes / DMA_ENGINES
             elements = ceil(self.partition_elements / DMA_ENGINES)
-            busy = (share + elements * DMA_ELEMENT_OVERHEAD_BYTES) * self.ns_per_byte
+            busy = (share + elements * self.element_overhead_bytes) * self.ns_per_byte
             chunks = tuple((engine, busy) for engine in range(DMA_ENGINES))
         else:
             counts: dict[int, int] = {}
@@ -76,7 +78,7 @@ class DmaPlan:
                 engine = (first_partition + i * self.partition_step) // PARTITIONS_PER_DMA_ENGINE
                 counts[engine % DMA_ENGINES] = counts.get(engine % DMA_ENGINES, 0) + 1
             per_partition = (
-                self.partition_bytes + self.partition_elements * DMA_ELEMENT_OVERHEAD_BYTES
+                self.partition_bytes + self.partition_elements * self.element_overhead_bytes
             )
             chunks = tuple(
                 (engine, count * per_partition * self.ns_per_byte)
@@ -118,7 +120,17 @@ def dma_plan(inst: InstructionShape, table: TargetTable) -> DmaPlan:
     ns_per_byte = 1.0 / (table.dma_engine_bytes_per_ns * efficiency)
     hbm_bytes = sum(side.elements * side.itemsize for side in (dst, *sources) if not side.on_chip)
     if sbuf_side is None:
-        return DmaPlan(fixed, moved, 0, 1, 0, ceil(dst.elements / run), ns_per_byte, hbm_bytes)
+        return DmaPlan(
+            fixed,
+            moved,
+            0,
+            1,
+            0,
+            ceil(dst.elements / run),
+            ns_per_byte,
+            hbm_bytes,
+            table.dma_element_overhead_bytes,
+        )
     per_partition = sbuf_side.free_elems
     run = gcd(run, per_partition)
     return DmaPlan(
@@ -130,4 +142,5 @@ def dma_plan(inst: InstructionShape, table: TargetTable) -> DmaPlan:
         partition_elements=per_partition // run,
         ns_per_byte=ns_per_byte,
         hbm_bytes=hbm_bytes,
+        element_overhead_bytes=table.dma_element_overhead_bytes,
     )

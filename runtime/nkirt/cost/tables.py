@@ -44,6 +44,26 @@ DMA_ELEMENT_OVERHEAD_BYTES = 256
 # (docs/cost-model.md, calibration notes). No such measurement exists for v3/v4.
 TRN1_SUSTAINED_DMA_GBPS = 104.1
 
+# Time a trn2 DMA engine spends per descriptor (DMA element: one contiguous run of one
+# partition) besides moving its bytes, *measured*: the published trn2 4096³ bf16 matmul ladder
+# (neuron-agentic-development, example-bounds-analysis.md) gives DMA active times of 7,906,
+# 1,325 and 819 µs for 1,207.7 / 201.3 / 201.3 MB in 1,473,920 / 294,912 / 114,688 descriptors
+# (256 B lhsT tiles, 1 KiB rhs tiles and stores, 2 KiB row loads). Over the 16 engines at
+# 27.2 B/ns that leaves 55.7, 46.8 and 49.7 ns per descriptor; pooled (Σ overhead time ÷
+# Σ descriptors per engine) 53.9 ns, 47.6–55.3 ns leaving any one kernel out
+# (docs/cost-model.md). It is 1,466 bytes of engine time: 15 % of the engine rate at 256 B,
+# 58 % at 2 KiB, 74 % at 4 KiB, the documented efficiency curve's shape ("severely
+# overhead-bound" below 256 B, "≥ 4 KiB" to saturate) with the measured scale.
+TRN2_DMA_DESCRIPTOR_NS = 53.9
+
+# TensorE dI/dt throttling on Trn2 and Trn3 (Neuron Explorer's Tensor Engine throttling
+# explainer, dev-tools release notes 2.32): TensorE starts at about 50 % of its peak rate and
+# ramps to full over about 3 µs; when its utilisation falls below 50 % in any ~3 µs window
+# the cap comes back.
+THROTTLE_START = 0.5
+THROTTLE_RAMP_NS = 3000.0
+THROTTLE_WINDOW_NS = 3000.0
+
 
 @dataclass(frozen=True)
 class TargetTable:
@@ -70,12 +90,29 @@ class TargetTable:
     #: Measured sustained rate (GB/s = B/ns) of all DMA traffic to and from HBM of one core,
     #: shared by every queue and engine; None where no measurement exists.
     dma_sustained_gbps: float | None = None
+    #: Measured engine time per DMA descriptor (ns) besides its bytes; None: the documented
+    #: efficiency curve's DMA_ELEMENT_OVERHEAD_BYTES.
+    dma_descriptor_ns: float | None = None
+    #: HBM bandwidth of one HBM stack, GB/s (Explorer's `hbm_ddr_bandwidth`, the MBU
+    #: denominator): the chip's HBM bandwidth over its stacks.
+    hbm_stack_gbps: float = 0.0
+    #: NeuronCore base clock (GHz) of Explorer's `neuroncore_cycle_count`; None if unstated.
+    base_ghz: float | None = None
+    #: TensorE dI/dt throttling (Trn2, Trn3): the rate cap of THROTTLE_* applies.
+    tensor_throttle: bool = False
     #: arch §8 (ARCH2): on v2 VectorE and GpSimd cannot access SBUF at the same time.
     sbuf_vector_gpsimd_exclusive: bool = False
     #: arch §8 (ARCH2): on v2 VectorE and ScalarE cannot access PSUM at the same time.
     psum_vector_scalar_exclusive: bool = False
     #: arch §8 (ARCH3): from v3 VectorE and ScalarE access PSUM in parallel if different banks.
     psum_vector_scalar_same_bank_exclusive: bool = False
+
+    @property
+    def dma_element_overhead_bytes(self) -> float:
+        """Engine time per DMA descriptor, in bytes of the engine's rate."""
+        if self.dma_descriptor_ns is not None:
+            return self.dma_descriptor_ns * self.dma_engine_bytes_per_ns
+        return DMA_ELEMENT_OVERHEAD_BYTES
 
     def engine_ghz(self, engine: str) -> float:
         return {
@@ -104,6 +141,8 @@ TARGETS: dict[str, TargetTable] = {
         double_row_fp8=False,  # arch §4: double FP8 is v3+
         hwdge=False,  # arch §3: no HW DGE on v2
         dma_sustained_gbps=TRN1_SUSTAINED_DMA_GBPS,  # arch §12.1/§12.2, measured (above)
+        hbm_stack_gbps=820 / 2,  # Trainium: 820 GB/s over 2 HBM stacks
+        base_ghz=1.4,  # Explorer schema, neuroncore_cycle_count: "Trainium1 is 1.4 GHz"
         sbuf_vector_gpsimd_exclusive=True,  # arch §8 (ARCH2): shared SBUF port, serialised
         psum_vector_scalar_exclusive=True,  # arch §8 (ARCH2): shared PSUM port, serialised
     ),
@@ -115,12 +154,18 @@ TARGETS: dict[str, TargetTable] = {
         scalar_ghz=1.2,  # arch §3 (ARCH3 table)
         gpsimd_ghz=1.2,  # arch §3 (ARCH3 table)
         sbuf_partition_bytes=224 * 1024,  # arch §3: 28 MiB = 128 × 224 KiB
-        dma_engine_bytes_per_ns=23.0,  # arch §3 (DMAOV, DMABW table)
+        # DMA overview: 27.2 GB/s per engine; Neuron Explorer's `dma_ddr_bandwidth` for a trn2
+        # NeuronCore is 435 GB/s = 16 × 27.2 (the DMABW table's 23 B/ns = 368 GB/s is lower)
+        dma_engine_bytes_per_ns=27.2,
         vector_perf_modes=True,  # arch §5 (ARCH3 performance mode)
         fast_mode_dtypes=_TWO_BYTE_FLOATS,  # arch §3: VectorE 512 wide for BF16/FP16 on v3
         scalar_2x_mode=False,
         double_row_fp8=True,  # arch §4 (ARCH3)
         hwdge=True,  # arch §3: 2 HW DGE instances
+        tensor_throttle=True,  # Explorer throttling explainer: Trn2 and Trn3
+        dma_descriptor_ns=TRN2_DMA_DESCRIPTOR_NS,  # measured (above)
+        hbm_stack_gbps=2900 / 4,  # Trainium2: 2.9 TB/s over 4 HBM stacks
+        base_ghz=1.2,  # Explorer schema, neuroncore_cycle_count: "Trainium2 is 1.2 GHz"
         # arch §8 (ARCH3): v3 lifts both v2 port restrictions (PSUM parallel on other banks)
         sbuf_vector_gpsimd_exclusive=False,
         psum_vector_scalar_exclusive=False,
@@ -143,6 +188,8 @@ TARGETS: dict[str, TargetTable] = {
         scalar_2x_mode=True,  # arch §6: v4 native tensor_scalar/tensor_copy 2× bf16/fp16 mode
         double_row_fp8=True,  # arch §4 (ARCH4 keeps v3 double FP8; MX adds 4×)
         hwdge=True,  # arch §3: HW DGE present on v4
+        tensor_throttle=True,  # Explorer throttling explainer: Trn2 and Trn3
+        hbm_stack_gbps=4900 / 4,  # Trainium3: 4.9 TB/s over 4 HBM stacks
         # arch §8: lifted on v3 (ARCH3); ARCH4 restates no restriction, so v4 keeps v3's ports
         sbuf_vector_gpsimd_exclusive=False,
         psum_vector_scalar_exclusive=False,

@@ -13,9 +13,19 @@ MX_GROUP_PARTITIONS = 8
 QUADRANT = 32
 
 
-def contract(stationary: np.ndarray, moving: np.ndarray) -> np.ndarray:
-    """stationary[K, M].T @ moving[K, N] as the PE array computes it: each product rounded to
-    fp32, summed over k = 0..K-1 in order in fp32."""
+def contract(stationary: np.ndarray, moving: np.ndarray, exact: bool) -> np.ndarray:
+    """stationary[K, M].T @ moving[K, N] in fp32.
+
+    `exact`: as the PE array computes it, each product rounded to fp32 and summed over
+    k = 0..K-1 in order in fp32 (K vectorised steps over the [M, N] result). Otherwise one
+    BLAS fp32 matrix product: the same products (exact in fp32 for bf16, fp16, fp8 and tf32
+    inputs, so only the order of the K additions differs; fp32 inputs may also skip the
+    rounding of each product, as with a fused multiply-add). docs/numerics.md bounds the
+    difference; `--exact-accumulation` selects the in-order path for a whole run.
+    """
+    if not exact:
+        with np.errstate(all="ignore"):
+            return np.matmul(stationary.T, moving, dtype=np.float32)
     out = np.zeros((stationary.shape[1], moving.shape[1]), dtype=np.float32)
     product = np.empty_like(out)
     with np.errstate(all="ignore"):
@@ -74,7 +84,8 @@ def nc_matmul(ctx, ops, attrs):
         raise ValueError(
             f"nc_matmul: contraction sizes differ ({stationary.shape[0]} vs {moving.shape[0]})"
         )
-    return {"dst": accumulate_into_psum(ops, attrs, contract(stationary, moving))}
+    product = contract(stationary, moving, ctx.exact_accumulation)
+    return {"dst": accumulate_into_psum(ops, attrs, product)}
 
 
 def mx_scale_rows(data_partitions: int) -> np.ndarray:
@@ -115,7 +126,8 @@ def _mx_dequantize(ops, attrs, data_name: str, scale_name: str) -> np.ndarray:
 def nc_matmul_mx(ctx, ops, attrs):
     stationary = _mx_dequantize(ops, attrs, "stationary", "stationary_scale")
     moving = _mx_dequantize(ops, attrs, "moving", "moving_scale")
-    return {"dst": accumulate_into_psum(ops, attrs, contract(stationary, moving))}
+    product = contract(stationary, moving, ctx.exact_accumulation)
+    return {"dst": accumulate_into_psum(ops, attrs, product)}
 
 
 @semantics("nc_transpose")
@@ -124,6 +136,6 @@ def nc_transpose(ctx, ops, attrs):
     if ctx.target == "trn1" and attrs.get("engine") == "tensor":
         data_dtype = dtype_of("data", ops, attrs)
         identity = np.eye(data.shape[0], dtype=np.float32)
-        product = contract(dtypes.to_fp32(data, data_dtype), identity)
+        product = contract(dtypes.to_fp32(data, data_dtype), identity, exact=True)
         return {"dst": dtypes.cast(product, dtype_of("dst", ops, attrs, default=data_dtype))}
     return {"dst": np.ascontiguousarray(data.T)}

@@ -166,3 +166,22 @@ def test_every_error_of_a_kernel_is_reported_in_one_run(tmp_path):
     assert [c for c, _ in found] == [
         "err_unsupported_memory", "err_unexpected_keyword", "err_invalid_argument"
     ]  # fmt: skip
+
+
+def test_shared_constant_reads_only_regular_files_of_bounded_size(tmp_path):
+    """A FIFO would block `nkic check` for ever and a header can declare terabytes: both are
+    refused before any data is read."""
+    import os
+
+    import numpy as np
+
+    os.mkfifo(tmp_path / "pipe.npy")
+    found = diagnose(tmp_path, "z = nl.shared_constant('pipe.npy')")
+    assert found == [("err_invalid_argument", "'pipe.npy'")]
+    huge = tmp_path / "huge.npy"
+    with open(huge, "wb") as f:  # a header declaring 2^36 float32 values, and no data
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "<f4", "fortran_order": False, "shape": (1 << 18, 1 << 18)}
+        )
+    found = diagnose(tmp_path, "z = nl.shared_constant('huge.npy')")
+    assert found and found[0][0] == "err_invalid_argument"

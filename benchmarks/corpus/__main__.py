@@ -1,0 +1,270 @@
+"""`python -m benchmarks.corpus --corpus DIR`: check, compile and run the public kernels."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+import tomllib
+
+from . import library, report
+from .discover import REPOS, KernelFile, discover
+from .nkic_runs import OK, Outcome, run_nkic
+
+# nkic reported the file clean, but checking one of its kernels by name reports a problem
+MISSED = "missed-kernels"
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+NOTES_TOML = HERE / "notes.toml"
+DEFAULT_CORPUS = ROOT.parent / "corpus"
+RESULTS = HERE / "results" / "last.json"
+COVERAGE = ROOT / "docs" / "coverage.md"
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.corpus", description=__doc__)
+    p.add_argument(
+        "--corpus",
+        default=os.environ.get("CORPUS") or str(DEFAULT_CORPUS),
+        help="directory holding checkouts of nki-library, nki-samples and aws-neuron-sdk "
+        "(default: $CORPUS, else ../corpus beside the repository)",
+    )
+    p.add_argument("--filter", default="", help="only files and library kernels containing this")
+    p.add_argument("--jobs", type=int, default=2, help="nkic processes at a time (default 2)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per nkic command")
+    p.add_argument(
+        "--numerics",
+        action="store_true",
+        default=os.environ.get("NUMERICS", "") not in ("", "0"),
+        help="compare library kernels with their numpy references (also NUMERICS=1)",
+    )
+    p.add_argument("--no-check", action="store_true", help="skip `nkic check` of the files")
+    p.add_argument("--no-library", action="store_true", help="skip the library kernels")
+    p.add_argument("--json", default=str(RESULTS), help=f"results file (default {RESULTS})")
+    p.add_argument(
+        "--out",
+        help="coverage report to write (default docs/coverage.md for a full run, "
+        "none with --filter)",
+    )
+    p.add_argument("--compare", metavar="OLD.json", help="print what changed since OLD.json")
+    p.add_argument("--shapes", default=str(library.SHAPES_TOML), help=argparse.SUPPRESS)
+    p.add_argument("--notes", default=str(NOTES_TOML), help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def load_notes(path: Path) -> tuple[dict[str, str], list[dict]]:
+    """The files the harness does not check (key -> reason) and the problems found in the
+    public code itself ({key, note})."""
+    if not path.is_file():
+        return {}, []
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    skip = {e["path"]: e["reason"] for e in data.get("file", [])}
+    findings = [{"key": e["path"], "note": e["note"]} for e in data.get("finding", [])]
+    return skip, findings
+
+
+def _git_head(path: Path) -> str:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    return out.stdout.strip() or "?"
+
+
+def _relative(errors, corpus: Path) -> list[dict]:
+    out = []
+    for e in errors:
+        d = e.to_json()
+        try:
+            d["file"] = Path(d["file"]).resolve().relative_to(corpus).as_posix()
+        except ValueError:
+            pass
+        out.append(d)
+    return out
+
+
+def check_file(kf: KernelFile, corpus: Path, timeout: float) -> dict:
+    """`nkic check` on the file; when it reports the file clean, each kernel the harness found
+    is checked by name too, so that a kernel nkic skipped cannot pass as clean."""
+    with tempfile.TemporaryDirectory(prefix="nkic-corpus-") as tmp:
+        o: Outcome = run_nkic(["check", kf.abspath, "--format", "json"], timeout, cwd=tmp)
+        status, errors, detail, seconds = o.status, o.errors, o.detail, o.seconds
+        if o.status == OK:
+            for kernel in kf.kernels:
+                by_name = run_nkic(
+                    ["check", kf.abspath, "-k", kernel, "--format", "json"], timeout, cwd=tmp
+                )
+                seconds += by_name.seconds
+                if by_name.status != OK:
+                    status, errors = MISSED, by_name.errors
+                    detail = f"-k {kernel}: {by_name.status} {by_name.detail}".strip()
+                    break
+    return {
+        "key": kf.key,
+        "repo": kf.repo,
+        "dialect": kf.dialect,
+        "kernels": list(kf.kernels),
+        "status": status,
+        "seconds": round(seconds, 2),
+        "errors": _relative(errors[:50], corpus),
+        "detail": detail,
+    }
+
+
+def run_library_case(
+    lib_root: Path, kernel: library.LibraryKernel, case: library.Case, args, corpus: Path
+) -> dict:
+    with tempfile.TemporaryDirectory(prefix="nkic-corpus-") as tmp:
+        r = library.run_case(lib_root, kernel, case, Path(tmp), args.timeout, args.numerics)
+    out = {
+        "key": case.key,
+        "id": case.id,
+        "args": case.args,
+        "lnc": case.lnc,
+        "compile": r.compile.status,
+        "compile_errors": _relative(r.compile.errors[:20], corpus),
+        "compile_detail": r.compile.detail,
+        "seconds": round(r.compile.seconds + (r.run.seconds if r.run else 0.0), 2),
+    }
+    if r.run is not None:
+        out["run"] = r.run.status
+        out["run_errors"] = _relative(r.run.errors[:20], corpus)
+        out["run_detail"] = r.run.detail
+    if r.latency_ns is not None:
+        out["latency_ns"] = r.latency_ns
+    if r.numerics:
+        out["numerics"] = r.numerics
+    if r.note:
+        out["note"] = r.note
+    return out
+
+
+def run(args: argparse.Namespace) -> dict:
+    corpus = Path(args.corpus).resolve()
+    notes, findings = load_notes(Path(args.notes))
+    files = [f for f in discover(corpus) if args.filter in f.key] if not args.no_check else []
+    skipped = [{"key": f.key, "reason": notes[f.key]} for f in files if f.key in notes]
+    files = [f for f in files if f.key not in notes]
+    kernels = [] if args.no_library else library.load_table(args.shapes)
+    lib_root = corpus / "nki-library"
+    if args.filter:
+        kernels = [k for k in kernels if args.filter in k.name or args.filter in k.file]
+    if kernels and not lib_root.is_dir():
+        print(
+            f"note: no nki-library checkout in {corpus}: library kernels skipped", file=sys.stderr
+        )
+        kernels = []
+    cases = [(k, c) for k in kernels for c in k.cases]
+    start = time.monotonic()
+    file_results: dict[str, dict] = {}
+    case_results: dict[str, dict] = {}
+    total = len(files) + len(cases)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(check_file, f, corpus, args.timeout): ("file", f.key) for f in files}
+        for k, c in cases:
+            fut = pool.submit(run_library_case, lib_root, k, c, args, corpus)
+            futures[fut] = ("case", c.key)
+        for done, fut in enumerate(as_completed(futures), 1):
+            kind, key = futures[fut]
+            res = fut.result()
+            if kind == "file":
+                file_results[key] = res
+                status = report.file_status(res)
+            else:
+                case_results[key] = res
+                status = report.case_status(res)
+            print(f"[{done}/{total}] {key}: {status} ({res['seconds']:.1f} s)", file=sys.stderr)
+    lib = []
+    for k in kernels:
+        lib.append(
+            {
+                "name": k.name,
+                "file": k.file,
+                "entry": k.entry,
+                "test": k.test,
+                "limit": k.limit,
+                "cases": [case_results[c.key] for c in k.cases],
+            }
+        )
+    return {
+        "meta": {
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "seconds": round(time.monotonic() - start, 1),
+            "jobs": args.jobs,
+            "timeout": args.timeout,
+            "numerics": args.numerics,
+            "filter": args.filter,
+            "nkic_commit": _git_head(ROOT),
+            "corpus": {r: _git_head(corpus / r) for r in REPOS if (corpus / r).is_dir()},
+        },
+        "files": [file_results[f.key] for f in files],
+        "library": lib,
+        "skipped": skipped,
+        "findings": findings,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _args(argv)
+    corpus = Path(args.corpus)
+    if not any((corpus / r).is_dir() for r in REPOS):
+        return _fail(
+            f"{corpus} holds none of {', '.join(REPOS)}: pass the directory of their "
+            "checkouts (make corpus CORPUS=DIR)"
+        )
+    old = None
+    if args.compare:
+        try:
+            old = json.loads(Path(args.compare).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            return _fail(f"cannot read {args.compare}: {e}")
+    try:
+        results = run(args)
+    except (library.TableError, tomllib.TOMLDecodeError, KeyError) as e:
+        return _fail(f"bad harness table: {e}")
+    out_json = Path(args.json)
+    out_json.parent.mkdir(parents=True, exist_ok=True)
+    out_json.write_text(json.dumps(results, indent=1) + "\n")
+    md_path = args.out or (None if args.filter else str(COVERAGE))
+    if md_path:
+        Path(md_path).write_text(report.render_markdown(results))
+    rows = report.summary_rows(results)
+    for r in rows:
+        print(
+            f"{r['repo']:>15} {r['dialect']:>7}: {r['files']} files, {r['clean']} clean, "
+            f"{r['failing']} failing, {r['internal']} internal errors, {r['timeouts']} timeouts, "
+            f"{r['missed']} with kernels missed"
+        )
+    lib = report.library_summary(results)
+    print(
+        f"library at test shapes: {lib['cases']} cases of {lib['with_cases']} kernels, "
+        f"{lib['compile_ok']} compile, {lib['run_ok']} run; {lib['limits']} harness limits"
+    )
+    print(f"results: {out_json}" + (f"; report: {md_path}" if md_path else ""))
+    if old is not None:
+        print("\n".join(report.compare(old, results)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Run one `nkic` command in a subprocess and sort its outcome.
+
+Each command runs in its own process with a timeout, so an internal error or a hang in nkic
+is counted against that kernel and never stops the harness. Statuses:
+`ok` (exit 0), `diagnostics` (exit 1: the kernel has errors), `internal-error` (a traceback or
+nkic's "internal error" line), `timeout`, `usage-error` (nkic refused the command line: a
+mistake in the harness's tables),.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+OK, DIAGNOSTICS, INTERNAL, TIMEOUT, USAGE = (
+    "ok",
+    "diagnostics",
+    "internal-error",
+    "timeout",
+    "usage-error",
+)
+
+_TEXT_DIAG = re.compile(r"^(error|warning)\[([A-Za-z0-9_]+)\]: (.*)$")
+_TEXT_LOC = re.compile(r"^\s*--> (.*):(\d+):(\d+)\s*$")
+
+
+@dataclass
+class Diag:
+    """The fields of a diagnostic the report needs."""
+
+    code: str
+    message: str
+    file: str = ""
+    line: int = 0
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "message": self.message, "file": self.file, "line": self.line}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Diag:
+        return cls(d["code"], d["message"], d.get("file", ""), int(d.get("line", 0)))
+
+
+@dataclass
+class Outcome:
+    status: str
+    seconds: float
+    errors: list[Diag] = field(default_factory=list)
+    detail: str = ""  # the internal error's or usage error's one line, or the stdout wanted
+    stdout: str = ""
+
+
+def nkic_command() -> list[str]:
+    return [sys.executable, "-m", "nkic"]
+
+
+def run_nkic(args: list[str], timeout: float, cwd: str | None = None) -> Outcome:
+    """Run `nkic ARGS`; parse the errors from JSON (check) or the text rendering (compile)."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(
+            nkic_command() + args,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=cwd,
+            env=_env(),
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome(TIMEOUT, time.monotonic() - start, detail=f"no result in {timeout:g} s")
+    seconds = time.monotonic() - start
+    out, err = proc.stdout, proc.stderr
+    internal = _internal_error(err)
+    if internal:
+        return Outcome(INTERNAL, seconds, detail=internal)
+    if proc.returncode == 0:
+        return Outcome(OK, seconds, stdout=out)
+    if proc.returncode == 1:
+        errors = _json_errors(out) if "--format" in args else None
+        if errors is None:
+            errors = text_errors(err)
+        return Outcome(DIAGNOSTICS, seconds, errors=errors, stdout=out)
+    last = (err.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+    if proc.returncode < 0:
+        return Outcome(INTERNAL, seconds, detail=f"killed by signal {-proc.returncode}")
+    return Outcome(USAGE, seconds, detail=last)
+
+
+@functools.cache
+def supports_option(command: str, option: str) -> bool:
+    """Whether `nkic COMMAND` has OPTION (its --help mentions it)."""
+    try:
+        proc = subprocess.run(
+            nkic_command() + [command, "--help"], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    return option in proc.stdout
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    env = dict(os.environ)
+    env.pop("NKIC_DEBUG", None)  # keep nkic's own one-line internal-error report
+    return env
+
+
+def _internal_error(stderr: str) -> str:
+    for line in stderr.splitlines():
+        if line.startswith("internal error:"):
+            return line.strip()
+    if "Traceback (most recent call last)" in stderr:
+        lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+        return "traceback: " + (lines[-1].strip() if lines else "")
+    return ""
+
+
+def _json_errors(stdout: str) -> list[Diag] | None:
+    try:
+        items = json.loads(stdout)
+    except json.JSONDecodeError:
+        return None
+    return [
+        Diag(d["code"], d["message"], d.get("file", ""), int(d.get("line", 0)))
+        for d in items
+        if d.get("severity") == "error"
+    ]
+
+
+def text_errors(text: str) -> list[Diag]:
+    """The errors of nkic's text rendering (`error[code]: message` then `--> file:line:col`)."""
+    out: list[Diag] = []
+    pending: Diag | None = None
+    for line in text.splitlines():
+        m = _TEXT_DIAG.match(line)
+        if m:
+            pending = Diag(m.group(2), m.group(3)) if m.group(1) == "error" else None
+            if pending:
+                out.append(pending)
+            continue
+        loc = _TEXT_LOC.match(line)
+        if loc and pending and not pending.file:
+            pending.file, pending.line = loc.group(1), int(loc.group(2))
+    return out

@@ -1,0 +1,192 @@
+"""Numpy references for NKI Library kernels, written here from each kernel's documented
+semantics (its docstring and its tests' descriptions), not from its code. Each takes the input
+tensors and host values of a case, by argument name, and returns the expected output or a
+tuple of outputs in the kernel's return order. Computed in float64."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _f64(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a, dtype=np.float64)
+
+
+def cumsum(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """Inclusive prefix sum along `axis` (default: the last)."""
+    return np.cumsum(_f64(t["x"]), axis=int(host.get("axis", -1)))
+
+
+def cascaded_max(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
+    """Max over the last axis and the index of its first occurrence, both keeping the axis."""
+    x = _f64(t["input_tensor"])
+    return x.max(axis=-1, keepdims=True), x.argmax(axis=-1)[..., None].astype(np.int32)
+
+
+def conv1d(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """y[b, o, l] = sum over k, c of x_pad[b, c, l*stride + k*dilation] * w[k, c, o] + bias[o],
+    with x [B, C_in, L], w [K, C_in, C_out] and `padding` (left, right) zeros."""
+    x, w = _f64(t["x_in"]), _f64(t["filters"])
+    stride, dilation = int(host.get("stride", 1)), int(host.get("dilation", 1))
+    left, right = host.get("padding", (0, 0))
+    if host.get("activation_fn") is not None:
+        raise ValueError("the conv1d reference has no activation")
+    x = np.pad(x, ((0, 0), (0, 0), (left, right)))
+    k_size = w.shape[0]
+    l_out = (x.shape[2] - dilation * (k_size - 1) - 1) // stride + 1
+    y = np.zeros((x.shape[0], w.shape[2], l_out))
+    for k in range(k_size):
+        start = k * dilation
+        window = x[:, :, start : start + stride * (l_out - 1) + 1 : stride]  # [B, C_in, L_out]
+        y += np.einsum("bcl,co->bol", window, w[k])
+    if "bias" in t:
+        y += _f64(t["bias"])[None, :, None]
+    return y
+
+
+def depthwise_conv1d(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """Per-channel cross-correlation along the width: img [N, C, 1, W], filter [C, 1, 1, S],
+    out [N, C, 1, Q] with Q = (W + pad_l + pad_r - S) // stride + 1."""
+    img, f = _f64(t["img_ref"]), _f64(t["filter_ref"])
+    (_, _), (pad_l, pad_r) = host.get("padding", ((0, 0), (0, 0)))
+    _, stride = host.get("stride", (1, 1))
+    img = np.pad(img, ((0, 0), (0, 0), (0, 0), (pad_l, pad_r)))
+    s = f.shape[3]
+    q = (img.shape[3] - s) // stride + 1
+    out = np.zeros(img.shape[:3] + (q,))
+    for i in range(s):
+        out += img[..., i : i + stride * (q - 1) + 1 : stride] * f[None, :, 0, 0, i, None, None]
+    return out
+
+
+def cross_entropy_forward(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
+    """Per position: loss = logsumexp(logits) - logits[target], and the logsumexp itself."""
+    logits = _f64(t["logits_hbm"])
+    targets = t["targets_hbm"].astype(np.int64)
+    m = logits.max(axis=1, keepdims=True)
+    lse = (m + np.log(np.exp(logits - m).sum(axis=1, keepdims=True)))[:, 0]
+    loss = lse - logits[np.arange(len(targets)), targets]
+    return loss, lse
+
+
+def elementwise_add(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """a + b over the rows the run-time tile count covers (all of them in the tests)."""
+    return _f64(t["input_a"]) + _f64(t["input_b"])
+
+
+def indexed_flatten(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """Row e of input [E, T], cut into blocks of f_len, lands at block row_offsets[e] onwards
+    of a padding-filled output of output_len; blocks past the end are dropped."""
+    x = t["input_tensor"]
+    f_len, out_len = int(host["f_len"]), int(host["output_len"])
+    out = np.full(out_len // f_len * f_len, float(host.get("padding_val", -1)))
+    blocks = out.reshape(-1, f_len)
+    for e, offset in enumerate(t["row_offsets"].astype(np.int64)[: x.shape[0]]):
+        for p, block in enumerate(x[e].reshape(-1, f_len)):
+            if 0 <= offset + p < len(blocks):
+                blocks[offset + p] = block
+    return out
+
+
+def output_projection_cte(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """out[b, s, h] = sum over n, d of attention[b, n, d, s] * weight[n*D + d, h] + bias[0, h]."""
+    att, w = _f64(t["attention"]), _f64(t["weight"])
+    n, d = att.shape[1:3]
+    out = np.einsum("bnds,ndh->bsh", att, w.reshape(n, d, -1))
+    if "bias" in t:
+        out += _f64(t["bias"])[0]
+    return out
+
+
+def output_projection_tkg(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """out[b*S + s, h] = sum over n, d of attention[d, b, n, s] * weight[n*D + d, h] + bias[0, h]
+    (the untransposed layout; the transposed one depends on the LNC degree)."""
+    if host.get("TRANSPOSE_OUT"):
+        from .library import SkipNumerics
+
+        raise SkipNumerics("the transposed output layout depends on the LNC degree")
+    att, w = _f64(t["attention"]), _f64(t["weight"])
+    d, b, n, s = att.shape
+    out = np.einsum("dbns,ndh->bsh", att, w.reshape(n, d, -1)).reshape(b * s, -1)
+    if "bias" in t:
+        out += _f64(t["bias"])[0]
+    return out
+
+
+def qkv_no_norm(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """The fused QKV projection without norm, residual add or RoPE, in the [B, S, D] layout:
+    out = input @ fused_qkv_weights + bias."""
+    out = np.einsum("bsh,hd->bsd", _f64(t["input"]), _f64(t["fused_qkv_weights"]))
+    if "bias" in t:
+        out += _f64(t["bias"])[0]
+    return out
+
+
+def attention_cte(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """softmax(scale * q k^T, causal-masked when asked) v, without prior KV, sinks or windows.
+    q is [B, Sq, d] when tp_q (default) else [B, d, Sq]; k is [B, d, Skv] unless tp_k; v is
+    [B, Skv, d]; the output is [B, Sq, d], or [B, d, Sq] with tp_out. Rows in blocks, to
+    bound memory at long sequence lengths."""
+    q, k, v = _f64(t["q"]), _f64(t["k"]), _f64(t["v"])
+    if not host.get("tp_q", True):
+        q = q.transpose(0, 2, 1)
+    if host.get("tp_k", False):
+        k = k.transpose(0, 2, 1)
+    scale, causal = float(host.get("scale", 1.0)), bool(host.get("causal_mask", True))
+    out = np.empty(q.shape[:2] + (v.shape[2],))
+    for start in range(0, q.shape[1], 1024):
+        s = np.einsum("bqd,bdk->bqk", q[:, start : start + 1024], k) * scale
+        if causal:
+            rows = np.arange(start, start + s.shape[1])[:, None]
+            s = np.where(np.arange(k.shape[2])[None, :] <= rows, s, -np.inf)
+        s = np.exp(s - s.max(axis=2, keepdims=True))
+        out[:, start : start + 1024] = np.einsum("bqk,bkd->bqd", s / s.sum(2, keepdims=True), v)
+    return out.transpose(0, 2, 1) if host.get("tp_out", False) else out
+
+
+def find_nonzero_indices_with_count(t: dict[str, np.ndarray], host: dict[str, object]):
+    """For input [1, T]: [1, T+1] int32 holding the nonzero positions in order, then -1s, and
+    the count of nonzeros in the last place."""
+    (idx,) = np.nonzero(t["input_tensor"][0])
+    out = np.full((1, t["input_tensor"].shape[1] + 1), -1, dtype=np.int64)
+    out[0, : len(idx)] = idx
+    out[0, -1] = len(idx)
+    return out
+
+
+def tp_broadcast(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """Column `src_offset` of the source (after selecting `src_select_index` on dimension 1,
+    when given, and flattening the rest), repeated as `broadcast_count` rows."""
+    src = _f64(t["src_hbm"])
+    if host.get("src_select_index") is not None:
+        src = src[:, int(host["src_select_index"])]
+    column = src.reshape(src.shape[0], -1)[:, int(host["src_offset"])]
+    return np.tile(column, (int(host["broadcast_count"]), 1))
+
+
+def cross_partition_copy(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """Zeros, with partitions [dst, dst + n) set to the source's partitions [src, src + n)."""
+    x = _f64(t["input_data"])
+    src, dst = int(host["src_start_partition"]), int(host["dst_start_partition"])
+    n, f = int(host["num_partitions_to_copy"]), int(host["free_dim_size"])
+    out = np.zeros_like(x)
+    out[dst : dst + n, :f] = x[src : src + n, :f]
+    return out
+
+
+REFERENCES = {
+    "cumsum": cumsum,
+    "cascaded_max": cascaded_max,
+    "conv1d": conv1d,
+    "depthwise_conv1d": depthwise_conv1d,
+    "cross_entropy_forward": cross_entropy_forward,
+    "elementwise_add": elementwise_add,
+    "indexed_flatten": indexed_flatten,
+    "output_projection_cte": output_projection_cte,
+    "output_projection_tkg": output_projection_tkg,
+    "qkv_no_norm": qkv_no_norm,
+    "attention_cte": attention_cte,
+    "find_nonzero_indices_with_count": find_nonzero_indices_with_count,
+    "tp_broadcast": tp_broadcast,
+    "cross_partition_copy": cross_partition_copy,
+}

@@ -1,0 +1,255 @@
+"""Functions and calls: `def` and `lambda`, call evaluation and dispatch, argument binding."""
+
+from __future__ import annotations
+
+import ast
+
+from ...ir.core import Loc
+from .. import pylib
+from ..tensors import type_name
+from ..values import (
+    BoundMethod,
+    BreakSignal,
+    Builtin,
+    ClassMethod,
+    ContinueSignal,
+    Function,
+    Instance,
+    IsaInstr,
+    NkiClass,
+    NlOp,
+    OpaqueModule,
+    Poison,
+    PoisonError,
+    PyType,
+    ReturnSignal,
+    Scope,
+    StaticMethod,
+    UserError,
+)
+from .state import (
+    INT32_MAX,
+    INT32_MIN,
+    MAX_CALL_DEPTH,
+    CallSite,
+    Frame,
+    int32_overflow,
+    opaque_error,
+)
+
+
+def _int32_result(result, name: str, args: list):
+    """A builtin's result, unless it is a new integer outside the 32-bit range (an argument
+    passed through unchanged, such as a wide literal mask given to `max`, is not new)."""
+    if (
+        type(result) is int
+        and not INT32_MIN <= result <= INT32_MAX
+        and not any(type(a) is int and a == result for a in args)
+    ):
+        raise int32_overflow(f"{name}(...) = {result}")
+    return result
+
+
+class Calls:
+    """Part of the `Specialiser`: function definitions, calls and argument binding."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef):
+        fn = self.make_function(node.name, node)
+        value: object = fn
+        for dec in reversed(node.decorator_list):
+            value = self.call(self.visit(dec), [value], {}, CallSite(dec))
+        self.store_name(node.name, value)
+
+    def make_function(self, name: str, node) -> Function:
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await)):
+                raise self.error_node(self.unsupported(sub), sub)
+        fn = Function(name, node, self.scope, self.module)
+        args = node.args
+        fn.defaults = [self.visit(d) for d in args.defaults]
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if d is not None:
+                fn.kw_defaults[a.arg] = self.visit(d)
+        return fn
+
+    def visit_Lambda(self, node: ast.Lambda):
+        return self.make_function("<lambda>", node)
+
+    def visit_Call(self, node: ast.Call):
+        fn = self.visit(node.func)
+        args: list = []
+        arg_nodes: list = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                items = self.iterate(self.visit(a.value), a)
+                args += items
+                arg_nodes += [a] * len(items)
+            else:
+                args.append(self.visit(a))
+                arg_nodes.append(a)
+        kwargs: dict = {}
+        kw_nodes: dict = {}
+        for k in node.keywords:
+            if k.arg is None:
+                extra = self.visit(k.value)
+                if not isinstance(extra, dict):
+                    raise UserError(
+                        "err_type_error", f"cannot unpack {type_name(extra)} with **", k
+                    )
+                for name, v in extra.items():
+                    kwargs[name] = v
+                    kw_nodes[name] = k
+            else:
+                if k.arg in kwargs:
+                    raise UserError("err_type_error", f"keyword argument '{k.arg}' repeated", k)
+                kwargs[k.arg] = self.visit(k.value)
+                kw_nodes[k.arg] = k
+        return self.call(fn, args, kwargs, CallSite(node, arg_nodes, kw_nodes))
+
+    def call(self, fn, args: list, kwargs: dict, call: CallSite):
+        if isinstance(fn, Poison):
+            raise PoisonError()
+        if isinstance(fn, Function):
+            return self.call_function(fn, args, kwargs, call)
+        if isinstance(fn, BoundMethod):
+            return self.call(fn.func, [fn.self_value, *args], kwargs, call)
+        if isinstance(fn, Builtin):
+            return _int32_result(self.call_builtin(fn, args, kwargs, call), fn.name, args)
+        if isinstance(fn, NkiClass):
+            return self.instantiate(fn, args, kwargs, call)
+        if isinstance(fn, Instance):
+            method = fn.cls.lookup("__call__")
+            if isinstance(method, Function):
+                return self.call_function(method, [fn, *args], kwargs, call)
+        if isinstance(fn, OpaqueModule):
+            raise opaque_error(fn, call.node)
+        if isinstance(fn, PyType):
+            return _int32_result(pylib.call_type(self, fn, args, kwargs, call), fn.name, args)
+        if isinstance(fn, (IsaInstr, NlOp)):
+            self.check_nki_context(
+                f"nisa.{fn.name}" if isinstance(fn, IsaInstr) else f"nl.{fn.name}", call
+            )
+            return self.language.call_api(self, fn, args, kwargs, call)
+        if isinstance(fn, (StaticMethod, ClassMethod)):
+            return self.call(fn.func, args, kwargs, call)
+        raise UserError("err_type_error", f"{type_name(fn)} is not callable", call.node)
+
+    def call_builtin(self, fn: Builtin, args: list, kwargs: dict, call: CallSite):
+        if fn.nki_api:
+            self.check_nki_context(fn.name, call)
+        bind_error = pylib.check_signature(fn, args, kwargs)
+        if bind_error is not None:
+            code, message, kw = bind_error
+            raise UserError(
+                code, f"{fn.name}() {message}", call.arg_node(name=kw) if kw else call.node
+            )
+        return fn.fn(self, call, *args, **kwargs)
+
+    def call_function(self, fn: Function, args: list, kwargs: dict, call: CallSite):
+        if len(self.call_stack) >= MAX_CALL_DEPTH:
+            raise UserError(
+                "err_specialisation_limit",
+                f"call depth exceeds {MAX_CALL_DEPTH} (unbounded recursion in '{fn.name}'?)",
+                call.node,
+                "make sure the recursion terminates at specialisation time",
+            )
+        if fn.is_jit and self.in_kernel:
+            raise UserError(
+                "err_nested_kernel_call",
+                f"'{fn.name}' is an @nki.jit kernel and cannot be called from a kernel",
+                call.node,
+                "remove @nki.jit from sub-kernels; decorate at the call site if it is also "
+                "used standalone",
+            )
+        scope = Scope(fn.scope)
+        self.bind_arguments(fn, args, kwargs, scope, call)
+        pushed = call.node is not None and hasattr(call.node, "lineno")
+        if pushed:
+            self.call_stack.append(self._call_loc(call.node))
+        self.frames.append(Frame(scope, fn.module, fn))
+        if fn.is_lambda:
+            self.lambda_depth += 1
+        try:
+            if fn.is_lambda:
+                return self.visit(fn.node.body)
+            try:
+                self.exec_block(fn.node.body)
+            except ReturnSignal as r:
+                return r.value
+            except (BreakSignal, ContinueSignal):
+                raise UserError(
+                    "err_unsupported_syntax", "'break'/'continue' outside a loop", fn.node
+                ) from None
+            return None
+        finally:
+            if fn.is_lambda:
+                self.lambda_depth -= 1
+            if pushed:
+                self.call_stack.pop()
+            self.frames.pop()
+
+    def _call_loc(self, node: ast.AST) -> Loc:
+        return self.loc(node, with_stack=False)
+
+    def bind_arguments(self, fn: Function, args: list, kwargs: dict, scope: Scope, call: CallSite):
+        a = fn.node.args
+        positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+        n_pos = len(positional)
+        values: dict[str, object] = {}
+        if len(args) > n_pos and a.vararg is None:
+            raise UserError(
+                "err_type_error",
+                f"{fn.name}() takes {n_pos} positional argument{'s' if n_pos != 1 else ''} "
+                f"but {len(args)} were given",
+                call.node,
+            )
+        for name, v in zip(positional, args):
+            values[name] = v
+        if a.vararg is not None:
+            values[a.vararg.arg] = tuple(args[n_pos:])
+        extra: dict = {}
+        posonly = {p.arg for p in a.posonlyargs}
+        kwonly = [p.arg for p in a.kwonlyargs]
+        for k, v in kwargs.items():
+            if (k in positional and k not in posonly) or k in kwonly:
+                if k in values:
+                    raise UserError(
+                        "err_type_error",
+                        f"{fn.name}() got multiple values for argument '{k}'",
+                        call.arg_node(name=k),
+                    )
+                values[k] = v
+            elif a.kwarg is not None:
+                extra[k] = v
+            else:
+                raise UserError(
+                    "err_unexpected_keyword",
+                    f"{fn.name}() got an unexpected keyword argument '{k}'",
+                    call.arg_node(name=k),
+                    self.suggest(k, positional + kwonly),
+                )
+        defaults = dict(zip(positional[n_pos - len(fn.defaults) :], fn.defaults))
+        missing = []
+        for name in positional:
+            if name not in values:
+                if name in defaults:
+                    values[name] = defaults[name]
+                else:
+                    missing.append(name)
+        for name in kwonly:
+            if name not in values:
+                if name in fn.kw_defaults:
+                    values[name] = fn.kw_defaults[name]
+                else:
+                    missing.append(name)
+        if missing:
+            names = ", ".join(f"'{m}'" for m in missing)
+            raise UserError(
+                "err_missing_argument",
+                f"{fn.name}() missing {len(missing)} required argument"
+                f"{'s' if len(missing) > 1 else ''}: {names}",
+                call.node,
+            )
+        if a.kwarg is not None:
+            values[a.kwarg.arg] = extra
+        scope.vars.update(values)

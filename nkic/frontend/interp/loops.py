@@ -1,0 +1,322 @@
+"""Loops and symbolic values: `for`/`while`, symbolic execution of `affine_range` /
+`sequential_range` bodies as one IR loop (unrolled when Python semantics require it), and the
+conversions that force a symbolic value to be concrete."""
+
+from __future__ import annotations
+
+import ast
+import types
+
+from ...ir.affine import Affine
+from ...ir.core import Loc, UnrolledLoop
+from ..tensors import TensorView, type_name
+from ..values import (
+    BoundMethod,
+    BreakSignal,
+    Builtin,
+    ContinueSignal,
+    Escaped,
+    Function,
+    Instance,
+    ModuleValue,
+    NkiClass,
+    Poison,
+    PoisonError,
+    RangeValue,
+    RestartUnrolled,
+    ReturnSignal,
+    Scope,
+    SymbolicAbort,
+    UserError,
+    is_symbolic,
+    norm_int,
+)
+from .state import MAX_ITERATIONS, Attempt
+
+_PLAIN = (int, float, bool, str, type(None))
+
+
+def _cell_full(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:
+        return False
+    return True
+
+
+class Loops:
+    """Part of the `Specialiser`: loops, symbolic loop bodies, and making symbolic values concrete."""
+
+    def need_concrete(self, v, what: str = "a compile-time integer"):
+        """`v` where Python needs a concrete value: a symbolic loop variable aborts its loop."""
+        v = norm_int(v)
+        if is_symbolic(v):
+            raise self._abort_for(v, f"the loop variable is used as {what}")
+        return v
+
+    def _abort_for(self, v: Affine, reason: str) -> SymbolicAbort:
+        for att in reversed(self.attempts):
+            if att.var in v.vars:
+                return SymbolicAbort(att, reason)
+        for var in v.vars:
+            if var in self.loop_keys:  # escaped from a finished symbolic loop: unroll that one
+                raise RestartUnrolled(self.loop_keys[var])
+        raise UserError(
+            "err_local_variable_used_out_of_scope",
+            "a value computed from the induction variable of a loop that stays a hardware "
+            "loop is used after the loop",
+            None,
+            "unroll the loop with range() / nl.static_range()",
+        )
+
+    def affine_bounds(self, v: Affine) -> tuple[int, int] | None:
+        """(min, max) of `v` over the iterations of the symbolic loops being specialised; None
+        if it uses the variable of a loop that is not one of them."""
+        lo = hi = v.const
+        for var in v.vars:
+            its = next((a.iterations for a in self.attempts if a.var == var), None)
+            if not its:
+                return None
+            ends = (v.coeff(var) * its[0], v.coeff(var) * its[-1])
+            lo, hi = lo + min(ends), hi + max(ends)
+        return lo, hi
+
+    def need_int(self, v, what: str = "an integer") -> int:
+        v = self.need_concrete(v)
+        if isinstance(v, Poison):
+            raise PoisonError()
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise UserError("err_type_error", f"expected {what}, got {type_name(v)}")
+        return v
+
+    def deep_concrete(self, v):
+        """`v` with every symbolic integer inside it resolved (aborting the loop if any)."""
+        if isinstance(v, Affine):
+            return self.need_concrete(v)
+        if isinstance(v, tuple):
+            return tuple(self.deep_concrete(x) for x in v)
+        if isinstance(v, list):
+            for x in v:
+                self.deep_concrete(x)
+        return v
+
+    def touch(self, obj) -> None:
+        """Called before mutating `obj`: state that outlives a symbolic loop body forces the
+        loop to be unrolled, since one symbolic pass would mutate it once, not per iteration."""
+        if not self.attempts:
+            return
+        att = self.attempts[-1]
+        if att.reachable is None:
+            att.reachable = self._reachable(att)
+        if id(obj) in att.reachable:
+            raise SymbolicAbort(att, "the loop body mutates compile-time state")
+
+    def _reachable(self, att: Attempt) -> set[int]:
+        seen: set[int] = set()
+        stack: list = [att.snapshot]
+        for scope in att.roots:
+            stack.append(scope)
+        for m in self.module_by_file.values():
+            stack.append(m.scope)
+        while stack:
+            v = stack.pop()
+            if isinstance(v, _PLAIN) or id(v) in seen:
+                continue
+            seen.add(id(v))
+            if isinstance(v, Scope):
+                stack.extend((att.snapshot if v is att.scope else v.vars).values())
+                if v.parent is not None:
+                    stack.append(v.parent)
+            elif isinstance(v, (list, tuple)):
+                stack.extend(v)
+            elif isinstance(v, dict):
+                stack.extend(v.values())
+            elif isinstance(v, Instance):
+                stack.extend(v.attrs.values())
+                stack.append(v.cls)
+            elif isinstance(v, NkiClass):
+                stack.extend(v.attrs.values())
+            elif isinstance(v, Function):
+                stack.append(v.scope)
+                stack.extend(v.defaults)
+                stack.extend(v.kw_defaults.values())
+            elif isinstance(v, BoundMethod):
+                stack += [v.func, v.self_value]
+            elif isinstance(v, ModuleValue) and v.source is not None:
+                stack.append(v.source.scope)
+            elif isinstance(v, Builtin):
+                stack.append(v.fn)
+            elif isinstance(v, types.FunctionType):  # a builtin's closure (bound methods, partial)
+                stack.extend(c.cell_contents for c in v.__closure__ or () if _cell_full(c))
+        return seen
+
+    def visit_While(self, node: ast.While):
+        while self.condition(node.test):
+            self._count_iteration(node)
+            try:
+                self.exec_block(node.body)
+            except BreakSignal:
+                return
+            except ContinueSignal:
+                continue
+        self.exec_block(node.orelse)
+
+    def _count_iteration(self, node: ast.AST) -> None:
+        self.iterations += 1
+        if self.iterations > MAX_ITERATIONS:
+            raise UserError(
+                "err_specialisation_limit",
+                f"specialisation unrolled more than {MAX_ITERATIONS} loop iterations",
+                node,
+                "use nl.affine_range for loops whose body does not depend on the iteration "
+                "at compile time, so they stay hardware loops",
+            )
+
+    def visit_For(self, node: ast.For):
+        iterable = self.visit(node.iter)
+        if (
+            isinstance(iterable, RangeValue)
+            and iterable.kind in ("affine", "sequential")
+            and isinstance(node.target, ast.Name)
+            and not self.unroll_all
+            and (self.module.file, node.lineno, node.col_offset) not in self.unroll_loops
+            and self.in_kernel
+            and self.lambda_depth == 0
+            and len(iterable.as_range()) >= 2
+            and self.run_symbolic(node, iterable)
+        ):
+            self.exec_block(node.orelse)
+            return
+        unrolled = None
+        if isinstance(iterable, RangeValue) and iterable.kind == "affine" and self.in_kernel:
+            name = node.target.id if isinstance(node.target, ast.Name) else "iteration"
+            unrolled = UnrolledLoop(self.loop_header(node), name)
+        for item in self.iterate(iterable, node.iter):
+            self._count_iteration(node)
+            self.assign(node.target, item)
+            try:
+                if unrolled is None:
+                    self.exec_block(node.body)
+                else:
+                    with self.builder.unrolled_iteration(unrolled, item):
+                        self.exec_block(node.body)
+            except BreakSignal:
+                return
+            except ContinueSignal:
+                continue
+        self.exec_block(node.orelse)
+
+    def loop_header(self, node: ast.For) -> Loc:
+        """The span of `for target in iterable`."""
+        loc, end = self.loc(node), node.iter
+        return Loc(loc.file, loc.line, loc.col, end.end_lineno, end.end_col_offset + 1, loc.stack)
+
+    def run_symbolic(self, node: ast.For, rv: RangeValue) -> bool:
+        """Run the body once with a symbolic induction variable inside one IR loop; False
+        (with every effect rolled back) when the loop has to be unrolled instead."""
+        scope = self.scope
+        att = Attempt(scope, dict(scope.vars), [f.scope for f in self.frames])
+        block = self.builder.block
+        start = len(block)
+        self.attempts.append(att)
+        try:
+            with self.builder.loop(
+                rv.start, rv.stop, rv.step, rv.kind, self.loop_header(node)
+            ) as iv:
+                att.var = iv.vars[0]
+                att.iterations = rv.as_range()
+                self.assign(node.target, iv)
+                try:
+                    self.exec_block(node.body)
+                except ContinueSignal:
+                    pass
+                except (BreakSignal, ReturnSignal):
+                    raise SymbolicAbort(att, "the body leaves the loop early") from None
+        except SymbolicAbort as abort:
+            self.attempts.pop()
+            del block[start:]
+            scope.vars.clear()
+            scope.vars.update(att.snapshot)
+            if abort.target is not att:
+                raise
+            return False
+        self.attempts.pop()
+        if not block[-1].body:
+            del block[-1]
+        for d in att.diags:
+            self._emit_diag(d)
+        last = rv.as_range()[-1]
+        key = (self.module.file, node.lineno, node.col_offset)
+        self.loop_keys[att.var] = key
+        for name in att.written:
+            if name in scope.vars:
+                scope.vars[name] = self._after_loop(
+                    scope.vars[name], att, last, name, key, rv.kind == "affine"
+                )
+        for outer in self.attempts:
+            outer.tensors |= att.tensors
+        return True
+
+    def _after_loop(self, v, att: Attempt, last: int, name: str, key: tuple, affine: bool = False):
+        """The value a name bound in a symbolic loop body has after the loop: the last
+        iteration's where it is one value, else a marker that unrolls the loop when read."""
+        env = {att.var: last}
+        if isinstance(v, Affine):
+            return norm_int(v.substitute(env))
+        if isinstance(v, TensorView):
+            if v.tensor in att.tensors:
+                return Escaped(name, key, affine)
+            return v.substitute(env)
+        if isinstance(v, tuple):
+            items = tuple(self._after_loop(x, att, last, name, key, affine) for x in v)
+            return Escaped(name, key) if any(isinstance(x, Escaped) for x in items) else items
+        if isinstance(v, (list, dict, Instance, Function)) and self._mentions(v, att):
+            return Escaped(name, key)
+        return v
+
+    def _mentions(self, v, att: Attempt, depth: int = 0) -> bool:
+        if depth > 50:
+            return False
+        if isinstance(v, Affine):
+            return att.var in v.vars
+        if isinstance(v, TensorView):
+            return v.tensor in att.tensors or att.var in v.offset.vars
+        if isinstance(v, (list, tuple)):
+            return any(self._mentions(x, att, depth + 1) for x in v)
+        if isinstance(v, dict):
+            return any(self._mentions(x, att, depth + 1) for x in v.values())
+        if isinstance(v, Instance):
+            return any(self._mentions(x, att, depth + 1) for x in v.attrs.values())
+        if isinstance(v, Function):
+            return any(self._mentions(x, att, depth + 1) for x in v.defaults)
+        return False
+
+    def iterate(self, value, node: ast.AST | None = None) -> list:
+        """The items of an iterable compile-time value."""
+        if isinstance(value, Poison):
+            raise PoisonError()
+        if isinstance(value, RangeValue):
+            values = value.as_range()
+            if len(values) > MAX_ITERATIONS:
+                raise UserError(
+                    "err_specialisation_limit",
+                    f"iterating over {len(values)} values at specialisation exceeds the limit of "
+                    f"{MAX_ITERATIONS}",
+                    node,
+                    "use nl.affine_range or nl.sequential_range for loops the hardware runs",
+                )
+            return list(values)
+        if isinstance(value, (list, tuple, str)):
+            return list(value)
+        if isinstance(value, dict):
+            return list(value.keys())
+        if isinstance(value, NkiClass) and value.is_enum:
+            return list(value.members.values())
+        if isinstance(value, TensorView):
+            raise UserError(
+                "err_dynamic_control_flow_not_supported",
+                "cannot iterate over a tensor at specialisation time",
+                node,
+                "iterate over range(t.shape[0]) and index the tensor",
+            )
+        raise UserError("err_type_error", f"{type_name(value)} is not iterable", node)

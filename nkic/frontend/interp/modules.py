@@ -1,0 +1,132 @@
+"""Imports: the NKI and standard modules of the language, helper modules read from source
+(evaluated once each, never executed by Python), and opaque installed packages."""
+
+from __future__ import annotations
+
+import ast
+
+from ..values import ModuleValue, OpaqueModule, Scope, SourceModule, UserError
+from .state import Frame
+
+_HOST_ONLY = ("nkic", "nkirt")  # the compiler itself, imported by host code in kernel files
+
+
+class Modules:
+    """Part of the `Specialiser`: imports and the evaluation of helper modules."""
+
+    def visit_Import(self, node: ast.Import):
+        for alias in node.names:
+            module = self.import_module(alias.name, node)
+            if alias.asname:
+                self.store_name(alias.asname, module)
+            else:
+                top = alias.name.split(".")[0]
+                self.store_name(top, self.import_module(top, node))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom):
+        name = self.loader.absolute_name(node.module, node.level, self.module)
+        if name is None:
+            raise UserError(
+                "err_import_error",
+                "attempted relative import beyond the top-level package",
+                node,
+            )
+        module = self.import_module(name, node)
+        if isinstance(module, OpaqueModule):
+            if node.level:
+                raise UserError("err_import_error", f"no module named '{name}'", node)
+            for alias in node.names:
+                if alias.name != "*":
+                    self.store_name(
+                        alias.asname or alias.name,
+                        OpaqueModule(f"{name}.{alias.name}", module.found),
+                    )
+            return
+        for alias in node.names:
+            if alias.name == "*":
+                exported = module.attrs.get("__all__")
+                names = (
+                    list(exported)
+                    if isinstance(exported, (list, tuple))
+                    else [n for n in module.attrs if not n.startswith("_")]
+                )
+                for n in names:
+                    self.store_name(n, module.attrs[n])
+                continue
+            if alias.name in module.attrs:
+                value = module.attrs[alias.name]
+            else:
+                try:
+                    value = self.import_module(f"{name}.{alias.name}", node)
+                except UserError:
+                    raise UserError(
+                        "err_import_error",
+                        f"cannot import name '{alias.name}' from '{name}'",
+                        node,
+                        self.suggest(alias.name, module.attrs),
+                    ) from None
+                if module.strict and isinstance(value, OpaqueModule) and not value.found:
+                    # `from nki.language import arange`: an NKI module has no such name; report
+                    # it here as `nl.arange` would be, not as a missing module at the first use.
+                    self.getattr(module, alias.name, node)
+            self.store_name(alias.asname or alias.name, value)
+
+    def import_module(self, name: str, node: ast.AST) -> ModuleValue:
+        if name in self.modules:
+            return self.modules[name]
+        if (
+            name == "neuronxcc" or name.startswith("neuronxcc.")
+        ) and name not in self.known_modules:
+            raise UserError(
+                "err_unsupported_api",
+                f"the Beta 1 namespace '{name}' cannot be mixed with the current 'nki' "
+                "modules in one file",
+                node,
+                "write the file in one dialect: import nki, nki.language as nl, nki.isa as nisa "
+                "(or only neuronxcc.nki for a Beta 1 kernel)",
+            )
+        if name in self.known_modules:
+            mod = self.known_modules[name]
+            self.modules[name] = mod
+            return mod
+        parent = None
+        if "." in name:
+            parent = self.import_module(name.rsplit(".", 1)[0], node)
+            if isinstance(parent, OpaqueModule):
+                return OpaqueModule(name, parent.found)
+        path = self.loader.find_module(name, self.module)
+        if path is None or self.loader.is_installed(path) or name.split(".")[0] in _HOST_ONLY:
+            return OpaqueModule(name, path is not None)
+        mod = self.load_source_module(name, path, node)
+        if parent is not None and parent.source is not None:
+            parent.attrs.setdefault(name.rsplit(".", 1)[1], mod)
+        return mod
+
+    def load_source_module(self, name: str, path: str, node: ast.AST | None) -> ModuleValue:
+        if path in self.module_by_file:
+            src = self.module_by_file[path]
+            return self.modules.setdefault(name, ModuleValue(name, src.scope.vars, False, src))
+        parsed = self.loader.parse(path)
+        if isinstance(parsed, UserError):
+            raise parsed
+        tree, text = parsed
+        package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+        src = SourceModule(name, path, package, tree, Scope(None, "module"), text.splitlines())
+        src.scope.vars["__name__"] = name
+        src.scope.vars["__file__"] = path
+        mod = ModuleValue(name, src.scope.vars, False, src)
+        self.modules[name] = mod
+        self.module_by_file[path] = src
+        saved_stack = self.call_stack
+        self.call_stack = [self.loc(node, with_stack=False)] if node is not None else []
+        self.frames.append(Frame(src.scope, src))
+        saved_kernel, saved_attempts = self.in_kernel, self.attempts
+        self.in_kernel = False
+        self.attempts = []  # a module's body never depends on the loop that imports it
+        try:
+            self.exec_block(tree.body)
+        finally:
+            self.frames.pop()
+            self.call_stack = saved_stack
+            self.in_kernel, self.attempts = saved_kernel, saved_attempts
+        return mod

@@ -1,0 +1,99 @@
+"""The interpreter's state records (call sites, frames, symbolic loop attempts), its limits, and
+the helpers several parts of the interpreter share."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..values import Function, OpaqueModule, Scope, SourceModule, UserError
+
+MAX_CALL_DEPTH = 200
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+MAX_ITERATIONS = 200_000
+
+
+#: Errors that end the kernel like the Python exception they stand for (values.KernelAbort).
+ABORT_CODES = frozenset({"err_assert_failed", "err_raised_exception"})
+
+
+@dataclass
+class CallSite:
+    """Where a call happens: its node, and the nodes of its arguments for precise spans."""
+
+    node: ast.AST
+    arg_nodes: list = field(default_factory=list)
+    kw_nodes: dict = field(default_factory=dict)
+
+    def arg_node(self, index: int | None = None, name: str | None = None) -> ast.AST:
+        if name is not None and name in self.kw_nodes:
+            return self.kw_nodes[name]
+        if index is not None and index < len(self.arg_nodes):
+            return self.arg_nodes[index]
+        return self.node
+
+
+@dataclass
+class Frame:
+    """An active function call (or the module body being evaluated)."""
+
+    scope: Scope
+    module: SourceModule
+    func: Function | None = None
+    is_kernel: bool = False
+
+
+@dataclass
+class Attempt:
+    """A symbolic execution of a loop body, discarded (and the loop unrolled) on any use of the
+    induction variable that needs a concrete value, or on loop-carried compile-time state."""
+
+    scope: Scope
+    snapshot: dict
+    roots: list
+    var: str = ""
+    read_outer: set = field(default_factory=set)
+    written: set = field(default_factory=set)
+    tensors: set = field(default_factory=set)
+    diags: list = field(default_factory=list)
+    reachable: set | None = None
+    iterations: range | None = None
+
+
+def opaque_error(obj: OpaqueModule, node: ast.AST | None) -> UserError:
+    if obj.found:
+        return UserError(
+            "err_import_error",
+            f"'{obj.name}' is not available in kernels (nkic does not read installed packages)",
+            node,
+            "kernels can use nki, numpy dtype names, math, enum, dataclasses, functools, "
+            "operator, typing and the helper modules of their project",
+        )
+    return UserError(
+        "err_import_error",
+        f"no module named '{obj.name.split('.')[0]}'",
+        node,
+        "helper modules are searched next to the kernel file, in its package and on sys.path",
+    )
+
+
+def is_error(node: ast.AST) -> UserError:
+    return UserError(
+        "err_unsupported_syntax",
+        "'is' / 'is not' are only supported against None",
+        node,
+        "use == / != to compare values",
+    )
+
+
+def is_none_literal(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def int32_overflow(what: str) -> UserError:
+    return UserError(
+        "err_value_error",
+        f"integer overflow: {what} does not fit in a 32-bit NKI int",
+        None,
+        "NKI integers are 32-bit; keep compile-time arithmetic within ±2**31",
+    )

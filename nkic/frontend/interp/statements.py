@@ -1,0 +1,229 @@
+"""Statements: assignment, `if`, `assert`, `raise`, `return` (kernel outputs), `with`, `del`."""
+
+from __future__ import annotations
+
+import ast
+
+from .. import pylib
+from ..tensors import TensorView, type_name
+from ..values import (
+    MISSING,
+    BreakSignal,
+    ContextManagerValue,
+    ContinueSignal,
+    PyType,
+    ReturnSignal,
+    SourceModule,
+    SymbolicAbort,
+    UserError,
+)
+
+
+def _source(module: SourceModule) -> str:
+    return "\n".join(module.lines)
+
+
+class Statements:
+    """Part of the `Specialiser`: statements."""
+
+    def visit_Expr(self, node: ast.Expr):
+        self.visit(node.value)
+
+    def visit_Pass(self, node: ast.Pass):
+        pass
+
+    def visit_Break(self, node: ast.Break):
+        raise BreakSignal()
+
+    def visit_Continue(self, node: ast.Continue):
+        raise ContinueSignal()
+
+    def visit_Assign(self, node: ast.Assign):
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        if node.value is not None:
+            self.assign(node.target, self.visit(node.value))
+
+    def visit_NamedExpr(self, node: ast.NamedExpr):
+        value = self.visit(node.value)
+        self.assign(node.target, value)
+        return value
+
+    def visit_AugAssign(self, node: ast.AugAssign):
+        target = node.target
+        if isinstance(target, ast.Name):
+            current = self.load_name(target.id, target)
+            self.store_name(
+                target.id, self.binop(node.op, current, self.visit(node.value), True, node)
+            )
+        elif isinstance(target, ast.Attribute):
+            obj = self.visit(target.value)
+            current = self.getattr(obj, target.attr, target)
+            new = self.binop(node.op, current, self.visit(node.value), True, node)
+            self.setattr(obj, target.attr, new)
+        elif isinstance(target, ast.Subscript):
+            obj = self.visit(target.value)
+            key = self.visit(target.slice)
+            if isinstance(obj, TensorView):
+                raise UserError(
+                    "err_tensor_operator",
+                    "augmented assignment to a tensor is not supported",
+                    node,
+                    "compute into the tile with a nki.isa instruction (e.g. tensor_tensor)",
+                )
+            current = self.getitem(obj, key)
+            self.setitem(obj, key, self.binop(node.op, current, self.visit(node.value), True, node))
+        else:
+            raise self.unsupported(target)
+
+    def assign(self, target: ast.AST, value) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, TensorView) and not value.tensor.label:
+                value.tensor.label = target.id
+            self.store_name(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = self.iterate(value, target)
+            stars = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+            n = len(target.elts)
+            if stars:
+                s = stars[0]
+                if len(items) < n - 1:
+                    raise UserError(
+                        "err_value_error",
+                        f"not enough values to unpack (expected at least {n - 1}, got {len(items)})",
+                    )
+                rest = len(items) - (n - 1)
+                groups = items[:s] + [list(items[s : s + rest])] + items[s + rest :]
+                for t, v in zip(target.elts, groups):
+                    self.assign(t.value if isinstance(t, ast.Starred) else t, v)
+                return
+            if len(items) != n:
+                raise UserError(
+                    "err_value_error",
+                    f"cannot unpack {len(items)} values into {n} names",
+                    target,
+                )
+            for t, v in zip(target.elts, items):
+                self.assign(t, v)
+        elif isinstance(target, ast.Attribute):
+            self.setattr(self.visit(target.value), target.attr, value)
+        elif isinstance(target, ast.Subscript):
+            obj = self.visit(target.value)
+            self.setitem(obj, self.visit(target.slice), value, target)
+        else:
+            raise self.unsupported(target)
+
+    def visit_Delete(self, node: ast.Delete):
+        for t in node.targets:
+            if isinstance(t, ast.Name):
+                if self.scope.find(t.id) is not self.scope:
+                    raise UserError("err_undefined_name", f"name '{t.id}' is not defined", t)
+                self.store_name(t.id, MISSING)
+                del self.scope.vars[t.id]
+            elif isinstance(t, ast.Subscript):
+                obj, key = self.visit(t.value), self.visit(t.slice)
+                if not isinstance(obj, (list, dict)):
+                    raise UserError("err_type_error", f"cannot delete items of {type_name(obj)}", t)
+                self.touch(obj)
+                try:
+                    del obj[self.deep_concrete(key)]
+                except (KeyError, IndexError, TypeError) as e:
+                    raise UserError("err_value_error", f"cannot delete item: {e}", t) from None
+            else:
+                raise self.unsupported(t)
+
+    def visit_If(self, node: ast.If):
+        if self.condition(node.test):
+            self.exec_block(node.body)
+        else:
+            self.exec_block(node.orelse)
+
+    def condition(self, test: ast.AST) -> bool:
+        value = self.visit(test)
+        if isinstance(value, TensorView):
+            raise UserError(
+                "err_dynamic_control_flow_not_supported",
+                "control flow cannot depend on a tensor's contents",
+                test,
+                "conditions must be compile-time values (shapes, ints, bools); select at "
+                "runtime with nisa.affine_select / tensor_copy_predicated",
+            )
+        return self.truth(value)
+
+    def visit_Return(self, node: ast.Return):
+        for att in self.attempts:
+            if att.scope is self.scope:
+                raise SymbolicAbort(att, "return inside the loop body")
+        value = None if node.value is None else self.visit(node.value)
+        if self.frame.is_kernel:
+            self.mark_outputs(value, node)
+        raise ReturnSignal(value)
+
+    def mark_outputs(self, value, node: ast.Return) -> None:
+        items = value if isinstance(value, tuple) else (value,)
+        if value is None:
+            return
+        for item in items:
+            if not isinstance(item, TensorView):
+                raise UserError(
+                    "err_type_error",
+                    f"a kernel returns tensors, not {type_name(item)}",
+                    node.value,
+                    "return a tensor allocated with nl.ndarray(..., buffer=nl.shared_hbm)",
+                )
+            if item.buffer != "shared_hbm" and item.tensor.kind != "input":
+                raise UserError(
+                    "err_output_not_shared_hbm",
+                    f"returned tensor '{item.tensor.label or item.tensor.name}' is in "
+                    f"{item.buffer}; kernel outputs must be in shared_hbm",
+                    node.value,
+                    "allocate the output with nl.ndarray(shape, dtype, buffer=nl.shared_hbm)",
+                )
+        if isinstance(node.value, ast.Name) and isinstance(value, TensorView):
+            value.tensor.label = value.tensor.label or node.value.id
+        for item in items:
+            if item.tensor not in self.kernel.returns:
+                self.builder.mark_output(item.tensor)
+
+    def visit_Assert(self, node: ast.Assert):
+        value = self.visit(node.test)
+        if isinstance(value, TensorView):
+            raise UserError(
+                "err_ambiguous_tensor_truth_value",
+                "the truth value of a tensor is ambiguous at specialisation time",
+                node.test,
+            )
+        if not self.truth(value):
+            text = ast.get_source_segment(_source(self.module), node.test) or "condition"
+            msg = self.to_str(self.visit(node.msg)) if node.msg is not None else None
+            raise UserError(
+                "err_assert_failed",
+                f"assertion failed: {msg}" if msg else f"assertion failed: {text}",
+                node,
+                None if msg is None else f"the failing condition is `{text}`",
+            )
+
+    def visit_Raise(self, node: ast.Raise):
+        exc = None if node.exc is None else self.visit(node.exc)
+        if isinstance(exc, pylib.ExceptionValue):
+            message = f"{exc.kind}: {exc.message}" if exc.message else exc.kind
+        elif isinstance(exc, PyType):
+            message = exc.name
+        else:
+            message = "exception raised"
+        raise UserError("err_raised_exception", message, node)
+
+    def visit_With(self, node: ast.With):
+        for item in node.items:
+            ctx = self.visit(item.context_expr)
+            if not isinstance(ctx, ContextManagerValue) or item.optional_vars is not None:
+                raise UserError(
+                    "err_unsupported_syntax",
+                    "only `with nl.no_reorder():` is supported",
+                    item.context_expr,
+                    "remove the with statement",
+                )
+        self.exec_block(node.body)

@@ -1,0 +1,257 @@
+"""The Beta 1 dialect (`neuronxcc.nki`, NKI 0.1, Neuron SDK up to 2.27): a layer over the NKI
+0.3 tables. A file is Beta 1 when it imports `neuronxcc.nki` (or a submodule).
+
+What differs from 0.3 and is implemented here:
+* the module names (`neuronxcc.nki`, `.language`, `.isa`, `.typing`);
+* `nl.arange` / `nl.mgrid` index grids and affine index expressions (`t[i * 128 + i_p, i_f]`),
+  lowered to the equivalent strided views (`beta1_index.py`);
+* operators on tiles (`a + b`, `a * 2.0`, `acc += x`) as the `nl` function of the operator;
+* `nki.isa` instructions called without `dst` return a new tile (`nisa.nc_matmul(x, y)`,
+  `nisa.activation(op, data)`, `nisa.tensor_tensor(a, b, op)`, ...);
+* `nl.par_dim(n)` in shapes (the partition dimension is the first one; it is accepted only
+  there).
+
+What is not (each a diagnostic naming it): `mask=`, index grids that transpose or broadcast,
+SPMD grids of rank > 1, `ncc.sbuf.mod_alloc` allocation.
+"""
+
+from __future__ import annotations
+
+from .. import nki_surface
+from ..beta1_index import IndexGrid, arange, grid_binop, index_with_grids, mgrid
+from ..language import ApiEntry, Language, Rules
+from ..nl_lowering import LOWERINGS, new_tile
+from ..tensors import TensorView
+from ..values import Builtin, UserError
+from .nki_0_3 import REMOVED_KEYWORDS, UNSUPPORTED, UNSUPPORTED_SYNTAX
+
+#: Beta 1 module name -> the 0.3 module whose table it starts from.
+MODULES = {
+    "neuronxcc.nki": "nki",
+    "neuronxcc.nki.language": "nki.language",
+    "neuronxcc.nki.isa": "nki.isa",
+    "neuronxcc.nki.typing": "nki.typing",
+}
+
+#: The `nl` function each tile operator computes.
+TILE_OPERATORS = {
+    "+": "add", "-": "subtract", "*": "multiply", "/": "divide", "**": "power",
+    "<<": "left_shift", ">>": "right_shift", "&": "bitwise_and", "|": "bitwise_or",
+    "^": "bitwise_xor",
+}  # fmt: skip
+
+#: numpy functions Beta 1 kernels pass as `op=` (the ALU operator of the same name).
+NUMPY_OPS = (
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "equal",
+    "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
+    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+    "right_shift",
+)  # fmt: skip
+
+#: Beta 1 instructions that return their result, with how the result tile is shaped:
+#: (operand giving the shape, buffer, dtype rule) — "transpose" swaps the two dimensions.
+RETURNING = {
+    "nc_matmul": ("matmul", "psum"),
+    "nc_transpose": ("transpose", "psum"),
+    "activation": ("data", "sbuf"),
+    "tensor_tensor": ("data1", "sbuf"),
+    "tensor_scalar": ("data", "sbuf"),
+    "tensor_copy": ("src", "sbuf"),
+    "reciprocal": ("data", "sbuf"),
+}
+
+#: Beta 1 signatures of the returning instructions (positional order, without dst).
+POSITIONAL = {
+    "nc_matmul": ("stationary", "moving"),
+    "nc_transpose": ("data",),
+    "activation": ("op", "data", "bias", "scale"),
+    "tensor_tensor": ("data1", "data2", "op"),
+    "tensor_scalar": ("data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1"),
+    "tensor_copy": ("src",),
+    "reciprocal": ("data",),
+}
+
+
+def _par_dim(ip, call, n):
+    return n
+
+
+def _table():
+    from .nki_0_3 import _table as table_0_3
+
+    base = table_0_3()
+    table = {beta: dict(base[current]) for beta, current in MODULES.items()}
+    nl = table["neuronxcc.nki.language"]
+    nl["arange"] = ApiEntry(Builtin("nl.arange", lambda ip, call, *a: arange(*a)))
+    nl["mgrid"] = ApiEntry(_MGRID)
+    nl["par_dim"] = ApiEntry(Builtin("nl.par_dim", _par_dim))
+    for name in ("fp32",):
+        nl[name] = ApiEntry("float32")
+    table["neuronxcc"] = {"nki": ApiEntry(None, unsupported=True)}
+    return table
+
+
+class _MGridValue:
+    """`nl.mgrid`, subscripted to build index grids."""
+
+    def __repr__(self) -> str:
+        return "nl.mgrid"
+
+
+_MGRID = _MGridValue()
+
+
+class Beta1(Language):
+    """Beta 1: its own module names, index grids, tile operators and returning instructions."""
+
+    def modules(self):
+        from .. import pylib
+        from ..values import ModuleValue, NlOp
+
+        mods = super().modules()
+        mods["neuronxcc"].attrs["nki"] = mods["neuronxcc.nki"]
+        # Beta 1 accepts numpy's functions as ALU operators (op=np.add) and numpy dtypes
+        numpy = pylib.known_modules()["numpy"]
+        attrs = dict(numpy.attrs)
+        for name in NUMPY_OPS:
+            attrs.setdefault(name, NlOp(name))
+        attrs.setdefault("bfloat16", "bfloat16")
+        mods["numpy"] = ModuleValue("numpy", attrs)
+        return mods
+
+    def subscript(self, ip, obj, key):
+        """`t[grid expressions]`, `nl.mgrid[...]` and `grid[:, None]`; MISSING otherwise."""
+        from ..values import MISSING
+
+        if obj is _MGRID:
+            return mgrid(key)
+        if isinstance(obj, IndexGrid):
+            return obj.placed(key if isinstance(key, tuple) else (key,))
+        if isinstance(obj, TensorView):
+            items = key if isinstance(key, tuple) else (key,)
+            if any(isinstance(k, IndexGrid) for k in items):
+                return index_with_grids(obj, items)
+        return MISSING
+
+    def binop(self, ip, symbol: str, a, b, call):
+        """Tile operators and index-grid arithmetic; MISSING for everything else."""
+        from ..values import MISSING
+
+        if isinstance(a, IndexGrid) or isinstance(b, IndexGrid):
+            if symbol in ("Lt", "LtE", "Gt", "GtE", "Eq", "NotEq"):
+                raise UserError(
+                    "err_unsupported_api",
+                    "mask predicates on index grids (mask= in Beta 1) are not supported by nkic",
+                    None,
+                    "slice the operands to the rows and columns the mask keeps",
+                )
+            result = grid_binop(symbol, a, b)
+            if result is None:
+                raise UserError(
+                    "err_unsupported_api",
+                    f"the operator '{symbol}' on index grids is not supported by nkic (only "
+                    "+, - and * with compile-time values)",
+                    None,
+                    "write the index as start + step * nl.arange(n)",
+                )
+            return result
+        if symbol == "+" and isinstance(a, TensorView) and isinstance(b, TensorView):
+            accumulated = self._accumulate(ip, a, b)
+            if accumulated is not None:
+                return accumulated
+        if isinstance(a, TensorView) or isinstance(b, TensorView):
+            name = TILE_OPERATORS.get(symbol)
+            if name is None:
+                raise UserError(
+                    "err_unsupported_api", f"the operator '{symbol}' is not defined on tiles"
+                )
+            return ip.call_builtin(Builtin(f"nl.{name}", LOWERINGS[name], True), [a, b], {}, call)
+        return MISSING
+
+    @staticmethod
+    def _accumulate(ip, acc: TensorView, result: TensorView):
+        """`psum_tile += nisa.nc_matmul(...)`: the matmul just emitted writes into `psum_tile`
+        instead of its own new tile, accumulating there as the PE array does (Beta 1's PSUM
+        accumulation idiom). None when `result` is not that matmul's fresh result."""
+        pending = getattr(ip, "_beta1_matmul", None)
+        if pending is None or acc.tensor.buffer != "psum":
+            return None
+        fresh, inst = pending
+        block = ip.builder.block
+        if result is not fresh or not block or block[-1] is not inst or acc.shape != fresh.shape:
+            return None
+        inst.operands["dst"] = acc.to_ap()
+        ip._beta1_matmul = None
+        return acc
+
+    def call_api(self, ip, fn, args: list, kwargs: dict, call):
+        from ..values import IsaInstr
+
+        if isinstance(fn, IsaInstr) and "dst" not in kwargs and fn.name in RETURNING:
+            return self._returning(ip, fn.name, args, kwargs, call)
+        if "mask" in kwargs:
+            raise UserError(
+                "err_unsupported_api",
+                "mask= is not supported by nkic",
+                call.arg_node(name="mask"),
+                "slice the operands to the rows and columns the mask keeps",
+            )
+        return super().call_api(ip, fn, args, kwargs, call)
+
+    def _returning(self, ip, name: str, args, kwargs, call):
+        from .. import nki_api
+
+        order = POSITIONAL[name]
+        if len(args) > len(order):
+            raise UserError(
+                "err_type_error", f"nisa.{name}() takes at most {len(order)} positional arguments"
+            )
+        named = dict(zip(order, args))
+        for k, v in kwargs.items():
+            if k in named:
+                raise UserError("err_type_error", f"nisa.{name}() got multiple values for {k!r}")
+            named[k] = v
+        dtype = named.pop("dtype", None)
+        if "mask" in named:
+            raise UserError(
+                "err_unsupported_api",
+                "mask= is not supported by nkic",
+                call.arg_node(name="mask"),
+                "slice the operands to the rows and columns the mask keeps",
+            )
+        shape_of, buffer = RETURNING[name]
+        if shape_of == "matmul":
+            st, mv = named.get("stationary"), named.get("moving")
+            if not isinstance(st, TensorView) or not isinstance(mv, TensorView):
+                raise UserError("err_invalid_argument", "nisa.nc_matmul takes two tiles")
+            shape, out = (st.shape[1], mv.shape[1]), "float32"
+        elif shape_of == "transpose":
+            data = named.get("data")
+            if not isinstance(data, TensorView) or len(data.shape) != 2:
+                raise UserError("err_invalid_argument", "nisa.nc_transpose takes a 2-D tile")
+            shape, out = (data.shape[1], data.shape[0]), data.dtype
+        else:
+            src = named.get(shape_of)
+            if not isinstance(src, TensorView):
+                raise UserError("err_invalid_argument", f"nisa.{name}: `{shape_of}` must be a tile")
+            shape, out = src.shape, src.dtype
+        if dtype is not None:
+            out = nki_api.dtype_arg(dtype)
+        dst = new_tile(ip, call, shape, out, buffer)
+        nki_api.bind_isa(ip, name, [], {"dst": dst, **named}, call)
+        if name == "nc_matmul":
+            ip._beta1_matmul = (dst, ip.builder.block[-1])
+        return dst
+
+
+BETA1 = Beta1(
+    "NKI Beta 1",
+    "beta1",
+    _table(),
+    removed_keywords=REMOVED_KEYWORDS,
+    lowerings=nki_surface.lowerings(),
+    rules=Rules(unsupported_syntax=UNSUPPORTED_SYNTAX),
+    package="neuronxcc.nki",
+)
+
+__all__ = ["BETA1", "UNSUPPORTED"]

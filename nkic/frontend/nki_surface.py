@@ -1,0 +1,106 @@
+"""What nkic implements of the `nki`, `nki.language`, `nki.isa` and `nki.typing` modules: one
+ordered table of name → binding per module, from which each language version builds the
+module values its kernels see (`language.py`)."""
+
+from __future__ import annotations
+
+from ..ir.isa import ACTIVATIONS, ALU_OPS, COLLECTIVES, ENUMS, INSTRUCTIONS
+from ..ir.types import DTYPES
+from . import nki_api as api
+from . import nl_data, nl_math  # noqa: F401  (their lowerings register on import)
+from .nl_lowering import LOWERINGS
+from .tensors import TensorView
+from .values import (
+    Builtin,
+    ContextManagerValue,
+    IsaEnum,
+    IsaEnumMember,
+    IsaInstr,
+    ModuleValue,
+    NkiObjectBase,
+    NlOp,
+    PyType,
+    TypingMarker,
+)
+
+
+def _program_id(ip, call, axis=0):
+    """The physical core of the LNC launch this program is specialised for."""
+    ip.kernel.reads_core = True
+    return ip.kernel.core
+
+
+def _num_programs(ip, call, axes=0):
+    ip.kernel.reads_core = True
+    return ip.kernel.cores
+
+
+def nl_bindings() -> dict[str, object]:
+    """`nki.language`: dtypes, buffers, `tile_size`, operators, builtins and lowerings."""
+    attrs: dict[str, object] = {}
+    for name in DTYPES:
+        attrs[name] = name
+    attrs["bool_"] = "bool"
+    del attrs["bool"]
+    attrs.update(
+        sbuf=api.SBUF, psum=api.PSUM, hbm=api.HBM, private_hbm=api.HBM, shared_hbm=api.SHARED_HBM
+    )
+    attrs["tile_size"] = ModuleValue("nl.tile_size", dict(api.TILE_SIZE))
+    for op in (*ALU_OPS, *ACTIVATIONS):
+        attrs[op] = NlOp(op)
+    builtins = {
+        "ndarray": api.ndarray,
+        "empty_like": api.empty_like,
+        "ds": api.ds,
+        "affine_range": api.loop_iterator("affine"),
+        "sequential_range": api.loop_iterator("sequential"),
+        "static_range": api.loop_iterator("static"),
+        "program_id": _program_id,
+        "num_programs": _num_programs,
+        "program_ndim": lambda ip, call: 0,
+        "no_reorder": lambda ip, call: ContextManagerValue("no_reorder"),
+        "is_hbm": api.buffer_predicate(("hbm", "shared_hbm")),
+        "is_on_chip": api.buffer_predicate(("sbuf", "psum")),
+        "is_psum": api.buffer_predicate(("psum",)),
+        "is_sbuf": api.buffer_predicate(("sbuf",)),
+    }
+    needs_kernel = {"ndarray", "empty_like"}
+    for name, fn in builtins.items():
+        attrs[name] = Builtin(f"nl.{name}", fn, nki_api=name in needs_kernel)
+    for name, fn in LOWERINGS.items():
+        if name not in attrs:
+            attrs[name] = Builtin(f"nl.{name}", fn, nki_api=True)
+    attrs["NKIObject"] = NkiObjectBase()
+    attrs["NkiTensor"] = PyType("NkiTensor", (TensorView,))
+    return attrs
+
+
+def nisa_bindings() -> dict[str, object]:
+    """`nki.isa`: every instruction of the catalogue, its enums and engine constants."""
+    attrs: dict[str, object] = {
+        name: IsaInstr(name) for name in INSTRUCTIONS if name not in COLLECTIVES
+    }
+    for enum, members in ENUMS.items():
+        attrs[enum] = IsaEnum(enum, tuple(members.items()))
+    for alias in ("tensor", "vector", "scalar", "gpsimd", "unknown"):
+        attrs[f"{alias}_engine"] = IsaEnumMember("engine", alias, ENUMS["engine"][alias])
+    attrs["get_nc_version"] = Builtin("nisa.get_nc_version", api.get_nc_version)
+    return attrs
+
+
+def typing_bindings() -> dict[str, object]:
+    """`nki.typing`: the tensor annotations."""
+    return {
+        "tensor": TypingMarker("nt.tensor"),
+        "mutable_tensor": TypingMarker("nt.mutable_tensor"),
+    }
+
+
+def nki_bindings() -> dict[str, object]:
+    """`nki` itself (its submodules are added by the language)."""
+    return {"jit": Builtin("nki.jit", api.jit)}
+
+
+def lowerings() -> dict[str, object]:
+    """The `nl.<name>(...)` lowerings to `nki.isa` instructions, by name."""
+    return dict(LOWERINGS)

@@ -1,0 +1,152 @@
+"""Compiling and checking a kernel for an LNC launch: one program per physical core.
+
+`nl.program_id()` and `nl.num_programs()` are specialisation-time values, so a launch of
+degree 2 is two specialisations of the kernel (core 0 and core 1), each checked and
+allocated on its own, plus the checks across them (`passes/checks/cross_core.py`). The neff
+holds both programs; the runtime runs them on two simulated cores that share HBM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .diagnostics import Diagnostic, DiagnosticSink
+from .driver import CompileResult, compile_core
+from .ir.core import Loc
+from .ir.target import target as target_info
+
+
+def degree_error(path: str, kernel: str | None, target: str, lnc: int) -> Diagnostic | None:
+    """`nkic_lnc_degree` when `target` cannot launch `lnc` cores."""
+    degrees = target_info(target).lnc_degrees
+    if lnc in degrees:
+        return None
+    return Diagnostic(
+        "nkic_lnc_degree",
+        f"LNC={lnc} is not available on {target} (logical-core degrees there: "
+        f"{', '.join(map(str, degrees))})",
+        kernel_loc(path, kernel),
+        "error",
+        "LNC=2 exists on trn2 and trn3 only; launch with kernel[1] / --lnc 1, or pick such "
+        "a target",
+    )
+
+
+def kernel_loc(path: str, kernel: str | None) -> Loc:
+    """Where kernel `kernel` (or the file's first kernel) is defined."""
+    from .frontend import find_kernels
+
+    found = find_kernels(path)
+    for name, loc in found:
+        if kernel is None or name == kernel:
+            return loc
+    return Loc(path, 1, 1, 1, 1)
+
+
+def _launch(
+    path: str,
+    kernel: str | None,
+    args: dict[str, object] | None,
+    target: str,
+    dump_after: str | None,
+    dump: Callable[[str], None],
+    emit: bool,
+    lnc: int,
+    unroll_all: bool,
+) -> tuple[list[CompileResult], list[Diagnostic]]:
+    """Each core's compilation, and the diagnostics of the checks across cores."""
+    from .passes.checks.cross_core import check_cores
+
+    results = [
+        compile_core(path, kernel, args, target, dump_after, dump, emit, unroll_all, (c, lnc))
+        for c in range(lnc)
+    ]
+    kernels = [r.ir for r in results]
+    sink = DiagnosticSink()
+    clean = not any(d.severity == "error" for r in results for d in r.diagnostics)
+    if clean and None not in kernels:
+        check_cores(kernels, sink)
+    return results, sink.items
+
+
+def compile_lnc(
+    path: str,
+    kernel: str | None,
+    args: dict[str, object] | None,
+    target: str,
+    dump_after: str | None,
+    dump: Callable[[str], None],
+    emit: bool,
+    lnc: int,
+    unroll_all: bool = False,
+) -> CompileResult:
+    """Every core's program of an LNC=`lnc` launch, the cross-core checks, and one neff."""
+    from .backend import write_neff
+
+    error = degree_error(path, kernel, target, lnc)
+    if error is not None:
+        return CompileResult(kernel, [error])
+    results, cross = _launch(path, kernel, args, target, dump_after, dump, emit, lnc, unroll_all)
+    kernels = [r.ir for r in results]
+    labelled = [(f"LNC={lnc} core {c}", r.diagnostics) for c, r in enumerate(results)]
+    diags = merge(labelled, always=True) + cross
+    result = CompileResult(results[0].kernel_name, diags, kernels[0], cores=kernels)
+    if emit and not any(d.severity == "error" for d in diags) and None not in kernels:
+        result.neff = write_neff(kernels[0], kernels[1:])
+    return result
+
+
+def merge(labelled: list[tuple[str, list[Diagnostic]]], always: bool = False) -> list[Diagnostic]:
+    """One list of several programs' diagnostics, each report once. A report not every
+    program makes names the programs that make it ("[LNC=2 core 1]"); with `always`, every
+    report names them."""
+    seen: dict[tuple, tuple[Diagnostic, list[str]]] = {}
+    for label, diags in labelled:
+        for d in diags:
+            key = (d.code, d.loc.file, d.loc.line, d.loc.col, d.message)
+            seen.setdefault(key, (d, []))[1].append(label)
+    out = []
+    for d, labels in seen.values():
+        if always or len(labels) < len(labelled):
+            d = Diagnostic(
+                d.code,
+                f"{d.message} [{', '.join(labels)}]",
+                d.loc,
+                d.severity,
+                d.hint,
+                d.related,
+                d.notes,
+            )
+        out.append(d)
+    return out
+
+
+def check_launches(
+    path: str,
+    kernel: str,
+    args: dict[str, object] | None,
+    target: str,
+    reports: list[dict] | None = None,
+) -> list[Diagnostic]:
+    """`nkic check` of one kernel: LNC=1 and, when the kernel asks for its core and the
+    target has LNC=2, both cores of LNC=2 as well; a diagnostic not made by every program
+    names the programs that make it."""
+    from .driver import compile_file
+    from .report import build_report
+
+    single = compile_file(path, kernel, args, target, emit=False)
+    if reports is not None and single.report is not None:
+        reports.append(single.report)
+    from .passes.checks.cross_core import meetings
+
+    ir = single.ir
+    two_only = ir is not None and bool(meetings(ir))  # it meets the other core: LNC=2 only
+    if ir is None or not (ir.reads_core or two_only) or 2 not in target_info(target).lnc_degrees:
+        return single.diagnostics
+    results, cross = _launch(path, kernel, args, target, None, print, False, 2, False)
+    labelled = [] if two_only else [("LNC=1", single.diagnostics)]
+    labelled += [(f"LNC=2 core {c}", r.diagnostics) for c, r in enumerate(results)]
+    clean = not any(d.severity == "error" for r in results for d in r.diagnostics + cross)
+    if reports is not None and clean and all(r.ir is not None for r in results):
+        reports.append(build_report([r.ir for r in results]))
+    return merge(labelled) + cross

@@ -1,0 +1,229 @@
+"""Checks across the programs of one LNC launch: cores writing the same shared HBM bytes
+unordered, and cores whose compiled control flow differs.
+
+Under LNC=2 two physical cores run the kernel, each specialised for its `nl.program_id()`,
+and share the kernel's inputs, outputs and every `nl.shared_hbm` tensor. The hardware
+requires both cores to run the same control flow (compiled loops are basic blocks; a
+mismatch is a backend error, or a hang). Nothing orders two cores' DMA writes to the same
+bytes, so the value left there depends on timing.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...diagnostics import DiagnosticSink, Related
+from ...ir.core import Alloc, Inst, Kernel, Loop, Tensor
+from ...ir.isa import CROSS_CORE
+from .. import offsets
+from ..regions import loop_ranges
+from .accesses import Access, accesses
+from .regions import comparable, footprint
+
+
+def shared_tensors(kernel: Kernel) -> dict[tuple, Tensor]:
+    """The tensors of `kernel` that every core of the launch shares, keyed across cores:
+    parameters by name, `shared_hbm` allocations by their order (each core executes the
+    same allocations)."""
+    out: dict[tuple, Tensor] = {("param", t.name): t for t in kernel.params}
+    allocs = [op.result for op, _ in kernel.walk() if isinstance(op, Alloc)]
+    shared = [t for t in allocs if t.buffer == "shared_hbm" and t.kind != "constant"]
+    for n, t in enumerate(shared):
+        out[("shared_hbm", n)] = t
+    return out
+
+
+def check_cores(kernels: list[Kernel], sink: DiagnosticSink) -> None:
+    """Report cross-core races and control-flow divergence between the launch's programs."""
+    if _divergence(kernels, sink) or _meetings(kernels, sink):
+        return
+    # a kernel that never asks for its core runs the same program on every core: overlapping
+    # writes then carry the same values, whichever lands last
+    if any(k.reads_core for k in kernels):
+        _races(kernels, sink)
+
+
+def meetings(kernel: Kernel) -> list[Inst]:
+    """The kernel's instructions that meet the other core (`core_barrier`, `sendrecv`)."""
+    return [op for op in kernel.instructions() if op.opcode in CROSS_CORE]
+
+
+def check_single_core(kernel: Kernel, sink: DiagnosticSink) -> None:
+    """A program of a one-core launch has no other core to meet."""
+    for op in meetings(kernel):
+        sink.error(
+            "nkic_lnc_degree",
+            f"nisa.{op.opcode} meets the other core of an LNC=2 launch, but this program is "
+            "compiled for LNC=1",
+            op.loc,
+            "compile and run the kernel with --lnc 2 (kernel[2], lnc=2 in Python)",
+        )
+
+
+def _meetings(kernels: list[Kernel], sink: DiagnosticSink) -> bool:
+    """Every core must reach the same cross-core instructions in the same order."""
+    first = meetings(kernels[0])
+    for other in kernels[1:]:
+        second = meetings(other)
+        for n in range(max(len(first), len(second))):
+            a = first[n] if n < len(first) else None
+            b = second[n] if n < len(second) else None
+            if a is not None and b is not None and a.opcode == b.opcode:
+                continue
+            here, core, there, peer = (
+                (a, 0, b, other.core) if a is not None else (b, other.core, a, 0)
+            )
+            met = f"nisa.{there.opcode}" if there is not None else "nothing"
+            sink.error(
+                "nkic_lnc_divergent_control_flow",
+                f"core {core} reaches nisa.{here.opcode} here as its meeting {n + 1} with the "
+                f"other core, where core {peer} reaches {met}: the cores would wait for each "
+                "other forever",
+                here.loc,
+                "run the same core_barrier/sendrecv calls on both cores, in the same order",
+                related=(Related(there.loc, f"core {peer} reaches this instead"),)
+                if there is not None
+                else (),
+            )
+            return True
+    return False
+
+
+def _skeleton(kernel: Kernel) -> list[tuple[int, Loop]]:
+    return [(len(outer), op) for op, outer in kernel.walk() if isinstance(op, Loop)]
+
+
+def _divergence(kernels: list[Kernel], sink: DiagnosticSink) -> bool:
+    first = _skeleton(kernels[0])
+    for other in kernels[1:]:
+        second = _skeleton(other)
+        for n in range(max(len(first), len(second))):
+            a = first[n] if n < len(first) else None
+            b = second[n] if n < len(second) else None
+            if a and b and a[0] == b[0] and a[1].trip_count == b[1].trip_count:
+                continue
+            _report_divergence(sink, kernels[0], a, other, b)
+            return True
+    return False
+
+
+def _describe(entry: tuple[int, Loop] | None) -> str:
+    if entry is None:
+        return "no loop"
+    depth, loop = entry
+    return f"a loop of {loop.trip_count} iteration(s) at nesting depth {depth}"
+
+
+def _report_divergence(sink, k0: Kernel, a, k1: Kernel, b) -> None:
+    here, there = (a, b) if a is not None else (b, a)
+    core_here, core_there = (k0.core, k1.core) if a is not None else (k1.core, k0.core)
+    related = ()
+    if there is not None:
+        related = (Related(there[1].loc, f"core {core_there} runs {_describe(there)} here"),)
+    sink.error(
+        "nkic_lnc_divergent_control_flow",
+        f"the cores of the LNC={k0.cores} launch run different control flow: core "
+        f"{core_here} runs {_describe(here)} here, core {core_there} runs {_describe(there)}",
+        here[1].loc,
+        "both cores must run the same loops with the same trip counts: make the loop bounds "
+        "independent of nl.program_id(), and select each core's share of the data with "
+        "index arithmetic instead",
+        related=related,
+    )
+
+
+def _writes(kernel: Kernel, keys: dict[int, tuple]) -> list[tuple[tuple, int, Access]]:
+    """Each write of a shared tensor with its epoch: the number of meetings with the other
+    core before it (a meeting inside a loop counts at the loop's start)."""
+    out = []
+    epoch, last = 0, None
+    for a in accesses(kernel):
+        if a.inst.opcode in CROSS_CORE:
+            epoch += a.inst is not last
+            last = a.inst
+            continue
+        if a.write and a.reachable and id(a.ap.tensor) in keys:
+            out.append((keys[id(a.ap.tensor)], epoch, a))
+    return out
+
+
+def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
+    writes = []
+    for k in kernels:
+        keys = {id(t): key for key, t in shared_tensors(k).items()}
+        writes.append(_writes(k, keys))
+    for i in range(len(kernels)):
+        for j in range(i + 1, len(kernels)):
+            reported: set[tuple] = set()
+            for key, epoch, a in writes[i]:
+                for other_key, other_epoch, b in writes[j]:
+                    # writes separated by a meeting of the cores are ordered
+                    if key != other_key or epoch != other_epoch:
+                        continue
+                    if (a.inst.loc, b.inst.loc) in reported:
+                        continue
+                    overlap = _overlap(a, b)
+                    if overlap is not None:
+                        reported.add((a.inst.loc, b.inst.loc))
+                        _report_race(sink, kernels[i], a, kernels[j], b, overlap)
+
+
+def _lattice(ap) -> tuple[int, int]:
+    """(g, r): every element `ap` touches is r modulo g (g = 0: a single element)."""
+    g = 0
+    for _, coeff in ap.offset.terms:
+        g = math.gcd(g, coeff)
+    for step, num in ap.pattern:
+        if num > 1:
+            g = math.gcd(g, step)
+    return g, ap.offset.const
+
+
+def _interleaved(a: Access, b: Access) -> bool:
+    """Whether the two accesses touch disjoint residues of a common stride (even and odd
+    columns), which the boxes below cannot tell apart."""
+    if a.ap.dtype != b.ap.dtype:
+        return False
+    (ga, ra), (gb, rb) = _lattice(a.ap), _lattice(b.ap)
+    g = math.gcd(ga, gb)
+    return g > 1 and (ra - rb) % g != 0
+
+
+def _overlap(a: Access, b: Access) -> tuple[int, int, str] | None:
+    """The first and last byte both accesses may write and the elements, or None when they
+    are disjoint. (HBM footprints are in elements or flat bytes.)"""
+    if _interleaved(a, b):
+        return None
+    fa, fb = comparable(
+        footprint(a.ap, loop_ranges(a.loops)), footprint(b.ap, loop_ranges(b.loops))
+    )
+    boxes = []
+    for f, loops in ((fa, a.loops), (fb, b.loops)):
+        boxes.append(f.intervals(loop_ranges(loops)))
+    lows = [max(x[0], y[0]) for x, y in zip(*boxes)]
+    highs = [min(x[1], y[1]) for x, y in zip(*boxes)]
+    if any(lo > hi for lo, hi in zip(lows, highs)):
+        return None
+    t = a.ap.tensor
+    if fa.kind == "elements":
+        strides = offsets.strides(t.shape)
+        size = t.itemsize
+        first = sum(lo * s for lo, s in zip(lows, strides)) * size
+        last = sum(hi * s for hi, s in zip(highs, strides)) * size + size - 1
+        box = ", ".join(f"{lo}:{hi + 1}" for lo, hi in zip(lows, highs))
+        return first, last, f"elements [{box}], "
+    return lows[0], highs[0], ""
+
+
+def _report_race(sink, k0: Kernel, a: Access, k1: Kernel, b: Access, overlap) -> None:
+    t = a.ap.tensor
+    name = t.label or t.name
+    first, last, box = overlap
+    sink.error(
+        "nkic_lnc_shared_hbm_race",
+        f"core {k0.core} and core {k1.core} both write {box}bytes {first}..{last} of `{name}` "
+        "(shared HBM) and nothing orders the two writes: the result depends on timing",
+        a.inst.loc,
+        "give each core its own slice of the tensor, indexed by nl.program_id()",
+        related=(Related(b.inst.loc, f"core {k1.core} writes the same bytes here"),),
+    )

@@ -1,0 +1,369 @@
+"""A run in Neuron Explorer's words: its `Summary` metrics, the performance bounds, the
+critical path.
+
+Summary keys are the field names of Explorer's `Summary` table (profile schema reference,
+https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-explorer/profile-schema-reference.html),
+times in seconds as there. The bounds follow AWS's performance-bounds method
+(https://github.com/aws-neuron/neuron-agentic-development, skill `neuron-nki-profile-querying`,
+`references/performance-bounds.md`). The critical path is the chain of instances, each of which
+could start only when the previous one released it (semaphore wait or in-order queue), that
+ends at the latest completion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from nkirt.cost import DmaPlan
+from nkirt.cost.tables import DMA_ENGINES, PARTITIONS, TargetTable
+from nkirt.executor import STALL_SEMAPHORE, StaticInstruction
+from nkirt.program import QUEUES
+
+COMPUTE_ENGINES = ("tensor", "vector", "scalar", "gpsimd")
+#: An engine busier than this share of the run is a bottleneck; below it for every engine the
+#: run is latency-bound (waits along a dependency chain, not throughput, set its length).
+BOTTLENECK_SHARE = 0.5
+FP8 = frozenset({"float8_e4m3", "float8_e4m3fn", "float8_e5m2"})
+#: Segments of the critical path kept in the profile (the rest are counted).
+CRITICAL_PATH_SEGMENTS = 200
+
+
+def peak_flops(table: TargetTable) -> float:
+    """TensorE peak, FLOP/s: rows · columns · 2 · clock (Explorer's `tensor_engine_max_ops`)."""
+    return PARTITIONS * PARTITIONS * 2 * table.tensor_ghz * 1e9
+
+
+def dma_peak_bytes_per_s(table: TargetTable) -> float:
+    """Explorer's `dma_ddr_bandwidth`: all 16 DMA engines of one NeuronCore."""
+    return DMA_ENGINES * table.dma_engine_bytes_per_ns * 1e9
+
+
+def instruction_flops(inst: StaticInstruction, table: TargetTable) -> tuple[float, float, bool]:
+    """(hardware FLOPs, BF16-equivalent FLOPs, is a transpose) of one instance of a TensorE
+    instruction: 2 · rows · columns · moving elements (Explorer's `hardware_flops`)."""
+    ops = {ap.name: ap.shape for ap in inst.inputs}
+    if inst.op == "nc_transpose":
+        data = ops.get("data")
+        if data is None:
+            return 0.0, 0.0, True
+        flops = 2.0 * data.partitions * data.free_elems * data.partitions
+        dtypes = {data.dtype}
+        transpose = True
+    else:
+        stationary, moving = ops.get("stationary"), ops.get("moving")
+        if stationary is None or moving is None:
+            return 0.0, 0.0, False
+        flops = 2.0 * stationary.partitions * stationary.free_elems * moving.free_elems
+        if inst.op == "nc_matmul_mx":
+            flops *= 4  # four MX elements packed per partition word
+        elif inst.attrs.get("perf_mode") == "double_row":
+            flops /= 2  # [K, 2, M] x [K, 2, N] folds K = 256 over 128 partitions
+        dtypes = {stationary.dtype, moving.dtype}
+        transpose = bool(inst.attrs.get("is_transpose"))
+    # adjusted_hardware_flops: fp32 4×, fp8 0.5× on trn2/trn3 (1× on trn1), others 1×
+    factor = 1.0
+    if "float32" in dtypes:
+        factor = 4.0
+    elif dtypes <= FP8 and table.nc_version >= 3:
+        factor = 0.5
+    return flops, flops * factor, transpose
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    busy, reach = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end <= reach:
+            continue
+        busy += end - max(start, reach)
+        reach = end
+    return busy
+
+
+def explorer_summary(
+    instructions: list[StaticInstruction],
+    engines: dict[str, dict[str, Any]],
+    total_ns: float,
+    table: TargetTable,
+    dma_data: list[tuple[float, float]],
+    io_bytes: int,
+) -> dict[str, Any]:
+    """Explorer `Summary` metrics of a run (times in seconds, percentages 0–100), from the
+    static instructions' totals and the per-engine busy unions of the profile (`engines`)."""
+    total = total_ns * 1e-9
+
+    def pct(seconds: float) -> float:
+        return 100.0 * seconds / total if total else 0.0
+
+    hw = adjusted_hw = transpose = adjusted_transpose = 0.0
+    matmuls = 0
+    hbm_read = hbm_write = transfers = transfer_bytes = 0
+    for inst in instructions:
+        if not inst.count:
+            continue
+        if inst.engine == "tensor":
+            flops, adjusted, is_transpose = instruction_flops(inst, table)
+            hw += flops * inst.count
+            adjusted_hw += adjusted * inst.count
+            if is_transpose:
+                transpose += flops * inst.count
+                adjusted_transpose += adjusted * inst.count
+            matmuls += inst.count if inst.op != "nc_transpose" else 0
+        elif isinstance(inst.cost, DmaPlan):
+            transfers += inst.count
+            transfer_bytes += inst.cost.bytes * inst.count
+            for ap in inst.inputs:
+                if ap.buffer == "hbm":
+                    hbm_read += ap.shape.elements * ap.itemsize * inst.count
+            for ap in inst.outputs:
+                if ap.buffer == "hbm":
+                    hbm_write += ap.shape.elements * ap.itemsize * inst.count
+    peak = peak_flops(table)
+    dma_peak = dma_peak_bytes_per_s(table)
+    hbm_bytes = hbm_read + hbm_write
+    dma_active = _union(dma_data) * 1e-9
+    out: dict[str, Any] = {
+        "total_time": total,
+        "neuroncore_cycle_count": round(total * table.base_ghz * 1e9) if table.base_ghz else None,
+        # NKI kernels have no HLO model: model FLOPs are the non-transpose hardware FLOPs
+        "model_flops": hw - transpose,
+        "hardware_flops": hw,
+        "transpose_flops": transpose,
+        "adjusted_hardware_flops": adjusted_hw,
+        "adjusted_transpose_flops": adjusted_transpose,
+        "mm_arithmetic_intensity": (hw - transpose) / hbm_bytes if hbm_bytes else 0.0,
+        "peak_flops_bandwidth_ratio": peak / dma_peak,
+        "dma_active_time": dma_active,
+        "dma_active_time_percent": pct(dma_active),
+        "dma_transfer_count": transfers,
+        "dma_transfer_total_bytes": transfer_bytes,
+        "dma_transfer_average_bytes": transfer_bytes / transfers if transfers else 0.0,
+        "hbm_read_bytes": hbm_read,
+        "hbm_write_bytes": hbm_write,
+        "inputs_outputs_weights_size_bytes": io_bytes,
+        "mbu_estimated_percent": pct(hbm_bytes / (table.hbm_stack_gbps * 1e9)),
+        "mfu_estimated_percent": pct((hw - transpose) / peak),
+        "mfu_max_achievable_estimated_percent": (
+            min(100.0, 100.0 * ((hw - transpose) / hbm_bytes) / (peak / dma_peak))
+            if hbm_bytes
+            else 100.0
+        ),
+        "hfu_estimated_percent": pct(hw / peak),
+    }
+    for engine in COMPUTE_ENGINES:
+        active = engines[engine]["busy_ns"] * 1e-9
+        instruction_time = sum(i.busy_ns for i in instructions if i.engine == engine)
+        out[f"{engine}_engine_instruction_time"] = instruction_time * 1e-9
+        out[f"{engine}_engine_active_time"] = active
+        out[f"{engine}_engine_active_time_percent"] = pct(active)
+        out[f"{engine}_engine_instruction_count"] = engines[engine]["instructions"]
+    out["matmul_instruction_count"] = matmuls
+    return out
+
+
+def performance_bounds(summary: dict[str, Any], table: TargetTable) -> dict[str, Any]:
+    """AWS's performance-bounds table from Summary metrics (seconds), with the bottleneck
+    engine (None when no engine is busy more than half the time: latency-bound) and the
+    speed-up each bound leaves (`bn_speedup`)."""
+    total = summary["total_time"]
+    peak = peak_flops(table)
+    dma_peak = dma_peak_bytes_per_s(table)
+    engines = {
+        "tensor": summary["tensor_engine_active_time"],
+        "vector": summary["vector_engine_active_time"],
+        "scalar": summary["scalar_engine_active_time"],
+        "gpsimd": summary["gpsimd_engine_active_time"],
+        "dma": summary["dma_active_time"],
+    }
+    slowest = max(engines, key=engines.get)
+    bounds = {
+        "memory_bound": summary["dma_active_time"],
+        "memory_bound_ideal": summary["dma_transfer_total_bytes"] / dma_peak,
+        "memory_bound_ideal_no_reloads": summary["inputs_outputs_weights_size_bytes"] / dma_peak,
+        "compute_bound": summary["tensor_engine_active_time"],
+        "compute_bound_ideal_flops": summary["adjusted_hardware_flops"] / peak,
+        "compute_bound_ideal_useful_flops": (
+            summary["adjusted_hardware_flops"] - summary["adjusted_transpose_flops"]
+        )
+        / peak,
+        "perfect_pipeline": engines[slowest],
+    }
+    speedup = {}
+    for name, value in bounds.items():
+        if name == "perfect_pipeline":
+            speedup[name] = total / value if value else None
+            continue
+        family = "dma" if name.startswith("memory") else "tensor"
+        others = max(v for e, v in engines.items() if e != family)
+        limit = max(value, others)
+        speedup[name] = total / limit if limit else None
+    busiest_share = engines[slowest] / total if total else 0.0
+    return {
+        **bounds,
+        "engine_active_time": engines,
+        "bottleneck_engine": slowest if busiest_share > BOTTLENECK_SHARE else None,
+        "latency_bound": busiest_share <= BOTTLENECK_SHARE,
+        "busiest_engine": slowest,
+        "busiest_engine_share": busiest_share,
+        "bn_speedup": speedup,
+    }
+
+
+def critical_chain(
+    instructions: list[StaticInstruction], records: list[tuple]
+) -> tuple[list[int], list[str]]:
+    """Record numbers of the critical path, first to last, and how each step after the first
+    was released ("semaphore" or "queue")."""
+    previous_on_queue = [-1] * len(records)
+    last: dict[int, int] = {}
+    for n, record in enumerate(records):
+        queue = instructions[record[0]].queue
+        previous_on_queue[n] = last.get(queue, -1)
+        last[queue] = n
+    n = max(range(len(records)), key=lambda i: records[i][3])
+    chain, how = [n], []
+    while True:
+        _, start, _, _, _, producer, stall = records[n]
+        if start <= 0:
+            break
+        if stall == STALL_SEMAPHORE and producer >= 0:
+            n, kind = producer, "semaphore"
+        elif previous_on_queue[n] >= 0:
+            n, kind = previous_on_queue[n], "queue"
+        else:
+            break
+        chain.append(n)
+        how.append(kind)
+    chain.reverse()
+    how.reverse()
+    return chain, how
+
+
+def critical_path(
+    instructions: list[StaticInstruction],
+    records: list[tuple],
+    iterations: Callable[[set[int]], dict[int, dict[str, int]]],
+) -> dict[str, Any]:
+    """The chain of instances that sets the latency, grouped into segments of consecutive
+    instances of one instruction.
+
+    From the instance that completes last, each step goes back to what released it: the
+    producer it waited for on a semaphore, otherwise the previous instance of its queue. Every
+    step is charged the time from its predecessor's release to its own, so the segments' times
+    add up to the latency."""
+    if not records:
+        return {
+            "total_ns": 0.0,
+            "steps": 0,
+            "by_instruction": [],
+            "segments": [],
+            "more_segments": 0,
+        }
+    chain, how = critical_chain(instructions, records)
+    # release time of each step: a semaphore waiter is released at the producer's completion,
+    # the next instance of a queue when the queue frees (its start)
+    releases = []
+    for i, n in enumerate(chain):
+        if i == len(chain) - 1:
+            releases.append(records[n][3])
+        elif how[i] == "semaphore":
+            releases.append(records[n][3])
+        else:
+            releases.append(records[chain[i + 1]][1])
+    segments: list[dict[str, Any]] = []
+    before = 0.0
+    for i, n in enumerate(chain):
+        index = records[n][0]
+        share = releases[i] - before
+        before = releases[i]
+        if segments and segments[-1]["_index"] == index:
+            seg = segments[-1]
+            seg["count"] += 1
+            seg["time_ns"] += share
+            seg["_last"] = n
+            continue
+        inst = instructions[index]
+        segments.append(
+            {
+                "_index": index,
+                "_first": n,
+                "_last": n,
+                "op": inst.op,
+                "engine": inst.engine,
+                "queue": QUEUES[inst.queue],
+                "loc": inst.where,
+                "stack": list(inst.stack),
+                "tensors": _tensors(inst),
+                "count": 1,
+                "time_ns": share,
+                "released_by": how[i - 1] if i else "start",
+            }
+        )
+    # the same, summed per instruction (source line), largest share first
+    totals: dict[int, dict[str, Any]] = {}
+    for seg in segments:
+        row = totals.get(seg["_index"])
+        if row is None:
+            row = totals[seg["_index"]] = {
+                **{k: seg[k] for k in ("op", "engine", "queue", "loc", "stack", "tensors")},
+                "count": 0,
+                "time_ns": 0.0,
+                "_first": seg["_first"],
+            }
+        row["count"] += seg["count"]
+        row["time_ns"] += seg["time_ns"]
+        row["_last"] = seg["_last"]
+    by_instruction = sorted(totals.values(), key=lambda r: r["time_ns"], reverse=True)
+    kept = segments[:CRITICAL_PATH_SEGMENTS]
+    wanted = {s["_first"] for s in kept} | {s["_last"] for s in kept}
+    wanted |= {r["_first"] for r in by_instruction} | {r["_last"] for r in by_instruction}
+    envs = iterations(wanted)
+    for row in (*kept, *by_instruction):
+        row["first_iteration"] = envs.get(row.pop("_first"), {})
+        row["last_iteration"] = envs.get(row.pop("_last"), {})
+        row.pop("_index", None)
+    return {
+        "total_ns": records[chain[-1]][3],
+        "steps": len(chain),
+        "by_instruction": by_instruction,
+        "segments": kept,
+        "more_segments": len(segments) - len(kept),
+    }
+
+
+def _tensors(inst: StaticInstruction) -> str:
+    """`src → dst` tensor names of a DMA, the operand tensors of anything else."""
+    reads = [ap.tensor.name for ap in inst.inputs]
+    writes = [ap.tensor.name for ap in inst.outputs]
+    return f"{', '.join(dict.fromkeys(reads))} → {', '.join(dict.fromkeys(writes))}"
+
+
+def iteration_text(env: dict[str, int]) -> str:
+    """Loop variables as `name=value`, the one spelling of checks, profiles and faults."""
+    return ", ".join(f"{var}={value}" for var, value in env.items())
+
+
+def explorer_sections(program, executor, profile: dict[str, Any]) -> dict[str, Any]:
+    """The profile's Explorer sections of a finished run: `summary`, `bounds`,
+    `critical_path` and `tensor_throttle`."""
+    table = executor.table
+    io_bytes = sum(t.nbytes for t in (*program.inputs, *program.outputs))
+    summary = explorer_summary(
+        executor.instructions,
+        profile["engines"],
+        profile["total_ns"],
+        table,
+        executor.dma_data,
+        io_bytes,
+    )
+    throttle = executor.throttle
+    return {
+        "summary": summary,
+        "bounds": performance_bounds(summary, table),
+        "critical_path": critical_path(
+            executor.instructions, executor.records, executor.iterations
+        ),
+        "tensor_throttle": None
+        if throttle is None
+        else {"engagements": throttle.engagements, "throttled_ns": throttle.throttled_ns},
+    }

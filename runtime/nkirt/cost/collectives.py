@@ -1,0 +1,44 @@
+"""Costs of the instructions that meet the other core of an LNC=2 launch.
+
+Each core issues the instruction on its engine like any GpSimd instruction (MIN_II cycles);
+the exchange itself starts when both cores have issued it and takes `exchange_ns`:
+
+* `core_barrier`: each core writes a semaphore on its peer, then waits for the peer's write
+  (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/generated/nki.isa.core_barrier.html).
+  The write is a 4-byte DMA; it is charged one DMA transfer's fixed cost (descriptor setup,
+  sync and semaphore-to-start, DMA_FIXED_NS).
+* `sendrecv`: a DMA from this core's SBUF to the peer's
+  (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/generated/nki.isa.sendrecv.html):
+  the fixed cost plus the bytes over the 16 DMA engines at their documented rate.
+
+* `nki.collectives` between the two cores (all_reduce, all_gather, reduce_scatter,
+  all_to_all; https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/nki.collectives.html):
+  the fixed cost plus the bytes one core sends to the other over the 16 DMA engines; the
+  reducing ones at half that rate before NeuronCore-v4, whose DMA engines reduce at full copy
+  throughput while earlier collective-compute engines reach 50 % (arch §8, ARCH4).
+
+No published measurement of any of them exists; like every DMA in the model, the two cores'
+transfers do not compete with each other's HBM traffic.
+"""
+
+from __future__ import annotations
+
+from nkirt.cost.shapes import InstructionShape
+from nkirt.cost.streaming import rule
+from nkirt.cost.tables import DMA_ENGINES, DMA_FIXED_NS, MIN_II, TargetTable
+
+
+@rule("core_barrier", "sendrecv", "all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+def _issue(inst: InstructionShape, table: TargetTable) -> float:
+    return MIN_II
+
+
+def exchange_ns(op: str, nbytes: int, table: TargetTable) -> float:
+    """Time from both cores having issued `op` to its completion on both; `nbytes` is what
+    one core sends to the other."""
+    if op == "core_barrier":
+        return DMA_FIXED_NS
+    moving = nbytes / (table.dma_engine_bytes_per_ns * DMA_ENGINES)
+    if op in ("all_reduce", "reduce_scatter") and table.nc_version < 4:
+        moving *= 2  # the DMA engines' compute runs at half their copy rate before v4
+    return DMA_FIXED_NS + moving

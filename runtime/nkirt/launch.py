@@ -1,0 +1,238 @@
+"""The cores of an LNC launch run concurrently and meet at cross-core instructions.
+
+Each core's executor runs in its own thread, but only one runs at a time (a baton), so a run
+is deterministic: a core runs until it reaches a cross-core instruction (`core_barrier`,
+`sendrecv`), then hands the baton on. When every core has reached one, the last to arrive
+performs the exchange for all (values and timing) and continues; the others continue after
+it hands the baton on. Cores that reach different instructions, or a core waiting for a
+peer that has finished, are run-time faults naming both sides.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from nkirt import dtypes
+from nkirt.cost.collectives import exchange_ns
+from nkirt.errors import RuntimeFault
+
+
+class _Abort(Exception):
+    """Unwinds a core's thread after another core failed."""
+
+
+class Launch:
+    """The executors of one launch (index = physical core) and their meeting point."""
+
+    def __init__(self, executors: list):
+        self.executors = executors
+        self.cond = threading.Condition()
+        self.turn = 0
+        self.done: set[int] = set()
+        self.arrived: dict[int, tuple] = {}
+        self.meetings = 0
+        self.error: BaseException | None = None
+        for core, executor in enumerate(executors):
+            executor.launch, executor.core = self, core
+
+    def run(self) -> None:
+        threads = [
+            threading.Thread(target=self._core, args=(core,), name=f"nkirt-core{core}")
+            for core in range(len(self.executors))
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if self.error is not None:
+            raise self.error
+
+    def _core(self, core: int) -> None:
+        try:
+            with self.cond:
+                self._wait(lambda: self.turn == core)
+            self.executors[core].run()
+        except _Abort:
+            return
+        except BaseException as e:  # handed to the caller of run()
+            with self.cond:
+                if self.error is None:
+                    self.error = e
+                self.cond.notify_all()
+            return
+        with self.cond:
+            self.done.add(core)
+            if self.arrived:
+                waiting = next(iter(self.arrived))
+                self._set_error(
+                    f"{self._where(waiting)} waits for core {core}, which finished the kernel "
+                    "without reaching it (the cores' control flow diverged)"
+                )
+            self._pass(core)
+
+    def _wait(self, ready) -> None:
+        while not ready():
+            if self.error is not None:
+                raise _Abort
+            self.cond.wait()
+        if self.error is not None:
+            raise _Abort
+
+    def _pass(self, core: int) -> None:
+        """Hand the baton to the next core that can run."""
+        n = len(self.executors)
+        for step in range(1, n + 1):
+            other = (core + step) % n
+            if other not in self.done and other not in self.arrived:
+                self.turn = other
+                break
+        self.cond.notify_all()
+
+    def _set_error(self, message: str) -> None:
+        if self.error is None:
+            self.error = RuntimeFault(message)
+        self.cond.notify_all()
+
+    def _fail(self, message: str) -> None:
+        self._set_error(message)
+        raise _Abort
+
+    def _where(self, core: int) -> str:
+        inst, env, _, _ = self.arrived[core]
+        return f"core {core} at {inst.describe(env)}"
+
+    def meet(self, core: int, inst, env: dict, inputs: list, outputs: list) -> None:
+        """Called by a core's executor at a cross-core instruction it has issued."""
+        with self.cond:
+            self.arrived[core] = (inst, dict(env), inputs, outputs)
+            if len(self.arrived) + len(self.done) < len(self.executors):
+                meeting = self.meetings
+                self._pass(core)
+                self._wait(lambda: self.meetings > meeting and self.turn == core)
+                return
+            if self.done:
+                self._fail(
+                    f"{self._where(core)} waits for core {min(self.done)}, which finished the "
+                    "kernel without reaching it (the cores' control flow diverged)"
+                )
+            self._exchange()
+            self.arrived.clear()
+            self.meetings += 1
+            self.turn = core
+            self.cond.notify_all()
+
+    def _exchange(self) -> None:
+        ops = {inst.op for inst, *_ in self.arrived.values()}
+        if len(ops) > 1:
+            sides = " and ".join(self._where(c) for c in sorted(self.arrived))
+            self._fail(f"the cores meet at different instructions: {sides}")
+        op = ops.pop()
+        if op == "sendrecv":
+            nbytes = self._sendrecv()
+        elif op == "core_barrier":
+            nbytes = 4
+        else:
+            nbytes = self._collective(op)
+        table = self.executors[0].table
+        both = max(ex.records[-1][1] for ex in self.executors)
+        done = both + exchange_ns(op, nbytes, table)
+        for core, (inst, *_rest) in self.arrived.items():
+            self.executors[core].settle(inst, done)
+
+    def _sendrecv(self) -> int:
+        """Move each core's `src` into its receiver's `dst`; the bytes one core sends."""
+        received = {}
+        for core, (inst, *_) in self.arrived.items():
+            to, source = inst.attrs["send_to_rank"], inst.attrs["recv_from_rank"]
+            n = len(self.executors)
+            if not (0 <= to < n and 0 <= source < n) or to == core or source == core:
+                self._fail(
+                    f"{self._where(core)} sends to rank {to} and receives from rank {source}; "
+                    f"in an LNC={n} launch each must be another core (0..{n - 1})"
+                )
+            peer = self.arrived[source]
+            if peer[0].attrs["send_to_rank"] != core:
+                self._fail(
+                    f"{self._where(core)} receives from core {source}, which sends to core "
+                    f"{peer[0].attrs['send_to_rank']}"
+                )
+            received[core] = source
+        nbytes = 0
+        values = {}
+        for core, (_, _, inputs, _) in self.arrived.items():
+            ap, where = inputs[0]
+            memory = self.executors[core].memory
+            nbytes = int(np.prod(ap.nums)) * ap.itemsize
+            if memory is not None:
+                values[core] = np.array(memory.view(ap, where, writable=False))
+        for core, source in received.items():
+            ap, where = self.arrived[core][3][0]
+            memory = self.executors[core].memory
+            if memory is None:
+                continue
+            value = values[source]
+            if value.size != int(np.prod(ap.nums)):
+                self._fail(
+                    f"{self._where(core)} receives {value.size} elements into a `dst` of "
+                    f"{int(np.prod(ap.nums))}"
+                )
+            memory.view(ap, where, writable=True)[...] = dtypes.cast(
+                value.reshape(ap.nums), ap.dtype
+            )
+            memory.mark_written(ap, where)
+        return nbytes
+
+    _REDUCE = {"add": np.add, "minimum": np.minimum, "maximum": np.maximum}
+
+    def _collective(self, op: str) -> int:
+        """An `nki.collectives` call between the cores: each core's `dst` from every core's
+        `src` (reductions in fp32); the bytes one core sends to another."""
+        n = len(self.executors)
+        cores = sorted(self.arrived)
+        first = self.arrived[cores[0]][0]
+        dim = first.attrs.get("collective_dim", 0)
+        srcs = []
+        for core in cores:
+            ap, where = self.arrived[core][2][0]
+            memory = self.executors[core].memory
+            if memory is None:
+                srcs.append(None)
+                continue
+            srcs.append(dtypes.to_fp32(np.array(memory.view(ap, where, writable=False)), ap.dtype))
+        src_ap = self.arrived[cores[0]][2][0][0]
+        nbytes = int(np.prod(src_ap.nums)) * src_ap.itemsize
+        if op in ("reduce_scatter", "all_to_all"):
+            nbytes //= n
+        if srcs[0] is None:  # timing only
+            return nbytes
+        if op in ("all_reduce", "reduce_scatter"):
+            reduce_op = first.attrs.get("op")
+            if reduce_op not in self._REDUCE:
+                self._fail(f"{self._where(cores[0])}: op {reduce_op!r} (add, minimum or maximum)")
+            total = srcs[0]
+            for other in srcs[1:]:
+                total = self._REDUCE[reduce_op](total, other)
+        for core in cores:
+            ap, where = self.arrived[core][3][0]
+            try:
+                if op == "all_reduce":
+                    value = total
+                elif op == "all_gather":
+                    value = np.concatenate(srcs, axis=dim)
+                elif op == "reduce_scatter":
+                    value = np.split(total, n, axis=dim)[core]
+                else:
+                    value = np.concatenate([np.split(s, n, axis=dim)[core] for s in srcs], axis=dim)
+            except (ValueError, IndexError) as e:
+                self._fail(f"{self._where(core)}: the cores' tensors do not fit {op}: {e}")
+            if value.shape != tuple(ap.nums):
+                self._fail(
+                    f"{self._where(core)}: {op} gives a result of shape {list(value.shape)} "
+                    f"for a `dst` of shape {list(ap.nums)}"
+                )
+            memory = self.executors[core].memory
+            memory.view(ap, where, writable=True)[...] = dtypes.cast(value, ap.dtype)
+            memory.mark_written(ap, where)
+        return nbytes

@@ -1,0 +1,113 @@
+"""The shapes table: parsing, validation, and the inputs a case generates."""
+
+from __future__ import annotations
+
+import textwrap
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from benchmarks.corpus.library import SHAPES_TOML, TableError, load_table, make_inputs
+
+
+def table(tmp_path, text: str):
+    p = tmp_path / "shapes.toml"
+    p.write_text(textwrap.dedent(text))
+    return load_table(p)
+
+
+KERNEL = """
+[[kernel]]
+name = "k"
+file = "src/k.py"
+entry = "k"
+test = "test/test_k.py"
+"""
+
+
+def test_cases_args_lnc_inputs_and_tolerance(tmp_path):
+    (k,) = table(
+        tmp_path,
+        KERNEL
+        + """
+reference = "ref"
+tolerance = { atol = 0.5 }
+
+[[kernel.case]]
+id = "one"
+args = { x = "bfloat16[4,8]", n = "int32[1,1]", scale = "2.5", mode = "'fast'" }
+inputs = { n = "const:3" }
+lnc = 1
+
+[[kernel.case]]
+id = "two"
+args = { x = "float32[2,2]" }
+tolerance = { atol = 0.0, rtol = 0.0 }
+""",
+    )
+    one, two = k.cases
+    assert (k.reference, one.key, one.lnc, two.lnc) == ("ref", "k[one]", 1, 2)
+    assert (one.atol, one.rtol, two.atol) == (0.5, 1e-5, 0.0)
+    tensors, host = make_inputs(one)
+    assert host == {"scale": 2.5, "mode": "fast"}
+    assert tensors["n"].tolist() == [[3]]
+    # values are exactly representable in the kernel's dtype, so both sides see the same data
+    x = tensors["x"]
+    assert x.shape == (4, 8)
+    assert np.array_equal(x, x.astype(ml_dtypes.bfloat16).astype(np.float32))
+    assert np.array_equal(x, make_inputs(one)[0]["x"])  # seeded
+    given, _ = make_inputs(one, only_given=True)
+    assert list(given) == ["n"]
+
+
+def test_arange_and_randint_generators(tmp_path):
+    (k,) = table(
+        tmp_path,
+        KERNEL
+        + """
+[[kernel.case]]
+id = "c"
+args = { a = "int32[2,3]", b = "int32[4]", t = "int32[100]" }
+inputs = { a = "arange", b = "arange:16", t = "randint:0:5" }
+""",
+    )
+    tensors, _ = make_inputs(k.cases[0])
+    assert tensors["a"].tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert tensors["b"].tolist() == [0, 16, 32, 48]
+    assert set(np.unique(tensors["t"])) <= {0, 1, 2, 3, 4}
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ('id = "c"\nargs = { x = "float32[2" }', "neither dtype"),
+        ('id = "c"\nargs = { x = 3 }', "must be a string spec"),
+        ('args = { x = "float32[2]" }', "needs 'id' and 'args'"),
+        ('id = "c"\nargs = { x = "float32[2]" }\ninputs = { y = "arange" }', "not a tensor arg"),
+        ('id = "c"\nargs = { x = "float32[2]" }\ninputs = { x = "zeros" }', "not const:V"),
+    ],
+)
+def test_bad_cases_are_table_errors(tmp_path, case, message):
+    with pytest.raises(TableError, match=message):
+        table(tmp_path, KERNEL + "\n[[kernel.case]]\n" + case + "\n")
+
+
+def test_a_kernel_needs_cases_or_a_limit(tmp_path):
+    with pytest.raises(TableError, match="give cases or a 'limit'"):
+        table(tmp_path, KERNEL)
+    (k,) = table(tmp_path, KERNEL + 'limit = "takes a config object"\n')
+    assert (k.cases, k.limit) == ((), "takes a config object")
+    with pytest.raises(TableError, match="missing 'entry'"):
+        table(tmp_path, KERNEL.replace('entry = "k"\n', "") + 'limit = "x"\n')
+    with pytest.raises(TableError, match="duplicate kernel name"):
+        table(tmp_path, (KERNEL + 'limit = "x"\n') * 2)
+
+
+def test_the_committed_table_loads_and_names_its_references():
+    from benchmarks.corpus.references import REFERENCES
+
+    kernels = load_table(SHAPES_TOML)
+    assert len({k.name for k in kernels}) == len(kernels)
+    for k in kernels:
+        assert not k.reference or k.reference in REFERENCES, k.name

@@ -1,0 +1,71 @@
+"""How an nkic subprocess's outcome is sorted: the harness must never mistake a crash or a
+hang for a diagnostic."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from benchmarks.corpus import nkic_runs
+from benchmarks.corpus.nkic_runs import run_nkic, text_errors
+
+
+@pytest.fixture
+def fake_nkic(monkeypatch, tmp_path):
+    """Replace nkic by a script whose behaviour the test chooses."""
+
+    def use(body: str):
+        script = tmp_path / "fake_nkic.py"
+        script.write_text("import sys, time, json\n" + body)
+        monkeypatch.setattr(nkic_runs, "nkic_command", lambda: [sys.executable, str(script)])
+
+    return use
+
+
+def test_internal_error_line_and_traceback(fake_nkic):
+    fake_nkic("print('internal error: KeyError: x (this is a bug)', file=sys.stderr); sys.exit(2)")
+    o = run_nkic(["check", "k.py"], timeout=30)
+    assert (o.status, o.detail) == ("internal-error", "internal error: KeyError: x (this is a bug)")
+    fake_nkic("raise RuntimeError('boom')")
+    o = run_nkic(["check", "k.py"], timeout=30)
+    assert o.status == "internal-error" and "RuntimeError: boom" in o.detail
+
+
+def test_timeout(fake_nkic):
+    fake_nkic("time.sleep(30)")
+    o = run_nkic(["check", "k.py"], timeout=0.5)
+    assert o.status == "timeout" and o.seconds < 10
+
+
+def test_usage_error_and_clean(fake_nkic):
+    fake_nkic("print('error: --arg expects NAME=SPEC', file=sys.stderr); sys.exit(2)")
+    o = run_nkic(["compile", "k.py"], timeout=30)
+    assert (o.status, o.detail) == ("usage-error", "error: --arg expects NAME=SPEC")
+    fake_nkic("sys.exit(0)")
+    assert run_nkic(["check", "k.py"], timeout=30).status == "ok"
+
+
+def test_check_errors_come_from_json_warnings_dropped(fake_nkic):
+    fake_nkic(
+        "print(json.dumps([{'code': 'w', 'severity': 'warning', 'message': 'm', 'file': 'f',"
+        " 'line': 1}, {'code': 'err_x', 'severity': 'error', 'message': 'bad', 'file': 'f',"
+        " 'line': 7}])); sys.exit(1)"
+    )
+    o = run_nkic(["check", "k.py", "--format", "json"], timeout=30)
+    assert o.status == "diagnostics"
+    assert [(e.code, e.message, e.line) for e in o.errors] == [("err_x", "bad", 7)]
+
+
+def test_compile_errors_come_from_the_text_rendering():
+    text = (
+        "warning[w_x]: careful\n  --> /a/k.py:3:1\n\n"
+        "error[err_import_error]: 'os' is not available\n  --> /a/k.py:12:5\n   |\n"
+        "note: called from /a/b.py:1:1\n\n"
+        "error[err_type_error]: dict keys must be strings\n  --> /a/h.py:46:5\n"
+        "error: compilation failed with 2 error(s)\n"
+    )
+    assert [(e.code, e.message, e.file, e.line) for e in text_errors(text)] == [
+        ("err_import_error", "'os' is not available", "/a/k.py", 12),
+        ("err_type_error", "dict keys must be strings", "/a/h.py", 46),
+    ]

@@ -1,0 +1,339 @@
+"""LNC=2 launches: two simulated physical cores sharing HBM, and the checks across them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nkic
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNELS = Path(__file__).parent / "lnc"
+MATMUL = ROOT / "examples" / "matmul_lnc.py"
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_sharded_matmul_on_two_cores_matches_numpy():
+    rng = np.random.default_rng(1)
+    lhsT = rng.standard_normal((256, 512), dtype=np.float32)
+    rhs = rng.standard_normal((256, 512), dtype=np.float32)
+    kernel = nkic.compile(MATMUL, lhsT, rhs, lnc=2)
+    got = kernel(lhsT, rhs)
+    np.testing.assert_allclose(got, lhsT.T @ rhs, rtol=1e-4, atol=1e-3)
+    cores = kernel.profile["cores"]
+    assert kernel.profile["lnc"] == 2 and len(cores) == 2
+    # each core does half the matmuls of the LNC=1 program
+    single = nkic.compile(MATMUL, lhsT, rhs)
+    single(lhsT, rhs)
+    matmuls = single.profile["engines"]["tensor"]["instructions"]
+    assert [c["engines"]["tensor"]["instructions"] for c in cores] == [matmuls // 2] * 2
+    assert kernel.profile["total_ns"] < single.profile["total_ns"]
+
+
+def test_sharded_softmax_on_two_cores_matches_numpy():
+    x = np.random.default_rng(2).standard_normal((512, 256), dtype=np.float32)
+    kernel = nkic.compile(KERNELS / "softmax_lnc.py", x, lnc=2)
+    np.testing.assert_allclose(kernel(x), _softmax(x), rtol=1e-5, atol=1e-6)
+
+
+def test_kernel_bracket_sets_the_launch_degree():
+    sys.path.insert(0, str(KERNELS))
+    try:
+        from softmax_lnc import softmax_lnc
+    finally:
+        sys.path.remove(str(KERNELS))
+    x = np.random.default_rng(3).standard_normal((256, 128), dtype=np.float32)
+    kernel = nkic.compile(softmax_lnc[2], x)
+    np.testing.assert_allclose(kernel(x), _softmax(x), rtol=1e-5, atol=1e-6)
+    assert kernel.profile["lnc"] == 2
+    with pytest.raises(nkic.CompileError, match="kernel\\[2\\]\\) differs.*lnc=1"):
+        nkic.compile(softmax_lnc[2], x, lnc=1)
+    with pytest.raises(ValueError, match="LNC\\) degree, 1 or 2"):
+        softmax_lnc[2, 2]
+
+
+def test_lnc2_is_refused_where_the_target_has_one_core_per_launch():
+    x = np.zeros((256, 128), np.float32)
+    with pytest.raises(nkic.CompileError) as e:
+        nkic.compile(KERNELS / "softmax_lnc.py", x, lnc=2, target="trn1")
+    assert [d.code for d in e.value.diagnostics] == ["nkic_lnc_degree"]
+
+
+def test_check_finds_the_second_cores_out_of_bounds_read():
+    q = nkic.TensorSpec((128, 192), "float32")
+    diags = nkic.check(KERNELS / "head_split.py", q=q)
+    oob = [d for d in diags if d.code == "err_tensor_access_out_of_bound"]
+    assert oob and all(d.message.endswith("[LNC=2 core 1]") for d in oob)
+    assert {d.loc.line for d in oob} == {19, 20}
+    # told to check LNC=1 only, the kernel is clean
+    assert nkic.check(KERNELS / "head_split.py", lnc=1, q=q) == []
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "kernel.py"
+    path.write_text("import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n" + body)
+    return path
+
+
+RACE = """
+@nki.jit
+def kernel(a):
+    half = a.shape[1] // nl.num_programs()
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, half), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[:, core * half:(core + 1) * half])
+    nisa.dma_copy(dst=out[:, {dst}], src=t)
+    return out
+"""
+
+
+def test_two_cores_writing_the_same_shared_bytes_is_a_race(tmp_path):
+    path = _write(tmp_path, RACE.format(dst="0:half"))
+    a = nkic.TensorSpec((128, 256), "float32")
+    diags = nkic.check(path, a=a)
+    assert [d.code for d in diags] == ["nkic_lnc_shared_hbm_race"]
+    d = diags[0]
+    # both cores write columns 0..127: the overlap is that whole box
+    assert "elements [0:128, 0:128]" in d.message
+    assert f"bytes 0..{(127 * 256 + 127) * 4 + 3}" in d.message
+    assert d.loc.line == 13 and d.related[0].loc.line == 13
+    assert "core 1" in d.related[0].message
+    with pytest.raises(nkic.CompileError):
+        nkic.compile(path, a, lnc=2)
+
+
+def test_disjoint_halves_are_not_a_race(tmp_path):
+    path = _write(tmp_path, RACE.format(dst="core * half:(core + 1) * half"))
+    assert nkic.check(path, a=nkic.TensorSpec((128, 256), "float32")) == []
+
+
+def test_loops_that_differ_between_cores_are_divergent_control_flow(tmp_path):
+    path = _write(
+        tmp_path,
+        """
+@nki.jit
+def kernel(a):
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    for i in nl.sequential_range(2 + core):
+        t = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+        rows = core * 256 + i * 128
+        nisa.dma_copy(dst=t, src=a[rows:rows + 128, :])
+        nisa.dma_copy(dst=out[rows:rows + 128, :], src=t)
+    return out
+""",
+    )
+    diags = nkic.check(path, a=nkic.TensorSpec((640, 128), "float32"))
+    assert [d.code for d in diags] == ["nkic_lnc_divergent_control_flow"]
+    assert "core 0 runs a loop of 2 iteration(s)" in diags[0].message
+    assert "core 1 runs a loop of 3 iteration(s)" in diags[0].message
+    assert diags[0].loc.line == 10
+
+
+def test_cli_compiles_and_runs_both_cores(tmp_path):
+    from click.testing import CliRunner
+
+    from nkic.cli import cli
+
+    def invoke(*args: str):
+        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+    neff = tmp_path / "softmax.neff"
+    x = np.random.default_rng(4).standard_normal((256, 128), dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    src = str(KERNELS / "softmax_lnc.py")
+    made = invoke("compile", src, "--arg", "x=float32[256,128]", "--lnc", "2", "-o", str(neff))
+    assert made.exit_code == 0, made.output
+    trace = tmp_path / "trace.json"
+    run = invoke("run", str(neff), "--in", f"x={tmp_path / 'x.npy'}", "--out-dir", str(tmp_path),
+                 "--trace", str(trace))  # fmt: skip
+    assert run.exit_code == 0 and "core 1 of LNC=2" in run.output
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert names == {1: "softmax_lnc (trn2) core 0", 2: "softmax_lnc (trn2) core 1"}
+    slices = [e for e in events if e.get("ph") == "X"]
+    assert {e["pid"] for e in slices} == {1, 2}
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), _softmax(x), rtol=1e-5, atol=1e-6)
+    wrong = invoke("run", str(neff), "--lnc", "1", "--out-dir", str(tmp_path))
+    assert wrong.exit_code == 2 and "compiled for LNC=2" in wrong.output
+    refused = invoke("compile", src, "--arg", "x=float32[256,128]", "--lnc", "2", "--target",
+                     "trn1", "-o", str(neff))  # fmt: skip
+    assert refused.exit_code == 1 and "nkic_lnc_degree" in refused.output
+
+
+EXCHANGE = KERNELS / "exchange.py"
+
+
+def test_an_all_reduce_through_shared_hbm_ordered_by_a_barrier():
+    a = np.random.default_rng(5).standard_normal((256, 512), dtype=np.float32)
+    kernel = nkic.compile(EXCHANGE, a, kernel="all_reduce_hbm", lnc=2)
+    total = a[:128] + a[128:]
+    np.testing.assert_array_equal(kernel(a), np.concatenate([total, total]))
+    # the read of the other core's half waits for the barrier, which waits for both cores
+    cores = kernel.profile["cores"]
+    assert all(c["total_ns"] > 1300 for c in cores)
+
+
+def test_a_sendrecv_ring_matches_numpy():
+    a = np.random.default_rng(6).standard_normal((256, 512), dtype=np.float32)
+    kernel = nkic.compile(EXCHANGE, a, kernel="ring_sum", lnc=2)
+    x, y = a[:128], a[128:]
+    for _ in range(3):
+        x, y = x + y, y + x
+    np.testing.assert_array_equal(kernel(a), np.concatenate([x, y]))
+    assert nkic.check(EXCHANGE, kernel="ring_sum", a=a) == []
+
+
+def test_meeting_the_other_core_needs_lnc2():
+    a = nkic.TensorSpec((256, 512), "float32")
+    diags = nkic.check(EXCHANGE, kernel="ring_sum", lnc=1, a=a)
+    assert [d.code for d in diags] == ["nkic_lnc_degree"]
+    assert "nisa.sendrecv meets the other core" in diags[0].message
+    with pytest.raises(nkic.CompileError):
+        nkic.compile(EXCHANGE, a, kernel="ring_sum")
+
+
+def test_a_barrier_only_one_core_reaches_is_divergent(tmp_path):
+    path = _write(
+        tmp_path,
+        """
+@nki.jit
+def kernel(a):
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[core * 128:(core + 1) * 128, :])
+    nisa.dma_copy(dst=out[core * 128:(core + 1) * 128, :], src=t)
+    if core == 0:
+        nisa.core_barrier(data=out, cores=(0, 1))
+    return out
+""",
+    )
+    diags = nkic.check(path, a=nkic.TensorSpec((256, 128), "float32"))
+    assert [d.code for d in diags] == ["nkic_lnc_divergent_control_flow"]
+    assert "core 0 reaches nisa.core_barrier here" in diags[0].message
+    assert "core 1 reaches nothing" in diags[0].message
+    assert diags[0].loc.line == 14
+
+
+def test_writes_separated_by_a_barrier_are_not_a_race(tmp_path):
+    path = _write(
+        tmp_path,
+        """
+@nki.jit
+def kernel(a):
+    core = nl.program_id()
+    out = nl.ndarray((128, 128), a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[core * 128:(core + 1) * 128, :])
+    if core == 0:
+        nisa.dma_copy(dst=out, src=t)
+    nisa.core_barrier(data=out, cores=(0, 1))
+    if core == 1:
+        nisa.dma_copy(dst=out, src=t)
+    return out
+""",
+    )
+    a = np.random.default_rng(7).standard_normal((256, 128), dtype=np.float32)
+    assert nkic.check(path, a=a) == []
+    np.testing.assert_array_equal(nkic.compile(path, a, lnc=2)(a), a[128:])
+
+
+COLLECTIVES = KERNELS / "collectives.py"
+
+
+def _run_collective(name: str, a: np.ndarray) -> np.ndarray:
+    kernel = nkic.compile(COLLECTIVES, a, kernel=name, lnc=2)
+    assert nkic.check(COLLECTIVES, kernel=name, a=a) == []
+    return kernel(a)
+
+
+def test_all_reduce_collective():
+    a = np.random.default_rng(8).standard_normal((256, 256), dtype=np.float32)
+    top = np.maximum(a[:128], a[128:])
+    np.testing.assert_array_equal(_run_collective("all_reduce_max", a), np.concatenate([top, top]))
+
+
+def test_all_gather_collective():
+    a = np.random.default_rng(9).standard_normal((256, 128), dtype=np.float32)
+    both = np.concatenate([a[:128], a[128:]], axis=1)
+    np.testing.assert_array_equal(
+        _run_collective("all_gather_cols", a), np.concatenate([both, both])
+    )
+
+
+def test_reduce_scatter_collective():
+    a = np.random.default_rng(10).standard_normal((512, 128), dtype=np.float32)
+    total = a[:256] + a[256:]
+    np.testing.assert_allclose(_run_collective("reduce_scatter_rows", a), total, rtol=1e-6)
+
+
+def test_all_to_all_collective():
+    a = np.random.default_rng(11).standard_normal((512, 64), dtype=np.float32)
+    blocks = [a[:256], a[256:]]
+    want = np.concatenate([blocks[0][:128], blocks[1][:128], blocks[0][128:], blocks[1][128:]])
+    np.testing.assert_array_equal(_run_collective("all_to_all_rows", a), want)
+
+
+def test_a_gather_into_the_wrong_shape_is_reported(tmp_path):
+    path = _write(
+        tmp_path,
+        """import nki.collectives as ncc
+
+
+@nki.jit
+def kernel(a):
+    core = nl.program_id()
+    out = nl.ndarray((256, 128), a.dtype, buffer=nl.shared_hbm)
+    mine = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=mine, src=a[core * 128:(core + 1) * 128, :])
+    both = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+    ncc.all_gather(srcs=[mine], dsts=[both], replica_group=ncc.ReplicaGroup([[0, 1]]), collective_dim=1)
+    nisa.dma_copy(dst=out[core * 128:(core + 1) * 128, :], src=both)
+    return out
+""",
+    )
+    diags = nkic.check(path, a=nkic.TensorSpec((256, 128), "float32"))
+    assert [d.code for d in diags] == ["err_shape_mismatch"]
+    assert "gives [128, 256]" in diags[0].message
+
+
+def test_interleaved_columns_are_not_a_race(tmp_path):
+    # core c writes columns c, c + 2, c + 4, ...: the hulls overlap, the elements never do
+    path = _write(tmp_path, RACE.format(dst="core:a.shape[1]:nl.num_programs()"))
+    assert nkic.check(path, a=nkic.TensorSpec((128, 256), "float32")) == []
+    racy = _write(tmp_path, RACE.format(dst="0:a.shape[1]:nl.num_programs()"))
+    assert [d.code for d in nkic.check(racy, a=nkic.TensorSpec((128, 256), "float32"))] == [
+        "nkic_lnc_shared_hbm_race"
+    ]
+
+
+def test_tool_nkic_lnc_is_the_default_degree(tmp_path):
+    from click.testing import CliRunner
+
+    from nkic.cli import cli
+
+    (tmp_path / "pyproject.toml").write_text("[tool.nkic]\nlnc = 2\n")
+    src = tmp_path / "softmax_lnc.py"
+    src.write_text((KERNELS / "softmax_lnc.py").read_text())
+    neff = tmp_path / "s.neff"
+    res = CliRunner().invoke(
+        cli, ["compile", str(src), "--arg", "x=float32[256,128]", "-o", str(neff)]
+    )
+    assert res.exit_code == 0, res.output
+    import nkirt
+
+    assert nkirt.load(neff).lnc == 2
+    res = CliRunner().invoke(
+        cli, ["compile", str(src), "--arg", "x=float32[256,128]", "-o", str(neff), "--lnc", "1"]
+    )
+    assert res.exit_code == 0 and nkirt.load(neff).lnc == 1  # the command line wins

@@ -1,0 +1,83 @@
+"""The Beta 1 dialect: selected by `neuronxcc.nki` imports; index grids, tile operators,
+returning instructions and PSUM accumulation compile and compute what numpy computes; what
+nkic does not implement is a diagnostic, never a different result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nkic
+from nkic.frontend import find_kernels
+
+KERNELS = Path(__file__).parent / "add_tiles.py"
+
+
+def test_the_dialect_is_selected_by_its_imports_and_kernels_are_found():
+    names = [name for name, _ in find_kernels(str(KERNELS))]
+    assert names[:3] == ["add_rows", "matmul_psum", "strided_cols"]
+
+
+def test_index_grids_with_loop_offsets_and_tile_operators():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((384, 512)).astype(np.float32)
+    b = rng.standard_normal((384, 512)).astype(np.float32)
+    out = nkic.compile(str(KERNELS), a, b, kernel="add_rows")(a, b)
+    np.testing.assert_array_equal(out, a + (b * np.float32(2.0)))
+
+
+def test_psum_accumulation_of_returned_matmuls():
+    rng = np.random.default_rng(1)
+    lhsT = rng.standard_normal((384, 128)).astype(np.float32)
+    rhs = rng.standard_normal((384, 256)).astype(np.float32)
+    k = nkic.compile(str(KERNELS), lhsT, rhs, kernel="matmul_psum")
+    out = k(lhsT, rhs)
+    want = lhsT.astype(np.float64).T @ rhs.astype(np.float64)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    # `acc += nisa.nc_matmul(...)` accumulates in PSUM: one matmul per K tile, no vector add
+    matmuls = [line for line in k.ir.splitlines() if "nc_matmul[" in line]
+    acc = next(ln for ln in k.ir.splitlines() if '"acc"' in ln).split()[0]  # its tensor, %tN
+    assert matmuls and all(f"dst={acc}[" in line for line in matmuls)
+    assert "tensor_tensor" not in k.ir
+
+
+def test_strided_grid_and_a_returning_activation():
+    x = np.random.default_rng(2).standard_normal((128, 512)).astype(np.float32)
+    out = nkic.compile(str(KERNELS), x, kernel="strided_cols")(x)
+    np.testing.assert_allclose(out, np.exp(x[:, 1::2]), rtol=2e-6)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "code", "text"),
+    [
+        ("masked", "err_unsupported_api", "mask predicates on index grids"),
+        ("mixed", "err_invalid_index", "mixes slices"),
+        ("transposed", "err_unsupported_api", "transpose or repeat an axis"),
+    ],
+)
+def test_what_nkic_does_not_implement_is_a_diagnostic(kernel, code, text):
+    a = np.zeros((128, 512), np.float32)
+    diags = [d for d in nkic.check(str(KERNELS), kernel=kernel, a=a) if d.severity == "error"]
+    assert diags, f"{kernel}: no diagnostic"
+    assert diags[0].code == code and text in diags[0].message
+    assert diags[0].loc.line > 0
+
+
+def test_numpy_functions_as_alu_operators():
+    x = np.random.default_rng(3).standard_normal((128, 512)).astype(np.float32)
+    out = nkic.compile(str(KERNELS), x, kernel="scale_shift")(x)
+    np.testing.assert_array_equal(out, x * np.float32(3.0) + np.float32(1.0))
+
+
+def test_a_0_3_file_is_not_taken_for_beta_1(tmp_path):
+    import ast
+
+    from nkic.frontend import languages
+
+    assert languages.imports_beta1(ast.parse("import neuronxcc.nki.language as nl"))
+    assert languages.imports_beta1(ast.parse("from neuronxcc import nki"))
+    assert not languages.imports_beta1(ast.parse("import nki\nimport nki.language as nl"))
+    mixed = ast.parse("import nki\nimport neuronxcc.nki.language as bnl")
+    assert languages.for_file(mixed, None) is languages.DEFAULT  # its Beta 1 import is reported

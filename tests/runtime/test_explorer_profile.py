@@ -1,0 +1,141 @@
+"""The profile in Neuron Explorer's words: Summary metrics and performance bounds against their
+documented formulas, the critical path against the run's dependency graph (networkx)."""
+
+from __future__ import annotations
+
+import networkx as nx
+import nkirt
+import pytest
+from neff_builder import Kernel
+from nkirt.analysis import critical_chain, performance_bounds
+from nkirt.cost.tables import TARGETS
+
+TRN2_PEAK = 128 * 128 * 2 * 2.4e9  # TensorE FLOP/s: rows · columns · 2 · clock
+TRN2_DMA_PEAK = 16 * 27.2e9  # Explorer's dma_ddr_bandwidth for trn2: 435.2 GB/s
+
+
+def matmul_kernel(target: str, dtype: str, count: int = 1, perf_mode: str | None = None):
+    k = Kernel(target)
+    x = k.input("x", dtype, [128, 512])
+    k.output("unused", "float32", [1, 1])
+    fold = 2 if perf_mode == "double_row" else 1
+    stationary = k.sbuf("w", dtype, [128, 128 * fold])
+    moving = k.sbuf("x_sb", dtype, [128, 512], byte=1024)
+    load = k.dma(k.ap(moving), k.ap(x))
+    zero = k.inst("memset", "vector", {"dst": k.ap(stationary)}, {"value": 0})
+    dst = k.psum("acc", "float32", [128, 512 // fold])
+    attrs = {"accumulate": False, **({"perf_mode": perf_mode} if perf_mode else {})}
+    operands = {"dst": k.ap(dst), "stationary": k.ap(stationary), "moving": k.ap(moving)}
+    for i in range(count):
+        waits = [(load, 0), (zero, 0)] if i == 0 else []
+        k.inst("nc_matmul", "tensor", operands, attrs, waits=waits)
+    return nkirt.execute(nkirt.load(k.neff()), timing_only=True)
+
+
+def test_hardware_flops_and_mfu_follow_explorers_formulas():
+    profile = matmul_kernel("trn2", "bfloat16", count=3).profile
+    summary = profile["summary"]
+    flops = 3 * 2 * 128 * 128 * 512
+    assert summary["hardware_flops"] == flops
+    assert summary["transpose_flops"] == 0
+    assert summary["model_flops"] == flops
+    total = profile["total_ns"] * 1e-9
+    assert summary["total_time"] == pytest.approx(total)
+    assert summary["mfu_estimated_percent"] == pytest.approx(100 * flops / (TRN2_PEAK * total))
+    assert summary["hfu_estimated_percent"] == pytest.approx(summary["mfu_estimated_percent"])
+    assert summary["matmul_instruction_count"] == 3
+    assert summary["tensor_engine_instruction_count"] == 3
+    assert summary["neuroncore_cycle_count"] == round(total * 1.2e9)  # Trainium2 base clock
+
+
+def test_adjusted_flops_weigh_fp32_four_times_and_fp8_half_on_trn2_only():
+    flops = 2 * 128 * 128 * 512
+    fp32 = matmul_kernel("trn2", "float32").profile["summary"]
+    assert fp32["adjusted_hardware_flops"] == 4 * fp32["hardware_flops"] == 4 * flops
+    fp8 = matmul_kernel("trn2", "float8_e4m3").profile["summary"]
+    assert fp8["adjusted_hardware_flops"] == 0.5 * fp8["hardware_flops"]
+    trn1 = matmul_kernel("trn1", "float8_e4m3").profile["summary"]
+    assert trn1["adjusted_hardware_flops"] == trn1["hardware_flops"]
+
+
+def test_dma_metrics_count_transfers_bytes_and_hbm_sides():
+    profile = matmul_kernel("trn2", "bfloat16").profile
+    summary = profile["summary"]
+    assert summary["dma_transfer_count"] == 1
+    assert summary["dma_transfer_total_bytes"] == 128 * 512 * 2
+    assert summary["dma_transfer_average_bytes"] == 128 * 512 * 2
+    assert summary["hbm_read_bytes"] == 128 * 512 * 2 and summary["hbm_write_bytes"] == 0
+    total = summary["total_time"]
+    stack = TARGETS["trn2"].hbm_stack_gbps * 1e9
+    assert summary["mbu_estimated_percent"] == pytest.approx(100 * 128 * 512 * 2 / total / stack)
+    # the data phase only: the 1.3 µs fixed cost is not DMA activity
+    data_ns = 8 * (1024 + 53.9 * 27.2) / 27.2  # bytes + the measured descriptor time
+    assert summary["dma_active_time"] == pytest.approx(data_ns * 1e-9)
+
+
+def summary_of(**times) -> dict:
+    base = {
+        "total_time": 10.0,
+        "dma_active_time": 0.0,
+        "tensor_engine_active_time": 0.0,
+        "vector_engine_active_time": 0.0,
+        "scalar_engine_active_time": 0.0,
+        "gpsimd_engine_active_time": 0.0,
+        "dma_transfer_total_bytes": 0,
+        "inputs_outputs_weights_size_bytes": 0,
+        "adjusted_hardware_flops": 0.0,
+        "adjusted_transpose_flops": 0.0,
+    }
+    return {**base, **times}
+
+
+def test_bounds_follow_the_performance_bounds_method():
+    summary = summary_of(
+        dma_active_time=8.0,
+        tensor_engine_active_time=5.0,
+        vector_engine_active_time=1.0,
+        dma_transfer_total_bytes=int(2 * TRN2_DMA_PEAK),
+        inputs_outputs_weights_size_bytes=int(TRN2_DMA_PEAK),
+        adjusted_hardware_flops=3 * TRN2_PEAK,
+        adjusted_transpose_flops=TRN2_PEAK,
+    )
+    bounds = performance_bounds(summary, TARGETS["trn2"])
+    assert bounds["memory_bound"] == 8.0
+    assert bounds["memory_bound_ideal"] == pytest.approx(2.0)
+    assert bounds["memory_bound_ideal_no_reloads"] == pytest.approx(1.0)
+    assert bounds["compute_bound"] == 5.0
+    assert bounds["compute_bound_ideal_flops"] == pytest.approx(3.0)
+    assert bounds["compute_bound_ideal_useful_flops"] == pytest.approx(2.0)
+    assert bounds["perfect_pipeline"] == 8.0
+    assert bounds["bottleneck_engine"] == "dma"
+    # bn_speedup = total / max(bound, slowest engine the bound does not improve)
+    assert bounds["bn_speedup"]["memory_bound_ideal"] == pytest.approx(10 / 5)
+    assert bounds["bn_speedup"]["compute_bound_ideal_flops"] == pytest.approx(10 / 8)
+
+
+def test_no_engine_over_half_busy_is_latency_bound_not_a_bottleneck():
+    bounds = performance_bounds(
+        summary_of(dma_active_time=3.5, tensor_engine_active_time=4.9), TARGETS["trn2"]
+    )
+    assert bounds["bottleneck_engine"] is None and bounds["latency_bound"]
+    assert bounds["busiest_engine"] == "tensor"
+    busy = performance_bounds(summary_of(tensor_engine_active_time=5.1), TARGETS["trn2"])
+    assert busy["bottleneck_engine"] == "tensor" and not busy["latency_bound"]
+
+
+def test_critical_path_is_a_path_of_the_dependency_graph_ending_last():
+    result = matmul_kernel("trn2", "bfloat16", count=4)
+    graph = result.dependency_graph()
+    assert nx.is_directed_acyclic_graph(graph)
+    chain, how = critical_chain(result.instructions, result.records)
+    assert nx.is_path(graph, chain)
+    for (u, v), kind in zip(zip(chain, chain[1:]), how):
+        assert graph.edges[u, v]["kind"] == kind
+    last = max(graph.nodes, key=lambda n: graph.nodes[n]["completion"])
+    assert chain[-1] == last
+    # the load, then the first matmul waiting on it, then the others in queue order
+    path = result.profile["critical_path"]
+    assert [s["op"] for s in path["segments"]] == ["dma_copy"] + ["nc_matmul"] * 4
+    assert path["segments"][0]["tensors"] == "x → x_sb"
+    assert [s["released_by"] for s in path["segments"]] == ["start", "semaphore"] + ["queue"] * 3
+    assert sum(s["time_ns"] for s in path["segments"]) == pytest.approx(result.profile["total_ns"])
