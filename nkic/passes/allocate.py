@@ -98,6 +98,7 @@ class _Layout:
         #: reader (e.g. a DMA store) may still be in flight makes the new tensor's first
         #: writer wait for it, a dependency the kernel does not have.
         self.fresh = fresh
+        self._no_fresh_room: set[tuple] = set()
 
     def _add(self, q: _Placed) -> None:
         n = len(self.placed)
@@ -155,8 +156,13 @@ class _Layout:
         return b if b + rel[-1][1] <= self.capacity else None
 
     def place(self, item: _Item, count: int) -> bool:
-        if self.fresh and self._place(item, count, self.placed):
-            return True
+        if self.fresh:
+            # no fresh bytes for a footprint once there were none: placed tensors only add up
+            shape = (item.tensor.num_partitions, _footprint(item.tensor, count, self.tgt))
+            if shape not in self._no_fresh_room:
+                if self._place(item, count, self.placed):
+                    return True
+                self._no_fresh_room.add(shape)
         return self._place(item, count, self.live_with(item.interval(count)))
 
     def _place(self, item: _Item, count: int, live: list[_Placed]) -> bool:
