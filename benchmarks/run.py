@@ -2,7 +2,7 @@
 
 Writes benchmarks/report.md. Timings are wall-clock on this machine (best of a few runs where
 cheap); the calibration table compares the simulator's estimate with the published figures of
-neuroncore-arch.md §12.1 (trn1, bf16, lhsT [8192, 4096], rhs [8192, 8192]).
+Hardware §12.1 (trn1, bf16, lhsT [8192, 4096], rhs [8192, 8192]).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ EXAMPLES = ROOT / "examples"
 REPORT = ROOT / "benchmarks" / "report.md"
 
 # (example file, kernel, compile-time parameters, published ms, published §12.2 DMA / TensorE
-# active %). The parameters are those of the published kernels (arch §12.1; the tutorial code
+# active %). The parameters are those of the published kernels (Hardware §12.1; the tutorial code
 # `matrix_multiplication_nki_kernels.py@1db4d74e`): Opt 2 blocks TILES_M = TILES_N = 2, Opt 3
 # TILES_M = 16, TILES_N = 2, TILES_K = 8 with `result_tiles` of `dtype=lhsT.dtype` (bf16 partial
-# sums; arch §12.1's SBUF budget, "results 4 MB × (M/2048)", is 2 bytes per element too).
+# sums; Hardware §12.1's SBUF budget, "results 4 MB × (M/2048)", is 2 bytes per element too).
 CALIBRATION = [
     ("matmul_tiled.py", "matmul_tiled", {}, 51.80, (99.93, 87.28)),
     ("matmul_hoisted.py", "matmul_hoisted", {}, 42.96, (99.73, 99.85)),
@@ -167,7 +167,7 @@ def calibration(lines: list[str]) -> None:
     lines += [
         "## Cost-model calibration (trn1, bf16, [4096,8192] @ [8192,8192])",
         "",
-        "Published: neuroncore-arch.md §12.1 latencies (Trn1, P99) and §12.2 engine-active "
+        "Published (docs/sources.md, Hardware §12): §12.1 latencies (Trn1, P99) and §12.2 engine-active "
         "percentages (device not stated). *Active* counts an engine while an instruction heads "
         "one of its queues, waiting on a semaphore or busy (the profile's `active`); *busy* "
         "only while it executes. Predicted: "

@@ -149,15 +149,23 @@ class CompiledKernel:
 
 
 def compile(
-    kernel, /, *args, target: str = driver.DEFAULT_TARGET, lnc: int | None = None, **kwargs
+    kernel,
+    /,
+    *args,
+    target: str = driver.DEFAULT_TARGET,
+    lnc: int | None = None,
+    nki: str | None = None,
+    **kwargs,
 ) -> CompiledKernel:
     """Compile `kernel` (a function, or a file path with `kernel="name"`) for `args`.
 
     Arguments: arrays (numpy, torch, jax, ...) and `TensorSpec`s become tensor inputs;
     anything else is a compile-time value. `lnc` is the launch's logical-core degree
     (default: the `kernel[n]` bracket, else 1); LNC=2 runs two physical cores that share
-    HBM. Raises `CompileError` carrying every diagnostic.
+    HBM. `nki` is the NKI language version ("0.3" … "0.7", default: the newest). Raises
+    `CompileError` carrying every diagnostic.
     """
+    _check_nki(nki)
     bracket = getattr(kernel, "lnc", 1)
     if isinstance(kernel, (str, Path)):
         path = str(kernel)
@@ -165,7 +173,7 @@ def compile(
         if name is None:
             from .frontend import find_kernels
 
-            found = find_kernels(path)
+            found = find_kernels(path, language=nki)
             name = found[0][0] if len(found) == 1 else None
     else:
         fn = standin.kernel_function(kernel)
@@ -203,7 +211,7 @@ def compile(
                 )
             ]  # fmt: skip
         )
-    return _compile(path, name, named, target, lnc=lnc or bracket)
+    return _compile(path, name, named, target, lnc=lnc or bracket, nki=nki)
 
 
 def compile_named(fn, named: dict[str, object], target: str = driver.DEFAULT_TARGET, **options):
@@ -256,9 +264,19 @@ def check(
     kernel: str | None = None,
     target: str = driver.DEFAULT_TARGET,
     lnc: int | None = None,
+    nki: str | None = None,
     **args,
 ) -> list[Diagnostic]:
     """Every diagnostic for the kernels in `path` (tensor arguments as arrays or TensorSpecs).
     `lnc` checks one launch degree; by default a kernel that asks for `nl.program_id()` or
-    `nl.num_programs()` is checked at LNC=1 and at LNC=2 where the target has it."""
-    return driver.check_file(str(path), kernel, _tensor_args(args), target, lnc)
+    `nl.num_programs()` is checked at LNC=1 and at LNC=2 where the target has it. `nki` is
+    the NKI language version (default: the newest)."""
+    _check_nki(nki)
+    return driver.check_file(str(path), kernel, _tensor_args(args), target, lnc, nki=nki)
+
+
+def _check_nki(nki: str | None) -> None:
+    from .frontend.languages import VERSIONS
+
+    if nki is not None and nki not in VERSIONS:
+        raise ValueError(f"unknown NKI version {nki!r}; expected one of {', '.join(VERSIONS)}")

@@ -13,8 +13,12 @@ import numpy as np
 from . import __version__, driver
 from .config import Config, ConfigError, config_for
 from .diagnostics import render_text, with_display_paths
+from .frontend.languages import DEFAULT as _NKI_DEFAULT
+from .frontend.languages import VERSIONS as NKI_VERSIONS
 from .ir.target import TARGET_NAMES
 from .progress import Progress, use_color
+
+NKI_DEFAULT = _NKI_DEFAULT.version
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -69,6 +73,16 @@ def _kernel_args(config: Config, file: str, kernel: str, given: dict) -> dict[st
             raise UsageError(f"{config.path}: [tool.nkic.args] {kernel}.{name}: {e}") from None
     out.update(given)
     return out
+
+
+def _nki(option: str | None, config: Config) -> str | None:
+    return option or config.nki
+
+
+NKI_HELP = (
+    f"NKI language version of the kernels (default: [tool.nkic] nki, else {NKI_DEFAULT}; "
+    "a file importing only neuronxcc.nki is Beta 1)."
+)
 
 
 def _target(option: str | None, config: Config) -> str:
@@ -145,6 +159,7 @@ _REPORT_OPTION = click.option(
     help="Argument: dtype[d0,d1,...] for a tensor, or a Python literal.",
 )
 @click.option("--target", type=click.Choice(TARGET_NAMES), help=TARGET_HELP)
+@click.option("--nki", type=click.Choice(NKI_VERSIONS), help=NKI_HELP)
 @click.option("-o", "--output", help="Output .neff path (default: <kernel>.neff).")
 @click.option(
     "--emit",
@@ -169,16 +184,19 @@ _REPORT_OPTION = click.option(
     show_default=True,
     help="Format of the --report output.",
 )
-def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc, report, fmt) -> None:
+def compile(
+    file, kernel, arg_items, target, nki, output, emit, dump_after, lnc, report, fmt
+) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
     args = _parse_args(arg_items)
     config = _config(file)
     target = _target(target, config)
+    nki = _nki(nki, config)
     if config.args:
         from .frontend import find_kernels
 
-        names = [kernel] if kernel else [name for name, _ in find_kernels(file)]
+        names = [kernel] if kernel else [name for name, _ in find_kernels(file, language=nki)]
         if len(names) == 1:
             args = _kernel_args(config, file, names[0], args)
     if output:
@@ -197,6 +215,7 @@ def compile(file, kernel, arg_items, target, output, emit, dump_after, lnc, repo
             dump_after,
             dump=lambda s: click.echo(s, err=True),
             lnc=lnc or config.lnc or 1,
+            nki=nki,
         )
     if res.diagnostics:
         shown = with_display_paths(res.diagnostics, {os.path.abspath(file): file})
@@ -322,7 +341,11 @@ def _widen(a: np.ndarray) -> np.ndarray:
     help="Input array (missing inputs get seeded random data).",
 )
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--out-dir", default="nkic-out", show_default=True, help="Where outputs are written.")
+@click.option(
+    "--out-dir",
+    show_default="nkic-out",
+    help="Where outputs are written (created unless --timing-only leaves it unused).",
+)
 @click.option("--profile", "profile_path", help="Write the profile JSON here.")
 @click.option("--trace", "trace_path", help="Write a Chrome/Perfetto trace here.")
 @click.option("--timing-only", is_flag=True, help="Skip the numerics; estimate timing only.")
@@ -368,9 +391,10 @@ def run(
     """Run a compiled kernel on the simulated NeuronCore."""
     import nkirt
 
-    out = Path(out_dir)
+    out = Path(out_dir or "nkic-out")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        if out_dir is not None or not timing_only:  # a named one may hold --profile/--trace
+            out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"cannot create --out-dir {out_dir}: {e.strerror or e}") from None
     for path in (profile_path, trace_path):
@@ -455,21 +479,32 @@ def _codes(option: str | None, default: tuple[str, ...] | None) -> list[str] | N
 
 
 def _check_one(
-    path: str, kernel, given_args: dict, target_option, select, ignore, lnc=None, reports=None
+    path: str,
+    kernel,
+    given_args: dict,
+    target_option,
+    select,
+    ignore,
+    lnc=None,
+    reports=None,
+    nki_option=None,
 ) -> list:
     from . import diagnostics as dg
     from .frontend import find_kernels
 
     config = _config(path)
     target = _target(target_option, config)
+    nki = _nki(nki_option, config)
     if config.args and not kernel:
-        names = [name for name, _ in find_kernels(path)]
+        names = [name for name, _ in find_kernels(path, language=nki)]
     else:
         names = [kernel]
     diags = []
     for name in names:
         args = _kernel_args(config, path, name, given_args) if name else given_args
-        diags.extend(driver.check_file(path, name, args, target, lnc or config.lnc, reports))
+        diags.extend(
+            driver.check_file(path, name, args, target, lnc or config.lnc, reports, nki=nki)
+        )
     diags = dg.apply_noqa(diags)
     return dg.filter_diagnostics(
         diags, _codes(select, config.select), _codes(ignore, config.ignore) or None
@@ -500,11 +535,12 @@ def _limits(max_memory: str | None, max_instances: int | None):
     show_default=True,
 )
 @click.option("--target", type=click.Choice(TARGET_NAMES), help=TARGET_HELP)
+@click.option("--nki", type=click.Choice(NKI_VERSIONS), help=NKI_HELP)
 @click.option("--select", help="Comma-separated codes: report only these.")
 @click.option("--ignore", help="Comma-separated codes: never report these.")
 @_LNC_OPTION
 @_REPORT_OPTION
-def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, report) -> None:
+def check(files, kernel, arg_items, fmt, target, nki, select, ignore, lnc, report) -> None:
     """Report every problem in the kernels of FILES (files or directories; exit 1 if any
     error)."""
     from . import diagnostics as dg
@@ -522,7 +558,7 @@ def check(files, kernel, arg_items, fmt, target, select, ignore, lnc, report) ->
     with Progress("checking") as progress:
         for n, path in enumerate(paths):
             progress.update(f"checking {path}", n, len(paths))
-            diags.extend(_check_one(path, kernel, args, target, select, ignore, lnc, reports))
+            diags.extend(_check_one(path, kernel, args, target, select, ignore, lnc, reports, nki))
     renderers = {
         "text": lambda ds: dg.render_text(ds, color=use_color(sys.stdout)),
         "json": dg.render_json,

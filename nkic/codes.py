@@ -82,20 +82,19 @@ _code(
     "frontend",
     """Kernels are specialised by nkic's own interpreter, which accepts the NKI subset of
     Python: literals, tuples, lists, dicts with string keys, NKIObject classes, enums,
-    functions, if/for/while. Anything else (e.g. `is`, `try`, generators, `*` in a kernel
-    signature) is rejected instead of being run by Python.""",
+    functions, if/for/while. Anything else (e.g. `try`, generators, set literals, `*` in a
+    kernel signature, and before NKI 0.7 `is` other than against None) is rejected instead of
+    being run by Python.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 512]):
-    if a.dtype is nl.float32:
-    #  ^ err_unsupported_syntax
-        pass
+    dtypes = {nl.float32, nl.bfloat16}
+    #        ^ err_unsupported_syntax
 """,
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 512]):
-    if a.dtype == nl.float32:
-        pass
+    dtypes = [nl.float32, nl.bfloat16]
 """,
 )
 _code(
@@ -379,8 +378,10 @@ _code(
     "err_nested_kernel_call",
     "Kernel called from a kernel",
     "frontend",
-    """A function decorated with `@nki.jit` cannot be called from inside another kernel; remove
-    the decorator from the sub-kernel and call it as a plain helper.""",
+    """The NKI documentation says a function decorated with `@nki.jit` cannot be called from
+    inside another kernel, but the NKI Library relies on it: nkic inlines the called kernel
+    like a helper function and warns. Remove the decorator from the sub-kernel (decorate at
+    the call site, `nki.jit(fn)`, where it is also launched on its own) to silence it.""",
     """
 @nki.jit
 def copy_tile(dst, src):
@@ -400,6 +401,7 @@ def kernel(a: nt.tensor[128, 512]):
     t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
     copy_tile(t, a)
 """,
+    severity="warning",
 )
 _code(
     "err_output_not_shared_hbm",
@@ -445,6 +447,50 @@ def kernel(xT: nt.tensor[128, 128, nl.bfloat16], w: nt.tensor[128, 512, nl.bfloa
     xT_t = nl.load(xT)  # (K, M): x transposed
     w_t = nl.load(w)  # (K, N)
     y = nl.matmul(xT_t, w_t, transpose_x=True)
+""",
+)
+_code(
+    "nkic_deprecated_api",
+    "API deprecated in the selected NKI version",
+    "frontend",
+    """The kernel uses a name that the selected NKI version (`--nki`, default 0.7) deprecates:
+    it still works, but a later version may remove it. The message names the version that
+    deprecated it and the hint its replacement (docs/language.md, "NKI versions").""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    n = nl.tile_size.psum_fmax
+    #   ^ nkic_deprecated_api
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    n = nl.tile_size.psum_bank_fmax
+""",
+    severity="warning",
+)
+_code(
+    "nkic_kernel_not_checked",
+    "A kernel form nkic does not check",
+    "frontend",
+    """`nkic check` finds the kernels of a file by their `@nki.jit` decorator (also through an
+    alias such as `from nki import jit as j` or `jit = nki.jit`) or by a call-site wrapper
+    (`nki.jit(f)`, `nki.jit(mode=...)(f)`). A function that another form from an NKI package
+    marks as a kernel (`@nki.baremetal`, `@nki.benchmark(...)`, `@nki_jit` from
+    `torch_neuronx`, ...) is not checked, and this error says so rather than reporting the file
+    clean. Decorate the kernel with `@nki.jit`, or name it with `-k` to check it.""",
+    """
+@nki.baremetal
+def kernel(a: nt.tensor[128, 512]):
+#   ^ nkic_kernel_not_checked
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
 """,
 )
 _code(
@@ -1166,12 +1212,15 @@ _code(
     "err_unexpected_output_dependencies",
     "Iterations of an affine_range loop touch the same data",
     "checks",
-    """`nl.affine_range` promises that iterations are independent, so the compiler may reorder
-    or overlap them. Two iterations writing (or one writing and one reading) the same
-    location break that promise. Index the data with the loop variable, allocate the tile
-    inside the loop, or use `nl.sequential_range`. Matmul accumulation into PSUM over the
-    loop variable is an allowed reduction. Loops the compiler had to unroll (because the body
-    uses the loop variable at compile time, e.g. `if i == 0:`) are checked too.""",
+    """`nl.affine_range` promises that iterations are independent. Two iterations writing (or
+    one writing and one reading) the same location break that promise. From NKI 0.3 on an
+    `affine_range` loop runs its iterations in order (it is a plain loop), so the kernel
+    computes the sequential result and this is a warning about the broken promise; in Beta 1,
+    where the compiler may reorder or overlap the iterations, it is an error. Index the data
+    with the loop variable, allocate the tile inside the loop, or use `nl.sequential_range`.
+    Matmul accumulation into PSUM over the loop variable is an allowed reduction. Loops the
+    compiler had to unroll (because the body uses the loop variable at compile time, e.g.
+    `if i == 0:`) are checked too.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 512]):
@@ -1191,6 +1240,7 @@ def kernel(a: nt.tensor[128, 512]):
         nisa.dma_copy(dst=out[:, i * 128:(i + 1) * 128], src=t[:, i * 128:(i + 1) * 128])
     return out
 """,
+    severity="warning",
 )
 
 # ---------------------------------------------------------------------------------------------

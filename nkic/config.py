@@ -3,6 +3,7 @@
     [tool.nkic]
     target = "trn2"                  # default --target
     lnc = 2                          # default --lnc of compile and check (1 or 2)
+    nki = "0.7"                      # default --nki (NKI language version)
     select = ["err_"]                # default --select (codes or code prefixes)
     ignore = ["err_unknown_api"]     # default --ignore
     exclude = ["build", "legacy/*"]  # paths `nkic check DIR` skips (glob, relative to the file)
@@ -29,7 +30,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-KEYS = ("target", "lnc", "select", "ignore", "exclude", "args")
+KEYS = ("target", "lnc", "nki", "select", "ignore", "exclude", "args")
 
 
 class ConfigError(ValueError):
@@ -43,6 +44,7 @@ class Config:
     path: Path | None = None
     target: str | None = None
     lnc: int | None = None
+    nki: str | None = None
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -137,6 +139,14 @@ def _parse(path: Path, table: dict) -> Config:
     lnc = table.get("lnc")
     if lnc is not None and (isinstance(lnc, bool) or lnc not in (1, 2)):
         raise ConfigError(f"{path}: [tool.nkic] lnc = {lnc!r}: expected 1 or 2")
+    nki = table.get("nki")
+    if nki is not None:
+        from .frontend.languages import VERSIONS
+
+        if nki not in VERSIONS:
+            raise ConfigError(
+                f"{path}: [tool.nkic] nki = {nki!r}: expected one of {', '.join(VERSIONS)}"
+            )
     args: dict[str, dict[str, str]] = {}
     raw_args = table.get("args", {})
     if not isinstance(raw_args, dict):
@@ -159,6 +169,7 @@ def _parse(path: Path, table: dict) -> Config:
         path=path,
         target=target,
         lnc=lnc,
+        nki=nki,
         select=_strings(path, "select", table["select"]) if "select" in table else None,
         ignore=_strings(path, "ignore", table.get("ignore", [])),
         exclude=_strings(path, "exclude", table.get("exclude", [])),

@@ -66,18 +66,22 @@ def compile_file(
     *,
     unroll_all: bool = False,
     lnc: int = 1,
+    nki: str | None = None,
 ) -> CompileResult:
     """Specialise `kernel` in `path` for `args`, run the pass pipeline and write the neff.
 
     `unroll_all` unrolls every loop, symbolic ones included: the reference semantics that
     symbolic loops must match (tests compile both ways and compare the results).
     `lnc` is the launch's logical-core degree: with 2 the kernel is specialised once per
-    physical core and the neff holds both programs."""
+    physical core and the neff holds both programs. `nki` is the NKI language version ("0.3" …
+    "0.7"; default: Beta 1 for a file that imports `neuronxcc.nki`, else the newest)."""
     if lnc != 1:
         from .lnc import compile_lnc
 
-        return compile_lnc(path, kernel, args, target, dump_after, dump, emit, lnc, unroll_all)
-    return compile_core(path, kernel, args, target, dump_after, dump, emit, unroll_all)
+        return compile_lnc(
+            path, kernel, args, target, dump_after, dump, emit, lnc, unroll_all, nki=nki
+        )
+    return compile_core(path, kernel, args, target, dump_after, dump, emit, unroll_all, nki=nki)
 
 
 def compile_core(
@@ -90,10 +94,13 @@ def compile_core(
     emit: bool,
     unroll_all: bool = False,
     core: tuple[int, int] = (0, 1),
+    *,
+    nki: str | None = None,
 ) -> CompileResult:
     """The program of physical core `core[0]` of a launch of degree `core[1]`."""
     from .backend import write_neff
     from .frontend import specialise
+    from .frontend.entry import file_language
     from .passes.base import PassContext
     from .passes.pipeline import run_pipeline
 
@@ -109,9 +116,11 @@ def compile_core(
         partial=True,
         unroll_all=unroll_all,
         core=core,
+        language=nki,
     )
+    rules = file_language(path, nki).rules
     if emit and sink.has_errors:
-        _shape_independent_checks(path, kernel, args, target, sink)
+        _shape_independent_checks(path, kernel, args, target, sink, nki)
     result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
     if ir is None:
         return result
@@ -119,10 +128,12 @@ def compile_core(
     if sink.has_errors:
         # Checking only: the IR of the statements that did specialise still gets the checks
         # whose findings do not depend on the failed statements (all errors in one run).
-        _run_local_checks(ir, PassContext(target=target, sink=sink))
+        _run_local_checks(
+            ir, PassContext(target=target, sink=sink, affine_dependency=rules.affine_dependency)
+        )
         result.diagnostics = sink.items
         return result
-    ctx = PassContext(target=target, sink=sink)
+    ctx = PassContext(target=target, sink=sink, affine_dependency=rules.affine_dependency)
     if core[1] == 1:
         from .passes.checks.cross_core import check_single_core
 
@@ -143,7 +154,7 @@ def _attach_views(ir: Kernel, args: dict[str, object]) -> None:
             t.view = view
 
 
-def _shape_independent_checks(path, kernel, args, target, sink: DiagnosticSink) -> None:
+def _shape_independent_checks(path, kernel, args, target, sink: DiagnosticSink, nki) -> None:
     """A kernel that could not be specialised because arguments are missing still gets the
     errors `nkic check` finds without shapes, so both commands report the same problems."""
     from .frontend import find_kernels
@@ -151,11 +162,11 @@ def _shape_independent_checks(path, kernel, args, target, sink: DiagnosticSink) 
 
     if not any(d.code == "err_missing_argument" for d in sink.items):
         return
-    names = [kernel] if kernel else [name for name, _ in find_kernels(path)]
+    names = [kernel] if kernel else [name for name, _ in find_kernels(path, language=nki)]
     if len(names) != 1:
         return
     found = DiagnosticSink()
-    if lint_kernel(path, names[0], dict(args or {}), target, found):
+    if lint_kernel(path, names[0], dict(args or {}), target, found, language=nki):
         for d in found.items:
             if d.code != "nkic_shapes_unknown":
                 sink.report(d)
@@ -190,30 +201,33 @@ def check_file(
     target: str = DEFAULT_TARGET,
     lnc: int | None = None,
     reports: list[dict] | None = None,
+    nki: str | None = None,
 ) -> list[Diagnostic]:
     """Every diagnostic of every kernel in `path` (or of the one named). A kernel whose
     parameters lack shapes gets the shape-independent checks and a `nkic_shapes_unknown` note.
     `lnc` checks one launch degree; None checks LNC=1 and, when the kernel asks for its core
     and the target has LNC=2, LNC=2 too (each diagnostic then names its cores). The resource
-    report of every launch checked without errors is appended to `reports` when given."""
+    report of every launch checked without errors is appended to `reports` when given. `nki`
+    is the language version, as for `compile_file`."""
     from .frontend import find_kernels
+    from .frontend.entry import unchecked_kernels
     from .frontend.lint import lint_kernel
 
-    names = [kernel] if kernel else [name for name, _ in find_kernels(path)]
+    names = [kernel] if kernel else [name for name, _ in find_kernels(path, language=nki)]
     if not names and not _parses(path):
         # a file that does not parse gets its syntax error; a parsable file without kernels
         # (a helper module) is fine
-        return compile_file(path, None, args, target, emit=False).diagnostics
-    diags: list[Diagnostic] = []
+        return compile_file(path, None, args, target, emit=False, nki=nki).diagnostics
+    diags: list[Diagnostic] = [] if kernel else unchecked_kernels(path, language=nki)
     for name in names:
         sink = DiagnosticSink()
-        unknown_shapes = lint_kernel(path, name, dict(args or {}), target, sink)
+        unknown_shapes = lint_kernel(path, name, dict(args or {}), target, sink, language=nki)
         if lnc is None:
             from .lnc import check_launches
 
-            found = check_launches(path, name, args, target, reports)
+            found = check_launches(path, name, args, target, reports, nki=nki)
         else:
-            res = compile_file(path, name, args, target, emit=False, lnc=lnc)
+            res = compile_file(path, name, args, target, emit=False, lnc=lnc, nki=nki)
             found = res.diagnostics
             if reports is not None and res.report is not None:
                 reports.append(res.report)

@@ -53,12 +53,15 @@ def _launch(
     emit: bool,
     lnc: int,
     unroll_all: bool,
+    nki: str | None = None,
 ) -> tuple[list[CompileResult], list[Diagnostic]]:
     """Each core's compilation, and the diagnostics of the checks across cores."""
     from .passes.checks.cross_core import check_cores
 
     results = [
-        compile_core(path, kernel, args, target, dump_after, dump, emit, unroll_all, (c, lnc))
+        compile_core(
+            path, kernel, args, target, dump_after, dump, emit, unroll_all, (c, lnc), nki=nki
+        )
         for c in range(lnc)
     ]
     kernels = [r.ir for r in results]
@@ -79,6 +82,7 @@ def compile_lnc(
     emit: bool,
     lnc: int,
     unroll_all: bool = False,
+    nki: str | None = None,
 ) -> CompileResult:
     """Every core's program of an LNC=`lnc` launch, the cross-core checks, and one neff."""
     from .backend import write_neff
@@ -86,7 +90,9 @@ def compile_lnc(
     error = degree_error(path, kernel, target, lnc)
     if error is not None:
         return CompileResult(kernel, [error])
-    results, cross = _launch(path, kernel, args, target, dump_after, dump, emit, lnc, unroll_all)
+    results, cross = _launch(
+        path, kernel, args, target, dump_after, dump, emit, lnc, unroll_all, nki
+    )
     kernels = [r.ir for r in results]
     labelled = [(f"LNC={lnc} core {c}", r.diagnostics) for c, r in enumerate(results)]
     diags = merge(labelled, always=True) + cross
@@ -127,6 +133,7 @@ def check_launches(
     args: dict[str, object] | None,
     target: str,
     reports: list[dict] | None = None,
+    nki: str | None = None,
 ) -> list[Diagnostic]:
     """`nkic check` of one kernel: LNC=1 and, when the kernel asks for its core and the
     target has LNC=2, both cores of LNC=2 as well; a diagnostic not made by every program
@@ -134,7 +141,7 @@ def check_launches(
     from .driver import compile_file
     from .report import build_report
 
-    single = compile_file(path, kernel, args, target, emit=False)
+    single = compile_file(path, kernel, args, target, emit=False, nki=nki)
     if reports is not None and single.report is not None:
         reports.append(single.report)
     from .passes.checks.cross_core import meetings
@@ -143,7 +150,7 @@ def check_launches(
     two_only = ir is not None and bool(meetings(ir))  # it meets the other core: LNC=2 only
     if ir is None or not (ir.reads_core or two_only) or 2 not in target_info(target).lnc_degrees:
         return single.diagnostics
-    results, cross = _launch(path, kernel, args, target, None, print, False, 2, False)
+    results, cross = _launch(path, kernel, args, target, None, print, False, 2, False, nki)
     labelled = [] if two_only else [("LNC=1", single.diagnostics)]
     labelled += [(f"LNC=2 core {c}", r.diagnostics) for c, r in enumerate(results)]
     clean = not any(d.severity == "error" for r in results for d in r.diagnostics + cross)

@@ -12,16 +12,23 @@ are never executed by Python).
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import dataclasses
 import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import inspect
+import io
 import os
 import sys
+import tempfile
+import textwrap
 import types
 import warnings
 from collections import OrderedDict
+from pathlib import Path
 
 from .shim import ROOT
 
@@ -181,7 +188,7 @@ def _simulate(fn, lnc: int, args: tuple, kwargs: dict):
     """Compile `fn` for these arguments (cached per shapes, dtypes and values) and run it:
     the kernel's results as the caller's kind of array; a kernel that returns nothing
     updates the input arrays it wrote, in place, and returns None."""
-    from . import arrays, driver
+    from . import arrays
 
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
@@ -197,14 +204,7 @@ def _simulate(fn, lnc: int, args: tuple, kwargs: dict):
             stacklevel=3,
         )
     target = simulation_target()
-    options = {}
-    if lnc != 1:
-        if "lnc" not in inspect.signature(driver.compile_file).parameters:
-            raise NotImplementedError(
-                f"{fn.__name__}[{lnc}]: LNC={lnc} launches are not supported by this version "
-                "of nkic; launch the kernel without [2] to simulate one core"
-            )
-        options["lnc"] = lnc
+    options = {"lnc": lnc} if lnc != 1 else {}
     compiled = _compiled(fn, given, tensors, target, options)
     result = compiled(**tensors)
     if not compiled.returns_nothing:
@@ -219,8 +219,6 @@ def _simulate(fn, lnc: int, args: tuple, kwargs: dict):
 def _returns_tuple(fn) -> bool:
     """True when the kernel's `return` statements build a tuple (`return (out,)`), so that a
     single returned tensor comes back as a 1-tuple, as the kernel wrote it."""
-    import ast
-    import textwrap
 
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
@@ -243,7 +241,7 @@ def _returns_tuple(fn) -> bool:
 
 
 def _compiled(fn, given: dict, tensors: dict, target: str, options: dict):
-    from . import api, arrays
+    from . import arrays
 
     named = {k: arrays.to_numpy(v) if k in tensors else v for k, v in given.items()}
     key = None
@@ -259,12 +257,95 @@ def _compiled(fn, given: dict, tensors: dict, target: str, options: dict):
     if key is not None and key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    compiled = api.compile_named(fn, named, target, **options)
+    compiled = _compile_script(fn, named, target, options)
     if key is not None:
         _CACHE[key] = compiled
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return compiled
+
+
+def _compile_script(fn, named: dict, target: str, options: dict):
+    """Compile `fn`; when the only errors lie in host statements at the top level of its file
+    (array set-up, the `nki.simulate` call, asserts: code for Python, not for the kernel),
+    compile a copy of the file without those statements instead. Any other failure, or a
+    kernel that needed one of them, raises the original errors."""
+    from . import api
+    from .diagnostics import CompileError
+
+    printed = io.StringIO()  # compile-time print() output, shown once the compile succeeds
+    try:
+        with contextlib.redirect_stderr(printed):
+            compiled = api.compile_named(fn, named, target, **options)
+        sys.stderr.write(printed.getvalue())
+        return compiled
+    except CompileError as first:
+        path = inspect.getsourcefile(fn)
+        if path is None or (Path(path).parent / "__init__.py").exists():
+            raise  # inside a package: relative imports need the file where it is
+        path = os.path.abspath(path)
+        lines = Path(path).read_text(encoding="utf-8").splitlines(keepends=True)
+        errors = first.diagnostics
+        with tempfile.TemporaryDirectory(prefix="nkic-script-") as tmp:
+            copy = Path(tmp) / Path(path).name
+            for _ in range(4):
+                spans = _host_statements(path, lines, errors)
+                if not spans:
+                    raise first from None
+                spans += _top_level_calls(lines)  # print(...) etc. ran in Python already
+                for start, end in spans:
+                    lines[start - 1 : end] = ["\n"] * (end - start + 1)
+                copy.write_text("".join(lines), encoding="utf-8")
+                try:
+                    return api._compile(str(copy), fn.__name__, named, target, **options)
+                except CompileError as again:
+                    errors = [
+                        dataclasses.replace(d, loc=_moved(d.loc, str(copy), path))
+                        for d in again.diagnostics
+                    ]
+        raise first from None
+
+
+def _moved(loc, old: str, new: str):
+    return dataclasses.replace(loc, file=new) if loc.file == old else loc
+
+
+def _top_level_calls(lines: list[str]) -> list[tuple[int, int]]:
+    tree = ast.parse("".join(lines))
+    return [
+        (s.lineno, s.end_lineno or s.lineno)
+        for s in tree.body
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+    ]
+
+
+def _host_statements(path: str, lines: list[str], errors) -> list[tuple[int, int]]:
+    """(first, last) lines of the top-level statements of `path` holding `errors`, when every
+    error lies in such a statement that is host code (not a def, class or import)."""
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError:
+        return []
+    spans = []
+    for d in errors:
+        if d.severity != "error":
+            continue
+        if d.loc.file != path:
+            return []
+        stmt = next(
+            (s for s in tree.body if s.lineno <= d.loc.line <= (s.end_lineno or s.lineno)), None
+        )
+        kernel_code = (
+            ast.FunctionDef,
+            ast.AsyncFunctionDef,
+            ast.ClassDef,
+            ast.Import,
+            ast.ImportFrom,
+        )
+        if stmt is None or isinstance(stmt, kernel_code):
+            return []
+        spans.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
+    return sorted(set(spans))
 
 
 class NKIObject:

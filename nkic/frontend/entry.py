@@ -15,11 +15,12 @@ from ..standin import ApiName
 from . import languages
 from .args import TensorSpec, normalise_dtype_or_none
 from .language import Language
-from .loader import Loader, def_loc
+from .loader import Loader, def_loc, other_kernel_forms
 from .specialiser import Frame, Specialiser
 from .tensors import loop_bounds
 from .values import (
     POISON,
+    Deferred,
     EnumMember,
     FieldSpec,
     Function,
@@ -42,6 +43,37 @@ def find_kernels(path: str, *, language: Language | str | None = None) -> list[t
     if isinstance(parsed, UserError):
         return []
     return languages.for_file(parsed[0], language).kernels_in(parsed[0], file)
+
+
+def file_language(path: str, language: Language | str | None = None) -> Language:
+    """The language of the file at `path`: `language` when given, else by its imports."""
+    file = os.path.abspath(path)
+    parsed = Loader(file).parse(file)
+    tree = parsed[0] if not isinstance(parsed, UserError) else None
+    return languages.for_file(tree, language) if tree is not None else languages.get(language)
+
+
+def unchecked_kernels(path: str, *, language: Language | str | None = None) -> list[Diagnostic]:
+    """One error per function of the file that some NKI form marks as a kernel but that is
+    not a kernel of `language` (`@nki.baremetal`, `@nki_jit` from torch_neuronx, ...), so that a
+    file holding a kernel nkic did not check is never reported clean."""
+    file = os.path.abspath(path)
+    parsed = Loader(file).parse(file)
+    if isinstance(parsed, UserError):
+        return []
+    tree = parsed[0]
+    kernels = [n for n, _ in languages.for_file(tree, language).kernels_in(tree, file)]
+    return [
+        Diagnostic(
+            "nkic_kernel_not_checked",
+            f"'{name}' is marked as a kernel by {form}, which nkic does not accept as a "
+            "kernel form, so it was not checked",
+            def_loc(_find_def(tree, name), file),
+            "error",
+            f"decorate it with @nki.jit (`import nki`), or check it as a kernel with -k {name}",
+        )
+        for name, form in other_kernel_forms(tree, kernels)
+    ]
 
 
 def specialise(
@@ -114,7 +146,10 @@ def _run(sp: Specialiser, loader: Loader, tree: ast.Module, file: str, name: str
     try:
         module = sp.load_source_module(loader.kernel_module_name or "__nkic_kernel__", file, None)
         fn = module.attrs.get(name)
-        if isinstance(fn, Function):
+        fn = sp.wrapped_kernels.get(_find_def(tree, name), fn)
+        if isinstance(fn, Deferred):  # the kernel's own definition failed: say why
+            sp.report(fn.error)
+        elif isinstance(fn, Function):
             KernelCall(sp, fn).run(dict(args))
         elif fn is not POISON:  # POISON: its definition already failed with a diagnostic
             sp.sink.report(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..ir.core import Loc
 from . import nki_api
@@ -41,6 +41,13 @@ class ApiEntry:
 
 
 @dataclass(frozen=True)
+class ModuleRef:
+    """A binding that is the module value of another table (`nl.tile_size` in `nl`)."""
+
+    module: str
+
+
+@dataclass(frozen=True)
 class Rules:
     """The language rules that differ between versions and dialects."""
 
@@ -50,6 +57,13 @@ class Rules:
     is_only_against_none: bool = True
     #: dict keys must be strings.
     string_dict_keys: bool = True
+    #: A dependency between iterations of an `nl.affine_range` loop: "warning" where the loop
+    #: runs its iterations in order (NKI 0.3 and later: a plain loop), "error" where they may
+    #: run in any order (Beta 1).
+    affine_dependency: str = "warning"
+    #: Calling an `@nki.jit` kernel from a kernel: "error", or "warning" where the kernel is
+    #: inlined like a helper function (the NKI Library relies on it).
+    nested_kernel_call: str = "warning"
 
 
 class Language:
@@ -79,6 +93,42 @@ class Language:
     def __repr__(self) -> str:
         return f"<language {self.name}>"
 
+    def derive(
+        self,
+        name: str,
+        version: str,
+        *,
+        removed: dict[str, dict[str, str | None]] | None = None,
+        deprecated: dict[str, dict[str, str | None]] | None = None,
+        unsupported: dict[str, dict[str, str | None]] | None = None,
+        rules: dict | None = None,
+    ) -> Language:
+        """The next version: this one with the names `removed` in it (module → name →
+        replacement), the names `deprecated` in it, the new names nkic does not implement
+        (`unsupported`) and the rule flags changed by `rules`."""
+        apis = {module: dict(table) for module, table in self.apis.items()}
+        for module, names in (removed or {}).items():
+            for n, alt in names.items():
+                apis[module][n] = ApiEntry(removed_in=version, replacement=alt)
+        for module, names in (deprecated or {}).items():
+            for n, alt in names.items():
+                apis[module][n] = replace(
+                    apis[module][n], deprecated_since=version, replacement=alt
+                )
+        for module, names in (unsupported or {}).items():
+            for n, alt in names.items():
+                apis[module][n] = ApiEntry(unsupported=True, replacement=alt)
+        return Language(
+            name,
+            version,
+            apis,
+            removed_keywords=self.removed_keywords,
+            lowerings=self.lowerings,
+            rules=replace(self.rules, **(rules or {})),
+            package=self.package,
+            kernel_decorators=self.kernel_decorators,
+        )
+
     def kernels_in(self, tree: ast.Module, file: str) -> list[tuple[str, Loc]]:
         """The kernels a parsed file defines, by name, with the span of each name."""
         return kernels_in(tree, file, self.package, self.kernel_decorators)
@@ -86,19 +136,27 @@ class Language:
     # module surfaces ---------------------------------------------------------------------------
 
     def modules(self) -> dict[str, ModuleValue]:
-        """Fresh module values for every module of the tables; a module's submodules in the
-        tables (`nki.language` of `nki`) are also its attributes."""
-        mods = {
+        """Fresh values of the modules kernels can import (`nki`, `nki.language`, …). A
+        module's submodules in the tables (`nki.language` of `nki`) are also its attributes;
+        a `ModuleRef` binding is the value of another table (`nl.tile_size`), which is not
+        importable itself."""
+        values = {
             module: ModuleValue(
                 module, {n: e.binding for n, e in table.items() if e.binding is not None}
             )
             for module, table in self.apis.items()
         }
-        for module, value in mods.items():
+        for value in values.values():
+            for n, b in value.attrs.items():
+                if isinstance(b, ModuleRef):
+                    value.attrs[n] = values[b.module]
+        for module, value in values.items():
             parent, _, attr = module.rpartition(".")
-            if parent in mods:
-                mods[parent].attrs[attr] = value
-        return mods
+            if parent in values:
+                values[parent].attrs[attr] = value
+        referenced = {b.module for t in self.apis.values() for e in t.values()
+                      if isinstance(b := e.binding, ModuleRef)}  # fmt: skip
+        return {m: v for m, v in values.items() if m not in referenced}
 
     def unsupported_message(self, module: str, name: str) -> str | None:
         """Why `module.name` cannot be used (removed, or not implemented), or None."""
@@ -110,6 +168,22 @@ class Language:
         if entry.removed_in is not None:
             return f"{full} was removed in NKI {entry.removed_in}{alt}"
         return f"{full} is not supported by nkic yet{alt}"
+
+    def is_removed(self, module: str, name: str) -> bool:
+        """True when this version removed `module.name` (NKI itself rejects it)."""
+        entry = self.apis.get(module, {}).get(name)
+        return entry is not None and entry.removed_in is not None
+
+    def deprecation(self, module: str, name: str) -> tuple[str, str] | None:
+        """The warning (message, hint) for a deprecated `module.name`, or None."""
+        entry = self.apis.get(module, {}).get(name)
+        if entry is None or entry.deprecated_since is None:
+            return None
+        full = f"{SHORT_NAMES.get(module, module)}.{name}"
+        message = f"{full} is deprecated since NKI {entry.deprecated_since}"
+        if entry.replacement:
+            return message, f"use {entry.replacement}"
+        return message, "it still works in this version but may be removed in a later one"
 
     def keyword_hint(self, keyword: str, names: list[str]) -> str:
         """The hint for an unexpected keyword `keyword` of a `nisa` call taking `names`."""

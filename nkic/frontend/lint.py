@@ -20,7 +20,17 @@ from . import languages, pylib
 from .entry import KernelCall, _find_def
 from .loader import Loader, def_loc
 from .specialiser import Frame, Specialiser
-from .values import Builtin, Function, IsaInstr, ModuleValue, NlOp, Poison, Scope, UserError
+from .values import (
+    Builtin,
+    Deferred,
+    Function,
+    IsaInstr,
+    ModuleValue,
+    NlOp,
+    Poison,
+    Scope,
+    UserError,
+)
 
 #: What `nkic check` does not run on a kernel it cannot specialise.
 SKIPPED = (
@@ -172,6 +182,9 @@ class _Linter:
             if node.id in visible:
                 return None
             value = self.global_value(fn, node.id)
+            if isinstance(value, Deferred):  # bound by module-level code nkic could not evaluate
+                self.report(value.use_error(node))
+                return None
             return None if value is _UNBOUND or isinstance(value, Poison) else value
         if not isinstance(node, ast.Attribute):
             return None
@@ -207,14 +220,10 @@ class _Linter:
                     self.unexpected(target.name, keywords, names, self._suggest)
         elif isinstance(target, Function):
             if target.is_jit:
-                self.report(
-                    UserError(
-                        "err_nested_kernel_call",
-                        f"'{target.name}' is an @nki.jit kernel and cannot be called from a kernel",
-                        node,
-                        "remove @nki.jit from sub-kernels",
-                    )
-                )
+                try:
+                    self.sp.nested_kernel_call(target, node)
+                except UserError as err:
+                    self.report(err)
             a = target.node.args
             if a.kwarg is None:
                 names = [p.arg for p in (*a.args, *a.kwonlyargs)]

@@ -12,6 +12,9 @@ import sysconfig
 from ..ir.core import Loc
 from .values import SourceModule, UserError
 
+#: Modules whose decorators and wrappers mark kernels in some NKI version or dialect.
+NKI_PACKAGES = ("nki", "neuronxcc", "neuronxcc.nki", "torch_neuronx")
+
 
 def _is_jit_decorator(
     dec: ast.AST, jit_names: set[str], nki_names: set[str], decorators: frozenset[str]
@@ -29,7 +32,7 @@ def _nki_aliases(
     tree: ast.Module, package: str, decorators: frozenset[str]
 ) -> tuple[set[str], set[str]]:
     """Names bound to the language's package (`nki`) and to its kernel decorators (`nki.jit`)
-    by the module's imports."""
+    by the module's imports and top-level assignments (`jit = nki.jit`)."""
     nki_names, jit_names = {package}, set()
     for stmt in tree.body:
         if isinstance(stmt, ast.Import):
@@ -40,7 +43,36 @@ def _nki_aliases(
             for a in stmt.names:
                 if a.name in decorators:
                     jit_names.add(a.asname or a.name)
+        elif (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and _is_jit_decorator(stmt.value, jit_names, nki_names, decorators)
+            and not isinstance(stmt.value, ast.Call)
+        ):
+            jit_names.add(stmt.targets[0].id)
     return nki_names, jit_names
+
+
+def _top_level_defs(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    return {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
+
+
+def _wrapped(tree: ast.Module, is_wrapper) -> dict[str, ast.Call]:
+    """Top-level functions passed to a wrapper call anywhere in the file (`nki.jit(f)`,
+    `nki.jit(mode=...)(f)`, also inside host functions), with the call."""
+    defs = _top_level_defs(tree)
+    found: dict[str, ast.Call] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in defs
+            and is_wrapper(node.func)
+        ):
+            found.setdefault(node.args[0].id, node)
+    return found
 
 
 def kernels_in(
@@ -49,16 +81,51 @@ def kernels_in(
     package: str = "nki",
     decorators: frozenset[str] = frozenset({"jit"}),
 ) -> list[tuple[str, Loc]]:
-    """Every top-level function decorated with `@nki.jit` (or `@jit` imported from nki); the
-    language gives the package and decorator names."""
+    """Every top-level function decorated with `@nki.jit` (also through an alias: `from nki
+    import jit as j`, `jit = nki.jit`) or wrapped at a call site (`nki.jit(f)`,
+    `nki.jit(mode=...)(f)`), in file order; the language gives the package and decorators."""
     nki_names, jit_names = _nki_aliases(tree, package, decorators)
+
+    def is_jit(node: ast.AST) -> bool:
+        return _is_jit_decorator(node, jit_names, nki_names, decorators)
+
+    wrapped = _wrapped(tree, is_jit)
     out = []
     for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and any(
-            _is_jit_decorator(d, jit_names, nki_names, decorators) for d in stmt.decorator_list
+        if isinstance(stmt, ast.FunctionDef) and (
+            stmt.name in wrapped or any(is_jit(d) for d in stmt.decorator_list)
         ):
             out.append((stmt.name, def_loc(stmt, file)))
     return out
+
+
+def other_kernel_forms(tree: ast.Module, kernels: list[str]) -> list[tuple[str, str]]:
+    """Top-level functions, other than `kernels`, that a decorator or a wrapper call from an
+    NKI package marks (`@nki.baremetal`, `@nki_jit` from torch_neuronx, `nki.benchmark(f)`):
+    (name, the form, as written)."""
+    roots: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.name in NKI_PACKAGES:
+                    roots.add(a.asname or a.name.split(".")[0])
+        elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module in NKI_PACKAGES:
+            roots |= {a.asname or a.name for a in stmt.names if a.name != "*"}
+
+    def from_nki(node: ast.AST) -> bool:
+        while isinstance(node, (ast.Call, ast.Attribute)):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        return isinstance(node, ast.Name) and node.id in roots
+
+    out: dict[str, str] = {}
+    for name, call in _wrapped(tree, from_nki).items():
+        out[name] = ast.unparse(call)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef):
+            for d in stmt.decorator_list:
+                if from_nki(d):
+                    out.setdefault(stmt.name, f"@{ast.unparse(d)}")
+    return [(n, f) for n, f in out.items() if n not in kernels]
 
 
 def def_loc(node: ast.FunctionDef, file: str) -> Loc:

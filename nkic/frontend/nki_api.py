@@ -33,7 +33,7 @@ PSUM = BufferValue("psum")
 HBM = BufferValue("hbm")
 SHARED_HBM = BufferValue("shared_hbm")
 
-#: `nl.tile_size` (nki-language.md §5.3); only the documented values.
+#: `nl.tile_size` (Language §5.3); only the documented values.
 TILE_SIZE = {
     "pmax": 128,
     "psum_fmax": 512,
@@ -501,7 +501,7 @@ def tensor_attribute(ip, t: TensorView, name: str):
 
 def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indirect_dim):
     """`view` with the runtime offset of `.ap(scalar_offset=…)` / `.ap(vector_offset=…)`
-    (nki-language.md §8): checked here, bound to a DMA operand by the instruction."""
+    (Language §8): checked here, bound to a DMA operand by the instruction."""
     if scalar_offset is not None and vector_offset is not None:
         raise UserError(
             "err_invalid_argument",

@@ -8,6 +8,7 @@ from ..ir.isa import ACTIVATIONS, ALU_OPS, COLLECTIVES, ENUMS, INSTRUCTIONS
 from ..ir.types import DTYPES
 from . import nki_api as api
 from . import nl_data, nl_math  # noqa: F401  (their lowerings register on import)
+from .language import ModuleRef
 from .nl_lowering import LOWERINGS
 from .tensors import TensorView
 from .values import (
@@ -16,7 +17,6 @@ from .values import (
     IsaEnum,
     IsaEnumMember,
     IsaInstr,
-    ModuleValue,
     NkiObjectBase,
     NlOp,
     PyType,
@@ -45,7 +45,7 @@ def nl_bindings() -> dict[str, object]:
     attrs.update(
         sbuf=api.SBUF, psum=api.PSUM, hbm=api.HBM, private_hbm=api.HBM, shared_hbm=api.SHARED_HBM
     )
-    attrs["tile_size"] = ModuleValue("nl.tile_size", dict(api.TILE_SIZE))
+    attrs["tile_size"] = ModuleRef("nl.tile_size")
     for op in (*ALU_OPS, *ACTIVATIONS):
         attrs[op] = NlOp(op)
     builtins = {
@@ -86,6 +86,16 @@ def nisa_bindings() -> dict[str, object]:
         attrs[f"{alias}_engine"] = IsaEnumMember("engine", alias, ENUMS["engine"][alias])
     attrs["get_nc_version"] = Builtin("nisa.get_nc_version", api.get_nc_version)
     return attrs
+
+
+def tile_size_bindings() -> dict[str, object]:
+    """`nl.tile_size`: the documented hardware tile sizes."""
+    return dict(api.TILE_SIZE)
+
+
+def isa_constants_bindings() -> dict[str, object]:
+    """`nki.isa.constants`: the instruction enums (also reachable as `nisa.<enum>`)."""
+    return {enum: IsaEnum(enum, tuple(members.items())) for enum, members in ENUMS.items()}
 
 
 def typing_bindings() -> dict[str, object]:

@@ -34,7 +34,7 @@ COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_e
 BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")
 LOGICAL = ("logical_and", "logical_or", "logical_xor")
 
-#: Unary APIs that are one ScalarE `activation` (nki-isa.md §3).
+#: Unary APIs that are one ScalarE `activation` (ISA §3).
 ACTIVATION_APIS = (
     "abs", "square", "exp", "log", "sqrt", "rsqrt", "reciprocal", "arctan", "sign",
     "tanh", "sigmoid", "relu", "gelu", "gelu_apprx_sigmoid", "gelu_apprx_tanh", "gelu_dx",
@@ -48,7 +48,7 @@ ACTIVATION_APIS = (
 
 def promote(a: str, b: str) -> str:
     """The result dtype of a binary op on tiles of dtypes `a` and `b`: the Beta 1 promotion
-    rules of nki-language.md §9. Float wins over int; otherwise the wider type wins, except
+    rules of Language §9. Float wins over int; otherwise the wider type wins, except
     that an unsigned type wider than the signed one widens to the next signed size; equal
     widths of different types widen (f16+bf16 -> f32, fp8 pairs -> bf16, i8+u8 -> i16,
     i16+u16 -> i32, i32+u32 -> f32)."""
@@ -131,7 +131,7 @@ def _tile_tile(ip, call, name, x: TensorView, y: TensorView, dtype):
     result = out_dtype(call, 2, dtype, promote(x.dtype, y.dtype))
     dst = new_tile(ip, call, x.shape, result)
     if name == "divide":
-        # no divide in the ALU table: x * (1/y), the reciprocal on VectorE (nki-isa.md §8)
+        # no divide in the ALU table: x * (1/y), the reciprocal on VectorE (ISA §8)
         inv = new_tile(ip, call, y.shape, F32, label="divide_reciprocal")
         emit(ip, call, "reciprocal", dst=inv, data=y)
         emit(ip, call, "tensor_tensor", dst=dst, data1=x, data2=inv, op=op("multiply"))

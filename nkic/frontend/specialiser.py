@@ -7,6 +7,8 @@ would have bound are poisoned so that their later uses stay silent)."""
 
 from __future__ import annotations
 
+import ast
+
 from ..ir.builder import Builder
 from ..ir.core import Kernel, Loc
 from . import languages, pylib
@@ -21,7 +23,7 @@ from .interp.state import Attempt, CallSite, Frame
 from .interp.statements import Statements
 from .language import Language
 from .loader import Loader
-from .values import SourceModule
+from .values import Function, SourceModule
 
 __all__ = ["Attempt", "CallSite", "Frame", "Specialiser"]
 
@@ -64,3 +66,6 @@ class Specialiser(
         self._visitors: dict[type, object] = {}
         self.reported_keys: set[tuple] = set()
         self.constants: list = []  # Allocs of constant tensors, placed first when done
+        self.host_code = 0  # > 0 while module-level code runs (see Modules.exec_host_stmt)
+        self.host_errors: list = []
+        self.wrapped_kernels: dict[ast.FunctionDef, Function] = {}  # by their def

@@ -1,4 +1,4 @@
-"""`NkiTensor` views at specialisation time: indexing (nki-language.md §7.1, the 0.5+ partition
+"""`NkiTensor` views at specialisation time: indexing (Language §7.1, the 0.5+ partition
 rule) and the view primitives (`reshape`, `view`, `permute`, `broadcast`, `ap`, …), each
 producing a new view of the same storage as an offset plus [step, num] pairs."""
 
@@ -28,7 +28,7 @@ class TensorView:
         self.pattern = tuple((int(s), int(n)) for s, n in pattern)
         self.dtype = dtype
         #: (kind "vector"|"scalar", index tile view, indirect dim) of `.ap(vector_offset= /
-        #: scalar_offset=)`: a runtime offset, bound to a DMA operand (nki-language.md §8).
+        #: scalar_offset=)`: a runtime offset, bound to a DMA operand (Language §8).
         self.dynamic: tuple[str, TensorView, int] | None = dynamic
 
     @staticmethod
@@ -115,7 +115,7 @@ class TensorView:
     # indexing -------------------------------------------------------------------------------
 
     def index(self, key: tuple) -> TensorView:
-        """`t[key]` for ints, slices, `nl.ds` and `...` (nki-language.md §7.1)."""
+        """`t[key]` for ints, slices, `nl.ds` and `...` (Language §7.1)."""
         self.static_only("indexing")
         rank = len(self.pattern)
         n_ell = sum(1 for k in key if k is Ellipsis)
@@ -342,7 +342,7 @@ class TensorView:
         return TensorView(self.tensor, self.offset + idx * step, pattern, self.dtype)
 
     def ap(self, pattern, offset=None, dtype: str | None = None) -> TensorView:
-        """`.ap()`: a raw access pattern over the storage (nki-language.md §8).
+        """`.ap()`: a raw access pattern over the storage (Language §8).
 
         `offset=None` keeps the view's storage offset; an explicit offset is absolute in the
         storage (the recommendation of §15.2). Steps and offsets are in elements of `dtype`."""

@@ -29,6 +29,10 @@ class UserError(Exception):
         self.message = message
         self.node = node
         self.hint = hint
+        self.related: tuple = ()  # diagnostics.Related locations that explain it
+        #: NKI itself fails here too (not only nkic), so it is reported even in module-level
+        #: host code, whose other errors are deferred to the kernel code that needs the value
+        self.certain = code == "err_nki_api_outside_of_nki_kernel"
 
 
 class PoisonError(Exception):
@@ -69,6 +73,33 @@ class Poison:
 
 
 POISON = Poison()
+
+
+class Deferred:
+    """The value of a name bound by module-level (host) code that nkic could not evaluate
+    (`logger = logging.getLogger(...)`, `os.environ[...]`, `np.finfo(...)`): nothing is
+    reported until kernel code uses the name; then `error`, with its location as related."""
+
+    def __init__(self, name: str, error: UserError):
+        self.name = name
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"<not evaluated: {self.name}>"
+
+    def use_error(self, node) -> UserError:
+        from ..diagnostics import Related
+
+        err = UserError(
+            self.error.code,
+            f"'{self.name}' is bound by module-level code that nkic could not evaluate: "
+            f"{self.error.message}",
+            node,
+            self.error.hint
+            or "kernels may use only what nkic can evaluate; pass the value as an argument",
+        )
+        err.related = (Related(self.error.loc, "the module-level code nkic could not evaluate"),)
+        return err
 
 
 class Scope:

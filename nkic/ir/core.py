@@ -146,7 +146,7 @@ class Tensor:
 
 @dataclass(frozen=True)
 class Dynamic:
-    """A runtime part of an access pattern's offset (nki-language.md §8), read from an index
+    """A runtime part of an access pattern's offset (Language §8), read from an index
     tile that is another operand of the instruction (`index` names it).
 
     `vector`: one row index per element of the pattern's first pair — element `[w, ...]` reads

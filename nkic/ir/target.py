@@ -1,19 +1,19 @@
 """The compiler's description of each target: memory sizes and placement rules, with sources.
 
-Section numbers refer to shared/spec/neuroncore-arch.md (and nki-language.md where
-marked). Every hardware number the verifier, the passes and the backend use lives here, once.
+Section numbers are Hardware §n of docs/sources.md (Language §n where marked), which links the
+public documents. Every hardware number the verifier, the passes and the backend use lives here, once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-PARTITIONS = 128  # arch §2/§8: SBUF and PSUM have 128 partitions
-PSUM_BANK_BYTES = 2 * 1024  # arch §3 (PSUM row): a bank is 2 KiB (512 fp32) per partition
-PSUM_BANKS = 8  # arch §3 (PSUM row): 8 banks per partition
-PSUM_PARTITION_BYTES = PSUM_BANKS * PSUM_BANK_BYTES  # arch §3: 16 KiB per partition
-DMA_QUEUES = 16  # arch §3 (DMA queues per engine: 16, IDs 0–15) and §9
-# The docs give no minimum free-dim alignment (nki-language.md §5.3: `sbuf_min_align`,
+PARTITIONS = 128  # Hardware §2/§8: SBUF and PSUM have 128 partitions
+PSUM_BANK_BYTES = 2 * 1024  # Hardware §3 (PSUM row): a bank is 2 KiB (512 fp32) per partition
+PSUM_BANKS = 8  # Hardware §3 (PSUM row): 8 banks per partition
+PSUM_PARTITION_BYTES = PSUM_BANKS * PSUM_BANK_BYTES  # Hardware §3: 16 KiB per partition
+DMA_QUEUES = 16  # Hardware §3 (DMA queues per engine: 16, IDs 0–15) and §9
+# The docs give no minimum free-dim alignment (Language §5.3: `sbuf_min_align`,
 # `psum_min_align` "not stated"); nkic aligns every placement to 4 bytes, one fp32 element.
 ALIGN_BYTES = 4
 
@@ -30,7 +30,7 @@ class Target:
     partitions: int = PARTITIONS
     dma_queues: int = DMA_QUEUES
     #: PSUM banks one matmul output may span: one on v2/v3 (N ≤ 512 fp32); all eight on v4
-    #: (N ≤ 4096 fp32 / 8192 bf16) — nki-isa.md §5.2, arch §4.
+    #: (N ≤ 4096 fp32 / 8192 bf16) — ISA §5.2, Hardware §4.
     matmul_psum_banks: int = 1
     #: Logical-core (LNC) degrees a launch may use: LNC=2 fuses two physical cores that share
     #: one HBM, on trn2 and trn3 only (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/
@@ -39,10 +39,10 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {
-    # arch §3: 192 KiB − 16 KiB compiler-reserved = 176 KiB (direct-allocation guide), which is
+    # Hardware §3: 192 KiB − 16 KiB compiler-reserved = 176 KiB (direct-allocation guide), which is
     # exactly the 180,224 B of the nkipy target_info row.
     "trn1": Target("trn1", sbuf_partition_bytes=180_224),
-    # arch §3, nkipy target_info row (the docs do not state v3/v4 usable sizes).
+    # Hardware §3, nkipy target_info row (the docs do not state v3/v4 usable sizes).
     "trn2": Target("trn2", sbuf_partition_bytes=212_984, lnc_degrees=(1, 2)),
     "trn3": Target(
         "trn3", sbuf_partition_bytes=245_752, matmul_psum_banks=PSUM_BANKS, lnc_degrees=(1, 2)
@@ -59,7 +59,7 @@ def target(name: str) -> Target:
 
 
 def start_partitions(num_partitions: int) -> tuple[int, ...]:
-    """Legal start partitions of a tensor with `num_partitions` partitions (arch §8)."""
+    """Legal start partitions of a tensor with `num_partitions` partitions (Hardware §8)."""
     if num_partitions > 64:
         return (0,)
     if num_partitions > 32:

@@ -15,6 +15,10 @@ class PassContext:
 
     target: str
     sink: DiagnosticSink = field(default_factory=DiagnosticSink)
+    #: The severity of a dependency between iterations of an `affine_range` loop: "error" where
+    #: the iterations may run in any order (Beta 1), "warning" where the loop runs them in order
+    #: (NKI 0.3 and later); given by the kernel's language version.
+    affine_dependency: str = "error"
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ CROSS_CORE = frozenset(
     {"core_barrier", "sendrecv", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"}
 )
 
-#: Instructions that accumulate into PSUM (arch §4): only onto values TensorE wrote.
+#: Instructions that accumulate into PSUM (Hardware §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
 #: instructions that only move elements: with one dtype throughout they cannot create Inf/NaN
 SAME_DTYPE_COPIES = frozenset({"dma_copy", "tensor_copy"})
@@ -257,7 +257,7 @@ def _instruction(
     # the DMA engines of a transfer are those of its SBUF side's partitions (cost/dma.py)
     sbuf = [ap for ap in (*inst.outputs, *inst.inputs) if ap.buffer != "hbm"]
     inst.dma_side = sbuf[0] if inst.engine == "dma" and sbuf else None
-    # shared SBUF/PSUM ports (arch §8): v2 whole ports; v3+ VectorE/ScalarE per PSUM bank
+    # shared SBUF/PSUM ports (Hardware §8): v2 whole ports; v3+ VectorE/ScalarE per PSUM bank
     buffers = {ap.buffer for ap in aps.values()}
     inst.ports = port_claims(inst.engine, buffers, table)
     inst.bank_ports = per_bank(inst.engine, buffers, table)
@@ -469,7 +469,7 @@ class Executor:
                     raise RuntimeFault(
                         f"PSUM accumulation onto a non-matmul value: {inst.describe(env)} "
                         f"accumulates onto {ap.tensor.name} in psum, last written by another "
-                        f"engine (only TensorE results may be accumulated onto, arch §4)"
+                        f"engine (only TensorE results may be accumulated onto, Hardware §4)"
                     )
         # engine accumulator registers are per physical partition (lane), not per tile row
         on_chip = [where for ap, where in (*inputs, *outputs) if ap.buffer != "hbm"]

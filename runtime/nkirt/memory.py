@@ -46,7 +46,7 @@ class Memory:
             for key, buf in self.buffers.items()
         }
         #: PSUM bytes whose last writer was TensorE (matmul/transpose): only those may be
-        #: accumulated onto by a matmul (arch §4: accumulation is controlled only by TensorE).
+        #: accumulated onto by a matmul (Hardware §4: accumulation is controlled only by TensorE).
         self.psum_by_tensor = np.zeros(PARTITIONS * PSUM_PARTITION_BYTES, np.uint8)
         for tensor in program.tensors.values():
             if tensor.data is not None:

@@ -239,11 +239,11 @@ def _program(doc: Any, data: bytes, limits: Limits = DEFAULT) -> Program:
 
 
 def engines_for(op: str) -> tuple[str, ...]:
-    """The engines that can execute instruction `op` (nki-isa §4 master index)."""
+    """The engines that can execute instruction `op` (ISA §4 master index)."""
     if op in DMA_OPS:
         return ("dma",)
     if op == "nc_transpose":
-        return ("tensor", "vector")  # nki-isa §5.2: TensorE or VectorE
+        return ("tensor", "vector")  # ISA §5.2: TensorE or VectorE
     if op in TENSOR_OPS:
         return ("tensor",)
     return ("vector", "scalar", "gpsimd")

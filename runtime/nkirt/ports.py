@@ -1,4 +1,4 @@
-"""SBUF/PSUM access ports that two engines share on NeuronCore-v2 (arch §8, ARCH2).
+"""SBUF/PSUM access ports that two engines share on NeuronCore-v2 (Hardware §8, ARCH2).
 
 On v2 VectorE and GpSimd cannot access SBUF at the same time, and VectorE and ScalarE cannot
 access PSUM at the same time; the compiler serialises them. v3 lifts both restrictions

@@ -1,4 +1,4 @@
-"""Results of a run: outputs, the Profile JSON (DESIGN.md), a Chrome trace and a text summary."""
+"""Results of a run: outputs, the Profile JSON (docs/profiling.md), a Chrome trace and a text summary."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def build_profile(
     hbm_busy_ns: float | None = None,
     warnings: list[dict] | None = None,
 ) -> dict[str, Any]:
-    """The Profile JSON of DESIGN.md plus utilisation, DMA traffic and the costliest lines."""
+    """The Profile JSON (docs/profiling.md): its stable core plus utilisation, DMA traffic and the costliest lines."""
     total = max((r[3] for r in records), default=0.0)
     intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
     # from when an instance heads its queue (waiting on semaphores included) to its busy end

@@ -122,8 +122,9 @@ def _format_ns(ns: float) -> str:
     return f"{ns / scale:,.3f} {unit}" if unit != "ns" else f"{ns:,.0f} ns"
 
 
-def _busiest_engine(events: list[dict]) -> str:
-    """The engine (slice category) busy longest: the union of its slices."""
+def _busiest_engine(events: list[dict], total_us: float) -> str:
+    """The engine (slice category) busy longest (the union of its slices), or "latency" when
+    none is busy more than half the run, as the profile's `bottleneck`."""
     spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for e in events:
         if e.get("ph") == "X" and e.get("cat") not in ("semaphore", "port"):
@@ -136,7 +137,8 @@ def _busiest_engine(events: list[dict]) -> str:
                 total += end - max(start, reach)
                 reach = end
         busy[engine] = total
-    return max(busy, key=busy.get) if busy else "none"
+    busiest = max(busy, key=busy.get) if busy else None
+    return busiest if busiest and busy[busiest] > total_us / 2 else "latency"
 
 
 def render_svg(result_or_trace: RunResult | dict[str, Any], path: str | os.PathLike) -> None:
@@ -177,7 +179,7 @@ def timeline_figure(result_or_trace: RunResult | dict[str, Any]):
         end_us = max(end_us, e["ts"] + e["dur"])
     if total_ns is None:
         total_ns = end_us * 1000
-        bottleneck = _busiest_engine(events)
+        bottleneck = _busiest_engine(events, end_us)
     unit, per_unit = _time_unit(max(total_ns, end_us * 1000))
     scale = 1000 / per_unit  # trace µs -> axis unit
     end = end_us * scale
@@ -202,7 +204,11 @@ def timeline_figure(result_or_trace: RunResult | dict[str, Any]):
     ax.set_xlim(0, end * 1.01 if end else 1)
     ax.set_xlabel(f"time ({unit})")
     kernel = next((e["args"]["name"] for e in events if e.get("name") == "process_name"), "")
-    ax.set_title(f"{kernel}: latency {_format_ns(total_ns)}, bottleneck {bottleneck}")
+    if bottleneck in ("latency", "none", None):  # no engine busy more than half the time
+        limit = "latency-bound (no engine is the bottleneck)"
+    else:
+        limit = f"bottleneck {bottleneck}"
+    ax.set_title(f"{kernel}: latency {_format_ns(total_ns)}, {limit}")
     handles = [
         Patch(color=_FAMILY_COLOURS[f], label=_LABELS.get(f, f))
         for f in _FAMILY_COLOURS

@@ -48,3 +48,8 @@ def test_run_writes_outputs_into_a_named_directory(tmp_path):
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.npy"))
     assert written == ["nkic-out/c.npy"]
     assert np.load(tmp_path / "nkic-out" / "c.npy").shape == (128, 64)
+    (tmp_path / "nkic-out" / "c.npy").unlink()
+    (tmp_path / "nkic-out").rmdir()
+    res = run("run", str(neff), "--timing-only")
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["add.neff"]  # nothing written

@@ -11,7 +11,9 @@
   every shown line must appear in the real output with numbers and directories ignored.
 * docs/diagnostics.md: its examples are the catalogue's, which
   tests/diagnostics/test_catalogue_examples.py runs through `nkic check`; here each block must
-  be one of them.
+  be one of them. docs/dropin.md and the README's drop-in section install an import hook, so
+  tests/dropin/test_docs.py runs them in a virtual environment of their own; here each must be
+  one of the blocks it runs.
 
 A block is skipped only with `<!-- doc-test: skip: REASON -->` on the line before its fence;
 the skips are counted, so a new one is a deliberate change of SKIPPED.
@@ -81,7 +83,21 @@ def blocks() -> list[Block]:
 
 
 ALL = blocks()
-RUN = [b for b in ALL if b.marker != "skip" and b.file.name != "diagnostics.md"]
+
+
+def delegated(block: Block) -> bool:
+    """Blocks another test runs: the catalogue examples of docs/diagnostics.md
+    (tests/diagnostics/test_catalogue_examples.py) and the drop-in blocks of docs/dropin.md and
+    of the README's drop-in section, which need a fresh environment of their own
+    (tests/dropin/test_docs.py)."""
+    if block.file.name in ("diagnostics.md", "dropin.md"):
+        return True
+    from tests.dropin.test_docs import readme_section
+
+    return block.file.name == "README.md" and block.text in readme_section()
+
+
+RUN = [b for b in ALL if b.marker != "skip" and not delegated(b)]
 
 
 @pytest.fixture
@@ -183,3 +199,14 @@ def test_architecture_entry_points_exist():
     for dotted in names:
         module, _, attr = dotted.rpartition(".")
         assert hasattr(importlib.import_module(module), attr), dotted
+
+
+def test_drop_in_blocks_are_the_ones_the_drop_in_doc_test_runs():
+    from tests.dropin.test_docs import blocks as dropin_blocks
+    from tests.dropin.test_docs import readme_section
+
+    ran = {code for _, code in dropin_blocks((ROOT / "docs" / "dropin.md").read_text())}
+    ran |= {code for _, code in dropin_blocks(readme_section())}
+    mine = [b for b in ALL if delegated(b) and b.file.name != "diagnostics.md"]
+    assert len(mine) >= 4
+    assert all(b.text in ran for b in mine), [b.id for b in mine if b.text not in ran]

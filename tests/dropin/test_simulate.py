@@ -72,17 +72,22 @@ def test_a_kernel_returning_nothing_updates_its_inputs_in_place():
 
 
 def test_lnc_grid():
-    a, b = _pair()
     assert add_kernel[1].lnc == 1 and add_kernel[2].lnc == 2
     with pytest.raises(ValueError, match="LNC"):
         add_kernel[3]
     with pytest.raises(ValueError, match="LNC"):
         add_kernel[2, 2]
-    if "lnc" in __import__("inspect").signature(driver.compile_file).parameters:
-        np.testing.assert_array_equal(nki.simulate(add_kernel[2])(a, b), a + b)
-    else:
-        with pytest.raises(NotImplementedError, match=r"add_kernel\[2\]: LNC=2"):
-            nki.simulate(add_kernel[2])(a, b)
+
+
+def test_lnc2_runs_each_core_on_its_rows(monkeypatch):
+    from dropin_kernels import scale_halves
+
+    x = RNG.standard_normal((256, 32)).astype(np.float32)
+    want = np.concatenate([x[:128], 2 * x[128:]])
+    np.testing.assert_array_equal(nki.simulate(scale_halves[2])(x), want)
+    monkeypatch.setenv("NKI_SIMULATOR", "1")
+    np.testing.assert_array_equal(scale_halves[2](x), want)
+    np.testing.assert_array_equal(scale_halves(x[:128]), x[:128])  # one core: all rows × 1
 
 
 def test_kernel_errors_are_compile_errors_with_the_source_line():

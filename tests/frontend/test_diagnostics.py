@@ -40,17 +40,22 @@ def expectations(path):
     return args, kernel, sorted(expected)
 
 
+#: Codes the error kernels expect as warnings (the language inlines a kernel called by a kernel).
+WARNINGS = {"err_nested_kernel_call"}
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_error_kernel_reports_exactly_the_expected_diagnostics(name):
     path = ERRORS / name
     args, kernel, expected = expectations(path)
     sink = DiagnosticSink()
-    result = specialise(str(path), kernel, args, "trn2", sink)
+    result = specialise(str(path), kernel, args, "trn2", sink, language="0.3")  # its subset
     assert result is None
     got = sorted((d.code, d.loc.line, d.loc.col) for d in sink.items if d.loc.file == str(path))
     assert got == expected
     for d in sink.items:
-        assert d.severity == "error" and d.message and d.hint
+        severity = "warning" if d.code in WARNINGS else "error"
+        assert d.severity == severity and d.message and d.hint
         assert d.loc.end_line > d.loc.line or d.loc.end_col > d.loc.col
 
 

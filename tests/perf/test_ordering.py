@@ -26,10 +26,10 @@ def test_hoisting_a_load_out_of_the_loop_is_faster(target):
 @pytest.mark.parametrize(
     "target, chunks",
     [
-        # arch §9 (PERF, Trn1/Inf2): each transfer should be > 32 KiB: 16, 32 and 128 KiB here
+        # Hardware §9 (PERF, Trn1/Inf2): each transfer should be > 32 KiB: 16, 32 and 128 KiB here
         # (beyond, the core's sustained DMA rate bounds every size alike)
         ("trn1", (32, 128, 512)),
-        # arch §9 (DMABW): < 256 B per partition is overhead-bound, >= 2 KiB recommended
+        # Hardware §9 (DMABW): < 256 B per partition is overhead-bound, >= 2 KiB recommended
         ("trn2", (64, 512, 2048)),
     ],
 )
@@ -43,7 +43,7 @@ def test_bigger_dma_transfers_are_faster_for_the_same_bytes(target, chunks):
 
 @pytest.mark.parametrize("target", ["trn1", "trn2"])
 def test_bf16_matmul_is_faster_than_fp32(target):
-    # arch §4: fp32 runs the PE array at a quarter of the bf16 rate
+    # Hardware §4: fp32 runs the PE array at a quarter of the bf16 rate
     def run(dtype):
         args = {"lhsT": spec((256, 128), dtype), "rhs": spec((256, 512), dtype)}
         return latency(PRECISION, "matmul_k256", args, target)
@@ -55,7 +55,7 @@ def test_bf16_matmul_is_faster_than_fp32(target):
 
 @pytest.mark.parametrize("target", ["trn2", "trn3"])
 def test_double_row_fp8_matmul_is_faster_than_bf16(target):
-    # arch §4: double FP8 (v3+) contracts 2 x 128 rows in the time of one bf16 pass
+    # Hardware §4: double FP8 (v3+) contracts 2 x 128 rows in the time of one bf16 pass
     bf16 = latency(
         PRECISION,
         "matmul_k256",

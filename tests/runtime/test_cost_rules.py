@@ -14,7 +14,7 @@ from nkirt.neff import engines_for
 
 TRN1_VECTOR_GHZ, TRN1_SCALAR_GHZ, TRN1_GPSIMD_GHZ, TRN1_TENSOR_GHZ = 1.12, 1.4, 1.4, 2.8
 TRN2_VECTOR_GHZ, TRN2_TENSOR_GHZ = 0.96, 2.4
-TRN1_SUSTAINED_GBPS = 104.1  # arch §12.1, measured (runtime/nkirt/cost/tables.py)
+TRN1_SUSTAINED_GBPS = 104.1  # Hardware §12.1, measured (runtime/nkirt/cost/tables.py)
 MIN_II = 64
 
 #: trn2 DMA engine rate: 27.2 GB/s per engine (DMA overview; Explorer's 435 GB/s = 16 × 27.2)
@@ -296,7 +296,7 @@ def test_hwdge_dma_has_the_shorter_fixed_cost_where_present():
 
 def test_trn1_dma_data_moves_no_faster_than_the_sustained_hbm_rate():
     # 16 engines would move this [128, 1024] bf16 load in 8 × (2048 + 256) / 17 = 1,084 ns;
-    # the core sustains 104.1 GB/s to and from HBM (arch §12.1, measured): 2,518 ns
+    # the core sustains 104.1 GB/s to and from HBM (Hardware §12.1, measured): 2,518 ns
     profile = profile_of(dma("trn1", [128, 1024], [128, 1024]))
     assert profile["total_ns"] == pytest.approx(1300 + 2**18 / TRN1_SUSTAINED_GBPS)
     assert profile["engines"]["dma"]["hbm_rate_utilization"] == pytest.approx(

@@ -1,4 +1,4 @@
-"""v2 shared SBUF/PSUM ports (arch §8) and the PSUM accumulation fault (arch §4)."""
+"""v2 shared SBUF/PSUM ports (Hardware §8) and the PSUM accumulation fault (Hardware §4)."""
 
 from __future__ import annotations
 

@@ -260,8 +260,10 @@ def test_timeline_title_has_latency_and_bottleneck_and_the_axis_unit_scales():
     fig = timeline.timeline_figure(pipeline_result())
     profile = pipeline_result().profile
     ax = fig.axes[0]
+    assert profile["bottleneck"] == "latency"  # no engine busy more than half the time
     assert ax.get_title() == (
-        f"scale (trn2): latency {profile['total_ns'] / 1000:,.3f} µs, bottleneck dma"
+        f"scale (trn2): latency {profile['total_ns'] / 1000:,.3f} µs, "
+        "latency-bound (no engine is the bottleneck)"
     )
     assert ax.get_xlabel() == "time (µs)"
     long = _trace([(2, "dma_copy k.py:2", "dma", 0.0, 4000.0), (1, "nc_matmul k.py:3", "tensor",

@@ -58,6 +58,8 @@ class Calls:
         value: object = fn
         for dec in reversed(node.decorator_list):
             value = self.call(self.visit(dec), [value], {}, CallSite(dec))
+        if fn.is_jit and value is not fn:
+            self.wrapped_kernels[node] = fn  # `@user_decorator @nki.jit def k`: k is the kernel
         self.store_name(node.name, value)
 
     def make_function(self, name: str, node) -> Function:
@@ -154,13 +156,7 @@ class Calls:
                 "make sure the recursion terminates at specialisation time",
             )
         if fn.is_jit and self.in_kernel:
-            raise UserError(
-                "err_nested_kernel_call",
-                f"'{fn.name}' is an @nki.jit kernel and cannot be called from a kernel",
-                call.node,
-                "remove @nki.jit from sub-kernels; decorate at the call site if it is also "
-                "used standalone",
-            )
+            self.nested_kernel_call(fn, call.node)
         scope = Scope(fn.scope)
         self.bind_arguments(fn, args, kwargs, scope, call)
         pushed = call.node is not None and hasattr(call.node, "lineno")

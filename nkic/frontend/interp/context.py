@@ -13,6 +13,7 @@ from ..values import (
     POISON,
     BreakSignal,
     ContinueSignal,
+    Deferred,
     Escaped,
     Function,
     KernelAbort,
@@ -130,8 +131,12 @@ class Context:
 
     def report(self, err: UserError) -> None:
         loc = getattr(err, "loc", None) or self.loc(err.node)
+        if self.host_code and not err.certain:
+            err.loc = loc
+            self.host_errors.append(err)  # the module statement's names become Deferred
+            return
         hint = err.hint or _DEFAULT_HINTS.get(err.code)
-        self._emit_diag(Diagnostic(err.code, err.message, loc, "error", hint))
+        self._emit_diag(Diagnostic(err.code, err.message, loc, "error", hint, err.related))
 
     def _emit_diag(self, d: Diagnostic) -> None:
         if self.attempts:
@@ -254,7 +259,7 @@ class Context:
 
     def poison_targets(self, stmt: ast.stmt) -> None:
         targets: list[ast.AST] = []
-        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)):
+        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
             # a skipped block may have bound any name assigned inside it
             for sub in ast.walk(stmt):
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
@@ -295,6 +300,8 @@ class Context:
         value = scope.vars[name]
         if isinstance(value, Poison):
             raise PoisonError()
+        if isinstance(value, Deferred):
+            raise value.use_error(node)
         if isinstance(value, Escaped):
             if value.affine_tile:
                 raise UserError(

@@ -149,6 +149,9 @@ class Expressions:
         return out
 
     def check_key(self, key, node=None) -> None:
+        """The kernel rule that dict keys are strings (module-level host code may use any)."""
+        if self.host_code and not self.in_kernel:
+            return
         if self.language.rules.string_dict_keys and not isinstance(key, str):
             raise UserError(
                 "err_type_error",
@@ -355,6 +358,9 @@ class Expressions:
         if special is not MISSING:
             return special
         if isinstance(a, TensorView) or isinstance(b, TensorView):
+            if isinstance(op, (ast.Eq, ast.NotEq)) and (a is None or b is None):
+                # `t == None` / `t != None`: NKI 0.3's replacement for `is` (a tensor is never None)
+                return isinstance(op, ast.NotEq)
             if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(b, TensorView):
                 pass
             else:

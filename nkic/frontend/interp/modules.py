@@ -5,8 +5,16 @@ from __future__ import annotations
 
 import ast
 
-from ..values import ModuleValue, OpaqueModule, Scope, SourceModule, UserError
-from .state import Frame
+from ..values import (
+    Deferred,
+    ModuleValue,
+    OpaqueModule,
+    Poison,
+    Scope,
+    SourceModule,
+    UserError,
+)
+from .state import Frame, bound_names
 
 _HOST_ONLY = ("nkic", "nkirt")  # the compiler itself, imported by host code in kernel files
 
@@ -26,11 +34,13 @@ class Modules:
     def visit_ImportFrom(self, node: ast.ImportFrom):
         name = self.loader.absolute_name(node.module, node.level, self.module)
         if name is None:
-            raise UserError(
+            err = UserError(
                 "err_import_error",
                 "attempted relative import beyond the top-level package",
                 node,
             )
+            err.certain = True  # Python fails too
+            raise err
         module = self.import_module(name, node)
         if isinstance(module, OpaqueModule):
             if node.level:
@@ -55,21 +65,48 @@ class Modules:
                 continue
             if alias.name in module.attrs:
                 value = module.attrs[alias.name]
+                if module.strict:
+                    self.warn_deprecated(module.name, alias.name, node)
+            elif module.strict:
+                # `from nki.language import arange`: reported as `nl.arange` would be
+                value = self.getattr(module, alias.name, node)
             else:
                 try:
                     value = self.import_module(f"{name}.{alias.name}", node)
                 except UserError:
-                    raise UserError(
+                    err = UserError(
                         "err_import_error",
                         f"cannot import name '{alias.name}' from '{name}'",
                         node,
                         self.suggest(alias.name, module.attrs),
-                    ) from None
-                if module.strict and isinstance(value, OpaqueModule) and not value.found:
-                    # `from nki.language import arange`: an NKI module has no such name; report
-                    # it here as `nl.arange` would be, not as a missing module at the first use.
-                    self.getattr(module, alias.name, node)
+                    )
+                    err.certain = True  # Python fails too
+                    raise err from None
             self.store_name(alias.asname or alias.name, value)
+
+    def exec_host_stmt(self, stmt: ast.stmt) -> None:
+        """One module-level statement: host code, which real NKI runs with Python. What nkic
+        cannot evaluate there is not reported; the names the statement failed to bind become
+        `Deferred`, an error only where kernel code uses them."""
+        mark = len(self.host_errors)
+        self.exec_stmt(stmt)
+        if len(self.host_errors) == mark:
+            return
+        err = self.host_errors[mark]
+        del self.host_errors[mark:]
+        for name in bound_names(stmt):
+            if isinstance(self.scope.vars.get(name), Poison):
+                self.scope.vars[name] = Deferred(name, err)
+
+    def visit_Try(self, node: ast.Try):
+        """`try:` in module-level code (`try: import x except ImportError: ...`): the body, its
+        `else` and `finally` run; the handlers, for errors Python would raise, do not. Kernel
+        code cannot catch errors (the subset rule)."""
+        if not self.host_code or self.in_kernel:
+            raise self.unsupported(node)
+        self.exec_block(node.body)
+        self.exec_block(node.orelse)
+        self.exec_block(node.finalbody)
 
     def import_module(self, name: str, node: ast.AST) -> ModuleValue:
         if name in self.modules:
@@ -77,7 +114,7 @@ class Modules:
         if (
             name == "neuronxcc" or name.startswith("neuronxcc.")
         ) and name not in self.known_modules:
-            raise UserError(
+            err = UserError(
                 "err_unsupported_api",
                 f"the Beta 1 namespace '{name}' cannot be mixed with the current 'nki' "
                 "modules in one file",
@@ -85,6 +122,8 @@ class Modules:
                 "write the file in one dialect: import nki, nki.language as nl, nki.isa as nisa "
                 "(or only neuronxcc.nki for a Beta 1 kernel)",
             )
+            err.certain = True  # a whole file in another dialect: say so at its import
+            raise err
         if name in self.known_modules:
             mod = self.known_modules[name]
             self.modules[name] = mod
@@ -94,6 +133,10 @@ class Modules:
             parent = self.import_module(name.rsplit(".", 1)[0], node)
             if isinstance(parent, OpaqueModule):
                 return OpaqueModule(name, parent.found)
+            if name.split(".")[0] == self.language.package:
+                # `import nki.collectives`: a submodule the language lacks or nkic does not
+                # implement is diagnosed as `nki.collectives` would be
+                self.getattr(parent, name.rsplit(".", 1)[1], node)
         path = self.loader.find_module(name, self.module)
         if path is None or self.loader.is_installed(path) or name.split(".")[0] in _HOST_ONLY:
             return OpaqueModule(name, path is not None)
@@ -123,9 +166,12 @@ class Modules:
         saved_kernel, saved_attempts = self.in_kernel, self.attempts
         self.in_kernel = False
         self.attempts = []  # a module's body never depends on the loop that imports it
+        self.host_code += 1
         try:
-            self.exec_block(tree.body)
+            for stmt in tree.body:
+                self.exec_host_stmt(stmt)
         finally:
+            self.host_code -= 1
             self.frames.pop()
             self.call_stack = saved_stack
             self.in_kernel, self.attempts = saved_kernel, saved_attempts

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from ...diagnostics import Diagnostic
 from ...ir.core import Tensor
 from ..tensors import TensorView
 from ..values import UserError
@@ -29,6 +30,32 @@ class NkiBinding:
                 call.node,
                 "use a def function instead of a lambda",
             )
+
+    def warn_deprecated(self, module: str, name: str, node: ast.AST | None) -> None:
+        """A warning where a kernel uses a name its language version deprecates."""
+        found = self.language.deprecation(module, name)
+        if found is not None:
+            message, hint = found
+            self._emit_diag(
+                Diagnostic("nkic_deprecated_api", message, self.loc(node), "warning", hint)
+            )
+
+    def nested_kernel_call(self, fn, node: ast.AST) -> None:
+        """A kernel calls an `@nki.jit` kernel: an error, or (where the language inlines it) a
+        warning, after which the call proceeds like a helper call."""
+        severity = self.language.rules.nested_kernel_call
+        err = UserError(
+            "err_nested_kernel_call",
+            f"'{fn.name}' is an @nki.jit kernel and cannot be called from a kernel"
+            if severity == "error"
+            else f"'{fn.name}' is an @nki.jit kernel called from a kernel; nkic inlines it",
+            node,
+            "remove @nki.jit from sub-kernels; decorate at the call site if it is also "
+            "used standalone",
+        )
+        if severity == "error":
+            raise err
+        self._emit_diag(Diagnostic(err.code, err.message, self.loc(node), "warning", err.hint))
 
     def alloc(self, shape, dtype: str, buffer: str, label: str, address, call: CallSite):
         self.check_nki_context("nl.ndarray", call)

@@ -12,6 +12,7 @@ from ..values import (
     BoundMethod,
     Builtin,
     ClassMethod,
+    Deferred,
     EnumAuto,
     EnumBase,
     EnumMember,
@@ -214,18 +215,26 @@ class PythonObjects:
                 value = obj.attrs[name]
                 if isinstance(value, Poison):
                     raise PoisonError()
+                if isinstance(value, Deferred):
+                    raise value.use_error(node)
+                if obj.strict:
+                    self.warn_deprecated(obj.name, name, node)
                 return value
             if obj.strict:
                 hint = self.suggest(name, [k for k in obj.attrs if not k.startswith("_")])
                 unsupported = self.language.unsupported_message(obj.name, name)
                 if unsupported:
-                    raise UserError("err_unsupported_api", unsupported, node)
-                raise UserError(
+                    err = UserError("err_unsupported_api", unsupported, node)
+                    err.certain = self.language.is_removed(obj.name, name)  # NKI fails too
+                    raise err
+                err = UserError(
                     "err_unknown_api",
                     f"{obj.name} has no attribute '{name}'",
                     node,
                     hint,
                 )
+                err.certain = obj.name.split(".")[0] == self.language.package  # NKI fails too
+                raise err
             raise UserError(
                 "err_attribute_error",
                 f"module '{obj.name}' has no attribute '{name}'",
@@ -344,7 +353,8 @@ class PythonObjects:
             items = tuple(self._index_item(k) for k in items)
             return obj.index(items)
         if isinstance(obj, dict):
-            self.check_key(key)
+            if not _has_key(obj, key):  # a host dict may have other keys (Enum members)
+                self.check_key(key)
             if key not in obj:
                 raise UserError(
                     "err_value_error", f"key {key!r} not found", None, self.suggest(key, obj)
@@ -428,3 +438,10 @@ class PythonObjects:
                 self.call_function(method, [obj, key, value], {}, CallSite(node))
                 return
         raise UserError("err_type_error", f"{type_name(obj)} does not support item assignment")
+
+
+def _has_key(d: dict, key) -> bool:
+    try:
+        return key in d
+    except TypeError:  # unhashable
+        return False

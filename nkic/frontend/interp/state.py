@@ -97,3 +97,17 @@ def int32_overflow(what: str) -> UserError:
         None,
         "NKI integers are 32-bit; keep compile-time arithmetic within ±2**31",
     )
+
+
+def bound_names(stmt: ast.stmt) -> set[str]:
+    """Every name a statement may bind in its scope (assignment and loop targets, `def` and
+    `class` names, imports), including inside its blocks."""
+    names: set[str] = set()
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
+        elif isinstance(sub, (ast.FunctionDef, ast.ClassDef)):
+            names.add(sub.name)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in sub.names if a.name != "*"}
+    return names

@@ -1,13 +1,23 @@
-"""The language versions nkic accepts, by the name users select them with."""
+"""The language versions nkic accepts, by the name users select them with (`--nki`, `nki=`);
+Beta 1 is selected by a file's imports."""
 
 from __future__ import annotations
 
 from ..language import Language
 from .beta1 import BETA1
 from .nki_0_3 import NKI_0_3
+from .nki_0_4 import NKI_0_4
+from .nki_0_5 import NKI_0_5
+from .nki_0_6 import NKI_0_6
+from .nki_0_7 import NKI_0_7
 
-LANGUAGES: dict[str, Language] = {NKI_0_3.version: NKI_0_3, BETA1.version: BETA1}
-DEFAULT = NKI_0_3
+#: The `nki.*` versions, selected with `--nki` / `nki=` (oldest first).
+VERSIONS = tuple(lang.version for lang in (NKI_0_3, NKI_0_4, NKI_0_5, NKI_0_6, NKI_0_7))
+LANGUAGES: dict[str, Language] = {
+    **{lang.version: lang for lang in (NKI_0_3, NKI_0_4, NKI_0_5, NKI_0_6, NKI_0_7)},
+    BETA1.version: BETA1,
+}
+DEFAULT = NKI_0_7
 
 
 def get(version: str | Language | None) -> Language:

@@ -81,6 +81,7 @@ def _table():
 
     base = table_0_3()
     table = {beta: dict(base[current]) for beta, current in MODULES.items()}
+    table["nl.tile_size"] = dict(base["nl.tile_size"])
     nl = table["neuronxcc.nki.language"]
     nl["arange"] = ApiEntry(Builtin("nl.arange", lambda ip, call, *a: arange(*a)))
     nl["mgrid"] = ApiEntry(_MGRID)
@@ -250,7 +251,8 @@ BETA1 = Beta1(
     _table(),
     removed_keywords=REMOVED_KEYWORDS,
     lowerings=nki_surface.lowerings(),
-    rules=Rules(unsupported_syntax=UNSUPPORTED_SYNTAX),
+    # affine_range iterations may run in any order in Beta 1: a dependency between them is wrong
+    rules=Rules(unsupported_syntax=UNSUPPORTED_SYNTAX, affine_dependency="error"),
     package="neuronxcc.nki",
 )
 

@@ -76,6 +76,8 @@ def _table() -> dict[str, dict[str, ApiEntry]]:
         "nki.language": nki_surface.nl_bindings(),
         "nki.isa": nki_surface.nisa_bindings(),
         "nki.typing": nki_surface.typing_bindings(),
+        "nki.isa.constants": nki_surface.isa_constants_bindings(),
+        "nl.tile_size": nki_surface.tile_size_bindings(),
         "nki.collectives": nki_collectives.bindings(),
     }
     table = {m: {n: ApiEntry(b) for n, b in attrs.items()} for m, attrs in bound.items()}

@@ -1,5 +1,5 @@
 """Operand rules of every `nki.isa` instruction: partitions, shapes, dtypes, buffers, engines,
-targets and per-instruction argument constraints (spec: nki-isa.md, errors doc §5, §9, §10).
+targets and per-instruction argument constraints (sources: ISA, Checks §5, §9, §10).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from ...ir.types import DTYPES
 from ..base import Pass, PassContext
 
 PMAX = PARTITIONS
-MAX_AP_DIMS = 5  # nki-isa.md common rules: one partition dimension + up to four free dimensions
-# nki-isa.md §5.2 nc_matmul: N fills one PSUM bank of fp32 on trn1/trn2, all 8 banks on trn3
+MAX_AP_DIMS = 5  # the common rules of every ISA instruction (docs/sources.md): one partition dimension + up to four free dimensions
+# ISA §5.2 nc_matmul: N fills one PSUM bank of fp32 on trn1/trn2, all 8 banks on trn3
 MATMUL_N_MAX = PSUM_BANK_BYTES // 4
 MATMUL_N_MAX_TRN3 = {
     "float32": PSUM_BANKS * PSUM_BANK_BYTES // 4,
@@ -73,7 +73,7 @@ _VECTOR_ARGS: dict[str, tuple[str, ...]] = {
     "range_select": ("bound0", "bound1"),
 }
 
-#: Scalar-or-vector operands that must be float32 when given as a tile (nki-isa.md §5.3).
+#: Scalar-or-vector operands that must be float32 when given as a tile (ISA §5.3).
 _FP32_ARGS: dict[str, tuple[str, ...]] = {
     "tensor_tensor_scan": ("initial",),
     "tensor_scalar_cumulative": ("imm0", "imm1"),
@@ -307,7 +307,7 @@ _PACKED = ("float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
 def _packed_dtype_target(
     c: InstCheck, name: str, ap: AccessPattern, flagged: set[tuple[str, int]]
 ) -> None:
-    """x4 packed MX dtypes exist on trn3 only (errors doc §10); reported once per tensor."""
+    """x4 packed MX dtypes exist on trn3 only (Checks §10); reported once per tensor."""
     key = ("packed", id(ap.tensor))
     if ap.dtype in _PACKED and not target_at_least(c.target, "trn3") and key not in flagged:
         flagged.add(key)
@@ -319,7 +319,7 @@ def _packed_dtype_target(
 
 
 def _partition_window(c: InstCheck, name: str, ap: AccessPattern) -> None:
-    """Compute engines reach partitions in aligned windows (nki-isa.md common rules): an operand
+    """Compute engines reach partitions in aligned windows (the common rules of every ISA instruction (docs/sources.md)): an operand
     of more than 64 partitions starts at partition 0, one of 33..64 at 0 or 64, one of at most
     32 at 0, 32, 64 or 96. Tensors are placed on such a window, so the view's partition offset
     inside its tensor must be a multiple of the window. DMA reaches any partition."""
@@ -598,7 +598,7 @@ def _dma_transpose(c: InstCheck) -> None:
             f"`dst` has shape {_shape(dst)}; the transposed source has shape {want}",
             "allocate the destination with the permuted shape",
         )
-    # static (direct) transposes: nki-isa.md §5.1 (the indirect form is not supported by nkic)
+    # static (direct) transposes: ISA §5.1 (the indirect form is not supported by nkic)
     dge = _name(c.value("dge_mode"), "dge_mode")
     if dge not in (None, "unknown", "hwdge"):
         c.error(
@@ -845,7 +845,7 @@ def _matmul_dtypes(c: InstCheck, st: AccessPattern, mv: AccessPattern, dst: Acce
 
 def _transpose_mode(c: InstCheck, st: AccessPattern, mv: AccessPattern, dst: AccessPattern):
     """`is_transpose=True` (trn2+) copies bits: fp32/tf32 into a 4-byte PSUM tile, bf16/fp16 into
-    the same dtype, fp8 into a 16-bit tile (upper byte zero) (nki-isa.md §5.2)."""
+    the same dtype, fp8 into a 16-bit tile (upper byte zero) (ISA §5.2)."""
     if _name(c.value("perf_mode"), "matmul_perf_mode") == "double_row":
         c.error(
             "err_invalid_argument",
@@ -1056,7 +1056,7 @@ def _tensor_scalar(c: InstCheck) -> None:
                     "keep per-partition scalars in a float32 (P, 1) tile",
                 )
     if c.engine == "gpsimd" and not any(bitvec):
-        # nki-isa.md §5.3: GpSimd "only for rsqrt" (docstring); the Beta-1 ALU table also lists
+        # ISA §5.3: GpSimd "only for rsqrt" (docstring); the Beta-1 ALU table also lists
         # add and multiply on GpSimd. Accept those three, reject the rest.
         for arg, o in (("op0", op0), ("op1", op1)):
             if o is not None and o not in ("rsqrt", "add", "multiply"):

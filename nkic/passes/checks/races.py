@@ -21,7 +21,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ...diagnostics import Related, source_line
+from ...diagnostics import Diagnostic, Related, source_line
 from ...ir.affine import Affine
 from ...ir.core import Alloc, Kernel, Loc, Loop, UnrolledLoop
 from ..base import Pass, PassContext
@@ -214,16 +214,33 @@ def _error(ctx: PassContext, v: str, loop_loc: Loc, first, second) -> None:
         what = f"iteration {v}={ia} writes {ra} and iteration {v}={ib} writes {rb}, which overlap"
     else:
         what = f"iteration {v}={ia} writes {ra} while iteration {v}={ib} reads {rb}"
-    related = [Related(loop_loc, "iterations of this `affine_range` loop may run in any order")]
+    if ctx.affine_dependency == "error":
+        note = "iterations of this `affine_range` loop may run in any order"
+        hint = (
+            "give each iteration its own region (index with the loop variable), allocate the "
+            "tile inside the loop, or use `nl.sequential_range` for a loop-carried dependency"
+        )
+    else:
+        note = "this `affine_range` loop declares its iterations independent"
+        hint = (
+            "this NKI version runs `nl.affine_range` iterations in order, so the kernel "
+            "computes the sequential result, but the loop promises independent iterations: a "
+            "compiler that reorders them (Beta 1 does) computes something else. Use "
+            "`nl.sequential_range` for a loop-carried dependency, or give each iteration its "
+            "own region"
+        )
+    related = [Related(loop_loc, note)]
     if b.inst.loc != a.inst.loc:
         related.insert(0, Related(b.inst.loc, f"the other access ({b.inst.opcode} `{b.operand}`)"))
-    ctx.sink.error(
-        "err_unexpected_output_dependencies",
-        f"{a.inst.opcode}: {what}",
-        a.inst.loc,
-        "give each iteration its own region (index with the loop variable), allocate the "
-        "tile inside the loop, or use `nl.sequential_range` for a loop-carried dependency",
-        related=tuple(related),
+    ctx.sink.report(
+        Diagnostic(
+            "err_unexpected_output_dependencies",
+            f"{a.inst.opcode}: {what}",
+            a.inst.loc,
+            ctx.affine_dependency,
+            hint,
+            related=tuple(related),
+        )
     )
 
 

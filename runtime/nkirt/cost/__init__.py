@@ -24,10 +24,10 @@ OPCODES = frozenset(RULES) | DMA_OPS | TENSOR_OPS
 
 #: Cycles from the end of an instruction's issue to its results being visible elsewhere.
 PIPELINE_LATENCY = {
-    "vector": VECTOR_STATIC_OVERHEAD,  # arch §5/§11 (ARCH2): static overhead, chained deps
-    "scalar": SCALAR_PIPELINE_LATENCY,  # arch §6/§11 (PERF Opt #5a): 264 − MIN_II
-    "gpsimd": GPSIMD_START,  # arch §7/§11 (B1ISA): GpSimd instruction start-up
-    "tensor": 0,  # MM_INIT_LATENCY already bounds the MM turnaround (arch §4)
+    "vector": VECTOR_STATIC_OVERHEAD,  # Hardware §5/§11 (ARCH2): static overhead, chained deps
+    "scalar": SCALAR_PIPELINE_LATENCY,  # Hardware §6/§11 (PERF Opt #5a): 264 − MIN_II
+    "gpsimd": GPSIMD_START,  # Hardware §7/§11 (B1ISA): GpSimd instruction start-up
+    "tensor": 0,  # MM_INIT_LATENCY already bounds the MM turnaround (Hardware §4)
 }
 
 

@@ -15,7 +15,7 @@ the exchange itself starts when both cores have issued it and takes `exchange_ns
   all_to_all; https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/nki.collectives.html):
   the fixed cost plus the bytes one core sends to the other over the 16 DMA engines; the
   reducing ones at half that rate before NeuronCore-v4, whose DMA engines reduce at full copy
-  throughput while earlier collective-compute engines reach 50 % (arch §8, ARCH4).
+  throughput while earlier collective-compute engines reach 50 % (Hardware §8, ARCH4).
 
 No published measurement of any of them exists; like every DMA in the model, the two cores'
 transfers do not compete with each other's HBM traffic.

@@ -1,9 +1,9 @@
 """DMA transfer plans: how one DMA instruction splits over the 16 DMA engines, and for how long.
 
-A transfer costs a fixed trigger-to-start time (arch §9, DMABW: ≈1,300 ns; ≈600 ns with the
+A transfer costs a fixed trigger-to-start time (Hardware §9, DMABW: ≈1,300 ns; ≈600 ns with the
 v3+ hardware DGE) and then, on every DMA engine it uses, its bytes at the engine bandwidth plus
-`DMA_ELEMENT_OVERHEAD_BYTES` per contiguous DMA element (arch §9 efficiency curve). Engine
-`k` moves the SBUF partitions 8k…8k+7 (arch §9, DMAOV); HBM-to-HBM copies split their bytes
+`DMA_ELEMENT_OVERHEAD_BYTES` per contiguous DMA element (Hardware §9 efficiency curve). Engine
+`k` moves the SBUF partitions 8k…8k+7 (Hardware §9, DMAOV); HBM-to-HBM copies split their bytes
 evenly over all 16 engines. The executor turns the per-engine times into reservations of the
 engines (shared by all DMA queues) and, on targets with a measured sustained rate, the HBM
 bytes into a reservation of the core's HBM-side DMA rate (shared by everything).
@@ -24,11 +24,11 @@ from nkirt.cost.tables import (
     TargetTable,
 )
 
-# arch §9 (ARCH3, PERF Opt #10): DMA transposes reach up to 90 % of the copy throughput from
+# Hardware §9 (ARCH3, PERF Opt #10): DMA transposes reach up to 90 % of the copy throughput from
 # HBM and 50 % SBUF-to-SBUF
 TRANSPOSE_FROM_HBM_EFFICIENCY = 0.9
 TRANSPOSE_FROM_SBUF_EFFICIENCY = 0.5
-# arch §8 (ARCH4): collective-compute DMA runs at 50 % of the copy throughput before v4
+# Hardware §8 (ARCH4): collective-compute DMA runs at 50 % of the copy throughput before v4
 COMPUTE_PRE_V4_EFFICIENCY = 0.5
 
 
@@ -93,7 +93,7 @@ def dma_plan(inst: InstructionShape, table: TargetTable) -> DmaPlan:
     dst = inst.operands["dst"]
     sources = [o for o in inst.inputs() if o is not dst]
     src = sources[0] if sources else dst
-    # casting DMAs move max(src, dst) bytes per element (src → fp32 → dst, arch §9)
+    # casting DMAs move max(src, dst) bytes per element (src → fp32 → dst, Hardware §9)
     width = max([dst.itemsize] + [o.itemsize for o in sources])
     efficiency = 1.0
     if inst.op == "dma_transpose":

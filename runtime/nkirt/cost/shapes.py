@@ -56,7 +56,7 @@ class OperandShape:
 
     @property
     def wide_stride(self) -> bool:
-        """arch §8: an innermost stride above 16 bytes halves the SBUF/PSUM access bandwidth."""
+        """Hardware §8: an innermost stride above 16 bytes halves the SBUF/PSUM access bandwidth."""
         moving = [step for step, num in self.free_dims if num > 1]
         return bool(moving) and abs(moving[-1]) * self.itemsize > WIDE_STRIDE_BYTES
 

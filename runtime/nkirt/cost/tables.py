@@ -1,8 +1,9 @@
 """Hardware numbers of each target (trn1 = NeuronCore-v2, trn2 = v3, trn3 = v4), with sources.
 
-Every constant cites the section of shared/spec/neuroncore-arch.md it comes from. Per-
+Every constant cites the section (Hardware §n of docs/sources.md, which links the public
+documents) it comes from. Per-
 instruction cycle counts that the docs give only for NeuronCore-v2 (Beta-1 formulas, MIN_II,
-overheads) are applied to every generation in engine cycles of the executing engine (arch §14,
+overheads) are applied to every generation in engine cycles of the executing engine (Hardware §14,
 last bullet: "engine cycles" assumed to be the executing engine's clock).
 """
 
@@ -10,32 +11,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PARTITIONS = 128  # arch §2/§8: SBUF and PSUM have 128 partitions
-PSUM_PARTITION_BYTES = 16 * 1024  # arch §3 (PSUM row): 8 banks × 2 KiB per partition, all gens
-PSUM_BANK_BYTES = 2 * 1024  # arch §3 (PSUM row)
-DMA_ENGINES = 16  # arch §3 (DMA engines / core) and §9
-PARTITIONS_PER_DMA_ENGINE = PARTITIONS // DMA_ENGINES  # arch §9: each engine serves 8 partitions
+PARTITIONS = 128  # Hardware §2/§8: SBUF and PSUM have 128 partitions
+PSUM_PARTITION_BYTES = 16 * 1024  # Hardware §3 (PSUM row): 8 banks × 2 KiB per partition, all gens
+PSUM_BANK_BYTES = 2 * 1024  # Hardware §3 (PSUM row)
+DMA_ENGINES = 16  # Hardware §3 (DMA engines / core) and §9
+PARTITIONS_PER_DMA_ENGINE = (
+    PARTITIONS // DMA_ENGINES
+)  # Hardware §9: each engine serves 8 partitions
 
-MIN_II = 64  # arch §11: min initiation interval of Vector/Scalar/GpSimd instructions (cycles)
-VECTOR_STATIC_OVERHEAD = 100  # arch §5/§11 (ARCH2): static overhead of a VectorE instruction
-# arch §6/§11 (PERF Opt #5a): dependent 1-element ScalarE instructions issue every 264 cycles;
+MIN_II = 64  # Hardware §11: min initiation interval of Vector/Scalar/GpSimd instructions (cycles)
+VECTOR_STATIC_OVERHEAD = 100  # Hardware §5/§11 (ARCH2): static overhead of a VectorE instruction
+# Hardware §6/§11 (PERF Opt #5a): dependent 1-element ScalarE instructions issue every 264 cycles;
 # of that, MIN_II is the instruction itself, the rest is its pipeline latency.
 SCALAR_DEPENDENT_II = 264
 SCALAR_PIPELINE_LATENCY = SCALAR_DEPENDENT_II - MIN_II
-GPSIMD_START = 150  # arch §7/§11 (B1ISA): start-up of a GpSimd instruction (cycles)
-ACT_READ_ACCUMULATOR = 64  # arch §6/§11 (ARCH2): ActReadAccumulator read-out (ScalarE cycles)
-WIDE_STRIDE_BYTES = 16  # arch §8 (ARCH2): innermost stride > 16 B halves SBUF access bandwidth
-MM_INIT_LATENCY = 64  # arch §4/§11 (ARCH2, PERF): MultiplyMoving turnaround (TensorE cycles)
-FP32_MATMUL_FACTOR = 4  # arch §4 (ARCH2, B1ISA): fp32 matmul ≈ 4× bf16
-LOAD_STATIONARY_SPEEDUP = 4  # arch §4/§11 (ARCH2): LoadStationary up to 4× faster than an MM
-DMA_FIXED_NS = 1300.0  # arch §9/§11 (DMABW): descriptor setup + sync + semaphore-to-start
-HWDGE_FIXED_NS = 600.0  # arch §9/§11 (ARCH3, DGE): one hardware-DGE DMA instruction
-# arch §9 (DMABW efficiency curve): below 256 B per partition a transfer is "severely overhead-
+GPSIMD_START = 150  # Hardware §7/§11 (B1ISA): start-up of a GpSimd instruction (cycles)
+ACT_READ_ACCUMULATOR = 64  # Hardware §6/§11 (ARCH2): ActReadAccumulator read-out (ScalarE cycles)
+WIDE_STRIDE_BYTES = 16  # Hardware §8 (ARCH2): innermost stride > 16 B halves SBUF access bandwidth
+MM_INIT_LATENCY = 64  # Hardware §4/§11 (ARCH2, PERF): MultiplyMoving turnaround (TensorE cycles)
+FP32_MATMUL_FACTOR = 4  # Hardware §4 (ARCH2, B1ISA): fp32 matmul ≈ 4× bf16
+LOAD_STATIONARY_SPEEDUP = 4  # Hardware §4/§11 (ARCH2): LoadStationary up to 4× faster than an MM
+DMA_FIXED_NS = 1300.0  # Hardware §9/§11 (DMABW): descriptor setup + sync + semaphore-to-start
+HWDGE_FIXED_NS = 600.0  # Hardware §9/§11 (ARCH3, DGE): one hardware-DGE DMA instruction
+# Hardware §9 (DMABW efficiency curve): below 256 B per partition a transfer is "severely overhead-
 # bound", 2 KiB is the recommended minimum and 4 KiB saturates. Charging each contiguous DMA
 # element the time of 256 extra bytes reproduces that curve: 50 % at 256 B, 89 % at 2 KiB,
 # 94 % at 4 KiB of the engine bandwidth.
 DMA_ELEMENT_OVERHEAD_BYTES = 256
-# arch §12.1/§12.2: the sustained HBM-side DMA rate of one Trn1 NeuronCore, *measured*, not
+# Hardware §12.1/§12.2: the sustained HBM-side DMA rate of one Trn1 NeuronCore, *measured*, not
 # documented. The four published matmul tutorial kernels are DMA-bound (§12.2: DMA active
 # 95.7–99.9 % for three of them) and their latencies are the bytes they move at 103.1, 103.4,
 # 104.9 and 105.9 GB/s (payloads of 256 B to 4 KiB per partition); pooled (Σ bytes / Σ time)
@@ -77,15 +80,15 @@ class TargetTable:
     gpsimd_ghz: float
     sbuf_partition_bytes: int
     dma_engine_bytes_per_ns: float
-    #: VectorE performance modes for 2-byte float operands (arch §5, ARCH3).
+    #: VectorE performance modes for 2-byte float operands (Hardware §5, ARCH3).
     vector_perf_modes: bool
-    #: Dtypes that the Vector/Scalar fast modes accept (arch §3 datapath rows).
+    #: Dtypes that the Vector/Scalar fast modes accept (Hardware §3 datapath rows).
     fast_mode_dtypes: frozenset[str]
-    #: ScalarE 2× mode for tensor_copy / tensor_scalar (arch §6: v4 only).
+    #: ScalarE 2× mode for tensor_copy / tensor_scalar (Hardware §6: v4 only).
     scalar_2x_mode: bool
-    #: TensorE double_row FP8 mode, 2× throughput (arch §4: v3+).
+    #: TensorE double_row FP8 mode, 2× throughput (Hardware §4: v3+).
     double_row_fp8: bool
-    #: Hardware DGE block present (arch §3 HW DGE row, §9).
+    #: Hardware DGE block present (Hardware §3 HW DGE row, §9).
     hwdge: bool
     #: Measured sustained rate (GB/s = B/ns) of all DMA traffic to and from HBM of one core,
     #: shared by every queue and engine; None where no measurement exists.
@@ -100,11 +103,11 @@ class TargetTable:
     base_ghz: float | None = None
     #: TensorE dI/dt throttling (Trn2, Trn3): the rate cap of THROTTLE_* applies.
     tensor_throttle: bool = False
-    #: arch §8 (ARCH2): on v2 VectorE and GpSimd cannot access SBUF at the same time.
+    #: Hardware §8 (ARCH2): on v2 VectorE and GpSimd cannot access SBUF at the same time.
     sbuf_vector_gpsimd_exclusive: bool = False
-    #: arch §8 (ARCH2): on v2 VectorE and ScalarE cannot access PSUM at the same time.
+    #: Hardware §8 (ARCH2): on v2 VectorE and ScalarE cannot access PSUM at the same time.
     psum_vector_scalar_exclusive: bool = False
-    #: arch §8 (ARCH3): from v3 VectorE and ScalarE access PSUM in parallel if different banks.
+    #: Hardware §8 (ARCH3): from v3 VectorE and ScalarE access PSUM in parallel if different banks.
     psum_vector_scalar_same_bank_exclusive: bool = False
 
     @property
@@ -129,70 +132,70 @@ TARGETS: dict[str, TargetTable] = {
     "trn1": TargetTable(
         name="trn1",
         nc_version=2,
-        tensor_ghz=2.8,  # arch §3 (ARCH2 table)
-        vector_ghz=1.12,  # arch §3 (ARCH2 table)
-        scalar_ghz=1.4,  # arch §3 (ARCH2 table)
-        gpsimd_ghz=1.4,  # arch §3 (ARCH2 table)
-        sbuf_partition_bytes=192 * 1024,  # arch §3: 24 MiB = 128 × 192 KiB
-        dma_engine_bytes_per_ns=17.0,  # arch §3 (DMAOV, DMABW table)
-        vector_perf_modes=False,  # arch §5: perf modes are a v3 feature
+        tensor_ghz=2.8,  # Hardware §3 (ARCH2 table)
+        vector_ghz=1.12,  # Hardware §3 (ARCH2 table)
+        scalar_ghz=1.4,  # Hardware §3 (ARCH2 table)
+        gpsimd_ghz=1.4,  # Hardware §3 (ARCH2 table)
+        sbuf_partition_bytes=192 * 1024,  # Hardware §3: 24 MiB = 128 × 192 KiB
+        dma_engine_bytes_per_ns=17.0,  # Hardware §3 (DMAOV, DMABW table)
+        vector_perf_modes=False,  # Hardware §5: perf modes are a v3 feature
         fast_mode_dtypes=frozenset(),
         scalar_2x_mode=False,
-        double_row_fp8=False,  # arch §4: double FP8 is v3+
-        hwdge=False,  # arch §3: no HW DGE on v2
-        dma_sustained_gbps=TRN1_SUSTAINED_DMA_GBPS,  # arch §12.1/§12.2, measured (above)
+        double_row_fp8=False,  # Hardware §4: double FP8 is v3+
+        hwdge=False,  # Hardware §3: no HW DGE on v2
+        dma_sustained_gbps=TRN1_SUSTAINED_DMA_GBPS,  # Hardware §12.1/§12.2, measured (above)
         hbm_stack_gbps=820 / 2,  # Trainium: 820 GB/s over 2 HBM stacks
         base_ghz=1.4,  # Explorer schema, neuroncore_cycle_count: "Trainium1 is 1.4 GHz"
-        sbuf_vector_gpsimd_exclusive=True,  # arch §8 (ARCH2): shared SBUF port, serialised
-        psum_vector_scalar_exclusive=True,  # arch §8 (ARCH2): shared PSUM port, serialised
+        sbuf_vector_gpsimd_exclusive=True,  # Hardware §8 (ARCH2): shared SBUF port, serialised
+        psum_vector_scalar_exclusive=True,  # Hardware §8 (ARCH2): shared PSUM port, serialised
     ),
     "trn2": TargetTable(
         name="trn2",
         nc_version=3,
-        tensor_ghz=2.4,  # arch §3 (ARCH3 table)
-        vector_ghz=0.96,  # arch §3 (ARCH3 table)
-        scalar_ghz=1.2,  # arch §3 (ARCH3 table)
-        gpsimd_ghz=1.2,  # arch §3 (ARCH3 table)
-        sbuf_partition_bytes=224 * 1024,  # arch §3: 28 MiB = 128 × 224 KiB
+        tensor_ghz=2.4,  # Hardware §3 (ARCH3 table)
+        vector_ghz=0.96,  # Hardware §3 (ARCH3 table)
+        scalar_ghz=1.2,  # Hardware §3 (ARCH3 table)
+        gpsimd_ghz=1.2,  # Hardware §3 (ARCH3 table)
+        sbuf_partition_bytes=224 * 1024,  # Hardware §3: 28 MiB = 128 × 224 KiB
         # DMA overview: 27.2 GB/s per engine; Neuron Explorer's `dma_ddr_bandwidth` for a trn2
         # NeuronCore is 435 GB/s = 16 × 27.2 (the DMABW table's 23 B/ns = 368 GB/s is lower)
         dma_engine_bytes_per_ns=27.2,
-        vector_perf_modes=True,  # arch §5 (ARCH3 performance mode)
-        fast_mode_dtypes=_TWO_BYTE_FLOATS,  # arch §3: VectorE 512 wide for BF16/FP16 on v3
+        vector_perf_modes=True,  # Hardware §5 (ARCH3 performance mode)
+        fast_mode_dtypes=_TWO_BYTE_FLOATS,  # Hardware §3: VectorE 512 wide for BF16/FP16 on v3
         scalar_2x_mode=False,
-        double_row_fp8=True,  # arch §4 (ARCH3)
-        hwdge=True,  # arch §3: 2 HW DGE instances
+        double_row_fp8=True,  # Hardware §4 (ARCH3)
+        hwdge=True,  # Hardware §3: 2 HW DGE instances
         tensor_throttle=True,  # Explorer throttling explainer: Trn2 and Trn3
         dma_descriptor_ns=TRN2_DMA_DESCRIPTOR_NS,  # measured (above)
         hbm_stack_gbps=2900 / 4,  # Trainium2: 2.9 TB/s over 4 HBM stacks
         base_ghz=1.2,  # Explorer schema, neuroncore_cycle_count: "Trainium2 is 1.2 GHz"
-        # arch §8 (ARCH3): v3 lifts both v2 port restrictions (PSUM parallel on other banks)
+        # Hardware §8 (ARCH3): v3 lifts both v2 port restrictions (PSUM parallel on other banks)
         sbuf_vector_gpsimd_exclusive=False,
         psum_vector_scalar_exclusive=False,
-        psum_vector_scalar_same_bank_exclusive=True,  # arch §8: "parallel if different banks"
+        psum_vector_scalar_same_bank_exclusive=True,  # Hardware §8: "parallel if different banks"
     ),
     "trn3": TargetTable(
         name="trn3",
         nc_version=4,
-        tensor_ghz=2.4,  # arch §3 (ARCH4 table)
-        vector_ghz=1.2,  # arch §3 (ARCH4 table)
-        scalar_ghz=1.2,  # arch §3 (ARCH4 table)
-        gpsimd_ghz=1.2,  # arch §3 (ARCH4 table)
-        sbuf_partition_bytes=256 * 1024,  # arch §3: 32 MiB = 128 × 256 KiB
-        dma_engine_bytes_per_ns=33.0,  # arch §3 (DMAOV, DMABW table)
-        # arch §3: v4 VectorE has the v3 datapath (512 BF16/FP16/FP8, 256 other), so the v3
+        tensor_ghz=2.4,  # Hardware §3 (ARCH4 table)
+        vector_ghz=1.2,  # Hardware §3 (ARCH4 table)
+        scalar_ghz=1.2,  # Hardware §3 (ARCH4 table)
+        gpsimd_ghz=1.2,  # Hardware §3 (ARCH4 table)
+        sbuf_partition_bytes=256 * 1024,  # Hardware §3: 32 MiB = 128 × 256 KiB
+        dma_engine_bytes_per_ns=33.0,  # Hardware §3 (DMAOV, DMABW table)
+        # Hardware §3: v4 VectorE has the v3 datapath (512 BF16/FP16/FP8, 256 other), so the v3
         # performance modes are assumed to carry over, extended to FP8 as the datapath row says.
         vector_perf_modes=True,
         fast_mode_dtypes=_TWO_BYTE_FLOATS
         | frozenset({"float8_e4m3", "float8_e4m3fn", "float8_e5m2"}),
-        scalar_2x_mode=True,  # arch §6: v4 native tensor_scalar/tensor_copy 2× bf16/fp16 mode
-        double_row_fp8=True,  # arch §4 (ARCH4 keeps v3 double FP8; MX adds 4×)
-        hwdge=True,  # arch §3: HW DGE present on v4
+        scalar_2x_mode=True,  # Hardware §6: v4 native tensor_scalar/tensor_copy 2× bf16/fp16 mode
+        double_row_fp8=True,  # Hardware §4 (ARCH4 keeps v3 double FP8; MX adds 4×)
+        hwdge=True,  # Hardware §3: HW DGE present on v4
         tensor_throttle=True,  # Explorer throttling explainer: Trn2 and Trn3
         hbm_stack_gbps=4900 / 4,  # Trainium3: 4.9 TB/s over 4 HBM stacks
-        # arch §8: lifted on v3 (ARCH3); ARCH4 restates no restriction, so v4 keeps v3's ports
+        # Hardware §8: lifted on v3 (ARCH3); ARCH4 restates no restriction, so v4 keeps v3's ports
         sbuf_vector_gpsimd_exclusive=False,
         psum_vector_scalar_exclusive=False,
-        psum_vector_scalar_same_bank_exclusive=True,  # as v3 (arch §8)
+        psum_vector_scalar_same_bank_exclusive=True,  # as v3 (Hardware §8)
     ),
 }

@@ -13,12 +13,12 @@ from nkirt.cost.tables import (
 )
 
 FP8 = frozenset({"float8_e4m3", "float8_e4m3fn", "float8_e5m2"})
-FULL_PRECISION = frozenset({"float32"})  # tfloat32 runs at the bf16 rate (arch §3 dense rows)
+FULL_PRECISION = frozenset({"float32"})  # tfloat32 runs at the bf16 rate (Hardware §3 dense rows)
 
 
 def _precision_factor(inst: InstructionShape, table: TargetTable) -> int:
-    """arch §4: fp32 ≈ 4× bf16; v3+ transpose mode is 2× faster for fp32 (ARCH3); the
-    is_*_onezero hints make fp32 up to 2× faster (nki-isa §5.2)."""
+    """Hardware §4: fp32 ≈ 4× bf16; v3+ transpose mode is 2× faster for fp32 (ARCH3); the
+    is_*_onezero hints make fp32 up to 2× faster (ISA §5.2)."""
     sides = [inst.operands[n] for n in ("stationary", "moving", "data") if n in inst.operands]
     if not any(o.dtype in FULL_PRECISION for o in sides):
         return 1
@@ -33,10 +33,10 @@ def _precision_factor(inst: InstructionShape, table: TargetTable) -> int:
 def matmul_cycles(inst: InstructionShape, table: TargetTable) -> tuple[int, int]:
     """(LoadStationary, MultiplyMoving) TensorE cycles of one nc_matmul / nc_matmul_mx.
 
-    MM = max(N, MM_INIT_LATENCY) with N the moving free size (arch §4, ARCH2); LS loads the
+    MM = max(N, MM_INIT_LATENCY) with N the moving free size (Hardware §4, ARCH2); LS loads the
     stationary's M columns up to 4× faster than an MM of the same free size, so
-    max(M, MM_INIT_LATENCY) / 4 (arch §4 fast LoadStationary; PERF: 128/4 = 32 cycles).
-    double_row FP8 (v3+) streams [K, 2, N] in the time of [K, N] (arch §4); MX packs 4
+    max(M, MM_INIT_LATENCY) / 4 (Hardware §4 fast LoadStationary; PERF: 128/4 = 32 cycles).
+    double_row FP8 (v3+) streams [K, 2, N] in the time of [K, N] (Hardware §4); MX packs 4
     elements per partition and runs at 4× the bf16 rate, i.e. the same cycles per word.
     """
     stationary = inst.operands["stationary"]
@@ -52,7 +52,7 @@ def matmul_cycles(inst: InstructionShape, table: TargetTable) -> tuple[int, int]
 
 
 def transpose_cycles(inst: InstructionShape, table: TargetTable) -> int:
-    """arch §11 (B1ISA): TensorE nc_transpose of [P, F] costs max(P, min(64, F)) back-to-back."""
+    """Hardware §11 (B1ISA): TensorE nc_transpose of [P, F] costs max(P, min(64, F)) back-to-back."""
     data = inst.operands["data"]
     cycles = max(data.partitions, min(MM_INIT_LATENCY, data.free_elems))
     return cycles * _precision_factor(inst, table)

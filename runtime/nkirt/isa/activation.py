@@ -1,5 +1,5 @@
 """Semantics of the Scalar Engine: activation, activation_reduce, activate2 and the table of
-activation functions (nki-isa.md §3)."""
+activation functions (ISA §3)."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ FUNCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-#: nki-isa.md §3: the functions whose ScalarE polynomial holds only on part of the line, and
+#: ISA §3: the functions whose ScalarE polynomial holds only on part of the line, and
 #: that part (of |x| for reciprocal). Outside it the hardware output is undefined.
 VALID_RANGES: dict[str, tuple[float, float]] = {
     "log": (2.0**-64, 2.0**64),

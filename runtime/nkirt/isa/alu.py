@@ -1,4 +1,4 @@
-"""The ALU operator table of nki-isa.md §2, shared by every Vector/Scalar/GpSimd instruction.
+"""The ALU operator table of ISA §2, shared by every Vector/Scalar/GpSimd instruction.
 
 Arithmetic operators take and return float32; bitvec operators work on raw bits (uint64,
 zero-extended from each operand's width); GpSimd integer operators are exact with 32-bit

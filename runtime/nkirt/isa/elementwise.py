@@ -41,7 +41,7 @@ def _column_bits(value, ndim: int):
 
 def _uses_gpsimd_integers(ops, attrs, operands) -> bool:
     """Whether the op runs as exact 32-bit integer arithmetic on GpSimd: all operands and dst
-    are int32/uint32 and the engine is GpSimd or left to the default (nki-isa.md §5.3)."""
+    are int32/uint32 and the engine is GpSimd or left to the default (ISA §5.3)."""
     if (attrs.get("engine") or "unknown") not in ("gpsimd", "unknown"):
         return False
     names = {dtype_of(name, ops, attrs) for name in operands}

@@ -9,7 +9,7 @@ from nkirt.isa.operands import dtype_of, fp32, rows
 from nkirt.isa.registry import semantics
 from nkirt.isa.tensor_engine import MX_GROUP_PARTITIONS, QUADRANT, mx_scale_rows
 
-#: Largest unbiased exponent of each MX element type (Emax of nki-isa.md quantize_mx).
+#: Largest unbiased exponent of each MX element type (Emax of ISA §5.3 quantize_mx).
 MX_EMAX = {"float8_e4m3fn_x4": 8, "float8_e5m2_x4": 15}
 E8M0_BIAS = 127
 E8M0_NAN = 255

@@ -25,13 +25,13 @@ def _phi(x):
 
 
 def _sin_ext(x):
-    # nki-isa.md §3: no range reduction; outside [-pi, pi] the cubic extrapolation
+    # ISA §3: no range reduction; outside [-pi, pi] the cubic extrapolation
     # (documented example sin(9.0) ~ 27.65): docs/numerics.md §7
     t = x - np.sign(x) * np.pi
     return np.where(np.abs(x) <= np.pi, np.sin(x), -t + t**3 / 6)
 
 
-# exact float64 definitions from nki-isa.md §3 / docs/numerics.md §7
+# exact float64 definitions from ISA §3 / docs/numerics.md §7
 FUNCS = {
     "copy": lambda x: x,
     "square": lambda x: x * x,

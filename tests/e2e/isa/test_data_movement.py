@@ -142,7 +142,7 @@ def test_dma_transpose(target, shape, on_chip):
 
 def test_dma_transpose_is_not_on_trn1():
     # DMA writes SBUF column-major (a transpose) only from Trn2 on: the Trn1 DMA supports the
-    # row-major SBUF layout alone (neuroncore-arch.md §1, "SBUF layouts supported by DMA").
+    # row-major SBUF layout alone (Hardware §1, "SBUF layouts supported by DMA").
     a = rnd((16, 128), BF16, seed=7)
     with pytest.raises(nkic.CompileError) as e:
         run(FAM, "dma_transpose", [a], "trn1")

@@ -1,4 +1,4 @@
-"""DMA with runtime offsets (nki-language.md §8): gathers and scatters by an index tile, a
+"""DMA with runtime offsets (Language §8): gathers and scatters by an index tile, a
 block moved by one index, run-time out-of-bounds faults and `oob_mode` skip, and the
 diagnostics for views nkic cannot serve."""
 

@@ -12,7 +12,7 @@ FP32_MIN = float(np.finfo(np.float32).min)
 
 
 def affine(P, pattern, offset, cm):
-    """offset + c*channel_multiplier + sum(i_k * step_k), int32 wraparound (nki-isa.md §5.4)."""
+    """offset + c*channel_multiplier + sum(i_k * step_k), int32 wraparound (ISA §5.4)."""
     pattern = [list(p) for p in pattern]
     while len(pattern) < 4:
         pattern.insert(0, [0, 1])

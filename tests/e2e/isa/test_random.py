@@ -11,7 +11,7 @@ FAM = "random"
 
 
 def xorwow(state, n):
-    """Marsaglia XORWOW (cuRAND variant) from nki-isa.md §5.5 / docs/numerics.md §9."""
+    """Marsaglia XORWOW (cuRAND variant) from ISA §5.5 / docs/numerics.md §9."""
     x, y, z, w, v, d = (int(s) for s in state)
     m = 0xFFFFFFFF
     out = []

@@ -7,7 +7,7 @@ import nki.language as nl
 
 @nki.jit
 def creation(x):
-    assert nl.tile_size.pmax == 128 and nl.tile_size.psum_fmax == 512
+    assert nl.tile_size.pmax == 128 and nl.tile_size.psum_bank_fmax == 512
     assert nl.tile_size.gemm_stationary_fmax == 128 and nl.tile_size.gemm_moving_fmax == 512
     assert nl.tile_size.psum_bank_fmax == 512
     assert nl.program_id(0) == 0 and nl.num_programs() == 1

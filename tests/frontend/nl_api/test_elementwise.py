@@ -1,5 +1,5 @@
 """`nl` elementwise APIs compiled and run on the simulator against numpy references written
-from the API docs (nki-isa.md §7): binary arithmetic, comparisons, bitwise and logical ops,
+from the API docs (ISA §7): binary arithmetic, comparisons, bitwise and logical ops,
 unary math and activations."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The same contraction at different TensorE precisions (arch §4): fp32 at a quarter of the
+"""The same contraction at different TensorE precisions (Hardware §4): fp32 at a quarter of the
 bf16 rate, and FP8 `double_row` (trn2+) contracting two K rows per partition at the bf16 rate.
 The product is accumulated REPEAT times into one PSUM tile so that TensorE time dominates."""
 

@@ -1,4 +1,4 @@
-"""activation, activation_reduce, activate2: every function of nki-isa.md §3 (exact value
+"""activation, activation_reduce, activate2: every function of ISA §3 (exact value
 rounded once to fp32), scale/bias, the ScalarE accumulators and reduce_cmd."""
 
 from __future__ import annotations
@@ -277,7 +277,7 @@ def test_vector_accumulator_lanes_start_at_the_tiles_first_partition(ctx):
 
 
 def test_inputs_outside_a_functions_valid_range_are_reported(ctx):
-    # nki-isa.md §3: log is valid on [2^-64, 2^64]; NaN propagates and is not counted
+    # ISA §3: log is valid on [2^-64, 2^64]; NaN propagates and is not counted
     data = np.array([[-1.0, 0.0, 1.0, 2.0**70, np.nan]], np.float32)
     run(ctx, "activation", {"data": data}, op="log")
     (message,) = ctx.pending

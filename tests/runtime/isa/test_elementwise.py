@@ -1,5 +1,5 @@
 """tensor_tensor, tensor_scalar, scalar_tensor_tensor, reciprocal: every ALU op of
-nki-isa.md §2 against per-element references written from the op table."""
+ISA §2 against per-element references written from the op table."""
 
 from __future__ import annotations
 

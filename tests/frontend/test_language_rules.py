@@ -1,0 +1,269 @@
+"""Rules of current NKI that nkic used to reject (false positives), and kernel discovery:
+`tensor == None`, `is` in NKI 0.7, loop-carried dependencies in `nl.affine_range` (a warning
+from NKI 0.3 on), a kernel called from a kernel (inlined with a warning), and every way a file
+marks a kernel."""
+
+import numpy as np
+import pytest
+
+import nkic
+from nkic.driver import check_file
+from nkic.frontend import find_kernels
+from nkic.frontend.languages import NKI_0_7
+
+HEADER = (
+    "import nki\nimport nki.isa as nisa\nimport nki.language as nl\nimport nki.typing as nt\n\n"
+)
+FIRST = HEADER.count("\n") + 1  # file line of the body's first line
+
+
+def write(tmp_path, body: str, name: str = "kernel.py"):
+    path = tmp_path / name
+    path.write_text(HEADER + body)
+    return path
+
+
+def summary(diags):
+    return [(d.code, d.severity, d.loc.line - FIRST + 1, d.loc.col) for d in diags]
+
+
+NONE_COMPARE = """@nki.jit
+def kernel(a: nt.tensor[128, 512], b=None):
+    assert a != None
+    assert not (a == None)
+    assert b == None
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+"""
+
+
+@pytest.mark.parametrize("nki", ["0.3", "0.7"])
+def test_tensor_compared_with_none(tmp_path, nki):
+    assert nkic.check(write(tmp_path, NONE_COMPARE), nki=nki) == []
+
+
+def test_tensor_compared_with_a_tensor_is_still_an_error(tmp_path):
+    body = NONE_COMPARE.replace("assert a != None", "assert a != a")
+    assert [d.code for d in nkic.check(write(tmp_path, body))] == ["err_tensor_operator"]
+
+
+IDENTITY = """@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    x = [1]
+    y = x
+    assert y is x
+    assert [1] is not x
+"""
+
+
+def test_is_compares_identity_in_0_7(tmp_path):
+    assert nkic.check(write(tmp_path, IDENTITY), nki="0.7") == []
+    failing = IDENTITY.replace("assert y is x", "assert y is not x")
+    (d,) = nkic.check(write(tmp_path, failing), nki="0.7")
+    assert (d.code, d.loc.line - FIRST + 1) == ("err_assert_failed", 5)
+
+
+def test_is_against_other_values_than_none_before_0_7(tmp_path):
+    diags = nkic.check(write(tmp_path, IDENTITY), nki="0.6")
+    assert summary(diags) == [
+        ("err_unsupported_syntax", "error", 5, 12),
+        ("err_unsupported_syntax", "error", 6, 12),
+    ]
+
+
+# every iteration writes the same 128 columns: a loop-carried (write-after-write) dependency
+RACE = """@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    out = nl.ndarray((128, 128), nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        t = nl.ndarray((128, 128), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[:, i * 128:(i + 1) * 128])
+        nisa.dma_copy(dst=out, src=t)
+    return out
+"""
+
+
+def test_affine_dependency_is_a_warning_and_runs_in_order(tmp_path):
+    path = write(tmp_path, RACE)
+    (d,) = nkic.check(path)
+    assert summary([d]) == [("err_unexpected_output_dependencies", "warning", 7, 9)]
+    assert "runs `nl.affine_range` iterations in order" in d.hint
+    assert "nl.sequential_range" in d.hint
+    a = np.random.default_rng(0).standard_normal((128, 512)).astype(np.float32)
+    out = nkic.compile(str(path), kernel="kernel")(a)
+    np.testing.assert_array_equal(out, a[:, 384:512])  # the last iteration's write
+
+
+def test_affine_dependency_is_an_error_where_the_language_says_so(tmp_path):
+    strict = NKI_0_7.derive("parallel loops", "0.7", rules={"affine_dependency": "error"})
+    diags = check_file(str(write(tmp_path, RACE)), nki=strict)
+    assert summary(diags) == [("err_unexpected_output_dependencies", "error", 7, 9)]
+    assert "may run in any order" in diags[0].related[-1].message
+
+
+NESTED = """@nki.jit
+def copy_into(dst, src):
+    nisa.dma_copy(dst=dst, src=src)
+
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    copy_into(t, a)
+    copy_into(out, t)
+    return out
+"""
+
+
+def test_kernel_called_from_a_kernel_is_inlined_with_a_warning(tmp_path):
+    path = write(tmp_path, NESTED)
+    diags = nkic.check(path, kernel="kernel")
+    assert summary(diags) == [
+        ("err_nested_kernel_call", "warning", 10, 5),
+        ("err_nested_kernel_call", "warning", 11, 5),
+    ]
+    a = np.random.default_rng(1).standard_normal((128, 512)).astype(np.float32)
+    np.testing.assert_array_equal(nkic.compile(str(path), kernel="kernel")(a), a)
+
+
+def test_nested_kernel_call_in_a_kernel_without_shapes_is_a_warning(tmp_path):
+    path = write(tmp_path, NESTED.replace("a: nt.tensor[128, 512]", "a"))
+    codes = [(d.code, d.severity) for d in nkic.check(path, kernel="kernel")]
+    assert ("err_nested_kernel_call", "warning") in codes
+
+
+# one deliberate error per kernel shows that each was found and specialised
+FORMS = """from nki import jit as j
+
+jit = nki.jit
+
+
+def wrap(f):
+    def run(*args):
+        return f(*args)
+
+    return run
+
+
+@j
+def by_alias(a: nt.tensor[128, 512]):
+    x = nl.bogus1
+
+
+@jit
+def by_assigned_alias(a: nt.tensor[128, 512]):
+    x = nl.bogus2
+
+
+def wrapped_at_call_site(a: nt.tensor[128, 512]):
+    x = nl.bogus3
+
+
+def host_code(a):
+    return nki.jit(wrapped_at_call_site)(a)
+
+
+def with_mode(a: nt.tensor[128, 512]):
+    x = nl.bogus4
+
+
+with_mode_kernel = nki.jit(mode="trace")(with_mode)
+
+
+@wrap
+@nki.jit
+def user_decorated(a: nt.tensor[128, 512]):
+    x = nl.bogus5
+
+
+def helper(a):
+    return a
+"""
+
+
+def test_every_kernel_form_is_found_and_checked(tmp_path):
+    path = write(tmp_path, FORMS)
+    names = [n for n, _ in find_kernels(str(path))]
+    assert names == [
+        "by_alias",
+        "by_assigned_alias",
+        "wrapped_at_call_site",
+        "with_mode",
+        "user_decorated",
+    ]
+    diags = nkic.check(path)
+    assert sorted(d.message.split("'")[-2] for d in diags) == [f"bogus{i}" for i in range(1, 6)]
+    assert {d.code for d in diags} == {"err_unknown_api"}
+
+
+UNCHECKED = """from torch_neuronx import nki_jit
+
+
+@nki.baremetal
+def by_baremetal(a: nt.tensor[128, 512]):
+    pass
+
+
+@nki_jit
+def by_beta1_wrapper(a):
+    pass
+
+
+def benchmarked(a):
+    pass
+
+
+timed = nki.benchmark(warmup=1, iters=2)(benchmarked)
+
+
+@nki.jit
+def checked(a: nt.tensor[128, 512]):
+    pass
+"""
+
+
+def test_kernel_forms_nkic_does_not_check_are_errors(tmp_path):
+    diags = nkic.check(write(tmp_path, UNCHECKED))
+    assert summary(diags) == [
+        ("nkic_kernel_not_checked", "error", 14, 5),
+        ("nkic_kernel_not_checked", "error", 5, 5),
+        ("nkic_kernel_not_checked", "error", 10, 5),
+    ]  # (the unsupported forms are module-level code the checked kernel does not use)
+    assert "nki.benchmark(warmup=1, iters=2)(benchmarked)" in diags[0].message
+    assert "@nki.baremetal" in diags[1].message and "@nki_jit" in diags[2].message
+    assert all("-k" in d.hint for d in diags[:3])
+
+
+def test_an_unchecked_form_alone_is_still_reported(tmp_path):
+    body = "@nki.baremetal\ndef k(a):\n    pass\n"
+    assert summary(nkic.check(write(tmp_path, body))) == [
+        ("nkic_kernel_not_checked", "error", 2, 5)
+    ]
+
+
+def test_a_file_with_only_helpers_stays_clean(tmp_path):
+    body = "def helper(a):\n    return nki.isa.dma_copy\n"
+    assert nkic.check(write(tmp_path, body)) == []
+
+
+def test_nested_kernel_call_is_an_error_where_the_language_says_so(tmp_path):
+    strict = NKI_0_7.derive("no nesting", "0.7", rules={"nested_kernel_call": "error"})
+    diags = check_file(str(write(tmp_path, NESTED)), "kernel", nki=strict)
+    assert summary(diags) == [
+        ("err_nested_kernel_call", "error", 10, 5),
+        ("err_nested_kernel_call", "error", 11, 5),
+    ]
+    assert "cannot be called from a kernel" in diags[0].message
+
+
+def test_affine_dependency_stays_an_error_in_beta1(tmp_path):
+    body = RACE.replace("@nki.jit\ndef kernel(a: nt.tensor[128, 512]):", "@nki.jit\ndef kernel(a):")
+    path = tmp_path / "beta1.py"
+    beta1 = "import neuronxcc.nki as nki\nimport neuronxcc.nki.isa as nisa\n"
+    path.write_text(beta1 + "import neuronxcc.nki.language as nl\n\n" + body)
+    diags = nkic.check(path, a=nkic.TensorSpec((128, 512), "float32"))
+    assert [(d.code, d.severity, d.loc.line) for d in diags] == [
+        ("err_unexpected_output_dependencies", "error", 11)
+    ]

@@ -1,0 +1,135 @@
+"""Language versions (`--nki`, `nki=`): each version accepts its own API; a removed name is an
+error naming the version that removed it and the replacement, a deprecated one a warning."""
+
+import subprocess
+import sys
+
+import pytest
+
+import nkic
+from nkic.frontend import languages
+
+HEADER = (
+    "import nki\nimport nki.isa as nisa\nimport nki.language as nl\nimport nki.typing as nt\n\n"
+)
+
+
+def check(tmp_path, body: str, nki: str | None):
+    path = tmp_path / "kernel.py"
+    path.write_text(HEADER + body)
+    return nkic.check(path, nki=nki)
+
+
+def summary(diags):
+    return [(d.code, d.severity, d.loc.line, d.loc.col, d.loc.end_col) for d in diags]
+
+
+DYNAMIC_RANGE = """@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    for i in nl.dynamic_range(4):
+        pass
+"""
+
+
+@pytest.mark.parametrize("nki", ["0.3", "0.6"])
+def test_dynamic_range_before_0_7_is_not_implemented(tmp_path, nki):
+    (d,) = check(tmp_path, DYNAMIC_RANGE, nki)
+    assert (d.code, d.loc.line, d.loc.col, d.loc.end_col) == ("err_unsupported_api", 8, 14, 30)
+    assert d.message.startswith("nl.dynamic_range is not supported by nkic yet")
+
+
+@pytest.mark.parametrize("nki", ["0.7", None])
+def test_dynamic_range_removed_in_0_7_names_version_and_replacement(tmp_path, nki):
+    (d,) = check(tmp_path, DYNAMIC_RANGE, nki)
+    assert (d.code, d.loc.line, d.loc.col, d.loc.end_col) == ("err_unsupported_api", 8, 14, 30)
+    assert d.message.startswith("nl.dynamic_range was removed in NKI 0.7; use nl.fori_loop")
+    assert d.hint
+
+
+COPY_DYNAMIC = """@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy_dynamic_src(t, a)
+"""
+
+
+def test_tensor_copy_dynamic_removed_in_0_4(tmp_path):
+    (old,) = check(tmp_path, COPY_DYNAMIC, "0.3")
+    assert old.code == "err_unsupported_api"
+    assert "is not supported by nkic yet" in old.message
+    for nki in ("0.4", "0.5", "0.6", "0.7"):
+        (d,) = check(tmp_path, COPY_DYNAMIC, nki)
+        assert (d.code, d.loc.line, d.loc.col) == ("err_unsupported_api", 9, 5)
+        assert d.message == (
+            "nisa.tensor_copy_dynamic_src was removed in NKI 0.4; "
+            "use a view with .ap(scalar_offset=...)"
+        )
+
+
+PSUM_FMAX = """@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    n = nl.tile_size.psum_fmax
+    assert n == 512
+"""
+
+
+def test_psum_fmax_deprecated_since_0_4_is_a_warning(tmp_path):
+    assert check(tmp_path, PSUM_FMAX, "0.3") == []
+    for nki in ("0.4", "0.7"):
+        (d,) = check(tmp_path, PSUM_FMAX, nki)
+        assert summary([d]) == [("nkic_deprecated_api", "warning", 8, 9, 31)]
+        assert d.message == "nl.tile_size.psum_fmax is deprecated since NKI 0.4"
+        assert d.hint == "use nl.tile_size.psum_bank_fmax"
+
+
+def test_new_0_7_names_are_not_implemented_rather_than_unknown(tmp_path):
+    body = "@nki.jit\ndef kernel(a: nt.tensor[128, 512]):\n    s = nisa.NkiScalar\n"
+    (new,) = check(tmp_path, body, "0.7")
+    assert (new.code, new.message) == (
+        "err_unsupported_api",
+        "nisa.NkiScalar is not supported by nkic yet",
+    )
+    (old,) = check(tmp_path, body, "0.6")
+    assert old.code == "err_unknown_api"
+
+
+def test_versions_and_default():
+    assert languages.VERSIONS == ("0.3", "0.4", "0.5", "0.6", "0.7")
+    assert languages.get(None) is languages.get("0.7")
+    with pytest.raises(ValueError, match="unknown NKI version '0.8'"):
+        languages.get("0.8")
+
+
+def test_api_rejects_an_unknown_version(tmp_path):
+    path = tmp_path / "kernel.py"
+    path.write_text(HEADER + PSUM_FMAX)
+    with pytest.raises(ValueError, match="unknown NKI version"):
+        nkic.check(path, nki="0.2")
+
+
+def test_cli_nki_option(tmp_path):
+    path = tmp_path / "kernel.py"
+    path.write_text(HEADER + PSUM_FMAX)
+    nkic_cli = [sys.executable, "-m", "nkic"]
+    old = subprocess.run([*nkic_cli, "check", "--nki", "0.3", str(path)], capture_output=True)
+    assert old.returncode == 0 and b"nkic_deprecated_api" not in old.stdout
+    new = subprocess.run([*nkic_cli, "check", str(path)], capture_output=True, text=True)
+    assert new.returncode == 0 and "nkic_deprecated_api" in new.stdout
+    bad = subprocess.run([*nkic_cli, "check", "--nki", "0.8", str(path)], capture_output=True)
+    assert bad.returncode == 2 and b"0.8" in bad.stderr
+
+
+def test_pyproject_selects_the_version_and_the_option_wins(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.nkic]\nnki = "0.3"\n')
+    path = tmp_path / "kernel.py"
+    path.write_text(HEADER + PSUM_FMAX)
+    nkic_cli = [sys.executable, "-m", "nkic", "check", "--format", "json"]
+    old = subprocess.run([*nkic_cli, str(path)], capture_output=True, text=True, cwd=tmp_path)
+    assert old.returncode == 0 and old.stdout.strip() == "[]"
+    new = subprocess.run(
+        [*nkic_cli, "--nki", "0.7", str(path)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert new.returncode == 0 and "nkic_deprecated_api" in new.stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.nkic]\nnki = "0.9"\n')
+    bad = subprocess.run([*nkic_cli, str(path)], capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and "nki = '0.9'" in bad.stderr
