@@ -442,12 +442,14 @@ def main() -> int:
         "",
     ]
     from functional import functional_speed
+    from scaling import unrolled_scaling  # benchmarks/scaling.py
 
     def functional(lines: list[str]) -> None:
         functional_speed(lines, compile_or_die)
 
     sections = (
         compile_scaling,
+        unrolled_scaling,
         simulator_speed,
         functional,
         check_speed,
