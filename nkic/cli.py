@@ -206,8 +206,25 @@ _REPORT_OPTION = click.option(
     show_default=True,
     help="Format of the --report output.",
 )
+@click.option(
+    "--unroll-loops",
+    is_flag=True,
+    help="Unroll every loop, symbolic ones included (to compare a loop's cost with its unrolled form).",
+)
 def compile(
-    file, kernel, arg_items, target, nki, output, emit, dump_after, lnc, grid, report, fmt
+    file,
+    kernel,
+    arg_items,
+    target,
+    nki,
+    output,
+    emit,
+    dump_after,
+    lnc,
+    grid,
+    report,
+    fmt,
+    unroll_loops,
 ) -> None:
     """Specialise and compile a kernel to a .neff."""
     _check_source(file)
@@ -239,6 +256,7 @@ def compile(
             lnc=lnc or config.lnc or 1,
             grid=grid,
             nki=nki,
+            unroll_all=unroll_loops,
         )
     if res.diagnostics:
         shown = with_display_paths(res.diagnostics, {os.path.abspath(file): file})
@@ -378,6 +396,12 @@ def _widen(a: np.ndarray) -> np.ndarray:
     help="What-if: replace the semaphore waits by waits for exactly the conflicting accesses.",
 )
 @click.option(
+    "--parquet",
+    "parquet_dir",
+    metavar="DIR",
+    help="Write Neuron Explorer-style Parquet tables here (needs pip install 'nkic[parquet]').",
+)
+@click.option(
     "--exact-accumulation",
     is_flag=True,
     help="Sum matmul products in contraction order as the PE array does (slower).",
@@ -405,6 +429,7 @@ def run(
     trace_path,
     timing_only,
     ideal_waits,
+    parquet_dir,
     exact_accumulation,
     strict,
     lnc,
@@ -453,6 +478,12 @@ def run(
             Path(profile_path).write_text(json.dumps(res.profile, indent=2))
         if trace_path:
             Path(trace_path).write_text(json.dumps(res.trace()))
+        if parquet_dir:
+            from nkirt.explorer_tables import write_parquet
+
+            write_parquet(res, parquet_dir)
+    except ImportError as e:
+        raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"cannot write output: {e}") from None
     click.echo(res.summary())

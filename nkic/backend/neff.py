@@ -210,7 +210,7 @@ def write_neff(kernel: Kernel, peers: list[Kernel] | tuple[Kernel, ...] = ()) ->
                     doc["tensors"][w.tensor_ids[t]]["shared"] = first[key]
         text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         tags = (b"PROG", b"DATA") if n == 0 else (b"COR%d" % n, b"DAT%d" % n)
-        sections.append((tags[0], COMPRESSED, zlib.compress(text, 9)))
+        sections.append((tags[0], COMPRESSED, zlib.compress(text, 6)))
         if w.data:
             sections.append((tags[1], 0, bytes(w.data)))
     return pack_neff(sections)

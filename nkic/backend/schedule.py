@@ -143,6 +143,9 @@ class Scheduled:
     clock: dict[str, int] = field(default_factory=dict)
     #: The same for this instruction's last instance.
     final: dict[str, int] = field(default_factory=dict)
+    #: The same for one instance and the instances of its loop body's iteration (see
+    #: `_iteration_clock`).
+    iteration: dict[str, int] = field(default_factory=dict)
 
     @property
     def runs(self) -> bool:
@@ -189,6 +192,8 @@ def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Skip | None:
     if a.rows and b.rows and a.rows[0] == b.rows[0]:
         ra, rb = a.rows[1], b.rows[1]
     first = p.pos < c.pos
+    if not c.loops and not p.loops:  # one instance each: the wait is for p's only one
+        return 0 if instances_may_overlap(ra, (), rb, (), ()) else None
 
     def exact(carry: int, distance: int, merged: bool) -> Skip | None:
         return exact_skip(ra, c.loops, rb, p.loops, carry, distance, merged, first)
@@ -271,7 +276,10 @@ def schedule(kernel: Kernel) -> Schedule:
             every, final = (prev.clock, prev.final) if c.loops else (prev.final, prev.final)
         waits = _waits(c, insts, ends, index, every)
         if c.loops:
+            same = prev.iteration if prev is not None and prev.loops == c.loops else {}
+            waits = {p: k for p, k in waits.items() if not _in_iteration(p, k, c, same)}
             c.waits = _reduce_in_loop(c, waits, starts, insts)
+            c.iteration = _iteration_clock(c, same, insts)
         else:
             c.waits = _reduce(waits, every)
         c.clock, c.final = _clocks(c, every, final, insts)
@@ -325,6 +333,25 @@ def _reduce(waits: dict[Scheduled, Skip], base: dict[str, int]) -> list[tuple[in
         for p, skip in live.items()
         if not any(q is not p and clock.get(p.queue, -1) >= p.id for q, clock in after.items())
     )
+
+
+def _in_iteration(p: Scheduled, skip: Skip, c: Scheduled, same: dict[str, int]) -> bool:
+    """Is c's wait for p's instance of the same iteration implied by an earlier instruction
+    of c's queue in the same loop body (`same`: what it knew complete in that iteration)?"""
+    return skip == 0 and p.loops == c.loops and p.pos < c.pos and same.get(p.queue, -1) >= p.id
+
+
+def _iteration_clock(c: Scheduled, same: dict[str, int], insts: list[Scheduled]) -> dict[str, int]:
+    """For each queue, the newest instruction of c's loop body whose instance of an iteration
+    has completed before c's instance of that iteration starts: through c's skip-0 waits on
+    earlier instructions of the same body, and what the previous instruction of c's queue in
+    that body knew."""
+    clock = dict(same)
+    for pid, skip in c.waits:
+        p = insts[pid]
+        if skip == 0 and p.loops == c.loops and p.pos < c.pos:
+            clock = _join(clock, {**p.iteration, p.queue: max(p.id, p.iteration.get(p.queue, -1))})
+    return clock
 
 
 def _reduce_in_loop(
@@ -401,10 +428,10 @@ def _waits(
     for p in sorted(earlier, key=_newest_first):
         if p.queue == c.queue or p.queue in settled or not p.runs:
             continue
-        if not c.loops and base.get(p.queue, -1) >= p.id:
+        if base.get(p.queue, -1) >= p.id:
             continue
         skip = _dependency(c, p)
-        if skip is not None:
+        if skip is not None and _exists(skip, c, p):
             waits[p] = skip
             if skip == 0:
                 settled.add(p.queue)
@@ -412,9 +439,34 @@ def _waits(
     for p in sorted(later, key=_oldest_first):
         if p.queue != c.queue and p.runs:
             skip = _dependency(c, p)
-            if skip is not None:
+            if skip is not None and _exists(skip, c, p):
                 waits[p] = skip
     return waits
+
+
+def _exists(skip: Skip, c: Scheduled, p: Scheduled) -> bool:
+    """May the producer instance the wait names exist? Not when a constant skip reaches past
+    every instance of p issued before c's last instance (e.g. a slot of a multi-buffered tile
+    that the loop never comes back to)."""
+    if not isinstance(skip, int):
+        return True
+    if p.pos > c.pos:
+        return skip < _before_last(c, p)
+    issued = 1
+    for lp in p.loops:
+        issued *= lp.trip_count
+    return skip < issued
+
+
+def _before_last(c: Scheduled, p: Scheduled) -> int:
+    """How many instances of a later producer p are issued before c's last instance."""
+    per_iteration = 1
+    for lp in p.loops[len(_common(c.loops, p.loops)) :]:
+        per_iteration *= lp.trip_count
+    total = per_iteration
+    for lp in _common(c.loops, p.loops):
+        total *= lp.trip_count
+    return total - per_iteration
 
 
 def _newest_first(s: Scheduled) -> int:
@@ -425,9 +477,14 @@ def _oldest_first(s: Scheduled) -> int:
     return s.id
 
 
-#: Bytes per bucket of the access index (on-chip buffers); an HBM tensor has at most 64.
-BUCKET_BYTES = 512
-HBM_BUCKETS = 64
+#: Bytes per bucket of the access index, at least; a memory has at most MAX_BUCKETS.
+BUCKET_BYTES = 2048
+MAX_BUCKETS = 128
+
+
+def target_bytes(buffer: str) -> int:
+    """The largest partition of an on-chip buffer over the targets."""
+    return 256 * 1024 if buffer == "sbuf" else 16 * 1024
 
 
 class _Index:
@@ -447,15 +504,20 @@ class _Index:
         self.buckets: dict[tuple, tuple[list, list, list, list]] = {}
 
     @staticmethod
-    def _size(a: Access) -> int:
+    def _extent(a: Access) -> int:
+        """Bytes of the memory the key names (an HBM tensor; an on-chip partition)."""
         if a.key[0] == "tensor":
-            return max(BUCKET_BYTES, -(-a.tensor.size * a.tensor.itemsize // HBM_BUCKETS))
-        return BUCKET_BYTES
+            return a.tensor.size * a.tensor.itemsize
+        return target_bytes(a.key[0])
 
     def _spans(self, a: Access):
-        size = self._size(a)
+        """(bucket, first byte, last byte) of the buckets the access's box meets; at most
+        MAX_BUCKETS + 1 buckets per memory (bytes past its end count as its last one)."""
+        extent = self._extent(a)
+        size = max(BUCKET_BYTES, -(-extent // MAX_BUCKETS))
         _, _, lo, hi = a.box
-        for b in range(max(lo, 0) // size, max(hi, 0) // size + 1):
+        lo, hi = min(max(lo, 0), extent), min(max(hi, 0), extent)
+        for b in range(lo // size, hi // size + 1):
             yield b, max(lo, b * size), min(hi, b * size + size - 1)
 
     def add(self, s: Scheduled) -> None:

@@ -236,7 +236,12 @@ def _divmod(ip, call, a, b):
 
 
 def _print(ip, call, *args, sep=" ", end="\n"):
-    ip.print_out(sep.join(ip.to_str(a) for a in args) + end)
+    text = sep.join(ip.to_str(a) for a in args) + end
+    if not ip.in_kernel:
+        # module-level host code: Python prints it when the user's script imports the module;
+        # nkic evaluating the same line for a kernel's definitions stays silent
+        return None
+    ip.print_out(text)
 
 
 def _round(ip, call, x, ndigits=None):

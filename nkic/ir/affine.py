@@ -16,9 +16,17 @@ class Affine:
 
     def __init__(self, const: int = 0, terms: Mapping[str, int] | None = None):
         self.const = int(const)
-        self.terms: tuple[tuple[str, int], ...] = tuple(
-            sorted((v, int(c)) for v, c in (terms or {}).items() if c != 0)
+        self.terms: tuple[tuple[str, int], ...] = (
+            tuple(sorted((v, int(c)) for v, c in terms.items() if c != 0)) if terms else ()
         )
+
+    @staticmethod
+    def _make(const: int, terms: tuple[tuple[str, int], ...]) -> Affine:
+        """An expression from terms already in canonical form."""
+        out = Affine.__new__(Affine)
+        out.const = const
+        out.terms = terms
+        return out
 
     @staticmethod
     def var(name: str) -> Affine:
@@ -41,6 +49,10 @@ class Affine:
 
     def __add__(self, other: int | Affine) -> Affine:
         o = Affine.of(other)
+        if not o.terms:
+            return self if not o.const else Affine._make(self.const + o.const, self.terms)
+        if not self.terms:
+            return Affine._make(self.const + o.const, o.terms)
         terms = dict(self.terms)
         for v, c in o.terms:
             terms[v] = terms.get(v, 0) + c

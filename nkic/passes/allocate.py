@@ -11,6 +11,7 @@ when space is short, the most executed (innermost) tensors get their slots first
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from math import gcd
 from typing import ClassVar
@@ -22,6 +23,8 @@ from .base import Pass, PassContext
 from .regions import loop_ranges, region, runs
 
 MATMULS = ("nc_matmul", "nc_matmul_mx")
+#: Live ranges longer than this many positions are few; the layout keeps them apart.
+SHORT = 1024
 NOTE_TENSORS = 5
 
 
@@ -86,21 +89,47 @@ class _Layout:
         self.tgt = tgt
         self.capacity = tgt.sbuf_partition_bytes if buffer == "sbuf" else tgt.psum_partition_bytes
         self.placed: list[_Placed] = []
+        # placement numbers of the tensors live over at most SHORT positions, by first position
+        # (a query looks only near its own interval), and of the others
+        self._short_starts: list[int] = []
+        self._short: list[int] = []
+        self._long: list[int] = []
         #: Prefer bytes no earlier tensor used: reusing the bytes of a tensor whose last
         #: reader (e.g. a DMA store) may still be in flight makes the new tensor's first
         #: writer wait for it, a dependency the kernel does not have.
         self.fresh = fresh
+        self._no_fresh_room: set[tuple] = set()
+
+    def _add(self, q: _Placed) -> None:
+        n = len(self.placed)
+        self.placed.append(q)
+        lo, hi = q.interval
+        if hi - lo > SHORT:
+            self._long.append(n)
+        else:
+            i = bisect_right(self._short_starts, lo)
+            self._short_starts.insert(i, lo)
+            self._short.insert(i, n)
 
     def live_with(self, interval: tuple[int, int]) -> list[_Placed]:
+        """The placed tensors whose live ranges meet `interval`, in placement order."""
         s, e = interval
-        return [q for q in self.placed if q.interval[0] <= e and s <= q.interval[1]]
+        first = bisect_left(self._short_starts, s - SHORT)
+        last = bisect_right(self._short_starts, e)
+        found = self._long + self._short[first:last]
+        placed = self.placed
+        return [
+            placed[n]
+            for n in sorted(found)
+            if placed[n].interval[0] <= e and s <= placed[n].interval[1]
+        ]
 
     def add_fixed(self, item: _Item) -> None:
         t = item.tensor
         stride, rel = _footprint(t, 1, self.tgt)
         p, b = t.address
         ranges = tuple((b + lo, b + hi) for lo, hi in rel)
-        self.placed.append(_Placed(item, p, b, 1, stride, ranges, item.interval(1)))
+        self._add(_Placed(item, p, b, 1, stride, ranges, item.interval(1)))
 
     def _fix_byte(self, b: int, rel) -> int:
         """The first byte >= b where the footprint obeys alignment and the PSUM bank rule."""
@@ -127,8 +156,13 @@ class _Layout:
         return b if b + rel[-1][1] <= self.capacity else None
 
     def place(self, item: _Item, count: int) -> bool:
-        if self.fresh and self._place(item, count, self.placed):
-            return True
+        if self.fresh:
+            # no fresh bytes for a footprint once there were none: placed tensors only add up
+            shape = (item.tensor.num_partitions, _footprint(item.tensor, count, self.tgt))
+            if shape not in self._no_fresh_room:
+                if self._place(item, count, self.placed):
+                    return True
+                self._no_fresh_room.add(shape)
         return self._place(item, count, self.live_with(item.interval(count)))
 
     def _place(self, item: _Item, count: int, live: list[_Placed]) -> bool:
@@ -149,7 +183,7 @@ class _Layout:
             return False
         b, p = best
         ranges = tuple((b + lo, b + hi) for lo, hi in rel)
-        self.placed.append(_Placed(item, p, b, count, stride, ranges, interval))
+        self._add(_Placed(item, p, b, count, stride, ranges, interval))
         return True
 
 

@@ -69,6 +69,9 @@ def split_offset(
     and one element per step, -1*i stays inside the row, and given the loop `ranges` 8*i - 8
     for i in 1..4 is partition 0, elements 0..24 — not partition -1, elements 504..528. Exact
     whenever the in-partition part stays inside [0, row), which the bounds pass checks."""
+    if not offset.terms and offset.const >= 0:  # the common constant case, without `split`
+        part, free = divmod(offset.const, row)
+        return Affine(part), Affine(free)
     part, free = split(offset, (row, 1), ranges)
     return part, free
 

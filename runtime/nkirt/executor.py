@@ -521,9 +521,11 @@ class Executor:
         clock = self.clocks[lane]
         seq = self.issued[lane]
         if self.ideal_waits:
-            ideal = self._ideal_ready(inst, reads_outputs, inputs, outputs)
+            ideal, waited = self._ideal_ready(inst, reads_outputs, inputs, outputs)
             if ideal > ready:
                 ready, stall = ideal, STALL_SEMAPHORE
+                # the latest instance of the conflicting instruction (for the critical path)
+                producer = waited.history[-1][1] if waited.history else -1
         for index, skip in () if self.ideal_waits else inst.waits:
             if type(skip) is not int:
                 const, terms = skip
@@ -626,10 +628,11 @@ class Executor:
         if len(records) % SWEEP_EVERY == 0:
             checker.sweep()
 
-    def _ideal_ready(self, inst, reads_outputs: bool, inputs, outputs) -> float:
+    def _ideal_ready(self, inst, reads_outputs: bool, inputs, outputs):
         """When this instance could start with perfectly fine-grained semaphores: after every
-        conflicting access issued before it on another queue (RAW, WAR, WAW)."""
-        checker, queue, ready = self.checker, inst.queue, 0.0
+        conflicting access issued before it on another queue (RAW, WAR, WAW); and the
+        instruction of the access it waits for last."""
+        checker, queue, ready, waited = self.checker, inst.queue, 0.0, None
         sides = [(ap, where, (checker.writes,)) for ap, where in inputs]
         if reads_outputs:
             sides += [(ap, where, (checker.writes,)) for ap, where in outputs]
@@ -640,8 +643,8 @@ class Executor:
                 for table in tables:
                     for other in table.get(bucket, ()):
                         if other.queue != queue and other.end > ready and other.overlaps(access):
-                            ready = other.end
-        return ready
+                            ready, waited = other.end, other.inst
+        return ready, waited
 
     def _transfer(self, inst, plan: DmaPlan, start: float, inputs, outputs) -> float:
         """Reserve the DMA engines for a transfer that starts at `start`; its completion."""

@@ -277,3 +277,76 @@ def test_bad_output_paths_are_usage_errors(tmp_path, add_neff, examples, option,
     res = nkic(command, *args, flag, out)
     assert res.returncode == 2 and "internal error" not in res.stderr
     assert_one_line_error(res, message)
+
+
+def test_run_speaks_explorer_and_names_loops_as_the_source_does(tmp_path, examples):
+    neff = tmp_path / "rows.neff"
+    args = ["--arg", "lhsT=bfloat16[512,1024]", "--arg", "rhs=bfloat16[512,1024]"]
+    compiled = invoke("compile", str(examples / "matmul_row_loads.py"), *args, "-o", str(neff))
+    assert compiled.exit_code == 0
+    loops = []
+
+    def collect(nodes):
+        for node in nodes:
+            if node["kind"] == "loop":
+                loops.append(node["name"])
+                collect(node["body"])
+
+    import nkirt
+
+    collect(nkirt.load(neff.read_bytes()).body)
+    assert {"k", "bm", "bn"} <= set(loops)
+    runs = {}
+    for flag in ([], ["--ideal-waits"]):
+        profile = tmp_path / f"p{len(flag)}.json"
+        res = invoke("run", str(neff), "--timing-only", "--profile", str(profile), *flag)
+        assert res.exit_code == 0, res.output
+        assert "mfu_estimated_percent" in res.output and "performance bounds" in res.output
+        assert "critical path:" in res.output and "k=" in res.output
+        runs[bool(flag)] = json.loads(profile.read_text())
+    path = runs[False]["critical_path"]["by_instruction"]
+    assert any("k" in row["first_iteration"] for row in path)
+    # ideal waits are at least as fine as the compiler's: never slower
+    assert runs[True]["total_ns"] <= runs[False]["total_ns"] + 1e-6
+
+
+def test_compile_unroll_loops_gives_the_same_instances_without_loops(tmp_path, examples):
+    import nkirt
+
+    args = ["--arg", "lhsT=bfloat16[256,1024]", "--arg", "rhs=bfloat16[256,1024]"]
+    kernel = str(examples / "matmul_row_loads.py")
+    programs = {}
+    for flag in ([], ["--unroll-loops"]):
+        neff = tmp_path / f"m{len(flag)}.neff"
+        assert invoke("compile", kernel, *args, "-o", str(neff), *flag).exit_code == 0
+        programs[bool(flag)] = nkirt.load(neff.read_bytes())
+    assert any(node["kind"] == "loop" for node in programs[False].body)
+    assert all(node["kind"] == "inst" for node in programs[True].body)
+    assert programs[True].instance_count == programs[False].instance_count
+
+
+def test_critical_path_names_helper_call_sites_tensors_and_iterations(tmp_path):
+    kernel = Path(__file__).parent / "kernels" / "scaled_tiles.py"
+    neff = tmp_path / "doubled.neff"
+    assert (
+        invoke("compile", str(kernel), "--arg", "x=float32[128,512]", "-o", str(neff)).exit_code
+        == 0
+    )
+    x = np.arange(128 * 512, dtype=np.float32).reshape(128, 512)
+    np.save(tmp_path / "x.npy", x)
+    profile_path = tmp_path / "p.json"
+    res = invoke(
+        "run", str(neff), "--in", f"x={tmp_path / 'x.npy'}", "--out-dir", str(tmp_path),
+        "--profile", str(profile_path),
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), 2 * x)
+    path = json.loads(profile_path.read_text())["critical_path"]
+    rows = {row["op"] + " " + row["tensors"]: row for row in path["by_instruction"]}
+    store = next(r for k, r in rows.items() if k.startswith("dma_copy y"))
+    name = kernel.name  # paths as given to compile
+    assert store["loc"] == f"{name}:13"  # the helper's line
+    assert store["stack"] == [f"{name}:20"]  # called from the kernel's loop body
+    assert store["tensors"] == "y → out"
+    assert store["last_iteration"] == {"col": 3}
+    assert f"{name}:13 <- {name}:20" in res.output and "col=3" in res.output

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import EXAMPLES, KERNELS, latency, spec
+from .conftest import EXAMPLES, KERNELS, latency, simulate, spec
 
 LOADS = KERNELS / "loads.py"
 PRECISION = KERNELS / "matmul_precision.py"
@@ -100,3 +100,26 @@ def test_automatic_allocation_does_as_well_as_hand_placement(target):
     auto = latency(KERNELS / "blocks.py", "exp_blocks", {**args, "HAND": False}, target)
     hand = latency(KERNELS / "blocks.py", "exp_blocks", {**args, "HAND": True}, target)
     assert auto <= hand
+
+
+def test_trn2_matmul_ladder_orders_tiles_blocks_and_row_loads():
+    # the published trn2 ladder: per-k tile loads > M-blocked tiles > M-blocked rows
+    # (same structure at a smaller shape: K = 1024, M = 2048, N = 1024)
+    args = {"lhsT": spec((1024, 2048)), "rhs": spec((1024, 1024))}
+    blocked = {"TILES_M": 8, "TILES_N": 2}
+    tiled = latency(EXAMPLES / "matmul_tiled.py", "matmul_tiled", args, "trn2")
+    tiles = latency(EXAMPLES / "matmul_blocked.py", "matmul_blocked", {**args, **blocked}, "trn2")
+    rows = latency(
+        EXAMPLES / "matmul_row_loads.py", "matmul_row_loads", {**args, **blocked}, "trn2"
+    )
+    assert tiled > tiles > rows
+
+
+def test_throttled_matmuls_lose_the_ramp_only_on_trn2_and_trn3():
+    # dI/dt throttling: TensorE's first ~3 µs run below peak on trn2/trn3 (750 ns lost)
+    args = {"stationary": spec((128, 128)), "moving": spec((128, 512)), "REPEAT": 16}
+    kernel = EXAMPLES / "matmul_back_to_back.py"
+    for target, ghz in (("trn1", 2.8), ("trn2", 2.4), ("trn3", 2.4)):
+        profile = simulate(kernel, "matmul_back_to_back", args, target).profile
+        lost = profile["engines"]["tensor"]["busy_ns"] - (32 + 16 * 512) / ghz
+        assert lost == pytest.approx(0.0 if target == "trn1" else 750.0, abs=1.0)

@@ -1,0 +1,57 @@
+"""Compile time of fully unrolled kernels: it must grow linearly with the instruction count.
+
+`benchmarks/kernels/unrolled_matmul.py` is a tiled matmul whose loops are all
+`nl.static_range`, so every iteration becomes its own instruction; the shapes below give about
+10k, 30k and 100k instructions. The time is the whole `compile_file` (specialise, checks,
+allocation, scheduling, neff), CPU time of this process (the wall clock on a shared machine
+also counts other processes).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from nkic import driver
+from nkic.frontend import TensorSpec
+
+KERNEL = Path(__file__).resolve().parent / "kernels" / "unrolled_matmul.py"
+#: (K, M, N): instructions = (M/128)(N/512)(3 K/128 + 2)
+SHAPES = ((2048, 2048, 6144), (4096, 4096, 4096), (8192, 4096, 8192))
+TARGET_S = 30.0
+
+
+def compile_unrolled(K: int, M: int, N: int) -> tuple[int, float]:
+    args = {"lhsT": TensorSpec((K, M), "bfloat16"), "rhs": TensorSpec((K, N), "bfloat16")}
+    t0 = time.process_time()
+    res = driver.compile_file(str(KERNEL), "unrolled_matmul", args, "trn2")
+    elapsed = time.process_time() - t0
+    if not res.ok:
+        sys.exit(f"unrolled benchmark kernel failed to compile at {(K, M, N)}")
+    return (M // 128) * (N // 512) * (3 * K // 128 + 2), elapsed
+
+
+def unrolled_scaling(lines: list[str]) -> None:
+    rows = [compile_unrolled(*shape) for shape in SHAPES]
+    lines += [
+        "## Compile time of fully unrolled kernels grows linearly",
+        "",
+        "`benchmarks/kernels/unrolled_matmul.py` (every loop `nl.static_range`), bf16, trn2: "
+        "`compile_file` CPU seconds (specialise, checks, allocation, scheduling, neff).",
+        "",
+        "| [K, M] x [K, N] | instructions | compile s | µs per instruction |",
+        "|---|---|---|---|",
+    ]
+    for (K, M, N), (n, t) in zip(SHAPES, rows):
+        lines.append(f"| [{K},{M}] x [{K},{N}] | {n:,} | {t:.1f} | {t / n * 1e6:.0f} |")
+    (n0, t0), (n1, t1) = rows[0], rows[-1]
+    growth = (t1 / t0) / (n1 / n0)
+    verdict = "met" if t1 < TARGET_S else "NOT met"
+    lines += [
+        "",
+        f"Growth ratio (time ratio ÷ instruction ratio, {n0:,} → {n1:,}): {growth:.2f} "
+        "(1.0 is linear). Target: 100k instructions in under "
+        f"{TARGET_S:.0f} s — {verdict} ({t1:.1f} s).",
+        "",
+    ]
