@@ -237,9 +237,10 @@ def _divmod(ip, call, a, b):
 
 def _print(ip, call, *args, sep=" ", end="\n"):
     text = sep.join(ip.to_str(a) for a in args) + end
-    if not ip.in_kernel:
-        # module-level host code: Python prints it when the user's script imports the module;
-        # nkic evaluating the same line for a kernel's definitions stays silent
+    if not ip.in_kernel and ip.frames and ip.module.file == ip.loader.kernel_path:
+        # host code at the top level of the kernel's own file (a script's driver code): Python
+        # prints it when the user runs the script; nkic reading the file for the kernel's
+        # definitions stays silent. Helper modules still print once, as on import.
         return None
     ip.print_out(text)
 

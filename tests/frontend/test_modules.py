@@ -80,9 +80,10 @@ def test_each_module_is_evaluated_once(tmp_path):
     assert [d.code for d in sink.items] == ["nkic_deprecated_api"]
 
 
-def test_module_level_prints_are_not_repeated_by_nkic(tmp_path, capsys):
-    """Python prints a module's top-level output when the script imports it; nkic evaluating
-    the module for a kernel's definitions stays silent (a print inside the kernel is shown)."""
+def test_top_level_prints_of_the_kernel_file_are_not_repeated_by_nkic(tmp_path, capsys):
+    """Python prints a script's top-level output when the user runs it; nkic reading the file
+    for the kernel's definitions stays silent (a print inside the kernel is shown, and helper
+    modules print once, as on import: tests/e2e/language/test_modules.py)."""
     kernel = tmp_path / "k.py"
     kernel.write_text(
         "import nki\nprint('host output')\n\n@nki.jit\ndef k(x):\n    print('kernel output')\n"
