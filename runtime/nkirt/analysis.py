@@ -18,6 +18,7 @@ from typing import Any
 from nkirt.cost import DmaPlan
 from nkirt.cost.tables import DMA_ENGINES, PARTITIONS, TargetTable
 from nkirt.executor import STALL_SEMAPHORE, StaticInstruction
+from nkirt.profile import busy_union
 from nkirt.program import QUEUES
 
 COMPUTE_ENGINES = ("tensor", "vector", "scalar", "gpsimd")
@@ -70,16 +71,6 @@ def instruction_flops(inst: StaticInstruction, table: TargetTable) -> tuple[floa
     return flops, flops * factor, transpose
 
 
-def _union(intervals: list[tuple[float, float]]) -> float:
-    busy, reach = 0.0, float("-inf")
-    for start, end in sorted(intervals):
-        if end <= reach:
-            continue
-        busy += end - max(start, reach)
-        reach = end
-    return busy
-
-
 def explorer_summary(
     instructions: list[StaticInstruction],
     engines: dict[str, dict[str, Any]],
@@ -121,7 +112,7 @@ def explorer_summary(
     peak = peak_flops(table)
     dma_peak = dma_peak_bytes_per_s(table)
     hbm_bytes = hbm_read + hbm_write
-    dma_active = _union(dma_data) * 1e-9
+    dma_active = busy_union(dma_data) * 1e-9
     out: dict[str, Any] = {
         "total_time": total,
         "neuroncore_cycle_count": round(total * table.base_ghz * 1e9) if table.base_ghz else None,

@@ -17,7 +17,7 @@ ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
 TOP_INSTRUCTIONS = 10
 
 
-def _busy_union(intervals: list[tuple[float, float]]) -> float:
+def busy_union(intervals: list[tuple[float, float]]) -> float:
     """Total time covered by at least one interval."""
     busy, reach = 0.0, float("-inf")
     for start, end in sorted(intervals):
@@ -49,8 +49,8 @@ def build_profile(
         counts[engine] += 1
     engines = {}
     for engine in ENGINES:
-        busy = _busy_union(intervals[engine])
-        active = _busy_union(dispatched[engine])
+        busy = busy_union(intervals[engine])
+        active = busy_union(dispatched[engine])
         engines[engine] = {
             "busy_ns": busy,
             "instructions": counts[engine],
