@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nkic.backend.schedule import Schedule, reads_outputs, written_operands
+from nkic.backend.schedule import Schedule
 from nkic.ir.core import Inst, Kernel, Loop
 
-from .oracle import _bytes
+from .oracle import touched
 
 
 @dataclass
@@ -70,16 +70,7 @@ def conflicts(kernel: Kernel, sched: Schedule, insts: list[Instance]) -> set[tup
                 n += 1
 
     def touch(s, env, me):
-        written = written_operands(s.inst)
-        touched_w, touched_r = set(), set()
-        for name, ap in s.inst.aps():
-            b = _bytes(ap, env, slots)
-            if name in written:
-                touched_w |= b
-                if reads_outputs(s.inst):
-                    touched_r |= b
-            else:
-                touched_r |= b
+        touched_r, touched_w = touched(s.inst, env, slots)
         for byte in touched_r | touched_w:
             w = writer.get(byte)
             if w is not None and insts[w].queue != s.queue:

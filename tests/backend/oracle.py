@@ -10,6 +10,21 @@ from nkic.backend.schedule import Schedule, reads_outputs, schedule, written_ope
 from nkic.ir.core import Inst, Kernel, Loop
 
 
+def touched(inst, env, slots) -> tuple[set, set]:
+    """(bytes read, bytes written) by one instance of `inst`; an accumulating write reads too."""
+    written = written_operands(inst)
+    reads, writes = set(), set()
+    for name, ap in inst.aps():
+        b = _bytes(ap, env, slots)
+        if name in written:
+            writes |= b
+            if reads_outputs(inst):
+                reads |= b
+        else:
+            reads |= b
+    return reads, writes
+
+
 def _bytes(ap, env, slots) -> set:
     t = ap.tensor
     base = ap.offset.evaluate(env)
@@ -86,17 +101,8 @@ def check_waits(kernel: Kernel) -> list[str]:
         done = join(join(vc, last_done[s.queue]), {s.queue: me[1]})
         done_vc[me] = done
         last_done[s.queue] = done
-        written = written_operands(s.inst)
         where = f"#{s.id} {s.inst.opcode} {dict(env)}"
-        touched_w, touched_r = set(), set()
-        for name, ap in s.inst.aps():
-            b = _bytes(ap, env, slots)
-            if name in written:
-                touched_w |= b
-                if reads_outputs(s.inst):
-                    touched_r |= b
-            else:
-                touched_r |= b
+        touched_r, touched_w = touched(s.inst, env, slots)
         for byte in touched_r | touched_w:
             w = writer.get(byte)
             if w is not None and w[0][0] != s.queue and not ordered(w[0], vc):
