@@ -746,6 +746,56 @@ def profile(neff, output, seed) -> None:
     click.echo(f"wrote {output}")
 
 
+@cli.command()
+@click.argument("spec")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes (one point per task).")  # fmt: skip
+@click.option("-o", "--output", default="sweep.jsonl", show_default=True,
+              help="Results, one JSON line per point; points already in it are skipped.")  # fmt: skip
+@click.option("--csv", "csv_path", help="Also write every row of the results as CSV here.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
+              metavar="[ADDRESS]", help="Run on Ray: a local instance, or the cluster at ADDRESS.")  # fmt: skip
+def sweep(spec, jobs, output, csv_path, ray_address) -> None:
+    """Compile and run kernels over a grid of parameters, shapes and targets (docs/sweep.md)."""
+    from . import sweep as sw
+
+    try:
+        points = sw.load_spec(spec)
+    except sw.SpecError as e:
+        raise UsageError(str(e)) from None
+    if ray_address is not None:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise UsageError("--ray needs Ray: pip install 'nkic[ray]'") from None
+    for path in (output, csv_path):
+        if path:
+            _check_writable(path)
+    results = Path(output)
+    done = sw.done_keys(results)
+    todo = [p for p in points if p.key not in done]
+    click.echo(f"{len(points)} points, {len(points) - len(todo)} already in {output}", err=True)
+    with results.open("a", encoding="utf-8") as f, Progress("sweeping") as progress:
+        count = 0
+
+        def emit(row: dict) -> None:
+            nonlocal count
+            count += 1
+            f.write(json.dumps(row) + "\n")
+            f.flush()
+            progress.update(done=count, total=len(todo))
+
+        if ray_address is None:
+            sw.run_local(todo, jobs, emit)
+        else:
+            address = None if ray_address == "local" else ray_address
+            sw.run_ray(todo, address, str(Path(spec).resolve().parent), emit)
+    rows = sw.read_rows(results)
+    if csv_path:
+        sw.write_csv(rows, Path(csv_path))
+    click.echo(sw.summary_table(rows))
+
+
 from .shim.commands import shim as _shim  # noqa: E402  (kept last: a separate group)
 
 cli.add_command(_shim)
