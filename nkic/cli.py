@@ -775,7 +775,7 @@ def sweep(spec, jobs, output, csv_path, ray_address) -> None:
     done = sw.done_keys(results)
     todo = [p for p in points if p.key not in done]
     click.echo(f"{len(points)} points, {len(points) - len(todo)} already in {output}", err=True)
-    with results.open("a", encoding="utf-8") as f, Progress("sweeping") as progress:
+    with sw.open_results(results) as f, Progress("sweeping") as progress:
         count = 0
 
         def emit(row: dict) -> None:

@@ -16,9 +16,13 @@ import importlib.util
 import itertools
 import json
 import time
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 RUNS = ("check", "compile", "timing", "functional")
 _KERNEL_KEYS = {"file", "kernel", "run", "shapes", "params", "targets", "lnc", "reference"}
@@ -281,6 +285,19 @@ def done_keys(results: Path) -> set[str]:
         except (ValueError, KeyError, TypeError):
             continue
     return keys
+
+
+def open_results(results: Path):
+    """The results file opened for appending; a torn last line, as an interrupted sweep may
+    leave, is ended first so that the next row starts on a line of its own."""
+    if results.is_file() and results.stat().st_size:
+        with results.open("rb") as f:
+            f.seek(-1, 2)
+            torn = f.read(1) != b"\n"
+        if torn:
+            with results.open("a", encoding="utf-8") as f:
+                f.write("\n")
+    return results.open("a", encoding="utf-8")
 
 
 def run_local(points: list[Point], jobs: int, emit) -> None:
