@@ -38,6 +38,8 @@ params = {{{{ TILES_M = [1, 2], TILES_N = [1] }}}}
 REF = """
 import os
 
+import numpy as np
+
 def matmul(lhsT, rhs, TILES_M, TILES_N):
     return lhsT.astype(np.float64).T @ rhs.astype(np.float64)
 
