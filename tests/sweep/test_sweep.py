@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -171,13 +172,8 @@ def test_bad_spec_is_one_line_usage_error(tmp_path, spec, message):
     assert message in res.output and res.output.count("\n") == 1
 
 
-def test_ray_missing_is_a_usage_error(tmp_path):
-    try:
-        import ray  # noqa: F401
-
-        pytest.skip("ray is installed")
-    except ImportError:
-        pass
+def test_ray_missing_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
     res, rows = _sweep(tmp_path, GRID, "--ray")
     assert res.exit_code == 2 and rows == []
     assert "pip install 'nkic[ray]'" in res.output
