@@ -443,6 +443,7 @@ def main() -> int:
     ]
     from functional import functional_speed
     from scaling import unrolled_scaling  # benchmarks/scaling.py
+    from sweep_bench import sweep_scaling  # benchmarks/sweep_bench.py
 
     def functional(lines: list[str]) -> None:
         functional_speed(lines, compile_or_die)
@@ -455,6 +456,7 @@ def main() -> int:
         check_speed,
         calibration,
         trn2_calibration,
+        sweep_scaling,
     )
     for section in sections:
         t0 = time.perf_counter()
