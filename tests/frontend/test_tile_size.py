@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import nkic
 import numpy as np
 import pytest
+
+import nkic
 from nkic.ir.target import TARGETS
 
 KERNEL = """\
