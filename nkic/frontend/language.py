@@ -100,15 +100,20 @@ class Language:
         name: str,
         version: str,
         *,
+        added: dict[str, dict[str, object]] | None = None,
         removed: dict[str, dict[str, str | None]] | None = None,
         deprecated: dict[str, dict[str, str | None]] | None = None,
         unsupported: dict[str, dict[str, str | None]] | None = None,
         rules: dict | None = None,
     ) -> Language:
-        """The next version: this one with the names `removed` in it (module → name →
-        replacement), the names `deprecated` in it, the new names nkic does not implement
-        (`unsupported`) and the rule flags changed by `rules`."""
+        """The next version: this one with the names `added` (module → name → binding), the
+        names `removed` in it (module → name → replacement), the names `deprecated` in it, the
+        new names nkic does not implement (`unsupported`) and the rule flags changed by
+        `rules`."""
         apis = {module: dict(table) for module, table in self.apis.items()}
+        for module, names in (added or {}).items():
+            for n, binding in names.items():
+                apis[module][n] = ApiEntry(binding)
         for module, names in (removed or {}).items():
             for n, alt in names.items():
                 apis[module][n] = ApiEntry(removed_in=version, replacement=alt)

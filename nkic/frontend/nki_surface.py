@@ -19,6 +19,7 @@ from .values import (
     IsaInstr,
     NkiObjectBase,
     NlOp,
+    PerTarget,
     PyType,
     TypingMarker,
 )
@@ -89,8 +90,27 @@ def nisa_bindings() -> dict[str, object]:
 
 
 def tile_size_bindings() -> dict[str, object]:
-    """`nl.tile_size`: the documented hardware tile sizes."""
-    return dict(api.TILE_SIZE)
+    """`nl.tile_size` of NKI 0.3: the documented hardware tile sizes, and
+    `total_available_sbuf_size`, the usable SBUF bytes per partition of the target."""
+    return {**api.TILE_SIZE, "total_available_sbuf_size": PerTarget(sbuf_partition_bytes)}
+
+
+def tile_size_bindings_0_4() -> dict[str, object]:
+    """What NKI 0.4 adds to `nl.tile_size`
+    (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/nki.language.tile_size.html):
+    `sbuf_fmax_bytes`, the usable bytes per partition (what `total_available_sbuf_size` always
+    was), `sbuf_fmax` the same in fp32 elements, `sbuf_size_bytes` all partitions together."""
+    return {
+        "sbuf_fmax_bytes": PerTarget(sbuf_partition_bytes),
+        "sbuf_fmax": PerTarget(lambda t: sbuf_partition_bytes(t) // 4),
+        "sbuf_size_bytes": PerTarget(lambda t: sbuf_partition_bytes(t) * api.TILE_SIZE["pmax"]),
+    }
+
+
+def sbuf_partition_bytes(target: str) -> int:
+    from ..ir.target import TARGETS
+
+    return TARGETS[target].sbuf_partition_bytes
 
 
 def isa_constants_bindings() -> dict[str, object]:

@@ -457,3 +457,13 @@ def norm_int(v: object) -> object:
     if isinstance(v, Affine) and v.is_const:
         return v.const
     return v
+
+
+class PerTarget:
+    """A module attribute whose value depends on the compilation target (`nl.tile_size`'s SBUF
+    sizes): `fn(target_name)` gives it when a kernel reads the attribute."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn

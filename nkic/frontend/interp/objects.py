@@ -24,6 +24,7 @@ from ..values import (
     NkiClass,
     NkiObjectBase,
     OpaqueModule,
+    PerTarget,
     Poison,
     PoisonError,
     Property,
@@ -219,6 +220,8 @@ class PythonObjects:
                     raise value.use_error(node)
                 if obj.strict:
                     self.warn_deprecated(obj.name, name, node)
+                if isinstance(value, PerTarget):
+                    return value.fn(self.target)
                 return value
             if obj.strict:
                 hint = self.suggest(name, [k for k in obj.attrs if not k.startswith("_")])
