@@ -322,11 +322,12 @@ def run_local(points: list[Point], jobs: int, emit) -> None:
 
 def run_ray(points: list[Point], address: str | None, spec_dir: str, emit) -> None:
     """One Ray task per point on a local instance (address None) or the cluster at
-    `address`; the spec's folder (kernels, reference) ships as the runtime environment's
+    `address` (an instance this process already started is used as it is); the spec's folder (kernels, reference) ships as the runtime environment's
     working directory. A task whose worker dies is retried once by Ray (max_retries=1)."""
     import ray
 
-    ray.init(address=address, runtime_env={"working_dir": spec_dir}, ignore_reinit_error=True)
+    if not ray.is_initialized():  # else the caller's instance and runtime environment
+        ray.init(address=address, runtime_env={"working_dir": spec_dir})
     remote = ray.remote(max_retries=1)(_safe_run)
     refs = {remote.remote(_relocated(p)): p for p in points}
     pending = list(refs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -96,6 +97,20 @@ def test_grid_statuses_failures_and_best(tmp_path):
     assert "8 points: 2 failed, 6 ok" in res.output
 
 
+@pytest.mark.parametrize("run", ["check", "compile"])
+def test_check_and_compile_runs(tmp_path, run):
+    res, rows = _sweep(tmp_path, GRID.replace('run = "timing"', f'run = "{run}"'))
+    assert res.exit_code == 0, res.output
+    assert len(rows) == 8 and all(r["run"] == run for r in rows)
+    for r in rows:
+        assert r["latency_ns"] is None and r["simulate_s"] is None and r["compile_s"] > 0
+        if r["params"]["TILES_M"] == 3:
+            assert r["status"] == "failed"
+            assert [d["code"] for d in r["diagnostics"]] == ["err_assert_failed"]
+        else:
+            assert r["status"] == "ok" and r["diagnostics"] == []
+
+
 def test_resume_skips_recorded_points(tmp_path):
     _, rows = _sweep(tmp_path, GRID)
     out = tmp_path / "results.jsonl"
@@ -182,15 +197,22 @@ def test_ray_missing_is_a_usage_error(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_ray_local(tmp_path):
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False)
-    try:
-        res, rows = _sweep(tmp_path, GRID, "--ray")
+    # the kernel and the reference are named relative to the spec's folder, shipped to Ray
+    (tmp_path / "kernels").mkdir()
+    shutil.copy(EXAMPLE, tmp_path / "kernels" / "mm.py")
+    spec = GRID + FUNCTIONAL.format(fn="off_by_one")
+    spec = spec.replace(f'file = "{EXAMPLE}"', 'file = "kernels/mm.py"')
+    assert not ray.is_initialized()
+    try:  # the sweep starts the local instance (this machine has 2 CPUs) and ships the folder
+        res, rows = _sweep(tmp_path, spec, "--ray")
     finally:
         ray.shutdown()
     assert res.exit_code == 0, res.output
     local_tmp = tmp_path / "local"
-    local_tmp.mkdir()
-    _, local = _sweep(local_tmp, GRID)
+    shutil.copytree(tmp_path / "kernels", local_tmp / "kernels")
+    _, local = _sweep(local_tmp, spec, "-j", "2")
+    assert len(rows) == 10
     assert sorted((r["key"], r["status"], r["latency_ns"]) for r in rows) == sorted(
         (r["key"], r["status"], r["latency_ns"]) for r in local
     )
+    assert sum(r["status"] == "mismatch" for r in rows) == 2
