@@ -92,6 +92,8 @@ def load_spec(path: str | Path) -> list[Point]:
         reference = k.get("reference", "")
         if run == "functional" and not _is_reference(reference):
             raise SpecError(f"{where}: functional runs need reference = 'module:function'")
+        if reference and not (base / f"{reference.partition(':')[0]}.py").is_file():
+            raise SpecError(f"{where}: no reference module {reference.partition(':')[0]}.py")
         targets = _list(k.get("targets", spec.get("targets", ["trn2"])), where, "targets")
         for t in targets:
             if t not in TARGET_NAMES:

@@ -48,6 +48,9 @@ def matmul(lhsT, rhs, TILES_M, TILES_N):
 def off_by_one(lhsT, rhs, **params):
     return matmul(lhsT, rhs, **params) + 1.0
 
+def raises(lhsT, rhs, **params):
+    raise ValueError("no reference for this shape")
+
 def dies(lhsT, rhs, **params):
     os._exit(3)
 """
@@ -143,6 +146,14 @@ def test_functional_against_numpy_reference(tmp_path):
     assert len(wrong) == 2 and all(r["max_abs_err"] == pytest.approx(1.0, abs=1e-3) for r in wrong)
 
 
+def test_reference_exception_is_recorded(tmp_path):
+    _, rows = _sweep(tmp_path, FUNCTIONAL.format(fn="raises"))
+    assert [r["status"] for r in rows] == ["error", "error"]
+    assert rows[0]["diagnostics"] == [
+        {"code": "ValueError", "message": "no reference for this shape"}
+    ]
+
+
 def test_crashed_worker_is_retried_then_recorded(tmp_path):
     res, rows = _sweep(tmp_path, FUNCTIONAL.format(fn="dies") + GRID.split("\n", 2)[2], "-j", "2")
     assert res.exit_code == 0, res.output
@@ -179,12 +190,25 @@ def test_csv(tmp_path):
         (GRID.replace("float32[128,512]", "float33[128,512]"), "unknown dtype 'float33'"),
         (GRID + "targets = ['trn9']\n", "unknown target 'trn9'"),
         (GRID.replace('run = "timing"', 'run = "functional"'), "reference = 'module:function'"),
+        (FUNCTIONAL.format(fn="m").replace("ref:", "nowhere:"), "no reference module nowhere.py"),
     ],
 )
 def test_bad_spec_is_one_line_usage_error(tmp_path, spec, message):
     res, rows = _sweep(tmp_path, spec)
     assert res.exit_code == 2 and rows == []
     assert message in res.output and res.output.count("\n") == 1
+
+
+def test_bad_command_line(tmp_path):
+    res, rows = _sweep(tmp_path, GRID, "-j", "0")
+    assert res.exit_code == 2 and rows == []
+    (tmp_path / "spec.toml").write_text(GRID)
+    res = CliRunner().invoke(
+        cli, ["sweep", str(tmp_path / "spec.toml"), "-o", str(tmp_path / "no" / "r.jsonl")]
+    )
+    assert res.exit_code == 2 and res.output.startswith("error: cannot write")
+    res = CliRunner().invoke(cli, ["sweep", str(tmp_path / "missing.toml")])
+    assert res.exit_code == 2 and "cannot read" in res.output
 
 
 def test_ray_missing_is_a_usage_error(tmp_path, monkeypatch):
