@@ -307,13 +307,16 @@ def run_local(points: list[Point], jobs: int, emit) -> None:
     each finishes. Points whose worker died are retried once, one at a time, so a crash is
     pinned on the point that caused it; a second crash records the point as `crashed`."""
     retry: list[Point] = []
-    with cf.ProcessPoolExecutor(max_workers=jobs) as pool:
+    pool = cf.ProcessPoolExecutor(max_workers=jobs)
+    try:
         futures = {pool.submit(_safe_run, p): p for p in points}
         for fut in cf.as_completed(futures):
             try:
                 emit(fut.result())
             except cf.process.BrokenProcessPool:
                 retry.append(futures[fut])
+    finally:  # on an interrupt, drop the queued points: the results file resumes them
+        pool.shutdown(cancel_futures=True)
     for p in retry:
         with cf.ProcessPoolExecutor(max_workers=1) as pool:
             try:

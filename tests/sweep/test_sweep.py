@@ -240,3 +240,20 @@ def test_ray_local(tmp_path):
         (r["key"], r["status"], r["latency_ns"]) for r in local
     )
     assert sum(r["status"] == "mismatch" for r in rows) == 2
+
+
+def test_string_parameters_name_dtypes(tmp_path):
+    mnk = EXAMPLE.with_name("matmul_blocked_mnk.py")
+    spec = f"""
+[[kernel]]
+file = "{mnk}"
+kernel = "matmul_blocked_mnk"
+shapes = [{{ lhsT = "bfloat16[512,512]", rhs = "bfloat16[512,1024]" }}]
+params = {{ TILES_M = [2], TILES_N = [1], TILES_K = [2], SUMS_DTYPE = ["float32", "bfloat16"] }}
+"""
+    _, rows = _sweep(tmp_path, spec)
+    by = {r["params"]["SUMS_DTYPE"]: r for r in rows}
+    assert by["float32"]["status"] == by["bfloat16"]["status"] == "ok"
+    # bf16 partial sums halve the bytes the Vector engine adds into the SBUF accumulator
+    vector = {k: r["summary"]["vector_engine_active_time"] for k, r in by.items()}
+    assert vector["bfloat16"] < vector["float32"]
