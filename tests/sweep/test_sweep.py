@@ -254,6 +254,6 @@ params = {{ TILES_M = [2], TILES_N = [1], TILES_K = [2], SUMS_DTYPE = ["float32"
     _, rows = _sweep(tmp_path, spec)
     by = {r["params"]["SUMS_DTYPE"]: r for r in rows}
     assert by["float32"]["status"] == by["bfloat16"]["status"] == "ok"
-    # bf16 partial sums halve the bytes the Vector engine adds into the SBUF accumulator
+    # bf16 partial sums make the Vector engine's adds into the SBUF accumulator cheaper
     vector = {k: r["summary"]["vector_engine_active_time"] for k, r in by.items()}
     assert vector["bfloat16"] < vector["float32"]
