@@ -755,7 +755,9 @@ def profile(neff, output, seed) -> None:
 @click.option("--csv", "csv_path", help="Also write every row of the results as CSV here.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
               metavar="[ADDRESS]", help="Run on Ray: a local instance, or the cluster at ADDRESS.")  # fmt: skip
-def sweep(spec, jobs, output, csv_path, ray_address) -> None:
+@click.option("--plot", "plot_path", metavar="PICTURE",
+              help="Draw latency against the parameters (.svg, .png, .pdf; needs nkic[plot]).")  # fmt: skip
+def sweep(spec, jobs, output, csv_path, ray_address, plot_path) -> None:
     """Compile and run kernels over a grid of parameters, shapes and targets (docs/sweep.md)."""
     from . import sweep as sw
 
@@ -768,9 +770,11 @@ def sweep(spec, jobs, output, csv_path, ray_address) -> None:
             import ray  # noqa: F401
         except ImportError:
             raise UsageError("--ray needs Ray: pip install 'nkic[ray]'") from None
-    for path in (output, csv_path):
+    for path in (output, csv_path, plot_path):
         if path:
             _check_writable(path)
+    if plot_path and Path(plot_path).suffix.lower() not in (".svg", ".png", ".pdf"):
+        raise UsageError(f"--plot {plot_path}: use a .svg, .png or .pdf file")
     results = Path(output)
     done = sw.done_keys(results)
     todo = [p for p in points if p.key not in done]
@@ -794,6 +798,12 @@ def sweep(spec, jobs, output, csv_path, ray_address) -> None:
     if csv_path:
         sw.write_csv(rows, Path(csv_path))
     click.echo(sw.summary_table(rows))
+    if plot_path:
+        try:
+            sw.write_plot(rows, Path(plot_path))
+        except (ImportError, ValueError) as e:
+            raise UsageError(str(e)) from None
+        click.echo(f"wrote {plot_path}", err=True)
 
 
 from .shim.commands import shim as _shim  # noqa: E402  (kept last: a separate group)

@@ -409,3 +409,45 @@ def summary_table(rows: list[dict]) -> str:
             f"{r['latency_ns']:.0f} ns"
         )
     return "\n".join(lines)
+
+
+def plot_figure(rows: list[dict]):
+    """Predicted latency against the parameters: one panel per (kernel, shapes, target, lnc),
+    one bar per configuration that ran (`ok`), fastest first, the best highlighted. A matplotlib
+    Figure built with the object API (no pyplot, no global backend)."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("the sweep picture needs matplotlib: pip install 'nkic[plot]'") from None
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r["status"] != "ok" or r.get("latency_ns") is None:
+            continue
+        shapes = " ".join(f"{k}={v}" for k, v in r["shapes"].items())
+        key = (r["kernel"], shapes, r["target"], r["lnc"])
+        groups.setdefault(key, []).append(r)
+    if not groups:
+        raise ValueError("no point ran to a predicted latency: nothing to draw")
+    heights = [max(2.0, 0.28 * len(g) + 1.2) for g in groups.values()]
+    fig = Figure(figsize=(9, sum(heights)), layout="constrained")
+    axes = fig.subplots(len(groups), 1, squeeze=False, height_ratios=heights)[:, 0]
+    for ax, ((kernel, shapes, target, lnc), group) in zip(axes, groups.items()):
+        group = sorted(group, key=lambda r: r["latency_ns"])
+        unit, scale = ("ms", 1e6) if group[-1]["latency_ns"] >= 2e6 else ("µs", 1e3)
+        labels = [" ".join(f"{k}={v}" for k, v in r["params"].items()) or "-" for r in group]
+        values = [r["latency_ns"] / scale for r in group]
+        colors = ["tab:green"] + ["tab:blue"] * (len(group) - 1)
+        ax.barh(range(len(group)), values, color=colors)
+        ax.set_yticks(range(len(group)), labels, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"predicted latency ({unit})")
+        ax.set_title(f"{kernel} [{shapes}] {target} lnc={lnc}: best {labels[0]}", fontsize=9)
+    return fig
+
+
+def write_plot(rows: list[dict], path: Path) -> None:
+    """Draw `plot_figure` to `path`, in the format its extension names (.svg, .png, .pdf)."""
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("svg", "png", "pdf"):
+        raise ValueError(f"cannot draw the sweep as .{fmt or '?'}: use .svg, .png or .pdf")
+    plot_figure(rows).savefig(str(path), format=fmt)

@@ -257,3 +257,26 @@ params = {{ TILES_M = [2], TILES_N = [1], TILES_K = [2], SUMS_DTYPE = ["float32"
     # bf16 partial sums make the Vector engine's adds into the SBUF accumulator cheaper
     vector = {k: r["summary"]["vector_engine_active_time"] for k, r in by.items()}
     assert vector["bfloat16"] < vector["float32"]
+
+
+def test_plot_draws_one_bar_per_configuration_that_ran(tmp_path):
+    pytest.importorskip("matplotlib")
+    picture = tmp_path / "sweep.svg"
+    res, rows = _sweep(tmp_path, GRID, "--plot", str(picture))
+    assert res.exit_code == 0, res.output
+    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["latency_ns"])
+    fig = sweep.plot_figure(rows)
+    (ax,) = fig.axes
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == [
+        f"TILES_M={r['params']['TILES_M']} TILES_N={r['params']['TILES_N']}" for r in ok
+    ]  # fastest first; the failed TILES_M=3 points are absent
+    widths = [bar.get_width() for bar in ax.patches]
+    assert widths == pytest.approx([r["latency_ns"] / 1e3 for r in ok])
+    assert "best " + labels[0] in ax.get_title()
+    assert picture.read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_plot_needs_a_picture_extension(tmp_path):
+    res, _ = _sweep(tmp_path, GRID, "--plot", str(tmp_path / "sweep.txt"))
+    assert res.exit_code == 2 and "use a .svg, .png or .pdf file" in res.output
