@@ -138,8 +138,17 @@ def _table():
     nl["all_reduce"] = ApiEntry(None, unsupported=True)
     for name in ("fp32",):
         nl[name] = ApiEntry("float32")
+    # Beta 1's other kernel entry points compile the same kernel (their execution modes —
+    # baremetal, benchmark, profile, the tracing jit — do not change what it computes)
+    jit = table["neuronxcc.nki"]["jit"].binding
+    for name in ENTRY_POINTS - {"jit"}:
+        table["neuronxcc.nki"][name] = ApiEntry(jit)
     table["neuronxcc"] = {"nki": ApiEntry(None, unsupported=True)}
     return table
+
+
+#: `neuronxcc.nki.X` decorators that make a Beta 1 kernel.
+ENTRY_POINTS = frozenset({"jit", "trace", "baremetal", "benchmark", "profile"})
 
 
 class _MGridValue:
@@ -337,6 +346,7 @@ BETA1 = Beta1(
     # affine_range iterations may run in any order in Beta 1: a dependency between them is wrong
     rules=Rules(unsupported_syntax=UNSUPPORTED_SYNTAX, affine_dependency="error"),
     package="neuronxcc.nki",
+    kernel_decorators=ENTRY_POINTS,
 )
 BETA1.call_keywords = frozenset({"mask"})  # beta1_mask.py
 

@@ -103,3 +103,14 @@ def test_an_int_and_a_grid_in_one_index():
     kernel = Path(__file__).parent / "grid_sums.py"
     out = nkic.compile(str(kernel), x, kernel="first_row")(x)
     np.testing.assert_array_equal(out, x[:1])
+
+
+@pytest.mark.parametrize(
+    ("kernel", "fn"),
+    [("traced", lambda a: a * 2), ("bare", lambda a: a + 1), ("timed", lambda a: a - 3)],
+)
+def test_every_beta1_entry_point_is_a_kernel(kernel, fn):
+    path = Path(__file__).parent / "entry_points.py"
+    assert [name for name, _ in find_kernels(str(path))] == ["traced", "bare", "timed"]
+    a = np.random.default_rng(4).standard_normal((128, 64)).astype(np.float32)
+    np.testing.assert_array_equal(nkic.compile(str(path), a, kernel=kernel)(a), fn(a))
