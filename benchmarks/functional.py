@@ -6,7 +6,6 @@ uses), measured in the same process. The ratio is what the simulator's bookkeepi
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import ml_dtypes
@@ -42,16 +41,8 @@ def add_floor(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _best(fn, repeat: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
-def functional_speed(lines: list[str], compile_or_die, big: bool = True) -> None:
+def functional_speed(lines: list[str], compile_or_die, timed, big: bool = True) -> None:
+    """`compile_or_die` and `timed` (best wall time of `repeat` calls) come from run.py."""
     import nkirt
 
     from nkic.frontend import TensorSpec
@@ -82,9 +73,9 @@ def functional_speed(lines: list[str], compile_or_die, big: bool = True) -> None
         res = compile_or_die(EXAMPLES / f"{kernel}.py", kernel, args, "trn2")
         program = nkirt.load(res.neff)
         inputs = dict(zip(names, (a, b)))
-        t_sim, run = _best(lambda p=program, i=inputs: nkirt.execute(p, i), repeat)
+        t_sim, run = timed(lambda p=program, i=inputs: nkirt.execute(p, i), repeat)
         with threadpool_limits(limits=1, user_api="blas"):
-            t_np, want = _best(lambda f=floor, x=a, y=b: f(x, y), repeat)
+            t_np, want = timed(lambda f=floor, x=a, y=b: f(x, y), repeat)
         (got,) = run.outputs.values()
         equal = (
             "bit-identical"

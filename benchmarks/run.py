@@ -446,7 +446,7 @@ def main() -> int:
     from sweep_bench import sweep_scaling  # benchmarks/sweep_bench.py
 
     def functional(lines: list[str]) -> None:
-        functional_speed(lines, compile_or_die)
+        functional_speed(lines, compile_or_die, timed)
 
     sections = (
         compile_scaling,
