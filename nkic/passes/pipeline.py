@@ -1,7 +1,9 @@
-"""The pass manager: semantic checks, static bounds, then lowering, verified between passes."""
+"""The pass manager: semantic checks, static bounds, then lowering, verified before and after
+(and between passes when asked)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from ..backend.engines import AssignEngines
@@ -34,6 +36,13 @@ def lowering_passes() -> list[Pass]:
 PASS_NAMES: tuple[str, ...] = tuple(p.name for p in check_passes() + lowering_passes())
 
 
+def verify_each(ctx: PassContext) -> bool:
+    """Verify after every pass (naming the pass that broke the IR), not only at the end: when
+    the context asks or the environment sets NKIC_VERIFY_EACH (the test suite does). Off by
+    default, since each run walks the whole kernel and unrolled kernels are large."""
+    return ctx.verify_each or os.environ.get("NKIC_VERIFY_EACH", "") not in ("", "0")
+
+
 def _dump(kernel: Kernel, name: str, dump: Callable[[str], object]) -> None:
     dump(f"// -----// IR Dump After {name} //----- //\n{print_kernel(kernel)}")
 
@@ -58,23 +67,37 @@ def run_pipeline(
     problems = verify(kernel)
     if problems:
         raise VerifierError(problems, "on the pipeline's input")
+    each = verify_each(ctx)
+    ran: list[str] = []
     for checking, stage in ((True, check_passes()), (False, lowering_passes())):
         for p in stage:
             p.run(kernel, ctx)
-            problems = verify(kernel)
-            if problems:
-                raise InternalCompilerError(
-                    f"pass {p.name} produced invalid IR:\n  " + "\n  ".join(problems)
-                )
+            ran.append(p.name)
+            if each:
+                _verify_after(kernel, [p.name])
             if dump_after in ("all", p.name):
                 _dump(kernel, p.name, dump)
             if ctx.sink.has_errors and not checking:
-                return kernel
+                break
         if ctx.sink.has_errors:
             if checking:
                 allocation_diagnostics(kernel, ctx)
-            return kernel
+            break
+    if not each:
+        _verify_after(kernel, ran)
     return kernel
+
+
+def _verify_after(kernel: Kernel, passes: list[str]) -> None:
+    """Raise InternalCompilerError if the IR that `passes` produced is malformed."""
+    problems = verify(kernel)
+    if not problems:
+        return
+    if len(passes) == 1:
+        who = f"pass {passes[0]}"
+    else:
+        who = f"one of the passes {', '.join(passes)} (NKIC_VERIFY_EACH=1 names it)"
+    raise InternalCompilerError(f"{who} produced invalid IR:\n  " + "\n  ".join(problems))
 
 
 def allocation_diagnostics(kernel: Kernel, ctx: PassContext) -> None:

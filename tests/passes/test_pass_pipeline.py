@@ -99,7 +99,32 @@ class BreaksIR(Pass):
         kernel.body[1].step = 0
 
 
+@dataclass(frozen=True)
+class KeepsIR(Pass):
+    name: ClassVar[str] = "keeps_ir"
+
+    def run(self, kernel: Kernel, ctx: PassContext) -> None:
+        pass
+
+
 def test_invalid_ir_after_a_pass_is_an_internal_compiler_error(monkeypatch):
-    monkeypatch.setattr(pipeline, "lowering_passes", lambda: [BreaksIR()])
+    monkeypatch.setattr(pipeline, "lowering_passes", lambda: [BreaksIR(), KeepsIR()])
+    with pytest.raises(InternalCompilerError, match="pass breaks_ir produced invalid IR"):
+        run_pipeline(add_kernel(), PassContext("trn2", verify_each=True))
+
+
+def test_without_verify_each_invalid_ir_is_caught_after_the_last_pass(monkeypatch):
+    monkeypatch.delenv("NKIC_VERIFY_EACH", raising=False)
+    monkeypatch.setattr(pipeline, "lowering_passes", lambda: [BreaksIR(), KeepsIR()])
+    with pytest.raises(InternalCompilerError) as caught:
+        run_pipeline(add_kernel(), PassContext("trn2"))
+    message = str(caught.value)
+    assert "breaks_ir, keeps_ir (NKIC_VERIFY_EACH=1 names it) produced invalid IR" in message
+    assert "step 0 must be > 0" in message
+
+
+def test_environment_turns_on_verify_each(monkeypatch):
+    monkeypatch.setenv("NKIC_VERIFY_EACH", "1")
+    monkeypatch.setattr(pipeline, "lowering_passes", lambda: [BreaksIR(), KeepsIR()])
     with pytest.raises(InternalCompilerError, match="pass breaks_ir produced invalid IR"):
         run_pipeline(add_kernel(), PassContext("trn2"))
