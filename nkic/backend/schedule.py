@@ -260,7 +260,7 @@ def schedule(kernel: Kernel) -> Schedule:
             queue = engine
         insts.append(Scheduled(op, len(insts), engine, queue, loops, pos, _accesses(op, loops)))
     ends: dict[Loop, int] = {}
-    index = _Index()
+    index = _Index({a.key for s in insts for a in s.accesses if a.write})
     for s in insts:
         for lp in s.loops:
             ends[lp] = s.id
@@ -497,11 +497,15 @@ class _Index:
     consumer in that bucket conflicts with the write too, so it completed before the write
     started (or, on the write's queue, before the write completed), and the consumer's wait
     for the write orders it. Likewise a covering read hides older reads of its own queue from
-    a writer: they complete before it does."""
+    a writer: they complete before it does. Memory that nothing writes (`written` holds the
+    keys of what is written) has no conflicts and is left out."""
 
-    def __init__(self) -> None:
+    def __init__(self, written: set[tuple]) -> None:
+        self.written = written
         # (key, bucket) -> (write ids, writes, read ids, reads), each in program order
         self.buckets: dict[tuple, tuple[list, list, list, list]] = {}
+        # instruction id -> for each of its accesses, its buckets (`_spans`)
+        self.spans: dict[int, list[list[tuple[int, int, int]]]] = {}
 
     @staticmethod
     def _extent(a: Access) -> int:
@@ -521,9 +525,12 @@ class _Index:
             yield b, max(lo, b * size), min(hi, b * size + size - 1)
 
     def add(self, s: Scheduled) -> None:
-        for a in s.accesses:
+        spans = self.spans[s.id] = [
+            list(self._spans(a)) if a.key in self.written else [] for a in s.accesses
+        ]
+        for a, buckets in zip(s.accesses, spans):
             at = 0 if a.write else 2
-            for b, _, _ in self._spans(a):
+            for b, _, _ in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
                     lists = self.buckets[(a.key, b)] = ([], [], [], [])
@@ -535,8 +542,8 @@ class _Index:
         after it, up to id `last`, that may conflict with it."""
         earlier: set[Scheduled] = set()
         later: set[Scheduled] = set()
-        for a in c.accesses:
-            for b, lo, hi in self._spans(a):
+        for a, buckets in zip(c.accesses, self.spans[c.id]):
+            for b, lo, hi in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
                     continue

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .affine import Affine
-from .types import DTYPES, is_on_chip
+from .types import DTYPES, ON_CHIP
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Tensor:
 
     @property
     def on_chip(self) -> bool:
-        return is_on_chip(self.buffer)
+        return self.buffer in ON_CHIP
 
     @property
     def itemsize(self) -> int:

@@ -6,6 +6,8 @@ in whatever produced the IR (frontend or pass), never a user error.
 
 from __future__ import annotations
 
+from functools import cache
+
 from .affine import Affine
 from .core import AccessPattern, Alloc, Imm, Inst, Kernel, Loop, Op, Tensor
 from .isa import lookup
@@ -27,6 +29,30 @@ class VerifierError(Exception):
         self.problems = list(problems)
         head = f"IR verification failed{' ' + where if where else ''}"
         super().__init__(head + ":\n  " + "\n  ".join(self.problems))
+
+
+class _Where:
+    """Where a problem is, formatted only when there is one (most instructions have none)."""
+
+    __slots__ = ("op", "suffix")
+
+    def __init__(self, op: Inst, suffix: str = ""):
+        self.op = op
+        self.suffix = suffix
+
+    def __str__(self) -> str:
+        return f"{self.op.opcode} at {self.op.loc}{self.suffix}"
+
+
+def _is_pattern(pattern: object) -> bool:
+    """A tuple of (int step, int num) pairs."""
+    for pair in pattern:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            return False
+        step, num = pair
+        if type(step) is not int or type(num) is not int:
+            return False
+    return True
 
 
 class _Verifier:
@@ -83,10 +109,7 @@ class _Verifier:
         if not ap.pattern:
             self.problem(f"{where}: empty access pattern")
             return
-        if not all(
-            isinstance(pair, tuple) and len(pair) == 2 and all(type(x) is int for x in pair)
-            for pair in ap.pattern
-        ):
+        if not _is_pattern(ap.pattern):
             self.problem(f"{where}: pattern {ap.pattern!r} is not a tuple of [step, num] pairs")
             return
         if any(num < 1 for _, num in ap.pattern):
@@ -106,13 +129,12 @@ class _Verifier:
                     f"[{row_bytes // ap.itemsize}, P], got [{step}, {num}]"
                 )
 
-    def inst(self, op: Inst, scope: set[str], loops: tuple[Loop, ...]) -> None:
-        where = f"{op.opcode} at {op.loc}"
+    def inst(self, op: Inst, scope: set[str], loops: tuple[Loop, ...], loop_vars: set[str]) -> None:
+        where = _Where(op)
         d = lookup(op.opcode)
-        loop_vars = {lp.var for lp in loops}
         for name, o in op.operands.items():
             if isinstance(o, AccessPattern):
-                self.ap(o, scope, loop_vars, f"{where} operand {name}")
+                self.ap(o, scope, loop_vars, _Where(op, f" operand {name}"))
             elif not isinstance(o, Imm):
                 self.problem(f"{where}: operand {name} is neither an access pattern nor an Imm")
         if d is None:
@@ -120,13 +142,12 @@ class _Verifier:
             return
         if op.engine is not None and op.engine not in d.engines:
             self.problem(f"{where}: engine {op.engine!r} cannot run {op.opcode}")
-        ins_params = [p.name for p in d.params if p.role == "ins"]
         indices = self.dynamic_indices(op, where)
         for name in op.operands:
             p = d.param(name)
             if name in indices:
                 continue
-            if p is None and not any(name.startswith(i) for i in ins_params):
+            if p is None and not any(name.startswith(i) for i in _variadic(op.opcode)):
                 self.problem(f"{where}: unknown operand {name!r}")
             elif p is not None and not p.is_tensor:
                 self.problem(f"{where}: {name!r} is an attribute, not an operand")
@@ -164,6 +185,7 @@ class _Verifier:
 
     def block(self, ops: list[Op], scope: set[str], loops: tuple[Loop, ...]) -> None:
         scope = set(scope)
+        loop_vars = {lp.var for lp in loops}
         for op in ops:
             if isinstance(op, Alloc):
                 where = f"alloc %{op.result.name} at {op.loc}"
@@ -172,7 +194,7 @@ class _Verifier:
                 self.defined.add(op.result.name)
                 scope.add(op.result.name)
             elif isinstance(op, Inst):
-                self.inst(op, scope, loops)
+                self.inst(op, scope, loops, loop_vars)
             elif isinstance(op, Loop):
                 where = f"loop ${op.var} at {op.loc}"
                 if op.var in self.loop_vars:
@@ -201,6 +223,12 @@ class _Verifier:
             if t.name not in self.top_scope:
                 self.problem(f"return of %{t.name}, which is not defined at kernel scope")
         return self.problems
+
+
+@cache
+def _variadic(opcode: str) -> tuple[str, ...]:
+    """The instruction's variadic operand prefixes (`ins` parameters)."""
+    return tuple(p.name for p in lookup(opcode).params if p.role == "ins")
 
 
 def verify(kernel: Kernel) -> list[str]:

@@ -106,9 +106,9 @@ class CheckBounds(Pass):
         t = ap.tensor
         ranges = loop_ranges(list(loops.values()))
         r = region(ap, ranges)
-        name = f"'{t.label or t.name}'"
-        unit = f" (in {ap.dtype} elements)" if ap.dtype != t.dtype else ""
-        checks = []
+        # (what, what it has, index expression, lowest and highest pattern index, extent); the
+        # wording is filled in only for a failing check
+        checks: list[tuple[str | int, str, Affine, int, int, int]] = []
         if t.on_chip:
             checks.append(
                 (
@@ -123,8 +123,7 @@ class CheckBounds(Pass):
         dims = dimension_indices(ap, ranges)
         if dims is not None:
             checks += [
-                (f"indices of dimension {d}", "the dimension has indices", expr, 0, ext, size)
-                for d, expr, ext, size in dims
+                (d, "the dimension has indices", expr, 0, ext, size) for d, expr, ext, size in dims
             ]
         elif t.on_chip:
             checks.append(
@@ -147,10 +146,14 @@ class CheckBounds(Pass):
             lo, hi = lo + lo_ext, hi + hi_ext
             if lo >= 0 and hi < extent:
                 continue
+            if isinstance(what, int):
+                what = f"indices of dimension {what}"
             if hi >= extent:
                 when = failing_iterations(expr + hi_ext, extent - 1, loops, upper=True)
             else:
                 when = failing_iterations(expr + lo_ext, 0, loops, upper=False)
+            name = f"'{t.label or t.name}'"
+            unit = f" (in {ap.dtype} elements)" if ap.dtype != t.dtype else ""
             ctx.sink.error(
                 CODE,
                 f"out-of-bound access to tensor {name} by operand '{operand}' of {op.opcode}: "
