@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from functools import cache
 
 from ..ir.affine import Affine
 from ..ir.core import AccessPattern, Inst, Kernel, Loop, Tensor
@@ -39,15 +40,18 @@ MATMULS = ("nc_matmul", "nc_matmul_mx")
 Skip = int | Affine
 
 
-def written_operands(inst: Inst) -> set[str]:
+def written_operands(inst: Inst) -> frozenset[str]:
     """Operand names the instruction writes: the catalogue's `out` roles."""
-    d = lookup(inst.opcode)
+    return _written(inst.opcode, tuple(inst.operands))
+
+
+@cache
+def _written(opcode: str, operands: tuple[str, ...]) -> frozenset[str]:
+    d = lookup(opcode)
     outs = set(d.outputs) if d else set()
-    return {
-        n
-        for n in inst.operands
-        if n in outs or n == "dst" or n.startswith("dst_") or n.endswith("_dst")
-    }
+    return frozenset(
+        n for n in operands if n in outs or n == "dst" or n.startswith("dst_") or n.endswith("_dst")
+    )
 
 
 def reads_outputs(inst: Inst) -> bool:

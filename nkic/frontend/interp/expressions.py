@@ -50,6 +50,9 @@ _BINOPS = {
     ast.BitXor: operator.xor,
 }
 
+#: Operators on two plain ints that no language redefines and that cannot fail but by leaving
+#: int32 (the index arithmetic of unrolled loops): `binop` computes them first.
+_INT_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 
 _BINOP_SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -236,6 +239,10 @@ class Expressions:
         return self.binop(node.op, self.visit(node.left), self.visit(node.right), node=node)
 
     def binop(self, op: ast.operator, a, b, inplace: bool = False, node: ast.AST | None = None):
+        if type(a) is int and type(b) is int and type(op) in _INT_BINOPS:
+            result = _INT_BINOPS[type(op)](a, b)
+            if INT32_MIN <= result <= INT32_MAX:
+                return result
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         sym = _BINOP_SYMBOLS.get(type(op), "?")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
 from ...ir.core import AccessPattern, Inst, Kernel, Loop, Op
 from ...ir.isa import lookup
@@ -37,11 +38,21 @@ class Access:
 
 
 def is_write(inst: Inst, operand: str) -> bool:
-    d = lookup(inst.opcode)
+    return _writes(inst.opcode, operand)
+
+
+@cache
+def _writes(opcode: str, operand: str) -> bool:
+    """Does the `operand` of an `opcode` instruction write (by the instruction catalogue)?"""
+    d = lookup(opcode)
     p = d.param(operand) if d else None
     if p is not None:
         return p.role == "out"
     return operand in ("dst", "dst_idx", "reduce_res", "dst_scale")
+
+
+def _first(item: tuple) -> bool:
+    return item[0]
 
 
 def accesses(kernel: Kernel) -> list[Access]:
@@ -57,7 +68,9 @@ def _walk(
             yield from _walk(op.body, loops + (op,), counter)
         elif isinstance(op, Inst):
             # reads happen before the writes of the same instruction
-            names = sorted(op.aps(), key=lambda item: is_write(op, item[0]))
-            for name, ap in names:
-                yield Access(counter[0], op, name, ap, is_write(op, name), loops)
+            names = sorted(
+                [(_writes(op.opcode, name), name, ap) for name, ap in op.aps()], key=_first
+            )
+            for write, name, ap in names:
+                yield Access(counter[0], op, name, ap, write, loops)
                 counter[0] += 1
