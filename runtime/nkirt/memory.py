@@ -115,7 +115,7 @@ class Memory:
     def settle(self, ap: AccessPattern, where: Location) -> None:
         """Make the AP's never-written bytes read as 0xFF (before a read that may observe them)."""
         shadow = self.written[self.key(ap)]
-        if shadow is None:
+        if shadow is None or self.is_written(ap, where):
             return
         shape, strides = (*ap.nums, ap.itemsize), (*ap.view_strides, 1)
         data = np.ndarray(shape, np.uint8, self.buffers[self.key(ap)], where.byte, strides)
