@@ -143,20 +143,9 @@ class _Verifier:
         if op.engine is not None and op.engine not in d.engines:
             self.problem(f"{where}: engine {op.engine!r} cannot run {op.opcode}")
         indices = self.dynamic_indices(op, where)
-        for name in op.operands:
-            p = d.param(name)
-            if name in indices:
-                continue
-            if p is None and not any(name.startswith(i) for i in _variadic(op.opcode)):
-                self.problem(f"{where}: unknown operand {name!r}")
-            elif p is not None and not p.is_tensor:
-                self.problem(f"{where}: {name!r} is an attribute, not an operand")
-        for p in d.params:
-            if p.is_tensor and p.required and p.role != "ins" and p.name not in op.operands:
-                self.problem(f"{where}: missing required operand {p.name!r}")
-            if p.role == "out" and p.name in op.operands:
-                if not isinstance(op.operands[p.name], AccessPattern):
-                    self.problem(f"{where}: output operand {p.name!r} must be an access pattern")
+        kinds = tuple((name, isinstance(o, AccessPattern)) for name, o in op.operands.items())
+        for text in _operand_problems(op.opcode, kinds, tuple(sorted(indices))):
+            self.problem(f"{where}: {text}")
         acc = op.attrs.get("accumulate")
         if isinstance(acc, tuple):
             for v in acc:
@@ -229,6 +218,32 @@ class _Verifier:
 def _variadic(opcode: str) -> tuple[str, ...]:
     """The instruction's variadic operand prefixes (`ins` parameters)."""
     return tuple(p.name for p in lookup(opcode).params if p.role == "ins")
+
+
+@cache
+def _operand_problems(
+    opcode: str, kinds: tuple[tuple[str, bool], ...], indices: tuple[str, ...]
+) -> tuple[str, ...]:
+    """What is wrong with the operand names of an `opcode` instruction, given which operands
+    are access patterns and which hold the indices of dynamic access patterns: the same for
+    every instruction with these operands, so found once."""
+    d = lookup(opcode)
+    names = dict(kinds)
+    out = []
+    for name in names:
+        p = d.param(name)
+        if name in indices:
+            continue
+        if p is None and not any(name.startswith(i) for i in _variadic(opcode)):
+            out.append(f"unknown operand {name!r}")
+        elif p is not None and not p.is_tensor:
+            out.append(f"{name!r} is an attribute, not an operand")
+    for p in d.params:
+        if p.is_tensor and p.required and p.role != "ins" and p.name not in names:
+            out.append(f"missing required operand {p.name!r}")
+        if p.role == "out" and p.name in names and not names[p.name]:
+            out.append(f"output operand {p.name!r} must be an access pattern")
+    return tuple(out)
 
 
 def verify(kernel: Kernel) -> list[str]:
