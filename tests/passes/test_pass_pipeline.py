@@ -88,7 +88,7 @@ def test_malformed_input_is_a_verifier_error():
     k = add_kernel()
     k.body[1].var = "bad"  # offsets still name $i
     with pytest.raises(VerifierError, match=r"\$i is not an enclosing loop variable"):
-        run_pipeline(k, PassContext("trn2"))
+        run_pipeline(k, PassContext("trn2", verify_each=True))
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,8 @@ def test_without_verify_each_invalid_ir_is_caught_after_the_last_pass(monkeypatc
     with pytest.raises(InternalCompilerError) as caught:
         run_pipeline(add_kernel(), PassContext("trn2"))
     message = str(caught.value)
-    assert "breaks_ir, keeps_ir (NKIC_VERIFY_EACH=1 names it) produced invalid IR" in message
+    assert "invalid IR after the pass pipeline" in message
+    assert "operand-rules .. keeps_ir made it (NKIC_VERIFY_EACH=1 tells which)" in message
     assert "step 0 must be > 0" in message
 
 
