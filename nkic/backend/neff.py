@@ -208,7 +208,10 @@ def write_neff(kernel: Kernel, peers: list[Kernel] | tuple[Kernel, ...] = ()) ->
                     first[key] = w.tensor_ids[t]
                 elif key in first:
                     doc["tensors"][w.tensor_ids[t]]["shared"] = first[key]
-        text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        # no cycle check: the document is a tree built here (the check costs a tenth of the dump)
+        text = json.dumps(
+            doc, separators=(",", ":"), ensure_ascii=False, check_circular=False
+        ).encode("utf-8")
         tags = (b"PROG", b"DATA") if n == 0 else (b"COR%d" % n, b"DAT%d" % n)
         sections.append((tags[0], COMPRESSED, zlib.compress(text, 6)))
         if w.data:

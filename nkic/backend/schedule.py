@@ -151,9 +151,11 @@ class Scheduled:
     #: `_iteration_clock`).
     iteration: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def runs(self) -> bool:
-        return all(lp.trip_count > 0 for lp in self.loops)
+    #: Whether it runs at all (every enclosing loop has an iteration).
+    runs: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.runs = all(lp.trip_count > 0 for lp in self.loops)
 
     def __hash__(self) -> int:
         return self.id
@@ -314,13 +316,17 @@ def _clocks(
     wait on an earlier producer adds what the producer's last instance completed: at c's last
     instance that is the producer's last instance; at every instance of c only when c is in
     no loop of the producer's (the producer's loop has finished before c starts)."""
+    # outside loops both start equal and grow alike: compute them once
+    alike = every is final and not c.loops
     for pid, skip in c.waits:
         p = insts[pid]
         if skip != 0 or p.pos > c.pos:
             continue
         done = _after(p)
         final = _join(final, done)
-        if not _common(c.loops, p.loops):
+        if alike:
+            every = final
+        elif not _common(c.loops, p.loops):
             every = _join(every, done)
     return every, final
 

@@ -71,7 +71,8 @@ def dimension_indices(
         return None
     first = 1 if t.on_chip else 0
     dims = t.shape[first:]
-    strides = offsets.strides(dims)
+    full = offsets.strides(t.shape)
+    strides = full[first:]  # the strides of `dims` on their own
     extent = [0] * len(dims)
     d = 0
     for step, num in ap.pattern[first:]:
@@ -81,7 +82,7 @@ def dimension_indices(
             return None
         extent[d] = num - 1
         d += 1
-    indices = offsets.split(ap.offset, offsets.strides(t.shape), ranges)[first:]
+    indices = offsets.split(ap.offset, full, ranges)[first:]
     return [(first + d, indices[d], extent[d], dims[d]) for d in range(len(dims))]
 
 

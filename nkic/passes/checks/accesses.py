@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
-from ...ir.core import AccessPattern, Inst, Kernel, Loop, Op
+from ...ir.core import AccessPattern, Inst, Kernel, Loop
 from ...ir.isa import lookup
 
 
@@ -56,21 +55,13 @@ def _first(item: tuple) -> bool:
 
 
 def accesses(kernel: Kernel) -> list[Access]:
-    return list(_walk(kernel.body, ()))
-
-
-def _walk(
-    ops: list[Op], loops: tuple[Loop, ...], counter: list[int] | None = None
-) -> Iterator[Access]:
-    counter = counter if counter is not None else [0]
-    for op in ops:
-        if isinstance(op, Loop):
-            yield from _walk(op.body, loops + (op,), counter)
-        elif isinstance(op, Inst):
+    out: list[Access] = []
+    for op, loops in kernel.walk():
+        if isinstance(op, Inst):
             # reads happen before the writes of the same instruction
             names = sorted(
                 [(_writes(op.opcode, name), name, ap) for name, ap in op.aps()], key=_first
             )
             for write, name, ap in names:
-                yield Access(counter[0], op, name, ap, write, loops)
-                counter[0] += 1
+                out.append(Access(len(out), op, name, ap, write, loops))
+    return out
