@@ -9,6 +9,7 @@ also counts other processes).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -52,6 +53,7 @@ def unrolled_scaling(lines: list[str]) -> None:
         "",
         f"Growth ratio (time ratio ÷ instruction ratio, {n0:,} → {n1:,}): {growth:.2f} "
         "(1.0 is linear). Target: 100k instructions in under "
-        f"{TARGET_S:.0f} s — {verdict} ({t1:.1f} s).",
+        f"{TARGET_S:.0f} s — {verdict} ({t1:.1f} s). Load average while measuring: "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (CPU time grows on a busy machine).",
         "",
     ]
