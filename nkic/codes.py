@@ -268,6 +268,59 @@ def kernel(a: nt.tensor[128, 512], flag=True):  # a compile-time argument
 """,
 )
 _code(
+    "err_dynamic_loop_bound",
+    "Dynamic loop bound that the hardware loop cannot take",
+    "frontend",
+    """The bounds of `nl.fori_loop` and `nl.dynamic_range` are compared by a 32-bit
+    compare-and-branch on the engine sequencers: an integer bound must fit in a signed 32-bit
+    register, and the step must be a positive compile-time integer (the hardware loop encodes
+    it as an immediate), never a register.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        pass
+
+    step = nisa.register_alloc(2)
+    nl.fori_loop(0, 64, body, step=step)
+    #                         ^ err_dynamic_loop_bound
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        pass
+
+    nl.fori_loop(0, 64, body, step=2)
+""",
+)
+_code(
+    "err_write_to_loop_register",
+    "Write to a dynamic loop's induction variable",
+    "frontend",
+    """The induction variable of `nl.fori_loop` and `nl.dynamic_range` is a read-only register
+    (frozen since NKI 0.4): the loop itself advances it. Copy it into a register of your own
+    with `nisa.register_move` to compute with it.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        nisa.register_move(i, 0)
+        #                  ^ err_write_to_loop_register
+
+    nl.fori_loop(0, 4, body)
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        j = nisa.register_alloc()
+        nisa.register_move(j, i)
+
+    nl.fori_loop(0, 4, body)
+""",
+)
+_code(
     "err_local_variable_used_out_of_scope",
     "Tensor used outside the block that created it",
     "frontend",

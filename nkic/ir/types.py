@@ -48,8 +48,9 @@ _DTYPES = [
 
 DTYPES: dict[str, DType] = {d.name: d for d in _DTYPES}
 
-#: Buffers a tensor can live in. `hbm` is `nl.hbm` / `nl.private_hbm`.
-BUFFERS = ("sbuf", "psum", "hbm", "shared_hbm")
+#: Buffers a tensor can live in. `hbm` is `nl.hbm` / `nl.private_hbm`; `reg` holds the
+#: 32-bit registers of the engine sequencers (`nisa.register_alloc`, loop bounds, NkiScalar).
+BUFFERS = ("sbuf", "psum", "hbm", "shared_hbm", "reg")
 ON_CHIP = ("sbuf", "psum")
 
 

@@ -16,6 +16,7 @@ from ...ir.isa import (
     COLLECTIVES,
     ENUMS,
     FP32_MIN,
+    REGISTER_OPS,
     InstrDef,
     lookup,
     target_at_least,
@@ -35,7 +36,13 @@ MATMUL_N_MAX_TRN3 = {
 
 _HBM = ("hbm", "shared_hbm")
 _ON_CHIP = ("sbuf", "psum")
-_BUFFER_NAMES = {"sbuf": "SBUF", "psum": "PSUM", "hbm": "HBM", "shared_hbm": "shared HBM"}
+_BUFFER_NAMES = {
+    "sbuf": "SBUF",
+    "psum": "PSUM",
+    "hbm": "HBM",
+    "shared_hbm": "shared HBM",
+    "reg": "a register",
+}
 
 #: Operands that must have the same partition count and elements per partition (first = reference).
 _ELEMENTWISE: dict[str, tuple[str, ...]] = {
@@ -352,6 +359,13 @@ def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:
     role = c.d.param(name).role if c.d.param(name) else "in"
     if c.op == "core_barrier":
         return ("shared_hbm",)
+    if c.op in REGISTER_OPS:
+        memory = name == "src" if c.op == "register_load" else name == "dst"
+        return (
+            (*_HBM, "sbuf") if memory and c.op in ("register_load", "register_store") else ("reg",)
+        )
+    if c.d.param(name) is None and name.endswith("scalar_offset"):
+        return ("sbuf", "reg")  # the index of a dynamic operand
     if c.op in COLLECTIVES:
         return (*_HBM,) if c.op == "all_to_all" else (*_HBM, "sbuf")
     if c.op in ("dma_copy", "dma_compute"):
