@@ -248,3 +248,48 @@ def test_nki_scalar_arithmetic_wraps_at_32_bits(tmp_path):
     for x in (3, 70000, -123456):
         want = np.array([[x * 65536 * 65536 + x * 70000 - 5]], np.int64).astype(np.int32)
         np.testing.assert_array_equal(k(np.array([[x]], np.int32)), want)
+
+
+PER_CORE = """
+@nki.jit
+def per_core(a, n):
+    # each core doubles its half of a's rows, n[core] row tiles of 128 rows
+    core = nl.program_id(0)
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    half = a.shape[0] // 2
+    cols = a.shape[1]
+    s = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=s, src=n[core : core + 1, 0:1])
+    count = nisa.scalar_load(s)
+    x = nl.ndarray((128, cols), dtype=a.dtype, buffer=nl.sbuf)
+
+    def body(i):
+        row = i * 128 + core * half
+        nisa.dma_copy(dst=x, src=a.ap([[cols, 128], [1, cols]], scalar_offset=row))
+        nisa.tensor_tensor(dst=x, data1=x, data2=x, op=nl.add)
+        nisa.dma_copy(dst=out.ap([[cols, 128], [1, cols]], scalar_offset=row), src=x)
+
+    nl.fori_loop({lower}, count, body)
+    return out
+"""
+
+
+def test_lnc2_cores_with_equal_trip_counts_run_and_different_ones_fault(tmp_path):
+    a, _ = arrays(rows=512, cols=32)
+    n = np.zeros((2, 1), np.int32)
+    k = compile_source(tmp_path, PER_CORE.replace("{lower}", "0"), a, n, lnc=2)
+    got = k(a, np.array([[2], [2]], np.int32))
+    np.testing.assert_array_equal(got, 2 * a)
+    with pytest.raises(RuntimeFault) as e:
+        k(a, np.array([[2], [1]], np.int32))
+    assert "control flow diverges" in str(e.value)
+    assert "ran 1 iterations on core 1 but 2 on core 0" in str(e.value)
+
+
+def test_lnc2_divergent_immediate_bounds_are_found_at_compile_time(tmp_path):
+    a, _ = arrays(rows=512, cols=32)
+    path = tmp_path / "kernel.py"
+    path.write_text(HEADER + PER_CORE.replace("{lower}", "core").replace("count, body", "2, body"))
+    diags = nkic.check(path, lnc=2, a=a, n=np.zeros((2, 1), np.int32))
+    assert [d.code for d in diags] == ["nkic_lnc_divergent_control_flow"]
+    assert "dynamic loop of 2 iteration(s)" in diags[0].message
