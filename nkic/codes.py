@@ -321,6 +321,52 @@ def kernel(a: nt.tensor[128, 512]):
 """,
 )
 _code(
+    "err_int64_scalar_operator",
+    "Comparison or unsupported operator on an int64 NkiScalar",
+    "frontend",
+    """An `nl.int64` NkiScalar (NKI 0.7, `nisa.scalar_load` of an int64 tensor) supports only
+    `+`, `-` and `*`, traced into 64-bit register arithmetic; comparisons on int64 are
+    rejected at compile time (NKI 0.7 `NkiScalar` reference).""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int64]):
+    s = nisa.scalar_load(n)
+    if s < 4:
+    #  ^ err_int64_scalar_operator
+        pass
+""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int64]):
+    out = nl.ndarray((1, 1), nl.int64, buffer=nl.shared_hbm)
+    s = nisa.scalar_load(n)
+    nisa.scalar_store(out, s * 2 + 1)
+    return out
+""",
+)
+_code(
+    "err_int64_operand",
+    "int64 tensor given to a compute instruction",
+    "checks",
+    """`nl.int64` exists for NkiScalar values (NKI 0.7): `nisa.scalar_load`,
+    `nisa.scalar_store` and DMA move it; compute instructions reject it.""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int64]):
+    t = nl.ndarray((1, 1), nl.int64, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=n)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1)
+#   ^ err_int64_operand
+""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int32]):
+    t = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=n)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1)
+""",
+)
+_code(
     "err_local_variable_used_out_of_scope",
     "Tensor used outside the block that created it",
     "frontend",

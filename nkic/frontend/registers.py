@@ -55,8 +55,9 @@ def version_at_least(ip, version: str) -> bool:
     return have >= tuple(int(x) for x in version.split("."))
 
 
-def new_register(ip, call, label: str, *, frozen=False, scalar=False) -> Register:
-    tensor = ip.builder.alloc("reg", "int32", (1,), label, ip.loc(call.node))
+def new_register(ip, call, label: str, *, frozen=False, scalar=False, dtype="int32") -> Register:
+    """A new register: int32, or an int64 pair of registers (an `nl.int64` NkiScalar)."""
+    tensor = ip.builder.alloc("reg", dtype, (1,), label, ip.loc(call.node))
     for att in ip.attempts:
         att.tensors.add(tensor)
     return Register(tensor, frozen, scalar)
@@ -74,8 +75,17 @@ def _int32(ip, v, what: str, node) -> int:
     return v
 
 
-def _register_or_int(ip, v, what: str, node) -> Register | int:
+def _register_or_int(ip, v, what: str, node, wide: bool = False) -> Register | int:
+    """A register or an int32 immediate; an int64 NkiScalar only where `wide` (scalar
+    arithmetic and stores: loop bounds and register instructions are 32-bit)."""
     if isinstance(v, Register):
+        if v.tensor.dtype == "int64" and not wide:
+            raise UserError(
+                "err_dynamic_loop_bound",
+                f"{what} is an int64 NkiScalar; it must be 32-bit",
+                node,
+                "loop bounds and registers are 32-bit: load the value with an int32 tensor",
+            )
         return v
     if isinstance(v, TensorView):
         raise UserError(
@@ -108,8 +118,9 @@ def _writable(v, what: str, node) -> Register:
     return v
 
 
-def _scalar_tensor(v, what: str, node, emit_hint: str) -> TensorView:
-    """A one-element integer tensor in SBUF or HBM (register_load / register_store)."""
+def _scalar_tensor(v, what: str, node, emit_hint: str, wide: bool = False) -> TensorView:
+    """A one-element integer tensor in SBUF or HBM (register_load / register_store); `wide`
+    allows `nl.int64` (NkiScalar)."""
     if not isinstance(v, TensorView):
         raise UserError(
             "err_invalid_argument", f"{what} must be a tensor, got {type_name(v)}", node
@@ -122,7 +133,7 @@ def _scalar_tensor(v, what: str, node, emit_hint: str) -> TensorView:
             emit_hint,
         )
     info = DTYPES[v.dtype]
-    if not info.is_int or info.itemsize > 4:
+    if not info.is_int or info.itemsize > (8 if wide else 4):
         raise UserError(
             "err_invalid_argument",
             f"{what} must hold an integer of at most 32 bits, got {v.dtype}",
@@ -170,15 +181,16 @@ def register_store(ip, call, dst, src):
 
 
 def scalar_load(ip, call, src):
-    t = _scalar_tensor(src, "src", call.arg_node(0, "src"), "e.g. a [1, 1] int32 tensor")
-    reg = new_register(ip, call, "scalar", scalar=True)
+    t = _scalar_tensor(src, "src", call.arg_node(0, "src"), "e.g. a [1, 1] int32 tensor", True)
+    dtype = "int64" if t.dtype == "int64" else "int32"
+    reg = new_register(ip, call, "scalar", scalar=True, dtype=dtype)
     ip.emit("register_load", {"dst": whole(reg.tensor), "src": t.to_ap()}, {}, call)
     return reg
 
 
 def scalar_store(ip, call, dst, value):
-    t = _scalar_tensor(dst, "dst", call.arg_node(0, "dst"), "e.g. a [1, 1] int32 tensor")
-    v = _register_or_int(ip, value, "value", call.arg_node(1, "value"))
+    t = _scalar_tensor(dst, "dst", call.arg_node(0, "dst"), "e.g. a [1, 1] int32 tensor", True)
+    v = _register_or_int(ip, value, "value", call.arg_node(1, "value"), wide=True)
     if isinstance(v, int):
         reg = new_register(ip, call, "scalar", scalar=True)
         ip.emit("register_move", {"dst": whole(reg.tensor), "src": Imm(v)}, {}, call)
@@ -192,10 +204,12 @@ def binop(ip, symbol: str, a, b, call):
     cannot steer specialisation)."""
     regs = [x for x in (a, b) if isinstance(x, Register)]
     node = call.node
+    wide = any(r.tensor.dtype == "int64" for r in regs)
     if symbol in SCALAR_OPS and all(r.scalar for r in regs):
-        x = _register_or_int(ip, a, "the left operand", node)
-        y = _register_or_int(ip, b, "the right operand", node)
-        out = new_register(ip, call, "scalar", scalar=True)
+        x = _register_or_int(ip, a, "the left operand", node, wide=True)
+        y = _register_or_int(ip, b, "the right operand", node, wide=True)
+        dtype = "int64" if wide else "int32"
+        out = new_register(ip, call, "scalar", scalar=True, dtype=dtype)
         operands = {"dst": whole(out.tensor), "data0": _operand(x), "data1": _operand(y)}
         ip.emit("register_alu", operands, {"op": SCALAR_OPS[symbol]}, call)
         return out
@@ -206,6 +220,13 @@ def binop(ip, symbol: str, a, b, call):
             node,
             "compute the value in an int32 SBUF tile and nisa.register_load it, or use "
             "NkiScalar (nisa.scalar_load) with --nki 0.7",
+        )
+    if wide:
+        raise UserError(
+            "err_int64_scalar_operator",
+            f"'{symbol}' on an int64 NkiScalar: only +, - and * exist at 64 bits (NKI 0.7)",
+            node,
+            "compare int32 scalars, or compute the condition in a tensor",
         )
     raise UserError(
         "err_dynamic_control_flow_not_supported",

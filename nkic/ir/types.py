@@ -33,6 +33,7 @@ _DTYPES = [
     DType("uint8", 1, "uint"),
     DType("uint16", 2, "uint"),
     DType("uint32", 4, "uint"),
+    DType("int64", 8, "int"),  # NKI 0.7 `nl.int64`: scalars only (scalar_load/store, DMA)
     DType("float16", 2, "float"),
     DType("bfloat16", 2, "float"),
     DType("tfloat32", 4, "float"),

@@ -293,3 +293,42 @@ def test_lnc2_divergent_immediate_bounds_are_found_at_compile_time(tmp_path):
     diags = nkic.check(path, lnc=2, a=a, n=np.zeros((2, 1), np.int32))
     assert [d.code for d in diags] == ["nkic_lnc_divergent_control_flow"]
     assert "dynamic loop of 2 iteration(s)" in diags[0].message
+
+
+WIDE = """
+@nki.jit
+def wide(x, n):
+    out = nl.ndarray((1, 1), dtype=nl.int64, buffer=nl.shared_hbm)
+    v = nisa.scalar_load(x)
+    nisa.scalar_store(out, v * 4 + 7 - v)
+    return out
+"""
+
+
+def test_int64_scalars_compute_at_64_bits_and_wrap_there(tmp_path):
+    k = compile_source(tmp_path, WIDE, np.zeros((1, 1), np.int64), np.zeros((1, 1), np.int32))
+    for x in (3_000_000_000, -(2**40), 2**62):
+        want = np.array([[x * 3 + 7]], dtype=object)
+        want = ((want + 2**63) % 2**64 - 2**63).astype(np.int64)
+        got = k(np.array([[x]], np.int64), np.zeros((1, 1), np.int32))
+        np.testing.assert_array_equal(got, want)
+
+
+def test_int64_bounds_and_comparisons_are_rejected(tmp_path):
+    bound = WIDE.replace(
+        "nisa.scalar_store(out, v * 4 + 7 - v)",
+        "def body(i):\n        pass\n\n    nl.fori_loop(0, v, body)",
+    )
+    path = tmp_path / "kernel.py"
+    path.write_text(HEADER + bound)
+    (d,) = nkic.check(path, x=np.zeros((1, 1), np.int64), n=np.zeros((1, 1), np.int32))
+    assert d.code == "err_dynamic_loop_bound" and "32-bit" in d.message
+    path.write_text(HEADER + WIDE.replace("v * 4 + 7 - v", "v * (v == 4)"))
+    (d,) = nkic.check(path, x=np.zeros((1, 1), np.int64), n=np.zeros((1, 1), np.int32))
+    assert d.code == "err_int64_scalar_operator"
+    for nki in ("0.5", "0.6"):  # nl.int64 and NkiScalar came with NKI 0.7
+        diags = nkic.check(
+            path, x=nkic.TensorSpec((1, 1), "int32"), n=np.zeros((1, 1), np.int32), nki=nki
+        )
+        assert {d.code for d in diags} == {"err_unknown_api"}
+        assert "has no attribute 'int64'" in diags[0].message

@@ -76,6 +76,7 @@ def _table() -> dict[str, dict[str, ApiEntry]]:
     for module, names in REMOVED.items():
         for name, alt in names.items():
             table[module][name] = ApiEntry(removed_in="0.2.0", replacement=alt)
+    del table["nki.language"]["int64"]  # NKI 0.7 added it
     for module, names in UNSUPPORTED.items():
         for name, alt in names.items():
             table[module][name] = ApiEntry(unsupported=True, replacement=alt)

@@ -16,7 +16,7 @@ _LOOPS = (
 NKI_0_7 = NKI_0_6.derive(
     "NKI 0.7",
     "0.7",
-    added={"nki.isa": nki_surface.scalar_bindings()},
+    added={"nki.isa": nki_surface.scalar_bindings(), "nki.language": {"int64": "int64"}},
     removed={"nki.language": {"dynamic_range": _LOOPS}},
     unsupported={
         "nki.language": {
@@ -27,7 +27,6 @@ NKI_0_7 = NKI_0_6.derive(
             "NkiGrid": None,
             "NkiTileGrid": None,
             "NkiBlockGrid": None,
-            "int64": None,
         },
     },
     # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity

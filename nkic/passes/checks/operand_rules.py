@@ -236,13 +236,30 @@ def _check(c: InstCheck, flagged: set[tuple[str, int]]) -> None:
         oversized |= _partitions(c, name, ap, flagged)
         _rank(c, name, ap, flagged)
         _packed_dtype_target(c, name, ap, flagged)
-    if not _buffers(c) or oversized:
+    if not _buffers(c) or oversized or not _int64(c):
         return
     for name, ap in c.inst.aps():
         _partition_window(c, name, ap)
     _elementwise(c)
     for fn in _RULES.get(c.op, ()):
         fn(c)
+
+
+def _int64(c: InstCheck) -> bool:
+    """`nl.int64` (NKI 0.7) is a scalar dtype: only DMA and the scalar instructions move it."""
+    if c.op in REGISTER_OPS or c.op == "dma_copy":
+        return True
+    for name, ap in c.inst.aps():
+        if ap.dtype == "int64":
+            c.error(
+                "err_int64_operand",
+                f"`{name}` is int64; compute instructions do not take nl.int64",
+                "nl.int64 is for NkiScalar values (nisa.scalar_load / scalar_store) and DMA; "
+                "compute on int32",
+                tensor=ap.tensor,
+            )
+            return False
+    return True
 
 
 def _target_and_engine(c: InstCheck) -> bool:
