@@ -39,9 +39,7 @@ PACKED_ELEMENT: dict[str, np.dtype] = {
     "float4_e2m1fn_x4": np.dtype(ml_dtypes.float4_e2m1fn),
 }
 
-INTEGER_NAMES = frozenset(
-    {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "int64"}
-)
+INTEGER_NAMES = frozenset({"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "int64"})
 
 #: Storage dtype -> the NKI name it stands for when an operand's NKI dtype is not given
 #: (float32 rather than tfloat32, plain unsigned words rather than bool or packed x4).

@@ -629,7 +629,9 @@ class _Checker:
             ix_tensor is None
             or ix_tensor.buffer not in (("sbuf", "reg") if kind == "scalar" else ("sbuf",))
             or ix.get("dtype", ix_tensor.dtype)
-            not in (("int32", "uint32", "int64") if ix_tensor.buffer == "reg" else ("int32", "uint32"))
+            not in (
+                ("int32", "uint32", "int64") if ix_tensor.buffer == "reg" else ("int32", "uint32")
+            )
             or "dynamic" in ix
         ):
             raise NeffError(

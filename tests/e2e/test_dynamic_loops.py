@@ -332,3 +332,19 @@ def test_int64_bounds_and_comparisons_are_rejected(tmp_path):
         )
         assert {d.code for d in diags} == {"err_unknown_api"}
         assert "has no attribute 'int64'" in diags[0].message
+
+
+def test_register_offsets_with_known_values_are_checked_at_compile_time(tmp_path):
+    """A counter with integer bounds, through + and *, gives a known range: an access past
+    the tensor for its last value is a compile-time error; data-dependent ones are not."""
+    a, _ = arrays(rows=512)
+    src = OUT_OF_RANGE.replace("nl.fori_loop(0, count, body)", "nl.fori_loop(0, {n}, body)")
+    path = tmp_path / "kernel.py"
+    path.write_text(HEADER + src.replace("{n}", "5"))
+    (d,) = nkic.check(path, a=a, n=np.zeros((1, 1), np.int32))
+    assert (d.code, d.loc.line) == ("err_tensor_access_out_of_bound", 15)
+    assert "at scalar_offset 512 (the register takes [0, 512])" in d.message
+    path.write_text(HEADER + src.replace("{n}", "4"))
+    assert nkic.check(path, a=a, n=np.zeros((1, 1), np.int32)) == []
+    path.write_text(HEADER + OUT_OF_RANGE)  # the bound is data: checked at run time only
+    assert nkic.check(path, a=a, n=np.zeros((1, 1), np.int32)) == []
