@@ -160,6 +160,14 @@ def empty_like(ip, call, x, dtype=None, buffer=None, name=""):
 
 
 def ds(ip, call, start, size):
+    if isinstance(start, Register):
+        raise UserError(
+            "err_invalid_argument",
+            f"nl.ds start must be a compile-time integer, got a {start.type_name}",
+            call.arg_node(0, "start"),
+            "index with a run-time value through a view: "
+            "t.ap(pattern, scalar_offset=reg, indirect_dim=d)",
+        )
     start = norm_int(start)
     if not isinstance(start, int) and not is_symbolic(start) or isinstance(start, bool):
         raise UserError(

@@ -170,3 +170,18 @@ def kernel(a: nt.tensor[128, 512]):
     assert nkic.check(path) == []
     ir = nkic.compile(path, nkic.TensorSpec((128, 512), "float32")).ir
     assert ir.count("dynamic for") == 3 and "for $" not in ir
+
+
+def test_a_register_in_nl_ds_points_to_scalar_offset_views(tmp_path):
+    body = """@nki.jit
+def kernel(a: nt.tensor[512, 64]):
+    t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+
+    def body(i):
+        nisa.dma_copy(dst=t, src=a[nl.ds(i * 128, 128), :])
+
+    nl.fori_loop(0, 4, body)
+"""
+    (d,) = [d for d in check(tmp_path, body) if d.severity == "error"]
+    assert (d.code, d.loc.line) == ("err_invalid_argument", 11)
+    assert "scalar_offset" in d.hint
