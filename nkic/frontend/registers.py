@@ -148,7 +148,10 @@ def _scalar_tensor(v, what: str, node, emit_hint: str, wide: bool = False) -> Te
 
 def register_alloc(ip, call, x=None):
     reg = new_register(ip, call, "reg")
-    if x is not None:
+    if isinstance(x, TensorView):  # the NKI Library initialises from a one-element tile
+        t = _scalar_tensor(x, "x", call.arg_node(0, "x"), "e.g. a [1, 1] int32 SBUF tile")
+        ip.emit("register_load", {"dst": whole(reg.tensor), "src": t.to_ap()}, {}, call)
+    elif x is not None:
         value = _int32(ip, x, "the initial value", call.arg_node(0, "x"))
         ip.emit("register_move", {"dst": whole(reg.tensor), "src": Imm(value)}, {}, call)
     return reg

@@ -178,6 +178,7 @@ WHILE_LOOP = """
     nl.while_loop(reg, body)"""
 
 WHILE_REG = """
+    reg = nisa.register_alloc(left[0, 0])
     while reg:
         nisa.tensor_tensor(dst=acc, data1=acc, data2=v, op=nl.add)
         nisa.tensor_scalar(dst=left, data=left, op0=nl.subtract, operand0=1)
