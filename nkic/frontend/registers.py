@@ -292,7 +292,15 @@ def _bound(v):
 
 def _enter(ip, node) -> None:
     """A dynamic loop inside a loop kept symbolic: that loop is unrolled instead (the backend
-    joins the engine queues around a dynamic loop, once per execution)."""
+    joins the engine queues around a dynamic loop, once per execution). Inside
+    `nl.no_reorder()` it is an error, as in NKI (nki/deep-dives/nki-dynamic-loops.rst)."""
+    if getattr(ip, "no_reorder_depth", 0):
+        raise UserError(
+            "err_dynamic_control_flow_not_supported",
+            "a dynamic loop cannot be inside `with nl.no_reorder():`",
+            node,
+            "put the no_reorder block inside the loop body instead",
+        )
     if ip.attempts:
         raise SymbolicAbort(ip.attempts[-1], "the body holds a dynamic loop")
 

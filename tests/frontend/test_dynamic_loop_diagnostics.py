@@ -185,3 +185,17 @@ def kernel(a: nt.tensor[512, 64]):
     (d,) = [d for d in check(tmp_path, body) if d.severity == "error"]
     assert (d.code, d.loc.line) == ("err_invalid_argument", 11)
     assert "scalar_offset" in d.hint
+
+
+def test_no_dynamic_loop_inside_no_reorder(tmp_path):
+    body = """@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    with nl.no_reorder():
+        for i in nl.dynamic_range(4):
+            pass
+    for i in nl.dynamic_range(4):
+        with nl.no_reorder():
+            pass
+"""
+    ((code, line, _),) = errors(check(tmp_path, body, "0.5"))
+    assert (code, line) == ("err_dynamic_control_flow_not_supported", 9)
