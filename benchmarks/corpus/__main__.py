@@ -193,6 +193,8 @@ def run(args: argparse.Namespace) -> dict:
             else:
                 case_results[key] = res
                 status = report.case_status(res)
+                if res.get("numerics"):
+                    status += f"; numerics {res['numerics']}"
             print(f"[{done}/{total}] {key}: {status} ({res['seconds']:.1f} s)", file=sys.stderr)
     lib = []
     for k in kernels:
@@ -203,6 +205,7 @@ def run(args: argparse.Namespace) -> dict:
                 "entry": k.entry,
                 "test": k.test,
                 "limit": k.limit,
+                "reference": k.reference,
                 "cases": [case_results[c.key] for c in k.cases],
             }
         )
@@ -260,6 +263,11 @@ def main(argv: list[str] | None = None) -> int:
         f"library at test shapes: {lib['cases']} cases of {lib['with_cases']} kernels, "
         f"{lib['compile_ok']} compile, {lib['run_ok']} run; {lib['limits']} harness limits"
     )
+    if args.numerics:
+        print(
+            f"numerics: {lib['numerics_match']} case(s) match, {lib['numerics_mismatch']} "
+            f"mismatch; kernels matching in every compared case: {lib['numerics_kernels']}"
+        )
     print(f"results: {out_json}" + (f"; report: {md_path}" if md_path else ""))
     if old is not None:
         print("\n".join(report.compare(old, results)))

@@ -9,8 +9,6 @@ simulator for timing; with numerics on, a case whose kernel has a numpy referenc
 
 from __future__ import annotations
 
-import ast
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +16,11 @@ from pathlib import Path
 import numpy as np
 import tomllib
 
+from nkic.frontend.args import ArgExpr, TensorSpec, parse_arg_spec
+
 from .nkic_runs import OK, Outcome, run_nkic, supports_option
 
 SHAPES_TOML = Path(__file__).with_name("library_shapes.toml")
-_TENSOR = re.compile(r"^\s*([A-Za-z0-9_]+)\s*\[([0-9,\s]*)\]\s*$")
 
 
 class TableError(ValueError):
@@ -84,9 +83,13 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
                     raise TableError(f"{name}[{c['id']}]: arg {arg!r}: {e}") from None
                 args[arg] = spec
             inputs = dict(c.get("inputs", {}))
+            names = [n for n, _, _ in tensor_inputs(Case(name, str(c["id"]), args))]
             for arg, gen in inputs.items():
-                if arg not in args or not is_tensor(args[arg]):
-                    raise TableError(f"{name}[{c['id']}]: inputs names {arg!r}, not a tensor arg")
+                if arg not in names:
+                    raise TableError(
+                        f"{name}[{c['id']}]: inputs names {arg!r}, not a tensor input "
+                        f"(inputs: {', '.join(names) or 'none'})"
+                    )
                 try:
                     generate(gen, (1,), np.random.default_rng(0))
                 except ValueError as e:
@@ -120,16 +123,24 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
     return out
 
 
-def parse_spec(spec: str) -> tuple[str, tuple[int, ...]] | object:
-    """A tensor spec as (dtype, shape), else the Python literal (as `nkic --arg` reads it)."""
-    m = _TENSOR.match(spec)
-    if m:
-        dims = tuple(int(d) for d in m.group(2).split(",") if d.strip())
-        return (m.group(1), dims)
-    try:
-        return ast.literal_eval(spec)
-    except (ValueError, SyntaxError):
-        raise ValueError(f"{spec!r} is neither dtype[d0,...] nor a Python literal") from None
+def parse_spec(spec: str) -> object:
+    """An `--arg` spec as nkic reads it: a TensorSpec, an ArgExpr (an expression over the
+    kernel module's names, whose tensor specs become inputs) or a Python literal."""
+    return parse_arg_spec(spec)
+
+
+def tensor_inputs(case: Case) -> list[tuple[str, str, tuple[int, ...]]]:
+    """The kernel inputs of a case as (input name, dtype, shape), in argument order: a tensor
+    argument is the input of its name; the tensors inside an argument expression are named
+    by their place (`W_0`, `kargs_x`), as nkic names them."""
+    out = []
+    for name, spec in case.args.items():
+        value = parse_spec(spec)
+        if isinstance(value, TensorSpec):
+            out.append((name, value.dtype, value.shape))
+        elif isinstance(value, ArgExpr):
+            out += [(n, t.dtype, t.shape) for n, t in value.tensors(name)]
+    return out
 
 
 def generate(spec: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -147,10 +158,6 @@ def generate(spec: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.
     except ValueError:
         pass
     raise ValueError(f"{spec!r} is not const:V, arange[:STEP] or randint:LO:HI")
-
-
-def is_tensor(spec: str) -> bool:
-    return bool(_TENSOR.match(spec))
 
 
 @dataclass
@@ -220,16 +227,16 @@ def _round_to(x: np.ndarray, dtype: str) -> np.ndarray:
 def make_inputs(
     case: Case, seed: int = 0, only_given: bool = False
 ) -> tuple[dict[str, np.ndarray], dict[str, object]]:
-    """The case's tensors (its `inputs` generators, else seeded standard-normal values),
-    rounded to their dtypes, and its host values. `only_given`: just the generated tensors."""
+    """The case's tensors by input name (its `inputs` generators, else seeded standard-normal
+    values), rounded to their dtypes, and its host values by argument name (literals as
+    values, argument expressions as `ArgExpr`s). `only_given`: just the generated tensors."""
     rng = np.random.default_rng(seed)
     tensors, host = {}, {}
     for name, spec in case.args.items():
         value = parse_spec(spec)
-        if not is_tensor(spec):
+        if not isinstance(value, TensorSpec):
             host[name] = value
-            continue
-        dtype, shape = value
+    for name, dtype, shape in tensor_inputs(case):
         if name in case.inputs:
             tensors[name] = _round_to(generate(case.inputs[name], shape, rng), dtype)
         elif not only_given:
@@ -281,12 +288,16 @@ def compare_numerics(
     names = list(kernel.outputs) or sorted(p.stem for p in out_dir.glob("*.npy"))
     if len(names) != len(expected):
         return f"mismatch: {len(names)} output(s), the reference gives {len(expected)}"
+    missing = [n for n in names if not (out_dir / f"{n}.npy").is_file()]
+    if missing:
+        return f"mismatch: no output named {missing[0]!r}"
+    outputs = [np.load(out_dir / f"{n}.npy") for n in names]
+    decode = getattr(ref, "decode", None)
+    if decode is not None:
+        outputs = decode(outputs, tensors, host)
     worst = 0.0
-    for name, want in zip(names, expected):
-        path = out_dir / f"{name}.npy"
-        if not path.is_file():
-            return f"mismatch: no output named {name!r}"
-        got = np.load(path).astype(np.float64)
+    for name, got, want in zip(names, outputs, expected):
+        got = np.asarray(got, dtype=np.float64)
         want = np.asarray(want, dtype=np.float64)
         if got.shape != want.shape:
             return f"mismatch: {name} has shape {got.shape}, the reference {want.shape}"

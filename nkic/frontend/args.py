@@ -223,6 +223,13 @@ class ArgExpr:
                 tensor_spec_of(node, self.text)
         return tree
 
+    def tensors(self, name: str) -> list[tuple[str, TensorSpec]]:
+        """The kernel inputs the tensor specs in the expression become, for the argument
+        `name`: (input name, spec), in order."""
+        places: list = []
+        tensor_places(self.tree().body, (name,), places)
+        return [(tensor_input_name(path), tensor_spec_of(node)) for node, path in places]
+
     def __str__(self) -> str:
         return self.text
 
@@ -255,6 +262,28 @@ def tensor_input_name(path: tuple[str | int, ...]) -> str:
     input names name `.npy` files and `--in` options."""
     name = "_".join(str(p) for p in path)
     return re.sub(r"\W", "_", name)
+
+
+def tensor_places(node: ast.AST, path: tuple, out: list) -> None:
+    """The tensor specs of an argument expression, each with its place: list, tuple and call
+    positions and dict keys and call keywords from the argument down."""
+    if tensor_spec_of(node) is not None:
+        out.append((node, path))
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        for i, x in enumerate(node.elts):
+            tensor_places(x, (*path, i), out)
+    elif isinstance(node, ast.Dict):
+        for i, (k, v) in enumerate(zip(node.keys, node.values)):
+            key = k.value if isinstance(k, ast.Constant) else i
+            tensor_places(v, (*path, key), out)
+    elif isinstance(node, ast.Call):
+        for i, x in enumerate(node.args):
+            tensor_places(x, (*path, i), out)
+        for kw in node.keywords:
+            tensor_places(kw.value, (*path, kw.arg or "kwargs"), out)
+    else:
+        for child in ast.iter_child_nodes(node):
+            tensor_places(child, path, out)
 
 
 def parse_arg_expr(text: str) -> ArgExpr:

@@ -14,7 +14,14 @@ from ..diagnostics import Diagnostic, DiagnosticSink
 from ..ir.core import Kernel, Loc
 from ..standin import ApiName
 from . import languages
-from .args import ArgExpr, TensorSpec, normalise_dtype_or_none, tensor_input_name, tensor_spec_of
+from .args import (
+    ArgExpr,
+    TensorSpec,
+    normalise_dtype_or_none,
+    tensor_input_name,
+    tensor_places,
+    tensor_spec_of,
+)
 from .language import Language
 from .loader import Loader, def_loc, other_kernel_forms
 from .specialiser import Frame, Specialiser
@@ -438,7 +445,7 @@ class KernelCall:
         tree = expr.tree()
         scope = Scope(self.fn.scope)
         specs: list[tuple[ast.Subscript, tuple]] = []
-        _tensor_places(tree.body, (p.arg,), specs)
+        tensor_places(tree.body, (p.arg,), specs)
         for i, (node, path) in enumerate(specs):
             scope.vars[f"__nkic_tensor_{i}"] = self._new_input(path, tensor_spec_of(node), p)
         for n in ast.walk(tree):  # a bare dtype name means the nl dtype (as in tensor specs)
@@ -616,28 +623,6 @@ def _dtype_name(v) -> str | None:
     if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
         return normalise_dtype_or_none(v)
     return None
-
-
-def _tensor_places(node: ast.AST, path: tuple, out: list) -> None:
-    """The tensor specs of an argument expression, each with its place: list, tuple and call
-    positions and dict keys and call keywords from the argument down."""
-    if tensor_spec_of(node) is not None:
-        out.append((node, path))
-    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        for i, x in enumerate(node.elts):
-            _tensor_places(x, (*path, i), out)
-    elif isinstance(node, ast.Dict):
-        for i, (k, v) in enumerate(zip(node.keys, node.values)):
-            key = k.value if isinstance(k, ast.Constant) else i
-            _tensor_places(v, (*path, key), out)
-    elif isinstance(node, ast.Call):
-        for i, x in enumerate(node.args):
-            _tensor_places(x, (*path, i), out)
-        for kw in node.keywords:
-            _tensor_places(kw.value, (*path, kw.arg or "kwargs"), out)
-    else:
-        for child in ast.iter_child_nodes(node):
-            _tensor_places(child, path, out)
 
 
 class _TensorNames(ast.NodeTransformer):
