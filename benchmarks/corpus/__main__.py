@@ -106,13 +106,19 @@ def _relative(errors, corpus: Path) -> list[dict]:
 def check_file(kf: KernelFile, corpus: Path, timeout: float) -> dict:
     """`nkic check` on the file; when it reports the file clean, each kernel the harness found
     is checked by name too, so that a kernel nkic skipped cannot pass as clean."""
+    roots = library.import_roots(corpus / "nki-library") if kf.repo == "nki-library" else ()
     with tempfile.TemporaryDirectory(prefix="nkic-corpus-") as tmp:
-        o: Outcome = run_nkic(["check", kf.abspath, "--format", "json"], timeout, cwd=tmp)
+        o: Outcome = run_nkic(
+            ["check", kf.abspath, "--format", "json"], timeout, cwd=tmp, pythonpath=roots
+        )
         status, errors, detail, seconds = o.status, o.errors, o.detail, o.seconds
         if o.status == OK:
             for kernel in kf.kernels:
                 by_name = run_nkic(
-                    ["check", kf.abspath, "-k", kernel, "--format", "json"], timeout, cwd=tmp
+                    ["check", kf.abspath, "-k", kernel, "--format", "json"],
+                    timeout,
+                    cwd=tmp,
+                    pythonpath=roots,
                 )
                 seconds += by_name.seconds
                 if by_name.status != OK:

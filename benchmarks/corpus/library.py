@@ -23,6 +23,12 @@ from .nkic_runs import OK, Outcome, run_nkic, supports_option
 SHAPES_TOML = Path(__file__).with_name("library_shapes.toml")
 
 
+def import_roots(lib_root: Path) -> tuple[str, ...]:
+    """Where the library's modules are found as its tests import them: `nkilib_src` from
+    `src/` (the package directory its pyproject installs) and `test.` from the checkout."""
+    return (str(lib_root / "src"), str(lib_root))
+
+
 class TableError(ValueError):
     """A malformed entry in the shapes table."""
 
@@ -191,7 +197,7 @@ def run_case(
             argv += ["--lnc", str(case.lnc)]
         else:
             note = f"the test runs at LNC={case.lnc}; this nkic has no --lnc: one core"
-    comp = run_nkic(argv, timeout, cwd=str(workdir))
+    comp = run_nkic(argv, timeout, cwd=str(workdir), pythonpath=import_roots(lib_root))
     res = CaseResult(case.key, kernel.name, comp, note=note)
     if comp.status != OK:
         return res
