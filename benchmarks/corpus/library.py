@@ -21,6 +21,9 @@ from nkic.frontend.args import ArgExpr, TensorSpec, parse_arg_spec
 from .nkic_runs import OK, Outcome, run_nkic, supports_option
 
 SHAPES_TOML = Path(__file__).with_name("library_shapes.toml")
+#: Inputs beyond this many elements are timed but not compared (the functional run and the
+#: float64 reference would take minutes and gigabytes).
+NUMERICS_MAX_ELEMENTS = 1 << 26
 
 
 def import_roots(lib_root: Path) -> tuple[str, ...]:
@@ -42,6 +45,7 @@ class Case:
     rtol: float = 1e-5
     lnc: int = 2  # the library tests' default on trn2
     inputs: dict[str, str] = field(default_factory=dict)
+    target: str = ""  # the test's platform when it is not nkic's default (trn2)
 
     @property
     def key(self) -> str:
@@ -109,6 +113,7 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
                 tol.get("rtol", 1e-5),
                 int(c.get("lnc", 2)),
                 inputs,
+                str(c.get("target", k.get("target", ""))),
             )
             cases.append(case)
         limit = k.get("limit", "")
@@ -191,6 +196,8 @@ def run_case(
     argv = ["compile", str(lib_root / kernel.file), "-k", kernel.entry, "-o", str(neff)]
     for name, spec in case.args.items():
         argv += ["--arg", f"{name}={spec}"]
+    if case.target:
+        argv += ["--target", case.target]
     note = ""
     if case.lnc != 1:
         if supports_option("compile", "--lnc"):
@@ -222,6 +229,13 @@ def _round_to(x: np.ndarray, dtype: str) -> np.ndarray:
     """Values exactly representable in the kernel's dtype, stored as float32 (or int)."""
     import ml_dtypes
 
+    if dtype.endswith("_x4"):  # packed words: random bits, or the generator's integers
+        from nkirt.dtypes import storage_dtype
+
+        word = storage_dtype(dtype)
+        if np.issubdtype(x.dtype, np.floating) and not np.all(x == np.round(x)):
+            return np.random.default_rng(0).integers(0, np.iinfo(word).max, x.shape, dtype=word)
+        return x.astype(word)
     if dtype.startswith(("int", "uint")):
         return x.astype(dtype)
     narrow = getattr(ml_dtypes, dtype, None)
@@ -278,6 +292,12 @@ def compare_numerics(
     ref = references.get(kernel.reference)
     if ref is None:
         return f"skipped: unknown reference {kernel.reference!r}"
+    size = sum(n for _, _, shape in tensor_inputs(case) for n in [int(np.prod(shape))])
+    if size > NUMERICS_MAX_ELEMENTS:
+        return (
+            f"skipped: {size:,} input elements, more than a numerics run takes "
+            f"({NUMERICS_MAX_ELEMENTS:,})"
+        )
     tensors, host = make_inputs(case)
     try:
         expected = ref(tensors, host)
@@ -301,14 +321,18 @@ def compare_numerics(
     decode = getattr(ref, "decode", None)
     if decode is not None:
         outputs = decode(outputs, tensors, host)
-    worst = 0.0
+    worst, notes = 0.0, []
     for name, got, want in zip(names, outputs, expected):
         got = np.asarray(got, dtype=np.float64)
         want = np.asarray(want, dtype=np.float64)
+        if got.shape != want.shape and got.size == want.size:
+            # same elements in the same order, another shape: compared, and reported
+            notes.append(f"{name} has shape {got.shape}, the reference {want.shape}")
+            got = got.reshape(want.shape)
         if got.shape != want.shape:
             return f"mismatch: {name} has shape {got.shape}, the reference {want.shape}"
         if not np.allclose(got, want, atol=case.atol, rtol=case.rtol):
             err = float(np.max(np.abs(got - want)))
             return f"mismatch: {name} max abs error {err:.3g} (atol {case.atol}, rtol {case.rtol})"
         worst = max(worst, float(np.max(np.abs(got - want))) if got.size else 0.0)
-    return f"match (max abs error {worst:.3g})"
+    return f"match (max abs error {worst:.3g}" + "".join(f"; {n}" for n in notes) + ")"

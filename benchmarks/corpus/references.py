@@ -236,8 +236,75 @@ def _rmsnorm_quant_decode(outputs: list, t: dict[str, np.ndarray], host: dict[st
 rmsnorm_quant.decode = _rmsnorm_quant_decode
 
 
+def _skip(why: str):
+    from .library import SkipNumerics
+
+    raise SkipNumerics(why)
+
+
+def rope(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """Rotary embedding of x [d, B, heads, S] with cos, sin [d/2, B, S], the contiguous layout
+    (first half x1, second half x2 of d): out1 = x1 cos - x2 sin, out2 = x2 cos + x1 sin."""
+    if host.get("contiguous_layout", True) is False:
+        _skip("the interleaved layout's output order is not documented")
+    x, cos, sin = _f64(t["x_in"]), _f64(t["cos"]), _f64(t["sin"])
+    half = x.shape[0] // 2
+    c, s = cos[:, :, None, :], sin[:, :, None, :]  # over the heads
+    x1, x2 = x[:half], x[half:]
+    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s])
+
+
+def rope_hf(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
+    """HuggingFace rotary embedding of q, k [B, heads, S, D] with cos, sin [(B,) S, D]:
+    y = x cos + rotate_half(x) sin, rotate_half(x) = [-x2, x1] (halves of D). Backward (the
+    gradient of that linear map, applied to the incoming gradient g = x): g cos + [v2, -v1]
+    with v = g sin."""
+    cos, sin = _f64(t["cos"]), _f64(t["sin"])
+    if cos.ndim == 3:  # per batch: broadcast over the heads
+        cos, sin = cos[:, None], sin[:, None]
+
+    def apply(x):
+        half = x.shape[-1] // 2
+        if host.get("backward", False):
+            v = x * sin
+            return x * cos + np.concatenate([v[..., half:], -v[..., :half]], axis=-1)
+        rot = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+        return x * cos + rot * sin
+
+    return apply(_f64(t["q"])), apply(_f64(t["k"]))
+
+
+def rmsnorm_tkg(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """RMSNorm of input [B, S, H] over H (mean of squares over `hidden_actual` elements when
+    given), times gamma [1, H], laid out as [128, B*S, H/128]: element h of a row goes to
+    partition h // (H/128), column h % (H/128) (the layout the kernel documents at LNC=1)."""
+    if host.get("hidden_dim_tp") or host.get("shard_on_h"):
+        _skip("only the default [128, BxS, H/128] layout is referenced")
+    x = _f64(t["input"])
+    b, s, h = x.shape
+    n = int(host.get("hidden_actual") or h)
+    eps = float(host.get("eps", 1e-6))
+    y = x / np.sqrt(np.sum(x * x, axis=-1, keepdims=True) / n + eps) * _f64(t["gamma"]).reshape(-1)
+    return y.reshape(b * s, 128, h // 128).transpose(1, 0, 2)
+
+
+def cross_entropy_backward(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """d loss / d logits = scale * (exp(logits - lse) - onehot(target)), with lse the given
+    saved log-sum-exp per position and scale 1/positions for 'mean', 1 for 'sum'."""
+    logits = _f64(t["logits_hbm"])
+    lse = _f64(t["lse_state_hbm"])[:, None]
+    grad = np.exp(logits - lse)
+    grad[np.arange(len(grad)), t["targets_hbm"].astype(np.int64)] -= 1.0
+    scale = 1.0 / len(grad) if host.get("reduction", "mean") == "mean" else 1.0
+    return grad * scale
+
+
 REFERENCES = {
     "rmsnorm_quant": rmsnorm_quant,
+    "rope": rope,
+    "rope_hf": rope_hf,
+    "rmsnorm_tkg": rmsnorm_tkg,
+    "cross_entropy_backward": cross_entropy_backward,
     "cumsum": cumsum,
     "cascaded_max": cascaded_max,
     "conv1d": conv1d,
