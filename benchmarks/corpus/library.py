@@ -93,7 +93,8 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
                     raise TableError(f"{name}[{c['id']}]: arg {arg!r}: {e}") from None
                 args[arg] = spec
             inputs = dict(c.get("inputs", {}))
-            names = [n for n, _, _ in tensor_inputs(Case(name, str(c["id"]), args))]
+            shapes = {n: shape for n, _, shape in tensor_inputs(Case(name, str(c["id"]), args))}
+            names = list(shapes)
             for arg, gen in inputs.items():
                 if arg not in names:
                     raise TableError(
@@ -101,7 +102,7 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
                         f"(inputs: {', '.join(names) or 'none'})"
                     )
                 try:
-                    generate(gen, (1,), np.random.default_rng(0))
+                    generate(gen, shapes[arg], None, check_only=True)
                 except ValueError as e:
                     raise TableError(f"{name}[{c['id']}]: inputs {arg!r}: {e}") from None
             tol = c.get("tolerance", k.get("tolerance", {}))
@@ -154,10 +155,27 @@ def tensor_inputs(case: Case) -> list[tuple[str, str, tuple[int, ...]]]:
     return out
 
 
-def generate(spec: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """The values an `inputs` entry asks for: `const:V`, `arange[:STEP]`, `randint:LO:HI`."""
+def generate(
+    spec: str, shape: tuple[int, ...], rng: np.random.Generator | None, check_only: bool = False
+) -> np.ndarray | None:
+    """The values an `inputs` entry asks for: `const:V`, `arange[:STEP]`, `randint:LO:HI`,
+    or a valid MoE block layout (`moe_routing`). `check_only`: validate the spec against the
+    input's shape without making values."""
     kind, _, rest = spec.partition(":")
     parts = rest.split(":") if rest else []
+    if check_only and kind in MOE_ROUTING and len(parts) in (4, 5):
+        try:
+            t, k, e, b = (int(p) for p in parts[:4])
+        except ValueError:
+            t = k = e = b = 0
+        if min(t, k, e, b) > 0:
+            n = -(-(t * k - (e - 1)) // b) + e - 1
+            want = {"moe_token_positions": n * b, "moe_block_experts": n}.get(kind, t * e)
+            if want != int(np.prod(shape)):
+                raise ValueError(f"{spec!r} makes {want} values, the input has {shape}")
+            return None
+    if check_only:  # the others make any shape: check the spec on one element
+        shape, rng = (1,), np.random.default_rng(0)
     try:
         if kind == "const" and len(parts) == 1:
             return np.full(shape, float(parts[0]))
@@ -166,9 +184,47 @@ def generate(spec: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.
             return (np.arange(int(np.prod(shape))) * step).reshape(shape)
         if kind == "randint" and len(parts) == 2:
             return rng.integers(int(parts[0]), int(parts[1]), size=shape)
-    except ValueError:
-        pass
-    raise ValueError(f"{spec!r} is not const:V, arange[:STEP] or randint:LO:HI")
+        if kind in MOE_ROUTING and len(parts) in (4, 5):
+            t, k, e, b = (int(p) for p in parts[:4])
+            empty = int(parts[4]) if len(parts) == 5 else t
+            table = moe_routing(t, k, e, b, empty)[MOE_ROUTING.index(kind)]
+            if table.size != int(np.prod(shape)):
+                raise ValueError(f"{spec!r} makes {table.size} values, the input has {shape}")
+            return table.reshape(shape)
+    except ValueError as e:
+        if "makes" in str(e):
+            raise
+    raise ValueError(
+        f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, "
+        "moe_token_positions:T:K:E:B[:EMPTY], moe_block_experts:T:K:E:B or moe_token_experts:T:K:E:B"
+    )
+
+
+#: Generators of one MoE routing's tables (see `moe_routing`), in its return order.
+MOE_ROUTING = ("moe_token_positions", "moe_block_experts", "moe_token_experts")
+
+
+def moe_routing(tokens: int, top_k: int, experts: int, block: int, empty: int):
+    """A valid blockwise MoE layout for `tokens` tokens each routed to `top_k` distinct experts
+    (seeded): every expert's tokens fill whole blocks of `block` positions, experts in order,
+    and blocks are added to the last expert until there are N = ceil((T*K - (E-1)) / B) + E - 1
+    blocks (the most a routing can need). Returns (token_positions [N*B]: the token at each
+    position, `empty` where none; block_experts [N]: each block's expert; token_experts [T, E]:
+    1 where a token is routed)."""
+    rng = np.random.default_rng(tokens * 1_000_003 + top_k * 1009 + experts * 31 + block)
+    n_blocks = -(-(tokens * top_k - (experts - 1)) // block) + experts - 1
+    chosen = np.stack([rng.permutation(experts)[:top_k] for _ in range(tokens)])
+    token_experts = np.zeros((tokens, experts), dtype=np.int64)
+    token_experts[np.arange(tokens)[:, None], chosen] = 1
+    blocks = -(-token_experts.sum(axis=0) // block)
+    blocks[-1] += n_blocks - blocks.sum()
+    positions = np.full(n_blocks * block, empty, dtype=np.int64)
+    start = 0
+    for e in range(experts):
+        ids = np.flatnonzero(token_experts[:, e])
+        positions[start : start + len(ids)] = ids
+        start += blocks[e] * block
+    return positions, np.repeat(np.arange(experts), blocks), token_experts
 
 
 @dataclass
