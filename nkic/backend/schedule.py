@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ..ir.affine import Affine
-from ..ir.core import AccessPattern, Inst, Kernel, Loop, Tensor
+from ..ir.core import AccessPattern, DynLoop, Inst, Kernel, Loop, Op, Tensor
 from ..ir.isa import lookup
 from ..ir.target import target
 from ..passes.regions import (
@@ -248,7 +248,45 @@ def _min_skip(x: Skip, y: Skip, c: Scheduled) -> Skip:
 
 
 def schedule(kernel: Kernel) -> Schedule:
-    """Assign queues (DMA round-robin over the target's queues) and compute every wait."""
+    """Assign queues (DMA round-robin over the target's queues) and compute every wait.
+
+    A dynamic loop (`DynLoop`) splits the program into blocks: the code before it, its body,
+    the code after it. Every queue joins the others at the loop's entry, after each iteration
+    and at its exit (the runtime's barrier, docs/neff-format.md), so each block is scheduled
+    on its own, for any trip count, zero included."""
+    if not kernel.has_dynamic_loops():
+        return _schedule_block(kernel)
+    insts: list[Scheduled] = []
+    by_inst: dict[Inst, Scheduled] = {}
+
+    def flush(block: list[Op]) -> None:
+        if not block:
+            return
+        part = _schedule_block(Kernel(kernel.name, kernel.target, list(kernel.params), block))
+        offset = len(insts)
+        for s in part.insts:
+            s.id += offset
+            s.waits = [(pid + offset, skip) for pid, skip in s.waits]
+            insts.append(s)
+            by_inst[s.inst] = s
+
+    def split(ops: list[Op]) -> None:
+        block: list[Op] = []
+        for op in ops:
+            if isinstance(op, DynLoop):
+                flush(block)
+                block = []
+                split(op.body)
+            else:
+                block.append(op)
+        flush(block)
+
+    split(kernel.body)
+    return Schedule(kernel, insts, by_inst)
+
+
+def _schedule_block(kernel: Kernel) -> Schedule:
+    """`schedule` for a program without dynamic loops."""
     tgt = target(kernel.target)
     insts: list[Scheduled] = []
     starts: dict[Loop, int] = {}

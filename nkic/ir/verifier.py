@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cache
 
 from .affine import Affine
-from .core import AccessPattern, Alloc, Imm, Inst, Kernel, Loop, Op, Tensor
+from .core import AccessPattern, Alloc, DynLoop, Imm, Inst, Kernel, Loop, Op, Tensor
 from .isa import lookup
 from .target import TARGET_NAMES as TARGETS
 from .types import BUFFERS, DTYPES
@@ -163,14 +163,30 @@ class _Verifier:
             index = op.operands.get(dyn.index)
             if op.opcode not in DYNAMIC_OPCODES:
                 self.problem(f"{where}: operand {name} has a dynamic offset; only DMA may")
-            elif not isinstance(index, AccessPattern) or not index.tensor.on_chip:
-                self.problem(f"{where}: index operand {dyn.index!r} of {name} is not on chip")
+            elif not isinstance(index, AccessPattern) or not (
+                index.tensor.on_chip or index.tensor.buffer == "reg"
+            ):
+                self.problem(
+                    f"{where}: index operand {dyn.index!r} of {name} is neither on chip nor "
+                    "a register"
+                )
             elif index.dynamic is not None or dyn.index in out:
                 self.problem(f"{where}: index operand {dyn.index!r} is used twice or dynamic")
             elif o.tensor.on_chip:
                 self.problem(f"{where}: operand {name} has a dynamic offset but is on chip")
             out.add(dyn.index)
         return out
+
+    def dyn_loop(self, op: DynLoop, scope: set[str], loops: tuple[Loop, ...], where: str) -> None:
+        """A dynamic loop: its registers defined, and only dynamic loops around it (the backend
+        joins the queues at its boundaries, which a hardware loop around it cannot repeat)."""
+        if any(not isinstance(lp, DynLoop) for lp in loops):
+            self.problem(f"{where}: a dynamic loop inside a static loop")
+        if op.kind not in ("for", "while"):
+            self.problem(f"{where}: unknown dynamic loop kind {op.kind!r}")
+        for reg in op.registers():
+            if reg.buffer != "reg" or reg.name not in scope:
+                self.problem(f"{where}: %{reg.name} is not a register in scope")
 
     def block(self, ops: list[Op], scope: set[str], loops: tuple[Loop, ...]) -> None:
         scope = set(scope)
@@ -193,6 +209,8 @@ class _Verifier:
                     self.problem(f"{where}: step {op.step} must be > 0")
                 if op.mode not in LOOP_MODES:
                     self.problem(f"{where}: unknown loop mode {op.mode!r}")
+                if isinstance(op, DynLoop):
+                    self.dyn_loop(op, scope, loops, where)
                 self.block(op.body, scope, loops + (op,))
             else:
                 self.problem(f"unknown op {op!r}")

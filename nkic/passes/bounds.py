@@ -16,6 +16,7 @@ from ..ir.core import UNKNOWN_LOC, AccessPattern, Inst, Kernel, Loop
 from . import offsets
 from .base import Pass, PassContext
 from .regions import loop_ranges, region, row_elems, runs
+from .register_ranges import register_ranges
 
 CODE = "err_tensor_access_out_of_bound"
 
@@ -94,12 +95,47 @@ class CheckBounds(Pass):
     local = True
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
+        registers = None
         for op, loops in kernel.walk():
             if isinstance(op, Inst) and runs(loops):
                 by_var = {lp.var: lp for lp in loops}
                 for operand, ap in op.aps():
-                    if ap.dynamic is None:  # runtime offsets are checked at run time
+                    if ap.dynamic is None:
                         self.check(op, operand, ap, by_var, ctx)
+                    elif ap.dynamic.kind == "scalar":  # else checked at run time
+                        registers = registers or register_ranges(kernel)
+                        self.check_register(op, operand, ap, by_var, registers, ctx)
+
+    def check_register(self, op: Inst, operand: str, ap: AccessPattern, loops, registers, ctx):
+        """An access at a register offset whose register holds values known at compile
+        time (a dynamic loop's counter, an immediate, `+ - *` of those): its first and last
+        element for the least and the largest value (the rest is checked at run time)."""
+        index = op.operands.get(ap.dynamic.index)
+        r = registers.get(index.tensor) if isinstance(index, AccessPattern) else None
+        if r is None or not r.exact:
+            return
+        t = ap.tensor
+        unit = 1
+        for d in t.shape[ap.dynamic.dim + 1 :]:
+            unit *= d
+        unit = unit * t.itemsize // ap.itemsize
+        size = t.size * t.itemsize // ap.itemsize
+        lo, hi = ap.offset.bounds(loop_ranges(list(loops.values())))
+        span = sum((num - 1) * step for step, num in ap.pattern)
+        for value in (r.lo, r.hi):
+            first, last = lo + value * unit, hi + value * unit + span
+            if first < 0 or last >= size:
+                ctx.sink.error(
+                    CODE,
+                    f"out-of-bound access to tensor '{t.label or t.name}' by operand "
+                    f"'{operand}' of {op.opcode}: at scalar_offset {value} (the register "
+                    f"takes [{r.lo}, {r.hi}]) it reaches elements [{first}, {last}], the "
+                    f"tensor has [0, {size - 1}]",
+                    op.loc,
+                    hint="keep the register offset and the pattern inside the tensor of shape "
+                    f"{list(t.shape)}: check the loop bounds and the offset arithmetic",
+                )
+                return
 
     def check(
         self, op: Inst, operand: str, ap: AccessPattern, loops: dict[str, Loop], ctx: PassContext
