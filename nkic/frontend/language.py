@@ -91,6 +91,8 @@ class Language:
         self.kernel_decorators = kernel_decorators  # `package.X` names that mark a kernel
         #: keywords every `nl` / `nisa` call of the language accepts (Beta 1: `mask=`)
         self.call_keywords: frozenset[str] = frozenset()
+        #: the next version, derived from this one (`derive`)
+        self.successor: Language | None = None
 
     def __repr__(self) -> str:
         return f"<language {self.name}>"
@@ -125,7 +127,7 @@ class Language:
         for module, names in (unsupported or {}).items():
             for n, alt in names.items():
                 apis[module][n] = ApiEntry(unsupported=True, replacement=alt)
-        return Language(
+        derived = Language(
             name,
             version,
             apis,
@@ -135,6 +137,9 @@ class Language:
             package=self.package,
             kernel_decorators=self.kernel_decorators,
         )
+        if self.successor is None and version != self.version:
+            self.successor = derived
+        return derived
 
     def kernels_in(self, tree: ast.Module, file: str) -> list[tuple[str, Loc]]:
         """The kernels a parsed file defines, by name, with the span of each name."""
@@ -176,6 +181,17 @@ class Language:
             return f"{full} was removed in NKI {entry.removed_in}{alt}"
         return f"{full} is not supported by nkic yet{alt}"
 
+    def added_in(self, module: str, name: str) -> str | None:
+        """The first later `nki.*` version that binds `module.name`, which this one lacks."""
+        if self.apis.get(module, {}).get(name) is not None:
+            return None
+        later = self.successor
+        while later is not None:
+            if later.has(module, name):
+                return later.version
+            later = later.successor
+        return None
+
     def is_removed(self, module: str, name: str) -> bool:
         """True when this version removed `module.name` (NKI itself rejects it)."""
         entry = self.apis.get(module, {}).get(name)
@@ -205,8 +221,11 @@ class Language:
 
     def subscript(self, ip, obj, key):
         """`obj[key]` when the language gives it a meaning of its own; MISSING otherwise."""
+        from .nl_grids import NkiGrid, norm_key
         from .values import MISSING
 
+        if isinstance(obj, NkiGrid):
+            return obj.index(ip, norm_key(key))
         return MISSING
 
     def binop(self, ip, symbol: str, a, b, call):
@@ -223,9 +242,23 @@ class Language:
     def attribute(self, ip, obj, name: str):
         """Attributes of NKI values (tensor metadata and views, enum members, buffers);
         MISSING when `obj` is not an NKI value or has no such attribute."""
+        from .nl_grids import NkiGrid
+        from .nl_grids import attribute as grid_attribute
+        from .values import MISSING
+
         if isinstance(obj, TensorView):
+            if name == "data" and self.has("nki.language", "tiles"):
+                return obj  # NKI 0.7: a tensor is its own operand, as a grid's .data is
             return nki_api.tensor_attribute(ip, obj, name)
+        if isinstance(obj, NkiGrid):
+            found = grid_attribute(ip, obj, name)
+            return MISSING if found is None else found
         return nki_api.constant_attribute(ip, obj, name)
+
+    def has(self, module: str, name: str) -> bool:
+        """Whether this version binds `module.name` (it exists and nkic implements it)."""
+        entry = self.apis.get(module, {}).get(name)
+        return entry is not None and entry.binding is not None
 
     def intercept_call(self, ip, fn, args: list, kwargs: dict, call):
         """A dialect's own handling of a call of an `nl` / `nisa` function (Beta 1's `mask=`);

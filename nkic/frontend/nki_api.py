@@ -11,7 +11,7 @@ from ..ir.core import Imm
 from ..ir.isa import ACTIVATIONS, ALU_OPS, ENUMS, INSTRUCTIONS
 from ..ir.types import DTYPES
 from .pylib import make_range
-from .tensors import TensorView, type_name
+from .tensors import GridView, TensorView, type_name
 from .values import (
     MISSING,
     POISON,
@@ -294,7 +294,10 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
 def _tensor_operand(v, pname: str):
     if isinstance(v, TensorView):
         return v.to_ap()
-    raise UserError("err_invalid_argument", f"'{pname}' must be a tensor, got {type_name(v)}")
+    hint = f"pass the grid's tensor view, {pname}=grid.data" if isinstance(v, GridView) else None
+    raise UserError(
+        "err_invalid_argument", f"'{pname}' must be a tensor, got {type_name(v)}", None, hint
+    )
 
 
 def _value_operand(ip, v, pname: str):

@@ -400,6 +400,11 @@ class TensorView:
         return dim % rank
 
 
+class GridView:
+    """The base of the NKI 0.7 grid views (`nl_grids.py`), named here so that instruction
+    binding can recognise a grid passed where a tensor is needed."""
+
+
 def _nocopy_strides(pattern, new_shape: tuple[int, ...]) -> list[int] | None:
     """Strides viewing `pattern` ([step, num] pairs) as `new_shape` without a copy, or None
     (numpy's no-copy reshape: each group of merged or split dims must be contiguous)."""

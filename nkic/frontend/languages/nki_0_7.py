@@ -1,9 +1,11 @@
 """NKI 0.7.0 (Neuron 2.33): `nl.dynamic_range` removed (and with it `while reg:` loops); the new
-scalar, tiling and collective APIs that nkic does not implement yet are named as such; `is` /
+scalar and collective APIs that nkic does not implement yet are named as such; the tiled
+layout (`nl.tiles`, `nl.blocks`, `nl.alloc_tiles`, `nl.alloc_blocks`, `nl_grids.py`); `is` /
 `is not` compare any values, as kernels are specialised as ordinary Python."""
 
 from __future__ import annotations
 
+from .. import nl_grids
 from .nki_0_6 import NKI_0_6
 
 _LOOPS = (
@@ -14,16 +16,10 @@ _LOOPS = (
 NKI_0_7 = NKI_0_6.derive(
     "NKI 0.7",
     "0.7",
+    added={"nki.language": nl_grids.bindings()},
     removed={"nki.language": {"dynamic_range": _LOOPS}},
     unsupported={
         "nki.language": {
-            "tiles": None,
-            "blocks": None,
-            "alloc_tiles": None,
-            "alloc_blocks": None,
-            "NkiGrid": None,
-            "NkiTileGrid": None,
-            "NkiBlockGrid": None,
             "int64": None,
         },
         "nki.isa": {"NkiScalar": None, "scalar_load": None, "scalar_store": None},
