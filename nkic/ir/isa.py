@@ -136,6 +136,7 @@ _CATALOG = [
     ("nc_n_gather", "dst:out, data:in, indices:in", (_G,)),
     ("nc_stream_shuffle", "dst:out, src:in, shuffle_mask:ints", (_V,)),
     ("max8", "dst:out, src:in", (_V,)),
+    ("topk", "val_dst:out, idx_dst:out, src:in, n:int", (_G,)),
     ("nc_find_index8", "dst:out, data:in, vals:in", (_V,)),
     ("nc_match_replace8", "dst:out, data:in, vals:in, imm:float, dst_idx:out=None", (_V,)),
     ("sequence_bounds", "dst:out, segment_ids:in", (_G,)),

@@ -230,7 +230,11 @@ def _instruction(
     read, written, inst.reads_outputs = operand_roles(inst.op, list(raw), attrs, inst.semantics)
     inst.inputs = [aps[n] for n in read if n in aps]
     inst.outputs = [aps[n] for n in written if n in aps]
-    inst.attrs = {**attrs, "_dtypes": {name: ap.dtype for name, ap in aps.items()}}
+    inst.attrs = {
+        **attrs,
+        "_dtypes": {name: ap.dtype for name, ap in aps.items()},
+        "_shapes": {name: ap.nums for name, ap in aps.items()},  # outputs sized by their operand
+    }
     # nc_matmul accumulate {"unless_first": [vars]}: overwrite on the first iteration of all
     inst.unless_first = None
     accumulate = attrs.get("accumulate")

@@ -24,7 +24,6 @@ UNSUPPORTED = {
         "register_move": None,
         "register_load": None,
         "register_store": None,
-        "topk": None,
         "VirtualRegister": None,
         "NkiInstruction": None,
         "tensor_copy_dynamic_src": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
@@ -32,6 +31,9 @@ UNSUPPORTED = {
     },
     "nki": {"simulate": None, "baremetal": None, "benchmark": None},
 }
+
+#: Names of the shared tables that later versions add (`languages/nki_0_X.py`).
+LATER = {"nki.isa": ("topk",)}
 
 #: Beta 1 names that NKI 0.2.0 removed, with their replacement.
 REMOVED = {
@@ -87,6 +89,9 @@ def _table() -> dict[str, dict[str, ApiEntry]]:
     for module, names in UNSUPPORTED.items():
         for name, alt in names.items():
             table[module][name] = ApiEntry(unsupported=True, replacement=alt)
+    for module, names in LATER.items():
+        for name in names:
+            del table[module][name]
     return table
 
 

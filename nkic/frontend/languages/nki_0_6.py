@@ -1,8 +1,11 @@
-"""NKI 0.6.0 (Neuron 2.32): `nl.dynamic_range` deprecated (it still works in NKI; nkic does not
-implement it in any version)."""
+"""NKI 0.6.0 (Neuron 2.32): `nisa.topk` added; `nl.dynamic_range` deprecated (it still works in
+NKI; nkic does not implement it in any version)."""
 
 from __future__ import annotations
 
+from .. import nki_surface
 from .nki_0_5 import NKI_0_5
 
-NKI_0_6 = NKI_0_5.derive("NKI 0.6", "0.6")
+NKI_0_6 = NKI_0_5.derive(
+    "NKI 0.6", "0.6", added={"nki.isa": {"topk": nki_surface.nisa_bindings()["topk"]}}
+)

@@ -1428,6 +1428,60 @@ def _top8(c: InstCheck) -> None:
         )
 
 
+@rule("topk")
+def _topk(c: InstCheck) -> None:
+    """The constraints of the nki.isa.topk documentation (NKI 0.6)."""
+    src, val, idx = c.ap("src"), c.ap("val_dst"), c.ap("idx_dst")
+    for name, ap, dtype in (("src", src, "bfloat16"), ("val_dst", val, "bfloat16"),
+                            ("idx_dst", idx, "uint32")):  # fmt: skip
+        if ap is not None and ap.dtype != dtype:
+            c.error("err_dtype_mismatch", f"`{name}` is {ap.dtype}; it must be {dtype}",
+                    f"allocate `{name}` as {dtype}")  # fmt: skip
+    if src is None or val is None:
+        return
+    for name, ap in (("val_dst", val), ("idx_dst", idx)):
+        if ap is not None and ap.num_partitions != src.num_partitions:
+            c.error(
+                "err_num_partition_mismatch",
+                f"`{name}` has {ap.num_partitions} partitions but `src` has {src.num_partitions}",
+                "the outputs span the partitions of the input",
+            )
+    if src.num_partitions % 16:
+        c.error(
+            "err_invalid_argument",
+            f"`src` has {src.num_partitions} partitions; topk needs a multiple of 16 (one "
+            "16-partition snake per GpSimd core)",
+            "pad the partition dimension to a multiple of 16",
+        )
+    k, n = val.free_size, c.value("n")
+    if idx is not None and idx.free_size != k:
+        c.error(
+            "err_shape_mismatch",
+            f"`idx_dst` has {idx.free_size} elements per partition but `val_dst` has {k}",
+            "allocate both outputs as (P, K)",
+        )
+    if not isinstance(n, int) or not 8 <= n < 65536:
+        c.error(
+            "err_invalid_argument",
+            f"n={n}; the snake holds 8 <= n < 65536 elements",
+            "give the number of active elements of the 16-partition input snake",
+        )
+        return
+    if not 1 <= k < 32768 or k > n:
+        c.error(
+            "err_invalid_argument",
+            f"K={k} (the free size of `val_dst`); it must be 1 <= K < 32768 and K <= n={n}",
+            "select at most n elements",
+        )
+    if src.free_size < -(-n // 16):
+        c.error(
+            "err_shape_mismatch",
+            f"`src` has {src.free_size} elements per partition; a snake of n={n} needs "
+            f"{-(-n // 16)} (ceil(n / 16))",
+            "allocate `src` as (P, ceil(n / 16))",
+        )
+
+
 @rule("nc_n_gather")
 def _nc_n_gather(c: InstCheck) -> None:
     _dtype_equal(c, "data", "dst", "gathers copy bits; cast separately")
