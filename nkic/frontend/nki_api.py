@@ -473,7 +473,33 @@ def tensor_attribute(ip, t: TensorView, name: str):
             )
         )
     if name == "select":
-        return method(lambda ip_, call, dim, index: t.select(ip.need_int(dim), norm_int(index)))
+
+        def select(ip_, call, dim, index):
+            if isinstance(index, TensorView):
+                return _dynamic_select(ip, call, t, ip.need_int(dim), index)
+            return t.select(ip.need_int(dim), norm_int(index))
+
+        return method(select)
+    if name == "vector_select":
+        return method(lambda ip_, call, dim, vector_offset: _vector_select(
+            ip, call, t, ip.need_int(dim), vector_offset))  # fmt: skip
+    if name == "reshape_dim":
+        return method(lambda ip_, call, dim, shape: t.reshape_dim(
+            ip.need_int(dim), _ints(ip, _dims((shape,)))))  # fmt: skip
+    if name == "flatten_dims":
+        return method(lambda ip_, call, start_dim, end_dim: t.flatten_dims(
+            ip.need_int(start_dim), ip.need_int(end_dim)))  # fmt: skip
+    if name == "rearrange":
+
+        def rearrange(ip_, call, src_pattern, dst_pattern, fixed_sizes=None):
+            sizes = {} if fixed_sizes is None else fixed_sizes
+            if not isinstance(sizes, dict):
+                raise UserError("err_invalid_view", "rearrange: fixed_sizes must be a dict")
+            sizes = {k: ip.need_int(v, "a dimension size") for k, v in sizes.items()}
+            return t.rearrange(ip.deep_concrete(src_pattern), ip.deep_concrete(dst_pattern),
+                               sizes)  # fmt: skip
+
+        return method(rearrange)
     if name == "get_pattern":
         return method(lambda ip_, call: t.get_pattern())
     if name == "is_contiguous":
@@ -497,9 +523,63 @@ def tensor_attribute(ip, t: TensorView, name: str):
             return _dynamic_view(ip, call, view, scalar_offset, vector_offset, indirect_dim)
 
         return method(ap)
-    if name in ("indirect", "vector_select", "rearrange", "flatten_dims", "reshape_dim"):
+    if name == "indirect":
         return method(_unsupported_view(name))
     return MISSING
+
+
+def _whole_rows(t: TensorView, dim: int, what: str, call) -> None:
+    """A runtime index along `dim` of an HBM view moves it by whole steps of the tensor's
+    dimension `dim` (the view's dimension must be the tensor's, unpermuted)."""
+    shape = t.tensor.shape
+    row = 1
+    for d in shape[dim + 1 :]:
+        row *= d
+    if t.on_chip or dim >= len(shape) or len(t.pattern) != len(shape) or t.pattern[dim][0] != row:
+        raise UserError(
+            "err_unsupported_api",
+            f"{what} with a runtime index is supported by nkic on an HBM tensor whose "
+            f"dimension {dim} is the tensor's own (not permuted or reshaped)",
+            call.node,
+            "apply it to the HBM tensor (or a slice of it) before other views",
+        )
+
+
+def _dynamic_select(ip, call, t: TensorView, dim: int, index: TensorView) -> TensorView:
+    """`t.select(dim, idx_tile)`: the runtime index idx moves the view by idx steps of
+    dimension `dim`, which the result drops (a `.ap(scalar_offset=, indirect_dim=dim)`)."""
+    t.static_only("a dynamic select")
+    dim = t._dim(dim)
+    _whole_rows(t, dim, "NkiTensor.select", call)
+    kept = t.index(tuple(0 if d == dim else slice(None) for d in range(len(t.pattern))))
+    kept = TensorView(t.tensor, t.offset, kept.pattern, t.dtype)
+    return _dynamic_view(ip, call, kept, index, None, dim)
+
+
+def _vector_select(ip, call, t: TensorView, dim: int, offsets) -> TensorView:
+    """`t.vector_select(0, offsets)`: partition p reads row offsets[p] of dimension 0 (a
+    gather, `.ap(vector_offset=offsets)`)."""
+    t.static_only("vector_select")
+    if dim != 0:
+        raise UserError(
+            "err_invalid_argument", f"vector_select: dim must be 0, got {dim}", call.node
+        )
+    if t.on_chip:
+        raise UserError(
+            "err_invalid_argument",
+            f"vector_select is only supported on HBM tensors; this one is in {t.buffer}",
+            call.node,
+        )
+    if not isinstance(offsets, TensorView):
+        raise UserError(
+            "err_invalid_argument",
+            f"vector_select: vector_offset must be an SBUF index tile, got {type_name(offsets)}",
+            call.node,
+        )
+    _whole_rows(t, 0, "NkiTensor.vector_select", call)
+    rows = offsets.shape[0]
+    view = TensorView(t.tensor, t.offset, [(t.pattern[0][0], rows), *t.pattern[1:]], t.dtype)
+    return _dynamic_view(ip, call, view, None, offsets, 0)
 
 
 def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indirect_dim):
