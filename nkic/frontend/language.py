@@ -107,11 +107,12 @@ class Language:
         deprecated: dict[str, dict[str, str | None]] | None = None,
         unsupported: dict[str, dict[str, str | None]] | None = None,
         rules: dict | None = None,
+        lowerings: dict[str, Callable] | None = None,
     ) -> Language:
         """The next version: this one with the names `added` (module → name → binding), the
         names `removed` in it (module → name → replacement), the names `deprecated` in it, the
-        new names nkic does not implement (`unsupported`) and the rule flags changed by
-        `rules`."""
+        new names nkic does not implement (`unsupported`), the rule flags changed by `rules`
+        and the `nl` operators whose lowering changed (`lowerings`)."""
         apis = {module: dict(table) for module, table in self.apis.items()}
         for module, names in (added or {}).items():
             for n, binding in names.items():
@@ -132,7 +133,7 @@ class Language:
             version,
             apis,
             removed_keywords=self.removed_keywords,
-            lowerings=self.lowerings,
+            lowerings={**self.lowerings, **(lowerings or {})},
             rules=replace(self.rules, **(rules or {})),
             package=self.package,
             kernel_decorators=self.kernel_decorators,

@@ -33,7 +33,7 @@ UNSUPPORTED = {
 }
 
 #: Names of the shared tables that later versions add (`languages/nki_0_X.py`).
-LATER = {"nki.isa": ("topk",)}
+LATER = {"nki.isa": ("topk",), "nki.language": ("float8_e8m0fnu",)}
 
 #: Beta 1 names that NKI 0.2.0 removed, with their replacement.
 REMOVED = {

@@ -316,6 +316,16 @@ def _packed_dtype_target(
             f"`{name}` is {ap.dtype}; packed x4 types need trn3, the target is {c.target}",
             "compile with `--target trn3` or use an unpacked fp8 type",
         )
+    # NKI 0.5's MX scale type: the engines of trn3 read it; DMA moves its bytes anywhere
+    scale = ap.dtype == "float8_e8m0fnu" and not c.op.startswith("dma_")
+    if scale and not target_at_least(c.target, "trn3") and key not in flagged:
+        flagged.add(key)
+        c.error(
+            "err_unsupported_on_target",
+            f"`{name}` is float8_e8m0fnu; compute engines read it on trn3 only, the target is "
+            f"{c.target}",
+            "compile with `--target trn3`, or move the bytes as uint8",
+        )
 
 
 def _partition_window(c: InstCheck, name: str, ap: AccessPattern) -> None:
@@ -1103,6 +1113,13 @@ def _arith_only(c: InstCheck) -> None:
 
 @rule("tensor_scalar_reduce")
 def _tensor_scalar_reduce(c: InstCheck) -> None:
+    op0 = _name(c.value("op0"))
+    if op0 in _TRN3_OP0 and not target_at_least(c.target, "trn3"):
+        c.error(
+            "err_unsupported_on_target",
+            f"`op0=nl.{op0}` requires trn3; the target is {c.target}",
+            "compute the operator with a separate instruction on older targets",
+        )
     _op_in(
         c,
         "reduce_op",
@@ -1220,6 +1237,14 @@ def _activation(c: InstCheck) -> None:
             "err_unsupported_operator",
             f"`op=nl.{op}` is not an activation function",
             "see the activation table (nl.exp, nl.tanh, nl.gelu, nl.copy, ...)",
+        )
+    if op == "prelu":
+        c.error(
+            "err_unsupported_operator",
+            "`op=nl.prelu` takes its negative slope from `relu_param`, which only "
+            "`nisa.activate2` (trn3) has",
+            "use `nisa.activate2(op=nl.prelu, relu_param=alpha, ...)` on trn3, or "
+            "max(x, alpha * x) with two tensor instructions",
         )
     if c.op == "activation" or c.present("reduce_op"):
         _op_in(c, "reduce_op", ("add",), "the Scalar engine accumulates with add only")

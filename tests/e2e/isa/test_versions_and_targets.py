@@ -1,0 +1,61 @@
+"""What changed between NKI versions and what only trn3 runs: nl.rsqrt on GpSimd from 0.5 (no
+PSUM input), nl.float8_e8m0fnu from 0.5 (engines read it on trn3), activation(prelu) needs
+activate2, abs_max as op0 of tensor_scalar_reduce on trn3."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import nkic
+
+from .helpers import KERNELS
+
+FILE = KERNELS / "versions.py"
+X = (np.random.default_rng(21).random((128, 64)) + 0.25).astype(np.float32)
+
+
+def errors(diags):
+    return [(d.code, d.message) for d in diags if d.severity == "error"]
+
+
+@pytest.mark.parametrize(("nki", "engine"), [("0.4", "activation"), ("0.5", "tensor_scalar")])
+def test_rsqrt_engine_follows_the_version(nki, engine):
+    k = nkic.compile(FILE, X, kernel="rsqrt_of", nki=nki)
+    assert f"{engine}[" in k.ir and ("tensor_scalar[gpsimd](" in k.ir) == (
+        engine == "tensor_scalar"
+    )
+    np.testing.assert_allclose(k(X), 1 / np.sqrt(X.astype(np.float64)), rtol=2e-6)
+
+
+def test_rsqrt_of_psum_is_rejected_from_0_5():
+    assert errors(nkic.check(FILE, kernel="rsqrt_of", a=X, buf="psum", nki="0.4")) == []
+    for nki in ("0.5", "0.7"):
+        ((code, message),) = errors(nkic.check(FILE, kernel="rsqrt_of", a=X, buf="psum", nki=nki))
+        assert code == "err_unsupported_memory" and "GpSimd" in message and "PSUM" in message
+
+
+def test_float8_e8m0fnu_is_new_in_0_5_and_engines_read_it_on_trn3():
+    a = np.full((128, 16), 0x7F, np.uint8).view(ml_dtypes.float8_e8m0fnu)
+    (code, message), *_ = errors(nkic.check(FILE, kernel="e8m0_copy", a=a, nki="0.4"))
+    assert code == "err_unknown_api" and "new in NKI 0.5" in message
+    on_trn2 = errors(nkic.check(FILE, kernel="e8m0_copy", a=a, target="trn2"))
+    assert [code for code, _ in on_trn2] == ["err_unsupported_on_target"] * 2  # dst and src
+    assert all(m.startswith("tensor_copy: ") and "trn3 only" in m for _, m in on_trn2)
+    k = nkic.compile(FILE, a, kernel="e8m0_copy", target="trn3")
+    np.testing.assert_array_equal(k(a).view(np.uint8), a.view(np.uint8))
+
+
+def test_prelu_needs_the_slope_of_activate2():
+    ((code, message),) = errors(nkic.check(FILE, kernel="prelu_activation", a=X))
+    assert code == "err_unsupported_operator" and "activate2" in message
+
+
+def test_abs_max_as_op0_of_tensor_scalar_reduce_is_trn3_only():
+    ((code, message),) = errors(nkic.check(FILE, kernel="abs_max_reduce", a=X, target="trn2"))
+    assert code == "err_unsupported_on_target" and "op0=nl.abs_max" in message
+    y = X - 0.75
+    k = nkic.compile(FILE, y, kernel="abs_max_reduce", target="trn3")
+    magnitude = np.maximum(np.abs(y), np.float32(0.5)).astype(np.float32)
+    np.testing.assert_allclose(k(y)[:, 0], magnitude.sum(axis=1, dtype=np.float64), rtol=1e-5)
