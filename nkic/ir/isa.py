@@ -101,7 +101,7 @@ _CATALOG = [
     # data movement
     ("dma_copy", "dst:out, src:in, oob_mode:enum:oob_mode=error, dge_mode:enum:dge_mode=unknown, engine:enum:engine=unknown", (_D,)),
     ("dma_transpose", "dst:out, src:in, axes:ints=None, dge_mode:enum:dge_mode=unknown, oob_mode:enum:oob_mode=error", (_D,), "trn2"),
-    ("dma_compute", "dst:out, srcs:ins, reduce_op:alu, scales:floats=None, unique_indices:bool=True", (_D,)),
+    ("dma_compute", "dst:out, srcs:ins, reduce_op:alu, scales:floats=None, unique_indices:bool=True, oob_mode:enum:oob_mode=error", (_D,)),
     ("tensor_copy", "dst:out, src:in, engine:enum:engine=unknown", (_V, _G, _S)),
     ("memset", "dst:out, value:scalar, engine:enum:engine=unknown", (_V, _G)),
     ("tensor_copy_predicated", "dst:out, src:val, predicate:in, reverse_pred:bool=False", (_V,)),

@@ -602,8 +602,15 @@ def _dma_transpose(c: InstCheck) -> None:
         )
         return
     want = tuple(src.shape[a] for a in axes)
-    if dst.shape != want:
+    if c.ctx.since("0.4") and dst.shape != want:
         c.error(
+            "err_shape_mismatch",
+            f"`dst` has shape {_shape(dst)}; the transposed source has shape {want} (from NKI "
+            "0.4 the shapes match exactly, rank included)",
+            "allocate the destination with the permuted shape",
+        )
+    elif tuple(n for n in dst.shape if n != 1) != tuple(n for n in want if n != 1):
+        c.error(  # NKI 0.3 padded the rank with size-1 dimensions
             "err_shape_mismatch",
             f"`dst` has shape {_shape(dst)}; the transposed source has shape {want}",
             "allocate the destination with the permuted shape",
@@ -622,10 +629,19 @@ def _dma_transpose(c: InstCheck) -> None:
             "`oob_mode=nisa.oob_mode.skip` needs an indirect (vector_offset) source",
             "drop `oob_mode` for a static transpose",
         )
-    if dge == "hwdge" and (src.shape[0] != 16 or src.shape[-1] % 128):
+    if dge != "hwdge":
+        return
+    if c.ctx.since("0.6") and (src.shape[0] not in (1, 2, 4, 8, 16) or src.shape[-1] > 128):
         c.error(
             "err_shape_mismatch",
-            f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI 0.3.0) needs "
+            f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI 0.6) needs "
+            "src.shape[0] in {1, 2, 4, 8, 16} and src.shape[-1] <= 128",
+            "use `dge_mode=nisa.dge_mode.unknown` or tile the source",
+        )
+    elif not c.ctx.since("0.6") and (src.shape[0] != 16 or src.shape[-1] % 128):
+        c.error(
+            "err_shape_mismatch",
+            f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI {c.ctx.nki}) needs "
             "src.shape[0] == 16 and src.shape[-1] a multiple of 128",
             "use `dge_mode=nisa.dge_mode.unknown` or reshape the source",
         )
@@ -1632,6 +1648,15 @@ def _dma_compute(c: InstCheck) -> None:
                 "every source and the destination hold the same number of elements",
             )
             break
+    if _name(c.value("oob_mode"), "oob_mode") == "skip":
+        c.error(
+            "err_invalid_argument",
+            "`oob_mode=nisa.oob_mode.skip` is new in NKI 0.4"
+            if not c.ctx.since("0.4")
+            else "`oob_mode=nisa.oob_mode.skip` needs an indirect (vector_offset) operand, which "
+            "nkic supports on nisa.dma_copy only",
+            "drop `oob_mode` (indices outside the tensor are then an error)",
+        )
     scales = c.value("scales")
     if isinstance(scales, (tuple, list)) and any(s not in (None, 1, 1.0) for s in scales):
         c.error(

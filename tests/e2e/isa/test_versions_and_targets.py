@@ -59,3 +59,41 @@ def test_abs_max_as_op0_of_tensor_scalar_reduce_is_trn3_only():
     k = nkic.compile(FILE, y, kernel="abs_max_reduce", target="trn3")
     magnitude = np.maximum(np.abs(y), np.float32(0.5)).astype(np.float32)
     np.testing.assert_allclose(k(y)[:, 0], magnitude.sum(axis=1, dtype=np.float64), rtol=1e-5)
+
+
+def test_dma_transpose_destination_rank_is_exact_from_0_4():
+    a = np.random.default_rng(22).standard_normal((64, 32)).astype(ml_dtypes.bfloat16)
+    k = nkic.compile(FILE, a, kernel="transpose_padded", nki="0.3")
+    np.testing.assert_array_equal(k(a), a.T)
+    for nki in ("0.4", "0.7"):
+        ((code, message),) = errors(nkic.check(FILE, kernel="transpose_padded", a=a, nki=nki))
+        assert code == "err_shape_mismatch" and "rank included" in message
+
+
+@pytest.mark.parametrize(
+    ("shape", "legal"),
+    [
+        ((16, 128), ("0.3", "0.5", "0.6", "0.7")),
+        ((8, 64), ("0.6", "0.7")),
+        ((1, 32), ("0.6", "0.7")),
+    ],
+)
+def test_hardware_dge_transpose_shapes_follow_the_version(shape, legal):
+    a = np.random.default_rng(23).standard_normal(shape).astype(ml_dtypes.bfloat16)
+    for nki in ("0.3", "0.5", "0.6", "0.7"):
+        found = errors(nkic.check(FILE, kernel="transpose_hwdge", a=a, nki=nki))
+        if nki in legal:
+            assert found == []
+            np.testing.assert_array_equal(
+                nkic.compile(FILE, a, kernel="transpose_hwdge", nki=nki)(a), a.T
+            )
+        else:
+            ((code, message),) = found
+            assert code == "err_shape_mismatch" and "hardware-DGE transpose" in message
+
+
+@pytest.mark.parametrize(("nki", "text"), [("0.3", "new in NKI 0.4"), ("0.7", "vector_offset")])
+def test_dma_compute_oob_skip(nki, text):
+    a = np.zeros((128, 64), np.float32)
+    ((code, message),) = errors(nkic.check(FILE, kernel="dma_compute_skip", a=a, b=a, nki=nki))
+    assert code == "err_invalid_argument" and text in message

@@ -48,3 +48,33 @@ def abs_max_reduce(a):
     out = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=r)
     return out
+
+
+@nki.jit
+def transpose_padded(a):
+    """A 2-D transpose into a destination with an extra size-1 dimension."""
+    M, K = a.shape
+    src = nl.ndarray((M, K), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=src, src=a)
+    t = nl.ndarray((K, 1, M), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_transpose(dst=t, src=src)
+    out = nl.ndarray((K, M), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t.reshape((K, M)))
+    return out
+
+
+@nki.jit
+def transpose_hwdge(a):
+    M, K = a.shape
+    t = nl.ndarray((K, M), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_transpose(dst=t, src=a, dge_mode=nisa.dge_mode.hwdge)
+    out = nl.ndarray((K, M), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def dma_compute_skip(a, b):
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_compute(dst=t, srcs=[a, b], reduce_op=nl.add, oob_mode=nisa.oob_mode.skip)
+    return a
