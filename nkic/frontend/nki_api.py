@@ -246,6 +246,11 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
     return emit_isa(ip, name, values, nodes, call)
 
 
+#: Instructions whose tensor operands may carry a runtime offset (`.ap(vector_offset= /
+#: scalar_offset=)`): the DMAs whose descriptors the DGE generates from an index tile.
+DYNAMIC_OPERANDS = frozenset({"dma_copy", "dma_compute"})
+
+
 def emit_isa(ip, name: str, values: dict, nodes: dict, call):
     d = INSTRUCTIONS[name]
     operands: dict[str, object] = {}
@@ -264,7 +269,7 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
             if p.role in ("out", "in"):
                 if v is None and p.default is None:
                     continue
-                if name == "dma_copy" and isinstance(v, TensorView) and v.dynamic is not None:
+                if name in DYNAMIC_OPERANDS and isinstance(v, TensorView) and v.dynamic:
                     index = f"{p.name}.{v.dynamic[0]}_offset"
                     operands[p.name], operands[index] = v.to_dynamic_ap(index)
                     continue
@@ -280,7 +285,12 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
                         "err_invalid_argument", f"'{p.name}' must be a non-empty list of tensors"
                     )
                 for i, item in enumerate(items):
-                    operands[f"{p.name}.{i}"] = _tensor_operand(item, p.name)
+                    key = f"{p.name}.{i}"
+                    if name in DYNAMIC_OPERANDS and isinstance(item, TensorView) and item.dynamic:
+                        index = f"{key}.{item.dynamic[0]}_offset"
+                        operands[key], operands[index] = item.to_dynamic_ap(index)
+                        continue
+                    operands[key] = _tensor_operand(item, p.name)
             else:
                 attrs[p.name] = _attr(ip, p, v)
         except UserError as err:

@@ -4,6 +4,8 @@ targets and per-instruction argument constraints (sources: ISA, Checks §5, §9,
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -584,10 +586,16 @@ def _dma_copy(c: InstCheck) -> None:
 def _dma_transpose(c: InstCheck) -> None:
     _dtype_equal(c, "src", "dst", "a DMA transpose does not convert; cast before or after")
     src, dst = c.ap("src"), c.ap("dst")
-    if src is not None and src.itemsize != 2:
+    hwdge = _name(c.value("dge_mode"), "dge_mode") == "hwdge"
+    if src is not None and (src.itemsize != 2 if hwdge else src.itemsize not in (2, 4)):
         c.error(
             "err_dtype_mismatch",
-            f"`src` is {src.dtype}; DMA transpose moves 2-byte elements only",
+            f"`src` is {src.dtype}; "
+            + (
+                "a hardware-DGE transpose moves 2-byte elements only"
+                if hwdge
+                else "DMA transpose moves 2- and 4-byte elements only"
+            ),
             "transpose bfloat16/float16 data, or use `nisa.nc_transpose`",
         )
     if src is None or dst is None:
@@ -631,11 +639,17 @@ def _dma_transpose(c: InstCheck) -> None:
         )
     if dge != "hwdge":
         return
-    if c.ctx.since("0.6") and (src.shape[0] not in (1, 2, 4, 8, 16) or src.shape[-1] > 128):
+    s = src.shape
+    if len(s) == 2:
+        leading, rule = s[0] == 16, "src.shape[0] == 16"
+    else:
+        leading = s[0] in (1, 2, 4, 8, 16) and (s[0] * s[-2]) % 16 == 0
+        rule = "src.shape[0] in {1, 2, 4, 8, 16}, (src.shape[0] * src.shape[-2]) % 16 == 0"
+    if c.ctx.since("0.6") and (not leading or s[-1] > 128):
         c.error(
             "err_shape_mismatch",
-            f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI 0.6) needs "
-            "src.shape[0] in {1, 2, 4, 8, 16} and src.shape[-1] <= 128",
+            f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI 0.6) needs {rule} "
+            "and src.shape[-1] <= 128",
             "use `dge_mode=nisa.dge_mode.unknown` or tile the source",
         )
     elif not c.ctx.since("0.6") and (src.shape[0] != 16 or src.shape[-1] % 128):
@@ -1634,7 +1648,7 @@ def _rand2(c: InstCheck) -> None:
 @rule("dma_compute")
 def _dma_compute(c: InstCheck) -> None:
     _op_in(c, "reduce_op", ("add",), "DMA compute only adds")
-    srcs = [ap for name, ap in c.inst.aps() if not c.d.param(name) or c.d.param(name).role != "out"]
+    srcs = [ap for name, ap in c.inst.aps() if re.fullmatch(r"srcs\.\d+", name)]
     if len(srcs) > 16:
         c.error(
             "err_invalid_argument", f"{len(srcs)} sources, at most 16", "reduce in several steps"
@@ -1648,13 +1662,13 @@ def _dma_compute(c: InstCheck) -> None:
                 "every source and the destination hold the same number of elements",
             )
             break
-    if _name(c.value("oob_mode"), "oob_mode") == "skip":
+    vector = any(ap.dynamic is not None and ap.dynamic.kind == "vector" for _, ap in c.inst.aps())
+    if _name(c.value("oob_mode"), "oob_mode") == "skip" and not (vector and c.ctx.since("0.4")):
         c.error(
             "err_invalid_argument",
             "`oob_mode=nisa.oob_mode.skip` is new in NKI 0.4"
             if not c.ctx.since("0.4")
-            else "`oob_mode=nisa.oob_mode.skip` needs an indirect (vector_offset) operand, which "
-            "nkic supports on nisa.dma_copy only",
+            else "`oob_mode=nisa.oob_mode.skip` needs an indirect (vector_offset) source",
             "drop `oob_mode` (indices outside the tensor are then an error)",
         )
     scales = c.value("scales")

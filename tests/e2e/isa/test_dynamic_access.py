@@ -133,3 +133,26 @@ def test_a_scalar_offset_block_leaving_the_table_is_skipped_whole():
     strict = compile_kernel("dynamic", "block_at", [TABLE, pos], "trn2")
     with pytest.raises(RuntimeFault, match="with index 290 .* leaves table of shape"):
         strict(TABLE, pos)
+
+
+def test_dma_compute_adds_gathered_rows():
+    ids = RNG.integers(0, 300, (128, 3)).astype(np.int32)
+    k = compile_kernel("dynamic", "gather_accumulate", [TABLE, ids], "trn2")
+    want = np.zeros((128, 32), np.float32)
+    for j in range(3):
+        want = want + TABLE[ids[:, j]]
+    np.testing.assert_array_equal(k(TABLE, ids), want)
+
+
+def test_dma_compute_with_oob_skip_leaves_rows_of_outside_indices():
+    ids = RNG.integers(0, 300, (128, 2)).astype(np.int32)
+    ids[5, 1] = 300  # outside: the second addition skips row 5
+    ids[9, 0] = -1
+    k = compile_kernel("dynamic", "gather_accumulate", [TABLE, ids], "trn2", OOB="skip")
+    want = np.zeros((128, 32), np.float32)
+    for j in range(2):
+        inside = (ids[:, j] >= 0) & (ids[:, j] < 300)
+        want[inside] = want[inside] + TABLE[ids[inside, j]]
+    np.testing.assert_array_equal(k(TABLE, ids), want)
+    with pytest.raises(RuntimeFault, match="out-of-bounds dynamic access"):
+        compile_kernel("dynamic", "gather_accumulate", [TABLE, ids], "trn2")(TABLE, ids)

@@ -74,8 +74,10 @@ def test_dma_transpose_destination_rank_is_exact_from_0_4():
     ("shape", "legal"),
     [
         ((16, 128), ("0.3", "0.5", "0.6", "0.7")),
-        ((8, 64), ("0.6", "0.7")),
-        ((1, 32), ("0.6", "0.7")),
+        ((16, 64), ("0.6", "0.7")),
+        ((8, 2, 64), ("0.6", "0.7")),
+        ((8, 64), ()),
+        ((4, 2, 64), ()),
     ],
 )
 def test_hardware_dge_transpose_shapes_follow_the_version(shape, legal):
@@ -85,7 +87,8 @@ def test_hardware_dge_transpose_shapes_follow_the_version(shape, legal):
         if nki in legal:
             assert found == []
             np.testing.assert_array_equal(
-                nkic.compile(FILE, a, kernel="transpose_hwdge", nki=nki)(a), a.T
+                nkic.compile(FILE, a, kernel="transpose_hwdge", nki=nki)(a),
+                a.transpose(tuple(reversed(range(a.ndim)))),
             )
         else:
             ((code, message),) = found

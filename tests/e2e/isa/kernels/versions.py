@@ -65,10 +65,10 @@ def transpose_padded(a):
 
 @nki.jit
 def transpose_hwdge(a):
-    M, K = a.shape
-    t = nl.ndarray((K, M), dtype=a.dtype, buffer=nl.sbuf)
+    shape = tuple(reversed(a.shape))
+    t = nl.ndarray(shape, dtype=a.dtype, buffer=nl.sbuf)
     nisa.dma_transpose(dst=t, src=a, dge_mode=nisa.dge_mode.hwdge)
-    out = nl.ndarray((K, M), dtype=a.dtype, buffer=nl.shared_hbm)
+    out = nl.ndarray(shape, dtype=a.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=t)
     return out
 
