@@ -5,7 +5,6 @@ targets and per-instruction argument constraints (sources: ISA, Checks §5, §9,
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable
 from dataclasses import dataclass
 
