@@ -113,7 +113,7 @@ _CATALOG = [
     ("tensor_tensor", "dst:out, data1:in, data2:in, op:alu, engine:enum:engine=unknown", (_V, _G)),
     ("tensor_scalar", "dst:out, data:in, op0:alu, operand0:val, reverse0:bool=False, op1:alu=None, operand1:val=None, reverse1:bool=False, engine:enum:engine=unknown", (_V, _S, _G)),
     ("scalar_tensor_tensor", "dst:out, data:in, op0:alu, operand0:val, op1:alu, operand1:in, reverse0:bool=False, reverse1:bool=False", (_V,)),
-    ("tensor_scalar_reduce", "dst:out, data:in, op0:alu, operand0:val, reduce_op:alu, reduce_res:out, reverse0:bool=False", (_V,)),
+    ("tensor_scalar_reduce", "dst:out, data:in, op0:alu, operand0:val, reduce_op:alu, reduce_res:out=None, reverse0:bool=False", (_V,)),
     ("tensor_scalar_cumulative", "dst:out, src:in, op0:alu, op1:alu, imm0:val, imm1:val=None, reduce_cmd:enum:reduce_cmd=reset_reduce", (_V,)),
     ("tensor_reduce", "dst:out, op:alu, data:in, axis:ints, negate:bool=False, keepdims:bool=False", (_V,)),
     ("tensor_partition_reduce", "dst:out, op:alu, data:in", (_G,)),

@@ -1142,6 +1142,13 @@ def _arith_only(c: InstCheck) -> None:
 
 @rule("tensor_scalar_reduce")
 def _tensor_scalar_reduce(c: InstCheck) -> None:
+    if c.ap("reduce_res") is None and not c.ctx.since("0.6"):
+        c.error(
+            "err_missing_argument",
+            f"`reduce_res` is required in NKI {c.ctx.nki}; leaving the result in the Vector "
+            "engine's accumulator (reduce_res=None) is new in NKI 0.6",
+            "pass a (P, 1) tile as `reduce_res`",
+        )
     op0 = _name(c.value("op0"))
     if op0 in _TRN3_OP0 and not target_at_least(c.target, "trn3"):
         c.error(

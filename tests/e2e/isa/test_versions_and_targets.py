@@ -100,3 +100,15 @@ def test_dma_compute_oob_skip(nki, text):
     a = np.zeros((128, 64), np.float32)
     ((code, message),) = errors(nkic.check(FILE, kernel="dma_compute_skip", a=a, b=a, nki=nki))
     assert code == "err_invalid_argument" and text in message
+
+
+def test_tensor_scalar_reduce_may_leave_its_result_in_the_accumulator_from_0_6():
+    rng = np.random.default_rng(24)
+    x, y = (rng.standard_normal((32, 16)).astype(np.float32) for _ in range(2))
+    path = KERNELS / "accumulators.py"
+    kernel = "reduce_kept_in_the_accumulator"
+    k = nkic.compile(path, x, y, kernel=kernel, target="trn3")
+    want = x.sum(axis=1, dtype=np.float64) + np.exp(y.astype(np.float64)).sum(axis=1)
+    np.testing.assert_allclose(k(x, y)[:, 0], want, rtol=1e-5)
+    ((code, message),) = errors(nkic.check(path, kernel=kernel, x=x, y=y, target="trn3", nki="0.5"))
+    assert code == "err_missing_argument" and "new in NKI 0.6" in message
