@@ -534,8 +534,29 @@ def tensor_attribute(ip, t: TensorView, name: str):
 
         return method(ap)
     if name == "indirect":
-        return method(_unsupported_view(name))
+        return method(_indirect)
     return MISSING
+
+
+def _indirect(ip, call, index=None, num_elem=None):
+    """`t.indirect(index)`: tensor indirection (NKI 0.5), a gather/scatter operand of compute
+    instructions on NeuronCore-v4 (trn3) only."""
+    if ip.target in ("trn1", "trn2"):
+        raise UserError(
+            "err_unsupported_on_target",
+            f"NkiTensor.indirect (tensor indirection) exists on trn3 only; the target is "
+            f"{ip.target}",
+            call.node,
+            "gather the columns with nisa.dma_copy and .ap(vector_offset=...) on an HBM "
+            "tensor, or compile with --target trn3",
+        )
+    raise UserError(
+        "err_unsupported_api",
+        "NkiTensor.indirect (tensor indirection on compute instructions) is not supported by "
+        "nkic yet",
+        call.node,
+        "gather the data with nisa.dma_copy and .ap(vector_offset=...) first",
+    )
 
 
 def _whole_rows(t: TensorView, dim: int, what: str, call) -> None:
@@ -642,15 +663,6 @@ def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indi
             call.arg_node(name="indirect_dim"),
         )
     return TensorView(view.tensor, view.offset, view.pattern, view.dtype, (kind, index, dim))
-
-
-def _unsupported_view(name: str):
-    def fail(ip, call, *args, **kwargs):
-        raise UserError(
-            "err_unsupported_api", f"NkiTensor.{name} is not supported by nkic yet", call.node
-        )
-
-    return fail
 
 
 def _dims(args: tuple):

@@ -55,3 +55,17 @@ def test_view_diagnostics(kernel, text):
     (d,) = nkic.check(VIEWS, kernel=kernel, a=np.zeros((128, 8), np.float32))
     assert text in d.message and d.severity == "error", d.message
     assert d.code in ("err_invalid_view", "err_invalid_argument")
+
+
+@pytest.mark.parametrize(
+    ("target", "code", "text"),
+    [
+        ("trn2", "err_unsupported_on_target", "exists on trn3 only; the target is trn2"),
+        ("trn3", "err_unsupported_api", "not supported by nkic yet"),
+    ],
+)
+def test_tensor_indirection_is_named_by_target(target, code, text):
+    a = np.zeros((128, 8), np.float32)
+    (d,) = nkic.check(VIEWS, kernel="indirect_columns", a=a, target=target)
+    assert d.code == code and text in d.message, d.message
+    assert d.loc.line == VIEWS.read_text().splitlines().index("    v = t.indirect(idx)") + 1

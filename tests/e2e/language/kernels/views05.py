@@ -85,3 +85,11 @@ def rearrange_unknown_name(a):
     t = nl.ndarray((128, 24), dtype=a.dtype, buffer=nl.sbuf)
     v = t.rearrange(("p", ("h", "w")), ("p", "w", "x"), {"h": 4})
     return a
+
+
+@nki.jit
+def indirect_columns(a):
+    t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    idx = nl.ndarray((16, 2), dtype=nl.int32, buffer=nl.sbuf)
+    v = t.indirect(idx)
+    return a
