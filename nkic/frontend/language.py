@@ -64,6 +64,9 @@ class Rules:
     #: Calling an `@nki.jit` kernel from a kernel: "error", or "warning" where the kernel is
     #: inlined like a helper function (the NKI Library relies on it).
     nested_kernel_call: str = "warning"
+    #: quantize_mx's group scale: "ocp", 2^(floor(log2(amax)) - emax) as in the OCP MX sample
+    #: algorithm (up to NKI 0.4), or "doubled", twice that (NKI 0.5's rounding-bias fix).
+    mx_scale: str = "ocp"
 
 
 class Language:

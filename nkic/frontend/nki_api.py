@@ -297,6 +297,8 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
             if err.node is None:
                 err.node = nodes.get(p.name, call.node)
             raise
+    if name == "quantize_mx" and ip.language.rules.mx_scale == "ocp":
+        attrs["scale_rule"] = "ocp"  # the group scale before NKI 0.5 (Rules.mx_scale)
     ip.emit(name, operands, attrs, call)
     return None
 
