@@ -186,12 +186,14 @@ class Language:
         return f"{full} is not supported by nkic yet{alt}"
 
     def added_in(self, module: str, name: str) -> str | None:
-        """The first later `nki.*` version that binds `module.name`, which this one lacks."""
+        """The first later `nki.*` version that has `module.name` (bound, or named as not
+        implemented by nkic), which this one lacks."""
         if self.apis.get(module, {}).get(name) is not None:
             return None
         later = self.successor
         while later is not None:
-            if later.has(module, name):
+            entry = later.apis.get(module, {}).get(name)
+            if entry is not None and entry.removed_in is None:
                 return later.version
             later = later.successor
         return None

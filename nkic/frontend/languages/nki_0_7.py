@@ -23,6 +23,15 @@ NKI_0_7 = NKI_0_6.derive(
             "int64": None,
         },
         "nki.isa": {"NkiScalar": None, "scalar_load": None, "scalar_store": None},
+        "nki.collectives": {
+            name: None
+            for name in (
+                "all_to_all_v_prepare",
+                "all_to_all_v_trigger",
+                "all_gather_v_prepare",
+                "all_gather_v_trigger",
+            )
+        },
     },
     # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity
     rules={"is_only_against_none": False},
