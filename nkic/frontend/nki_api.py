@@ -248,7 +248,7 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
 
 #: Instructions whose tensor operands may carry a runtime offset (`.ap(vector_offset= /
 #: scalar_offset=)`): the DMAs whose descriptors the DGE generates from an index tile.
-DYNAMIC_OPERANDS = frozenset({"dma_copy", "dma_compute"})
+DYNAMIC_OPERANDS = frozenset({"dma_copy", "dma_compute", "dma_transpose"})
 
 
 def emit_isa(ip, name: str, values: dict, nodes: dict, call):

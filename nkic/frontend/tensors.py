@@ -70,7 +70,7 @@ class TensorView:
             raise UserError(
                 "err_unsupported_api",
                 "a view with a dynamic offset (.ap(vector_offset=/scalar_offset=)) can only be "
-                "an operand of nisa.dma_copy or nisa.dma_compute in nkic",
+                "an operand of nisa.dma_copy, nisa.dma_compute or nisa.dma_transpose in nkic",
                 None,
                 "copy the rows with nisa.dma_copy into a tile, then use the tile",
             )

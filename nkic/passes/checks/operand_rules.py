@@ -622,8 +622,10 @@ def _dma_transpose(c: InstCheck) -> None:
             f"`dst` has shape {_shape(dst)}; the transposed source has shape {want}",
             "allocate the destination with the permuted shape",
         )
-    # static (direct) transposes: ISA §5.1 (the indirect form is not supported by nkic)
     dge = _name(c.value("dge_mode"), "dge_mode")
+    if _dynamic_transpose(c, src, dst, dge):
+        return
+    # static (direct) transposes: ISA §5.1 (the indirect form is not supported by nkic)
     if dge not in (None, "unknown", "hwdge"):
         c.error(
             "err_invalid_argument",
@@ -658,6 +660,40 @@ def _dma_transpose(c: InstCheck) -> None:
             "src.shape[0] == 16 and src.shape[-1] a multiple of 128",
             "use `dge_mode=nisa.dge_mode.unknown` or reshape the source",
         )
+
+
+def _dynamic_transpose(c: InstCheck, src: AccessPattern, dst: AccessPattern, dge) -> bool:
+    """The rules of a transpose whose source has a runtime offset; False for a static one."""
+    if dst.dynamic is not None:
+        c.error(
+            "err_unsupported_api",
+            "a runtime offset on the destination of a DMA transpose is not supported",
+            "transpose into a tile, then scatter it with nisa.dma_copy",
+        )
+        return True
+    if src.dynamic is None:
+        return False
+    if src.dynamic.kind == "vector":
+        c.error(
+            "err_unsupported_api",
+            "the indirect (vector_offset) DMA transpose is not supported by nkic yet",
+            "gather the rows with nisa.dma_copy first, then transpose the tile",
+        )
+    elif not c.ctx.since("0.5"):
+        c.error(
+            "err_invalid_argument",
+            f"a scalar_offset source of nisa.dma_transpose is new in NKI 0.5 (this kernel is "
+            f"NKI {c.ctx.nki})",
+            "move the block with nisa.dma_copy first, or compile as NKI 0.5 or later",
+        )
+    elif dge not in (None, "unknown", "swdge"):
+        c.error(
+            "err_invalid_argument",
+            f"`dge_mode=nisa.dge_mode.{dge}` cannot serve a runtime offset: the software DGE "
+            "generates its descriptors",
+            "drop `dge_mode` or use `nisa.dge_mode.swdge`",
+        )
+    return True
 
 
 @rule("sendrecv")
