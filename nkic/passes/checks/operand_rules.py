@@ -1310,6 +1310,12 @@ def _activation(c: InstCheck) -> None:
             f"`op=nl.{op}` is not an activation function",
             "see the activation table (nl.exp, nl.tanh, nl.gelu, nl.copy, ...)",
         )
+    if op == "bypass" and not target_at_least(c.target, "trn3"):
+        c.error(
+            "err_unsupported_on_target",
+            f"`op=nl.bypass` as an activation function requires trn3; the target is {c.target}",
+            "use `op=nl.copy`",
+        )
     if op == "prelu":
         c.error(
             "err_unsupported_operator",

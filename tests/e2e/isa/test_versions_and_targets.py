@@ -112,3 +112,10 @@ def test_tensor_scalar_reduce_may_leave_its_result_in_the_accumulator_from_0_6()
     np.testing.assert_allclose(k(x, y)[:, 0], want, rtol=1e-5)
     ((code, message),) = errors(nkic.check(path, kernel=kernel, x=x, y=y, target="trn3", nki="0.5"))
     assert code == "err_missing_argument" and "new in NKI 0.6" in message
+
+
+def test_bypass_is_an_activation_function_on_trn3():
+    ((code, message),) = errors(nkic.check(FILE, kernel="bypass_activation", a=X, target="trn2"))
+    assert code == "err_unsupported_on_target" and "nl.bypass" in message
+    k = nkic.compile(FILE, X, kernel="bypass_activation", target="trn3")
+    np.testing.assert_array_equal(k(X), X * np.float32(2.0))
