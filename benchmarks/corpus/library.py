@@ -159,7 +159,7 @@ def generate(
     spec: str, shape: tuple[int, ...], rng: np.random.Generator | None, check_only: bool = False
 ) -> np.ndarray | None:
     """The values an `inputs` entry asks for: `const:V`, `arange[:STEP]`, `randint:LO:HI`,
-    or a valid MoE block layout (`moe_routing`). `check_only`: validate the spec against the
+    `rowperm`, or a valid MoE block layout (`moe_routing`). `check_only`: validate the spec against the
     input's shape without making values."""
     kind, _, rest = spec.partition(":")
     parts = rest.split(":") if rest else []
@@ -184,6 +184,9 @@ def generate(
             return (np.arange(int(np.prod(shape))) * step).reshape(shape)
         if kind == "randint" and len(parts) == 2:
             return rng.integers(int(parts[0]), int(parts[1]), size=shape)
+        if kind == "rowperm" and not parts:  # each last-axis row a permutation of its indices
+            rows = int(np.prod(shape[:-1]))
+            return np.stack([rng.permutation(shape[-1]) for _ in range(rows)]).reshape(shape)
         if kind in MOE_ROUTING and len(parts) in (4, 5):
             t, k, e, b = (int(p) for p in parts[:4])
             empty = int(parts[4]) if len(parts) == 5 else t
@@ -195,7 +198,7 @@ def generate(
         if "makes" in str(e):
             raise
     raise ValueError(
-        f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, "
+        f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, rowperm, "
         "moe_token_positions:T:K:E:B[:EMPTY], moe_block_experts:T:K:E:B or moe_token_experts:T:K:E:B"
     )
 
