@@ -2,8 +2,8 @@
 
 `library_shapes.toml` lists, per kernel, its source file and entry function and the cases of
 its integration tests as `nkic --arg` specs (argument expressions included). A kernel that
-cannot run at its tests' cases carries a `limit` (the reason) and no cases. Each case is compiled and run on the
-simulator for timing; with numerics on, a case whose kernel has a numpy reference in
+cannot run at its tests' cases carries a `limit` (the reason) and no cases. Each case is
+compiled and run on the simulator for timing; with numerics on, a case whose kernel has a numpy reference in
 `references.py` also runs on seeded inputs and its outputs are compared with the reference.
 """
 
