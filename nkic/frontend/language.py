@@ -192,6 +192,12 @@ class Language:
             return message, f"use {entry.replacement}"
         return message, "it still works in this version but may be removed in a later one"
 
+    def isa_keywords(self, name: str) -> list[str]:
+        """The keywords a `nisa.<name>` call accepts."""
+        from ..ir.isa import INSTRUCTIONS
+
+        return [p.name for p in INSTRUCTIONS[name].params]
+
     def keyword_hint(self, keyword: str, names: list[str]) -> str:
         """The hint for an unexpected keyword `keyword` of a `nisa` call taking `names`."""
         if keyword in self.removed_keywords:

@@ -24,10 +24,12 @@ What is not (each a diagnostic naming it): other masks, index grids that transpo
 
 from __future__ import annotations
 
-from .. import beta1_mask, nki_surface
-from ..beta1_index import GridSum, IndexGrid, arange, grid_binop, index_with_grids, mgrid
+from ...ir.isa import FP32_MIN
+from .. import beta1_mask, beta1_returning, nki_surface
+from ..beta1_index import GridSum, GridTuple, IndexGrid, arange, grid_binop, index_with_grids, mgrid
+from ..beta1_returning import RETURNING
 from ..language import ApiEntry, Language, Rules
-from ..nl_lowering import LOWERINGS, new_tile
+from ..nl_lowering import LOWERINGS
 from ..tensors import TensorView
 from ..values import Builtin, UserError
 from .nki_0_3 import REMOVED_KEYWORDS, UNSUPPORTED, UNSUPPORTED_SYNTAX
@@ -55,28 +57,13 @@ NUMPY_OPS = (
     "right_shift",
 )  # fmt: skip
 
-#: Beta 1 instructions that return their result, with how the result tile is shaped:
-#: (operand giving the shape, buffer, dtype rule) — "transpose" swaps the two dimensions.
-RETURNING = {
-    "nc_matmul": ("matmul", "psum"),
-    "nc_transpose": ("transpose", "psum"),
-    "activation": ("data", "sbuf"),
-    "tensor_tensor": ("data1", "sbuf"),
-    "tensor_scalar": ("data", "sbuf"),
-    "tensor_copy": ("src", "sbuf"),
-    "reciprocal": ("data", "sbuf"),
-}
-
-#: Beta 1 signatures of the returning instructions (positional order, without dst).
-POSITIONAL = {
-    "nc_matmul": ("stationary", "moving"),
-    "nc_transpose": ("data",),
-    "activation": ("op", "data", "bias", "scale"),
-    "tensor_tensor": ("data1", "data2", "op"),
-    "tensor_scalar": ("data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1"),
-    "tensor_copy": ("src",),
-    "reciprocal": ("data",),
-}
+#: numpy functions Beta 1 kernels pass as activations (`op=np.square`), and the numpy names
+#: of ALU reductions (`reduce_op=np.max`).
+NUMPY_ACTIVATIONS = ("square", "tanh", "log", "sin", "abs", "sign", "arctan", "reciprocal")
+NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum"}
+#: numpy functions that are also host functions in kernels (`np.exp(2.0)`): passed to an
+#: instruction, they are its activation of the same name.
+NUMPY_HOST_OPS = ("exp", "sqrt")
 
 
 def _par_dim(ip, call, n):
@@ -136,8 +123,7 @@ def _table():
     for name in ("spmd_dim", "nc"):
         nl[name] = ApiEntry(None, unsupported=True, replacement=serial)
     nl["all_reduce"] = ApiEntry(None, unsupported=True)
-    for name in ("fp32",):
-        nl[name] = ApiEntry("float32")
+    nl["fp32"] = ApiEntry(Fp32("float32"))
     # Beta 1's other kernel entry points compile the same kernel (their execution modes —
     # baremetal, benchmark, profile, the tracing jit — do not change what it computes)
     jit = table["neuronxcc.nki"]["jit"].binding
@@ -149,6 +135,21 @@ def _table():
 
 #: `neuronxcc.nki.X` decorators that make a Beta 1 kernel.
 ENTRY_POINTS = frozenset({"jit", "trace", "baremetal", "benchmark", "profile"})
+
+
+def _as_op(value):
+    """`np.exp` passed to an instruction: the activation `nl.exp`."""
+    from ..values import NlOp
+
+    name = getattr(value, "name", None) if isinstance(value, Builtin) else None
+    if isinstance(name, str) and name.removeprefix("math.") in NUMPY_HOST_OPS:
+        return NlOp(name.removeprefix("math."))
+    return value
+
+
+class Fp32(str):
+    """`nl.fp32`: the float32 dtype, whose `.min` is the most negative float32 (Beta 1's
+    `on_false_value=nl.fp32.min`)."""
 
 
 class _MGridValue:
@@ -173,8 +174,10 @@ class Beta1(Language):
         # Beta 1 accepts numpy's functions as ALU operators (op=np.add) and numpy dtypes
         numpy = pylib.known_modules()["numpy"]
         attrs = dict(numpy.attrs)
-        for name in NUMPY_OPS:
+        for name in NUMPY_OPS + NUMPY_ACTIVATIONS:
             attrs.setdefault(name, NlOp(name))
+        for alias, name in NUMPY_ALIASES.items():
+            attrs.setdefault(alias, NlOp(name))
         attrs.setdefault("bfloat16", "bfloat16")
         mods["numpy"] = ModuleValue("numpy", attrs)
         return mods
@@ -218,6 +221,8 @@ class Beta1(Language):
         if isinstance(a, (IndexGrid, GridSum)) or isinstance(b, (IndexGrid, GridSum)):
             if symbol in ("Lt", "LtE", "Gt", "GtE", "Eq", "NotEq"):
                 mask = beta1_mask.compare(symbol, a, b)
+                if mask is None:
+                    mask = beta1_returning.grid_predicate(symbol, a, b)
                 if mask is None:
                     raise UserError(
                         "err_unsupported_api",
@@ -268,6 +273,9 @@ class Beta1(Language):
     def call_api(self, ip, fn, args: list, kwargs: dict, call):
         from ..values import IsaInstr
 
+        if isinstance(fn, IsaInstr):
+            args = [_as_op(a) for a in args]
+            kwargs = {k: _as_op(v) for k, v in kwargs.items()}
         if isinstance(fn, IsaInstr) and "dst" not in kwargs and fn.name in RETURNING:
             return self._returning(ip, fn.name, args, kwargs, call)
         return super().call_api(ip, fn, args, kwargs, call)
@@ -299,42 +307,24 @@ class Beta1(Language):
         return result
 
     def _returning(self, ip, name: str, args, kwargs, call):
-        from .. import nki_api
-
-        order = POSITIONAL[name]
-        if len(args) > len(order):
-            raise UserError(
-                "err_type_error", f"nisa.{name}() takes at most {len(order)} positional arguments"
-            )
-        named = dict(zip(order, args))
-        for k, v in kwargs.items():
-            if k in named:
-                raise UserError("err_type_error", f"nisa.{name}() got multiple values for {k!r}")
-            named[k] = v
-        dtype = named.pop("dtype", None)
-        shape_of, buffer = RETURNING[name]
-        if shape_of == "matmul":
-            st, mv = named.get("stationary"), named.get("moving")
-            if not isinstance(st, TensorView) or not isinstance(mv, TensorView):
-                raise UserError("err_invalid_argument", "nisa.nc_matmul takes two tiles")
-            shape, out = (st.shape[1], mv.shape[1]), "float32"
-        elif shape_of == "transpose":
-            data = named.get("data")
-            if not isinstance(data, TensorView) or len(data.shape) != 2:
-                raise UserError("err_invalid_argument", "nisa.nc_transpose takes a 2-D tile")
-            shape, out = (data.shape[1], data.shape[0]), data.dtype
-        else:
-            src = named.get(shape_of)
-            if not isinstance(src, TensorView):
-                raise UserError("err_invalid_argument", f"nisa.{name}: `{shape_of}` must be a tile")
-            shape, out = src.shape, src.dtype
-        if dtype is not None:
-            out = nki_api.dtype_arg(dtype)
-        dst = new_tile(ip, call, shape, out, buffer)
-        nki_api.bind_isa(ip, name, [], {"dst": dst, **named}, call)
+        dst = beta1_returning.call(ip, name, args, kwargs, call)
         if name == "nc_matmul":
             ip._beta1_matmul = (dst, ip.builder.block[-1])
         return dst
+
+    def isa_keywords(self, name: str) -> list[str]:
+        """NKI 0.3's keywords, and Beta 1's own (`dtype=`, `iota(expr=)`, ...)."""
+        names = super().isa_keywords(name)
+        extra = beta1_returning.RETURNING.get(name)
+        return names + ["dtype"] + (list(extra.positional) if extra else [])
+
+    def attribute(self, ip, obj, name: str):
+        """`nl.mgrid[...]` results' `.p` / `.x`, and `nl.fp32.min`; else as NKI 0.3."""
+        if isinstance(obj, GridTuple) and name in ("p", "x"):
+            return getattr(obj, name)
+        if isinstance(obj, Fp32) and name in ("min", "max"):
+            return FP32_MIN if name == "min" else -FP32_MIN
+        return super().attribute(ip, obj, name)
 
 
 BETA1 = Beta1(

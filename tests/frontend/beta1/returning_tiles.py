@@ -1,0 +1,86 @@
+"""Beta 1 kernels whose nki.isa calls return their result (written for the nkic tests)."""
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+import numpy as np
+
+
+@nki.jit
+def iota_grid():
+    out = nl.ndarray((64, 256), dtype=nl.int32, buffer=nl.shared_hbm)
+    expr = nl.arange(64)[:, None] * 1000 + nl.arange(256)[None, :] * 3 + 7
+    t = nisa.iota(expr, dtype=nl.int32)
+    nl.store(out, value=t)
+    return out
+
+
+@nki.jit
+def memset_fill():
+    out = nl.ndarray((32, 96), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nisa.memset(shape=(32, 96), value=-2.5, dtype=nl.float32)
+    nl.store(out, value=t)
+    return out
+
+
+@nki.jit
+def lower_triangle(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ip, jf = nl.mgrid[0:128, 0:128]
+    t = nl.load(a[ip, jf])
+    kept = nisa.affine_select(pred=(jf <= ip), on_true_tile=t[ip, jf], on_false_value=-9.0)
+    nl.store(out[ip, jf], value=kept)
+    return out
+
+
+@nki.jit
+def squared_scaled(a, b):
+    out = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    bias = nl.load(b)
+    y = nisa.activation(op=np.square, data=x, bias=bias, scale=2.0, dtype=nl.bfloat16)
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def row_stats(a):
+    mean = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    var = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    stats = nisa.bn_stats(x, dtype=nl.float32)
+    mv = nisa.bn_aggr(stats)
+    nl.store(mean, value=mv[:, 0:1])
+    nl.store(var, value=mv[:, 1:2])
+    return mean, var
+
+
+@nki.jit
+def reduce_and_top8(a):
+    total = nl.ndarray((a.shape[0], 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    top = nl.ndarray((a.shape[0], 8), dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    s = nisa.tensor_reduce(np.add, x, axis=[1], keepdims=True)
+    m = nisa.max8(src=x)
+    nl.store(total, value=s)
+    nl.store(top, value=m)
+    return total, top
+
+
+@nki.jit
+def column_sums(a):
+    out = nl.ndarray((1, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    s = nisa.tensor_partition_reduce(np.add, x)
+    nl.store(out, value=s)
+    return out
+
+
+@nki.jit
+def scaled_copy(a):
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    r = nisa.reciprocal(x)
+    c = nisa.tensor_copy(r, dtype=nl.float32)
+    nl.store(out, value=c)
+    return out
