@@ -62,15 +62,14 @@ class MGrid:
 
 
 class GridTuple(tuple):
-    """The grids of one `nl.mgrid[...]`, also reachable as `.p` and `.x` (Beta 1 names)."""
+    """The grids of one `nl.mgrid[...]`, also reachable by their Beta 1 axis names: `.p` (the
+    partition axis), then `.x`, `.y`, `.z`."""
 
-    @property
-    def p(self) -> IndexGrid:
-        return self[0]
+    AXES = ("p", "x", "y", "z")
 
-    @property
-    def x(self) -> IndexGrid:
-        return self[-1]
+    def axis(self, name: str) -> IndexGrid | None:
+        index = self.AXES.index(name)
+        return self[index] if index < len(self) else None
 
 
 def mgrid(key) -> GridTuple:

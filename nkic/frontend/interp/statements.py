@@ -174,7 +174,8 @@ class Statements:
                     node.value,
                     "return a tensor allocated with nl.ndarray(..., buffer=nl.shared_hbm)",
                 )
-            if item.buffer != "shared_hbm" and item.tensor.kind != "input":
+            allowed = self.language.rules.output_buffers
+            if item.buffer not in allowed and item.tensor.kind != "input":
                 raise UserError(
                     "err_output_not_shared_hbm",
                     f"returned tensor '{item.tensor.label or item.tensor.name}' is in "

@@ -25,11 +25,10 @@ What is not (each a diagnostic naming it): other masks, index grids that transpo
 from __future__ import annotations
 
 from ...ir.isa import FP32_MIN
-from .. import beta1_mask, beta1_returning, nki_surface
+from .. import beta1_lowerings, beta1_mask, beta1_returning
 from ..beta1_index import GridSum, GridTuple, IndexGrid, arange, grid_binop, index_with_grids, mgrid
 from ..beta1_returning import RETURNING
 from ..language import ApiEntry, Language, Rules
-from ..nl_lowering import LOWERINGS
 from ..tensors import TensorView
 from ..values import Builtin, UserError
 from .nki_0_3 import REMOVED_KEYWORDS, UNSUPPORTED, UNSUPPORTED_SYNTAX
@@ -124,6 +123,9 @@ def _table():
         nl[name] = ApiEntry(None, unsupported=True, replacement=serial)
     nl["all_reduce"] = ApiEntry(None, unsupported=True)
     nl["fp32"] = ApiEntry(Fp32("float32"))
+    for name in ("store", "rand"):
+        fn = getattr(beta1_lowerings, name)
+        nl[name] = ApiEntry(Builtin(f"nl.{name}", fn, nki_api=True))
     # Beta 1's other kernel entry points compile the same kernel (their execution modes —
     # baremetal, benchmark, profile, the tracing jit — do not change what it computes)
     jit = table["neuronxcc.nki"]["jit"].binding
@@ -145,6 +147,25 @@ def _as_op(value):
     if isinstance(name, str) and name.removeprefix("math.") in NUMPY_HOST_OPS:
         return NlOp(name.removeprefix("math."))
     return value
+
+
+#: Beta 1's `perf_mode=` strings of nc_matmul -> the matmul_perf_mode member.
+PERF_MODES = {"none": "none", "double_row": "double_row", "double_row_gen3": "double_row"}
+
+
+def _perf_mode(text: str):
+    from ...ir.isa import ENUMS
+    from ..values import IsaEnumMember
+
+    member = PERF_MODES.get(text)
+    if member is None:
+        raise UserError(
+            "err_invalid_argument",
+            f"nc_matmul: unknown perf_mode {text!r}",
+            None,
+            f"use one of {', '.join(map(repr, PERF_MODES))}",
+        )
+    return IsaEnumMember("matmul_perf_mode", member, ENUMS["matmul_perf_mode"][member])
 
 
 class Fp32(str):
@@ -251,7 +272,8 @@ class Beta1(Language):
                 raise UserError(
                     "err_unsupported_api", f"the operator '{symbol}' is not defined on tiles"
                 )
-            return ip.call_builtin(Builtin(f"nl.{name}", LOWERINGS[name], True), [a, b], {}, call)
+            lower = self.lowerings[name]
+            return ip.call_builtin(Builtin(f"nl.{name}", lower, True), [a, b], {}, call)
         return MISSING
 
     @staticmethod
@@ -276,6 +298,8 @@ class Beta1(Language):
         if isinstance(fn, IsaInstr):
             args = [_as_op(a) for a in args]
             kwargs = {k: _as_op(v) for k, v in kwargs.items()}
+            if isinstance(kwargs.get("perf_mode"), str):
+                kwargs["perf_mode"] = _perf_mode(kwargs["perf_mode"])
         if isinstance(fn, IsaInstr) and "dst" not in kwargs and fn.name in RETURNING:
             return self._returning(ip, fn.name, args, kwargs, call)
         return super().call_api(ip, fn, args, kwargs, call)
@@ -320,8 +344,16 @@ class Beta1(Language):
 
     def attribute(self, ip, obj, name: str):
         """`nl.mgrid[...]` results' `.p` / `.x`, and `nl.fp32.min`; else as NKI 0.3."""
-        if isinstance(obj, GridTuple) and name in ("p", "x"):
-            return getattr(obj, name)
+        if isinstance(obj, GridTuple) and name in GridTuple.AXES:
+            grid = obj.axis(name)
+            if grid is None:
+                raise UserError(
+                    "err_attribute_error",
+                    f"this nl.mgrid has {len(obj)} axes: it has no axis '{name}'",
+                    None,
+                    f"use {', '.join('.' + a for a in GridTuple.AXES[: len(obj)])}",
+                )
+            return grid
         if isinstance(obj, Fp32) and name in ("min", "max"):
             return FP32_MIN if name == "min" else -FP32_MIN
         return super().attribute(ip, obj, name)
@@ -332,9 +364,13 @@ BETA1 = Beta1(
     "beta1",
     _table(),
     removed_keywords=REMOVED_KEYWORDS,
-    lowerings=nki_surface.lowerings(),
+    lowerings=beta1_lowerings.lowerings(),
     # affine_range iterations may run in any order in Beta 1: a dependency between them is wrong
-    rules=Rules(unsupported_syntax=UNSUPPORTED_SYNTAX, affine_dependency="error"),
+    rules=Rules(
+        unsupported_syntax=UNSUPPORTED_SYNTAX,
+        affine_dependency="error",
+        output_buffers=("shared_hbm", "hbm"),
+    ),
     package="neuronxcc.nki",
     kernel_decorators=ENTRY_POINTS,
 )

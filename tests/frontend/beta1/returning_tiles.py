@@ -84,3 +84,31 @@ def scaled_copy(a):
     c = nisa.tensor_copy(r, dtype=nl.float32)
     nl.store(out, value=c)
     return out
+
+
+@nki.jit
+def broadcast_sum(a, row, col):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    r = nl.load(row)
+    c = nl.load(col)
+    y = nl.add(x, r)
+    nl.store(out, value=y * c)
+    return out
+
+
+@nki.jit
+def matmul_stored_from_psum(lhsT, rhs):
+    out = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.hbm)
+    g = nl.mgrid[0 : lhsT.shape[0], 0 : lhsT.shape[1]]
+    s = nl.load(lhsT[g.p, g.x])
+    m = nl.load(rhs)
+    nl.store(out, value=nisa.nc_matmul(s, m))
+    return out
+
+
+@nki.jit
+def uniform_default_dtype():
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.rand((128, 64)))
+    return out

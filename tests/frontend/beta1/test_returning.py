@@ -88,3 +88,26 @@ def test_returning_forms_misused_are_diagnostics(tmp_path, source, code, text):
     a = np.zeros((8, 8), np.float32)
     diags = nkic.check(str(kernel), a=a)
     assert any(d.code == code and text in d.message for d in diags), diags
+
+
+def test_binary_operations_broadcast_rows_and_columns():
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((128, 512)).astype(np.float32)
+    row = rng.standard_normal((1, 512)).astype(np.float32)
+    col = rng.standard_normal((128, 1)).astype(np.float32)
+    out = nkic.compile(KERNELS, a, row, col, kernel="broadcast_sum")(a, row, col)
+    np.testing.assert_allclose(out, (a + row) * col, rtol=1e-6)
+
+
+def test_a_psum_tile_is_stored_to_an_hbm_output():
+    rng = np.random.default_rng(7)
+    lhsT = rng.standard_normal((128, 64)).astype(np.float32)
+    rhs = rng.standard_normal((128, 256)).astype(np.float32)
+    out = nkic.compile(KERNELS, lhsT, rhs, kernel="matmul_stored_from_psum")(lhsT, rhs)
+    np.testing.assert_allclose(out, lhsT.T.astype(np.float64) @ rhs, rtol=1e-4, atol=1e-4)
+
+
+def test_rand_without_dtype_is_float32_in_0_1():
+    out = nkic.compile(KERNELS, kernel="uniform_default_dtype")()
+    assert out.dtype == np.float32 and out.min() >= 0.0 and out.max() < 1.0
+    assert len(np.unique(out)) > 1000

@@ -1,0 +1,70 @@
+"""The `nl` calls whose Beta 1 meaning differs from NKI 0.3's, as lowerings over the 0.3 ones.
+
+* Binary operations broadcast their tile operands numpy-style (`a[128, 512] + b[128, 1]`,
+  `a[128, 512] + b[1, 512]`): each operand is first broadcast to the common shape.
+* `nl.store` takes PSUM tiles too: the tile is copied to SBUF first (Beta 1 did the same).
+* `nl.rand(shape)` defaults to float32.
+* `nl.load_transpose2d` of 4-byte data: row blocks of 128 are loaded and transposed on the
+  Tensor engine (the DMA transposes 2-byte elements only).
+"""
+
+from __future__ import annotations
+
+from . import nl_data, nl_math
+from .nl_lowering import LOWERINGS, emit, fail, new_tile, show_shape
+from .tensors import TensorView
+
+
+def _binary(name: str):
+    base = LOWERINGS[name]
+
+    def lower(ip, call, x, y, dtype=None):
+        if isinstance(x, TensorView) and isinstance(y, TensorView) and x.shape != y.shape:
+            shape = _common_shape(call, name, x.shape, y.shape)
+            x = _broadcast(ip, call, x, shape, name, (0, "x"))
+            y = _broadcast(ip, call, y, shape, name, (1, "y"))
+        return base(ip, call, x, y, dtype)
+
+    lower.__name__ = name
+    return lower
+
+
+def _common_shape(call, name: str, a: tuple, b: tuple) -> tuple:
+    if len(a) != len(b) or any(m != n and 1 not in (m, n) for m, n in zip(a, b)):
+        raise fail(
+            "err_shape_mismatch",
+            f"nl.{name}: tiles of shapes {show_shape(a)} and {show_shape(b)} do not broadcast",
+            call,
+            1,
+            "y",
+            "each dimension must be equal, or 1 in one of the tiles",
+        )
+    return tuple(max(m, n) for m, n in zip(a, b))
+
+
+def _broadcast(ip, call, t: TensorView, shape: tuple, name: str, arg) -> TensorView:
+    if t.shape == shape:
+        return t
+    return nl_data.broadcast_tile(ip, call, t, shape, t.dtype, name, arg)
+
+
+def store(ip, call, dst, value):
+    if isinstance(value, TensorView) and value.buffer == "psum":
+        copy = new_tile(ip, call, value.shape, value.dtype)
+        emit(ip, call, "tensor_copy", dst=copy, src=value)
+        value = copy
+    return LOWERINGS["store"](ip, call, dst, value)
+
+
+def rand(ip, call, shape, dtype="float32", buffer=None, name=""):
+    return LOWERINGS["rand"](ip, call, shape, dtype, buffer, name)
+
+
+def lowerings() -> dict[str, object]:
+    """The 0.3 lowerings with Beta 1's own in place."""
+    table = dict(LOWERINGS)
+    for name in (*nl_math.ARITHMETIC, *nl_math.COMPARISONS, *nl_math.BITWISE, *nl_math.LOGICAL):
+        table[name] = _binary(name)
+    table["store"] = store
+    table["rand"] = rand
+    return table
