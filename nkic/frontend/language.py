@@ -223,6 +223,11 @@ class Language:
 
         return MISSING
 
+    def is_launch_entry_point(self, value) -> bool:
+        """Whether `value` is a kernel decorator whose arguments only configure how the kernel
+        is launched (Beta 1's `nki.profile(working_directory=...)`): they are not evaluated."""
+        return False
+
     @staticmethod
     def selected_by(tree: ast.Module) -> bool:
         """Whether a file's imports select this dialect (Beta 1 is chosen by its imports)."""

@@ -39,6 +39,7 @@ MODULES = {
     "neuronxcc.nki.language": "nki.language",
     "neuronxcc.nki.isa": "nki.isa",
     "neuronxcc.nki.typing": "nki.typing",
+    "neuronxcc.nki.isa.constants": "nki.isa.constants",
 }
 
 #: The `nl` function each tile operator computes.
@@ -132,7 +133,42 @@ def _table():
     for name in ENTRY_POINTS - {"jit"}:
         table["neuronxcc.nki"][name] = ApiEntry(jit)
     table["neuronxcc"] = {"nki": ApiEntry(None, unsupported=True)}
+    table.update(_compiler_tables())
     return table
+
+
+#: `neuronxcc.nki.compiler` decorators that tune the compiler's own passes; what the kernel
+#: computes does not depend on them.
+COMPILER_DECORATORS = (
+    "skip_middle_end_transformations", "enable_stack_allocator", "force_auto_alloc",
+    "disable_sbuf_swizzle",
+)  # fmt: skip
+
+
+def _placement(buffer):
+    """`ncc.sbuf.mod_alloc(...)`, `ncc.psum.alloc(func)`, ...: a direct allocation in
+    `buffer`. nkic places the tensor itself: the placement Beta 1 derives from the allocator
+    only decides which addresses the tensor reuses, not what the kernel computes."""
+
+    def allocator(ip, call, *args, **kwargs):
+        return buffer
+
+    return allocator
+
+
+def _compiler_tables() -> dict[str, dict[str, ApiEntry]]:
+    from .. import nki_api
+
+    tables: dict[str, dict[str, ApiEntry]] = {"neuronxcc.nki.compiler": {}}
+    for name in COMPILER_DECORATORS:
+        keep = Builtin(f"ncc.{name}", lambda ip, call, fn=None, *a, **k: fn)
+        tables["neuronxcc.nki.compiler"][name] = ApiEntry(keep)
+    for space, buffer in (("sbuf", nki_api.SBUF), ("psum", nki_api.PSUM)):
+        tables[f"neuronxcc.nki.compiler.{space}"] = {
+            name: ApiEntry(Builtin(f"ncc.{space}.{name}", _placement(buffer)))
+            for name in ("alloc", "mod_alloc", "auto_alloc")
+        }
+    return tables
 
 
 #: `neuronxcc.nki.X` decorators that make a Beta 1 kernel.
@@ -335,6 +371,14 @@ class Beta1(Language):
         if name == "nc_matmul":
             ip._beta1_matmul = (dst, ip.builder.block[-1])
         return dst
+
+    def is_launch_entry_point(self, value) -> bool:
+        """`nki.jit(mode=...)`, `nki.baremetal(...)`, `nki.benchmark(...)`, `nki.profile(...)`:
+        their arguments choose how the kernel runs on a device (modes, artifact directories,
+        iteration counts), never what it computes."""
+        from .. import nki_api
+
+        return isinstance(value, Builtin) and value.fn is nki_api.jit
 
     def isa_keywords(self, name: str) -> list[str]:
         """NKI 0.3's keywords, and Beta 1's own (`dtype=`, `iota(expr=)`, ...)."""
