@@ -4,14 +4,14 @@
   `a[128, 512] + b[1, 512]`): each operand is first broadcast to the common shape.
 * `nl.store` takes PSUM tiles too: the tile is copied to SBUF first (Beta 1 did the same).
 * `nl.rand(shape)` defaults to float32.
-* `nl.load_transpose2d` of 4-byte data: row blocks of 128 are loaded and transposed on the
-  Tensor engine (the DMA transposes 2-byte elements only).
+* `nl.load` of a one-dimensional HBM view gives a column tile (n, 1).
+* `nl.shared_constant(constant, dtype=)` converts the constant to `dtype`.
 """
 
 from __future__ import annotations
 
 from . import nl_data, nl_math
-from .nl_lowering import LOWERINGS, emit, fail, new_tile, show_shape
+from .nl_lowering import LOWERINGS, emit, fail, new_tile, out_dtype, show_shape
 from .tensors import TensorView
 
 
@@ -56,8 +56,26 @@ def store(ip, call, dst, value):
     return LOWERINGS["store"](ip, call, dst, value)
 
 
+def load(ip, call, src, dtype=None):
+    if isinstance(src, TensorView) and len(src.shape) == 1 and not src.on_chip:
+        # a 1-D HBM view (`t[0:128, j]`) loads as a column: its one dimension is the partition
+        src = TensorView(src.tensor, src.offset, (*src.pattern, (1, 1)), src.dtype, src.dynamic)
+    return LOWERINGS["load"](ip, call, src, dtype)
+
+
 def rand(ip, call, shape, dtype="float32", buffer=None, name=""):
     return LOWERINGS["rand"](ip, call, shape, dtype, buffer, name)
+
+
+def shared_constant(ip, call, constant, dtype=None):
+    array = nl_data._constant_array(ip, call, constant)
+    if dtype is not None:
+        array = array.astype(nl_data._numpy_dtype(call, out_dtype(call, 1, dtype, "float32")))
+    return nl_data.constant_tensor(ip, call, array, "shared_constant")
+
+
+#: The `nl` calls Beta 1 gives its own meaning, by name (bound as builtins of `nl`).
+BUILTINS = ("load", "store", "rand", "shared_constant", "divide", "power")
 
 
 def lowerings() -> dict[str, object]:
@@ -67,4 +85,6 @@ def lowerings() -> dict[str, object]:
         table[name] = _binary(name)
     table["store"] = store
     table["rand"] = rand
+    table["load"] = load
+    table["shared_constant"] = shared_constant
     return table

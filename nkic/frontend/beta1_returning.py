@@ -144,7 +144,9 @@ def _reduce(name, named):
     shape = tuple(
         1 if d in chosen else n for d, n in enumerate(data.shape) if keep or d not in chosen
     )
-    return shape or (data.shape[0], 1), data.dtype, "sbuf"
+    if len(shape) < 2:  # every free axis reduced: a column, as Beta 1 tiles keep a free axis
+        shape = (data.shape[0], 1)
+    return shape, data.dtype, "sbuf"
 
 
 def _fixed(columns: int, dtype: str | None = None, key: str = "data"):

@@ -64,6 +64,8 @@ class Rules:
     #: Calling an `@nki.jit` kernel from a kernel: "error", or "warning" where the kernel is
     #: inlined like a helper function (the NKI Library relies on it).
     nested_kernel_call: str = "warning"
+    #: `t[key] += x` on a tile: `t[key] = t[key] + x` (Beta 1's tile operators).
+    tile_augmented_assignment: bool = False
     #: The buffers a kernel's returned tensors may live in (Beta 1 also accepted `nl.hbm`).
     output_buffers: tuple[str, ...] = ("shared_hbm",)
 

@@ -49,6 +49,9 @@ TILE_OPERATORS = {
     "^": "bitwise_xor",
 }  # fmt: skip
 
+#: Tile methods of Beta 1 (`t.broadcast_to(shape)`) -> the `nl` function they call on the tile.
+TILE_METHODS = {"broadcast_to": "broadcast_to"}
+
 #: numpy functions Beta 1 kernels pass as `op=` (the ALU operator of the same name).
 NUMPY_OPS = (
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "equal",
@@ -59,7 +62,9 @@ NUMPY_OPS = (
 
 #: numpy functions Beta 1 kernels pass as activations (`op=np.square`), and the numpy names
 #: of ALU reductions (`reduce_op=np.max`).
-NUMPY_ACTIVATIONS = ("square", "tanh", "log", "sin", "abs", "sign", "arctan", "reciprocal")
+NUMPY_ACTIVATIONS = (
+    "square", "tanh", "log", "sin", "abs", "sign", "arctan", "reciprocal", "copy",
+)  # fmt: skip
 NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum"}
 #: numpy functions that are also host functions in kernels (`np.exp(2.0)`): passed to an
 #: instruction, they are its activation of the same name.
@@ -124,9 +129,9 @@ def _table():
         nl[name] = ApiEntry(None, unsupported=True, replacement=serial)
     nl["all_reduce"] = ApiEntry(None, unsupported=True)
     nl["fp32"] = ApiEntry(Fp32("float32"))
-    for name in ("store", "rand"):
-        fn = getattr(beta1_lowerings, name)
-        nl[name] = ApiEntry(Builtin(f"nl.{name}", fn, nki_api=True))
+    lowerings = beta1_lowerings.lowerings()
+    for name in beta1_lowerings.BUILTINS:
+        nl[name] = ApiEntry(Builtin(f"nl.{name}", lowerings[name], nki_api=True))
     # Beta 1's other kernel entry points compile the same kernel (their execution modes —
     # baremetal, benchmark, profile, the tracing jit — do not change what it computes)
     jit = table["neuronxcc.nki"]["jit"].binding
@@ -175,14 +180,30 @@ def _compiler_tables() -> dict[str, dict[str, ApiEntry]]:
 ENTRY_POINTS = frozenset({"jit", "trace", "baremetal", "benchmark", "profile"})
 
 
+#: `nl` reductions Beta 1 kernels pass as `op=` of instructions -> the ALU operator.
+NL_REDUCTION_OPS = {"nl.max": "maximum", "nl.min": "minimum", "nl.sum": "add"}
+
+
 def _as_op(value):
-    """`np.exp` passed to an instruction: the activation `nl.exp`."""
+    """`np.exp` passed to an instruction: the activation `nl.exp`; `nl.max`: `maximum`."""
     from ..values import NlOp
 
     name = getattr(value, "name", None) if isinstance(value, Builtin) else None
     if isinstance(name, str) and name.removeprefix("math.") in NUMPY_HOST_OPS:
         return NlOp(name.removeprefix("math."))
+    if name in NL_REDUCTION_OPS:
+        return NlOp(NL_REDUCTION_OPS[name])
     return value
+
+
+def _np_identity(ip, call, n, dtype=None):
+    """`np.identity(n, dtype=...)` / `np.eye(n)` at specialisation time, as nested lists (the
+    form `nl.shared_constant` takes)."""
+    n = ip.need_int(n, "the size of np.identity")
+    if not 0 < n <= 512:
+        raise UserError("err_invalid_argument", f"np.identity: size {n} outside 1..512")
+    one = 1.0 if dtype is not None and "float" in str(dtype) else 1
+    return [[one if i == j else one * 0 for j in range(n)] for i in range(n)]
 
 
 #: Beta 1's `perf_mode=` strings of nc_matmul -> the matmul_perf_mode member.
@@ -235,6 +256,9 @@ class Beta1(Language):
             attrs.setdefault(name, NlOp(name))
         for alias, name in NUMPY_ALIASES.items():
             attrs.setdefault(alias, NlOp(name))
+        attrs.setdefault("identity", Builtin("np.identity", _np_identity))
+        attrs.setdefault("eye", Builtin("np.eye", _np_identity))
+        attrs.setdefault("dtype", Builtin("np.dtype", lambda ip, call, d: d))
         attrs.setdefault("bfloat16", "bfloat16")
         mods["numpy"] = ModuleValue("numpy", attrs)
         return mods
@@ -398,6 +422,11 @@ class Beta1(Language):
                     f"use {', '.join('.' + a for a in GridTuple.AXES[: len(obj)])}",
                 )
             return grid
+        if isinstance(obj, TensorView) and name in TILE_METHODS:
+            lower = self.lowerings[TILE_METHODS[name]]
+            return Builtin(
+                f"tile.{name}", lambda ip_, call, *a, **k: lower(ip_, call, obj, *a, **k)
+            )
         if isinstance(obj, Fp32) and name in ("min", "max"):
             return FP32_MIN if name == "min" else -FP32_MIN
         return super().attribute(ip, obj, name)
@@ -414,6 +443,7 @@ BETA1 = Beta1(
         unsupported_syntax=UNSUPPORTED_SYNTAX,
         affine_dependency="error",
         output_buffers=("shared_hbm", "hbm"),
+        tile_augmented_assignment=True,
     ),
     package="neuronxcc.nki",
     kernel_decorators=ENTRY_POINTS,
