@@ -48,6 +48,18 @@ def _broadcast(ip, call, t: TensorView, shape: tuple, name: str, arg) -> TensorV
     return nl_data.broadcast_tile(ip, call, t, shape, t.dtype, name, arg)
 
 
+def broadcast_to(ip, call, name: str, t: TensorView, shape: tuple) -> TensorView:
+    """`t` broadcast to `shape` for `nl.<name>` (an error when it does not broadcast)."""
+    if _common_shape(call, name, t.shape, shape) != tuple(shape):
+        raise fail(
+            "err_shape_mismatch",
+            f"nl.{name}: a tile of shape {show_shape(t.shape)} cannot update one of shape "
+            f"{show_shape(shape)} in place",
+            call,
+        )
+    return _broadcast(ip, call, t, tuple(shape), name, (1, "y"))
+
+
 def store(ip, call, dst, value):
     if isinstance(value, TensorView) and value.buffer == "psum":
         copy = new_tile(ip, call, value.shape, value.dtype)

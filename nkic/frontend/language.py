@@ -219,8 +219,9 @@ class Language:
 
         return MISSING
 
-    def binop(self, ip, symbol: str, a, b, call):
-        """`a <symbol> b` when the language gives it a meaning of its own; MISSING otherwise."""
+    def binop(self, ip, symbol: str, a, b, call, inplace: bool = False):
+        """`a <symbol> b` (`a <symbol>= b` when `inplace`) when the language gives it a meaning
+        of its own; MISSING otherwise."""
         from .values import MISSING
 
         return MISSING

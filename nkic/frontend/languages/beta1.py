@@ -25,7 +25,7 @@ What is not (each a diagnostic naming it): other masks, index grids that transpo
 from __future__ import annotations
 
 from ...ir.isa import FP32_MIN
-from .. import beta1_lowerings, beta1_mask, beta1_returning
+from .. import beta1_blocks, beta1_lowerings, beta1_mask, beta1_returning
 from ..beta1_index import GridSum, GridTuple, IndexGrid, arange, grid_binop, index_with_grids, mgrid
 from ..beta1_returning import RETURNING
 from ..language import ApiEntry, Language, Rules
@@ -48,6 +48,9 @@ TILE_OPERATORS = {
     "<<": "left_shift", ">>": "right_shift", "&": "bitwise_and", "|": "bitwise_or",
     "^": "bitwise_xor",
 }  # fmt: skip
+
+#: `t op= x` on tiles that update `t` in place, with the ALU operator.
+IN_PLACE = {"+": "add", "*": "multiply"}
 
 #: Tile methods of Beta 1 (`t.broadcast_to(shape)`) -> the `nl` function they call on the tile.
 TILE_METHODS = {"broadcast_to": "broadcast_to"}
@@ -72,7 +75,7 @@ NUMPY_HOST_OPS = ("exp", "sqrt")
 
 
 def _par_dim(ip, call, n):
-    return n
+    return beta1_blocks.ParDim(ip.need_int(n, "the size of nl.par_dim"))
 
 
 def _grid_axis(ip, axis, what: str) -> int:
@@ -129,6 +132,10 @@ def _table():
         nl[name] = ApiEntry(None, unsupported=True, replacement=serial)
     nl["all_reduce"] = ApiEntry(None, unsupported=True)
     nl["fp32"] = ApiEntry(Fp32("float32"))
+    for name in ("ndarray", "zeros", "ones", "full"):
+        base = nl[name].binding
+        create = beta1_blocks.creation(base.fn)
+        nl[name] = ApiEntry(Builtin(base.name, create, nki_api=base.nki_api))
     lowerings = beta1_lowerings.lowerings()
     for name in beta1_lowerings.BUILTINS:
         nl[name] = ApiEntry(Builtin(f"nl.{name}", lowerings[name], nki_api=True))
@@ -269,6 +276,8 @@ class Beta1(Language):
 
         if obj is _MGRID:
             return mgrid(key)
+        if isinstance(obj, beta1_blocks.BlockTensor):
+            return ip.getitem(obj.storage, obj.key(key))
         if isinstance(obj, IndexGrid):
             return obj.placed(key if isinstance(key, tuple) else (key,))
         if isinstance(obj, TensorView):
@@ -282,7 +291,7 @@ class Beta1(Language):
                     return beta1_mask.OutOfBounds(obj, items, err)  # unless a mask= keeps it in
         return MISSING
 
-    def binop(self, ip, symbol: str, a, b, call):
+    def binop(self, ip, symbol: str, a, b, call, inplace: bool = False):
         """Tile operators and index-grid arithmetic; MISSING for everything else."""
         from ..values import MISSING
 
@@ -326,6 +335,8 @@ class Beta1(Language):
             accumulated = self._accumulate(ip, a, b)
             if accumulated is not None:
                 return accumulated
+        if inplace and symbol in IN_PLACE and isinstance(a, TensorView) and a.on_chip:
+            return self._update_in_place(ip, IN_PLACE[symbol], a, b, call)
         if isinstance(a, TensorView) or isinstance(b, TensorView):
             name = TILE_OPERATORS.get(symbol)
             if name is None:
@@ -335,6 +346,21 @@ class Beta1(Language):
             lower = self.lowerings[name]
             return ip.call_builtin(Builtin(f"nl.{name}", lower, True), [a, b], {}, call)
         return MISSING
+
+    @staticmethod
+    def _update_in_place(ip, name: str, acc: TensorView, value, call) -> TensorView:
+        """`acc += x`, `acc *= x` on an on-chip tile: one instruction writing `acc` itself (an
+        associative update, which Beta 1's `affine_range` loops may reorder)."""
+        from ..nl_lowering import emit, op
+
+        if isinstance(value, TensorView):
+            if value.shape != acc.shape:
+                value = beta1_lowerings.broadcast_to(ip, call, name, value, acc.shape)
+            emit(ip, call, "tensor_tensor", dst=acc, data1=acc, data2=value, op=op(name))
+        else:
+            number = ip.need_concrete(value, "a number or a tile")
+            emit(ip, call, "tensor_scalar", dst=acc, data=acc, op0=op(name), operand0=number)
+        return acc
 
     @staticmethod
     def _accumulate(ip, acc: TensorView, result: TensorView):
@@ -422,6 +448,15 @@ class Beta1(Language):
                     f"use {', '.join('.' + a for a in GridTuple.AXES[: len(obj)])}",
                 )
             return grid
+        if isinstance(obj, beta1_blocks.BlockTensor):
+            if name in ("shape", "dtype"):
+                return getattr(obj, name)
+            raise UserError(
+                "err_unsupported_api",
+                f"'.{name}' of a tensor with block dimensions is not supported by nkic",
+                None,
+                "index one block first (t[i])",
+            )
         if isinstance(obj, TensorView) and name in TILE_METHODS:
             lower = self.lowerings[TILE_METHODS[name]]
             return Builtin(

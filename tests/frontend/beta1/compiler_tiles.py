@@ -43,3 +43,26 @@ def column_scale(a, s):
 
 
 scaled = nki.baremetal()(column_scale)
+
+
+@nki.jit
+def blocked_sums(a):
+    """Row blocks of `a` in a tensor with a block dimension, summed into one tile by an
+    affine_range loop (an associative reduction, which Beta 1 lets the loop reorder)."""
+    n = a.shape[0] // 128
+    out = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    blocks = nl.ndarray((n, nl.par_dim(128), a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    for i in nl.affine_range(n):
+        blocks[i, :, :] = nl.load(a[i * 128 : (i + 1) * 128, :])
+    acc = nl.zeros((nl.par_dim(128), a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    for i in nl.affine_range(n):
+        acc[...] += blocks[i]
+    nl.store(out, value=acc)
+    return out
+
+
+@nki.jit
+def whole_block_axis(a):
+    blocks = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+    t = nl.load(blocks[:, :, :])
+    return t
