@@ -11,11 +11,12 @@ unsupported rather than computed in another layout.
 from __future__ import annotations
 
 import functools
+import inspect
 from dataclasses import dataclass
 
 from ..ir.affine import Affine
 from .tensors import TensorView
-from .values import UserError, norm_int
+from .values import BufferValue, UserError, norm_int
 
 
 class ParDim(int):
@@ -88,20 +89,22 @@ def split_shape(shape) -> tuple[tuple, int] | None:
 def creation(base):
     """`nl.ndarray` / `nl.zeros` / ...: a `BlockTensor` when the shape has block dimensions."""
 
+    signature = inspect.signature(base)
+
     @functools.wraps(base)
     def create(ip, call, shape, *args, **kwargs):
         split = split_shape(shape)
         if split is None:
             return base(ip, call, shape, *args, **kwargs)
         storage, blocks = split
+        try:
+            bound = signature.bind_partial(ip, call, shape, *args, **kwargs).arguments
+        except TypeError:  # bad arguments: the call itself reports them
+            return base(ip, call, shape, *args, **kwargs)
+        buffer = bound.get("buffer")
+        if isinstance(buffer, BufferValue) and buffer.name not in ("sbuf", "psum"):
+            return base(ip, call, tuple(int(d) for d in shape), *args, **kwargs)  # HBM
         result = base(ip, call, storage, *args, **kwargs)
-        if not result.on_chip:
-            raise UserError(
-                "err_invalid_argument",
-                "nl.par_dim marks the partition dimension of an SBUF or PSUM tensor",
-                call.arg_node(0, "shape"),
-                "drop nl.par_dim from the shape of an HBM tensor",
-            )
         return BlockTensor(result, blocks)
 
     return create
