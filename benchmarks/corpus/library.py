@@ -22,6 +22,7 @@ from .nkic_runs import OK, Outcome, run_nkic, supports_option
 
 SHAPES_TOML = Path(__file__).with_name("library_shapes.toml")
 _TENSOR = re.compile(r"^\s*([A-Za-z0-9_]+)\s*\[([0-9,\s]*)\]\s*$")
+_NAMED = re.compile(r"^\s*(nl|np)\.[A-Za-z_][A-Za-z0-9_]*\s*$")
 
 
 class TableError(ValueError):
@@ -126,6 +127,8 @@ def parse_spec(spec: str) -> tuple[str, tuple[int, ...]] | object:
     if m:
         dims = tuple(int(d) for d in m.group(2).split(",") if d.strip())
         return (m.group(1), dims)
+    if _NAMED.match(spec):
+        return spec  # an operator or dtype by name (`nl.add`), as nkic reads it
     try:
         return ast.literal_eval(spec)
     except (ValueError, SyntaxError):

@@ -136,11 +136,38 @@ def parse_view_spec(text: str) -> TensorSpec:
     return TensorSpec(shape, buffer.dtype, HbmView(buffer.shape, offset, strides))
 
 
+_NAMED = re.compile(r"^\s*(nl|np)\.([A-Za-z_][A-Za-z0-9_]*)\s*$")
+#: numpy / nl names of ALU operators that differ from the operator's name
+_OPERATOR_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum"}
+
+
+def parse_named(text: str):
+    """`nl.add`, `np.greater_equal`, `nl.exp`, `nl.bfloat16`: the ALU operator, activation or
+    dtype of that name (kernels that take an operator or a dtype as an argument); None when
+    `text` is not such a name."""
+    from ..ir.isa import ACTIVATIONS, ALU_OPS
+    from .values import NlOp
+
+    m = _NAMED.match(text)
+    if m is None:
+        return None
+    name = _OPERATOR_ALIASES.get(m.group(2), m.group(2))
+    if normalise_dtype_or_none(name) is not None:
+        return normalise_dtype_or_none(name)
+    if name in ALU_OPS or name in ACTIVATIONS:
+        return NlOp(name)
+    raise ValueError(f"{text.strip()!r} is not an NKI ALU operator, activation or dtype")
+
+
 def parse_arg_spec(text: str) -> TensorSpec | object:
     """Parse a `--arg` value: `dtype[d0,d1,...]` is a TensorSpec, `view(...)` a TensorSpec
-    inside a larger buffer (`parse_view_spec`), anything else a Python literal."""
+    inside a larger buffer (`parse_view_spec`), `nl.add` / `np.less` / `nl.bfloat16` an
+    operator or dtype (`parse_named`), anything else a Python literal."""
     if text.lstrip().startswith("view("):
         return parse_view_spec(text)
+    named = parse_named(text)
+    if named is not None:
+        return named
     m = _SPEC.match(text)
     if m:
         dtype, dims = m.group(1), m.group(2)

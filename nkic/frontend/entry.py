@@ -28,6 +28,7 @@ from .values import (
     Instance,
     KernelAbort,
     NkiClass,
+    NlOp,
     PoisonError,
     RestartUnrolled,
     ReturnSignal,
@@ -402,7 +403,7 @@ class KernelCall:
         no list-typed kernel arguments)."""
         import numpy as np
 
-        if isinstance(v, TensorSpec):
+        if isinstance(v, (TensorSpec, NlOp)):  # NlOp: `--arg op=nl.add`
             return v
         if isinstance(v, ApiName):
             return self._api_value(v.path, node)

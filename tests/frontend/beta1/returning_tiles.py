@@ -112,3 +112,11 @@ def uniform_default_dtype():
     out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
     nl.store(out, value=nl.rand((128, 64)))
     return out
+
+
+@nki.jit
+def combine_with(a, op):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    nl.store(out, value=nisa.tensor_tensor(x, x * 0.5, op=op))
+    return out

@@ -111,3 +111,17 @@ def test_rand_without_dtype_is_float32_in_0_1():
     out = nkic.compile(KERNELS, kernel="uniform_default_dtype")()
     assert out.dtype == np.float32 and out.min() >= 0.0 and out.max() < 1.0
     assert len(np.unique(out)) > 1000
+
+
+def test_operators_and_dtypes_by_name_as_kernel_arguments():
+    from nkic.frontend import parse_arg_spec
+    from nkic.frontend.values import NlOp
+
+    assert parse_arg_spec("nl.add") == NlOp("add")
+    assert parse_arg_spec("np.max") == NlOp("maximum")
+    assert parse_arg_spec("nl.bfloat16") == "bfloat16"
+    with pytest.raises(ValueError, match="not an NKI ALU operator"):
+        parse_arg_spec("nl.no_such_op")
+    a = np.random.default_rng(8).standard_normal((128, 64)).astype(np.float32)
+    k = nkic.compile(KERNELS, a, parse_arg_spec("np.minimum"), kernel="combine_with")
+    np.testing.assert_array_equal(k(a), np.minimum(a, a * np.float32(0.5)))
