@@ -25,7 +25,7 @@ What is not (each a diagnostic naming it): other masks, index grids that transpo
 from __future__ import annotations
 
 from ...ir.isa import FP32_MIN
-from .. import beta1_blocks, beta1_lowerings, beta1_mask, beta1_returning
+from .. import beta1_blocks, beta1_index, beta1_lowerings, beta1_mask, beta1_returning
 from ..beta1_index import GridSum, GridTuple, IndexGrid, arange, grid_binop, index_with_grids, mgrid
 from ..beta1_returning import RETURNING
 from ..language import ApiEntry, Language, Rules
@@ -282,6 +282,8 @@ class Beta1(Language):
             return obj.placed(key if isinstance(key, tuple) else (key,))
         if isinstance(obj, TensorView):
             items = key if isinstance(key, tuple) else (key,)
+            if items and isinstance(items[0], TensorView):
+                return beta1_index.indirect(obj, items)
             if any(isinstance(k, (IndexGrid, GridSum)) for k in items):
                 try:
                     return index_with_grids(obj, items)

@@ -120,3 +120,25 @@ def combine_with(a, op):
     x = nl.load(a)
     nl.store(out, value=nisa.tensor_tensor(x, x * 0.5, op=op))
     return out
+
+
+@nki.jit
+def gather_rows(data, idx):
+    out = nl.ndarray((idx.shape[0], data.shape[1]), dtype=data.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(idx.shape[0])[:, None]
+    i_f = nl.arange(data.shape[1])[None, :]
+    rows = nl.load(idx[i_p])
+    nl.store(out, value=nl.load(data[rows[i_p, 0], i_f]))
+    return out
+
+
+@nki.jit
+def scatter_rows(data, idx):
+    out = nl.ndarray((2 * data.shape[0], data.shape[1]), dtype=data.dtype, buffer=nl.shared_hbm)
+    zeros = nl.zeros((data.shape[0], data.shape[1]), dtype=data.dtype)
+    nl.store(out[0 : data.shape[0], :], value=zeros)
+    nl.store(out[data.shape[0] : 2 * data.shape[0], :], value=zeros)
+    i_f = nl.arange(data.shape[1])[None, :]
+    rows = nisa.iota(2 * nl.arange(data.shape[0])[:, None], dtype=nl.int32)
+    nl.store(out[rows, i_f], value=nl.load(data))
+    return out

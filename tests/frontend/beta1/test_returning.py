@@ -125,3 +125,16 @@ def test_operators_and_dtypes_by_name_as_kernel_arguments():
     a = np.random.default_rng(8).standard_normal((128, 64)).astype(np.float32)
     k = nkic.compile(KERNELS, a, parse_arg_spec("np.minimum"), kernel="combine_with")
     np.testing.assert_array_equal(k(a), np.minimum(a, a * np.float32(0.5)))
+
+
+def test_a_tile_of_row_indices_gathers_and_scatters_rows():
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal((128, 256)).astype(np.float32)
+    idx = rng.permutation(128)[:64].astype(np.int32)
+    out = nkic.compile(KERNELS, data, idx, kernel="gather_rows")(data, idx)
+    np.testing.assert_array_equal(out, data[idx])
+    small = data[:40]
+    out = nkic.compile(KERNELS, small, idx, kernel="scatter_rows")(small, idx)
+    want = np.zeros((80, 256), np.float32)
+    want[2 * np.arange(40)] = small
+    np.testing.assert_array_equal(out, want)
