@@ -66,6 +66,36 @@ def simulate_kernel(kernel, *args, **kwargs):
     return _simulate(fn, 1, args, kwargs, grid=getattr(kernel, "grid", ()))
 
 
+class NeuronCores(int):
+    """`nl.nc(n)`: n physical NeuronCores in an SPMD launch annotation; as a grid size (also
+    multiplied, `nl.nc(2) * 2`) the number of programs along that axis."""
+
+    def __mul__(self, other):
+        return int(self) * int(other)
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return f"nl.nc({int(self)})"
+
+
+def nc(n: int) -> NeuronCores:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"nl.nc({n!r}): the number of NeuronCores is a positive integer")
+    return NeuronCores(n)
+
+
+def spmd_dim(*factors) -> int:
+    """`nl.spmd_dim(nl.nc(2), 2)`: one grid axis of the product of its factors (the order
+    only assigns programs to cores)."""
+    size = 1
+    for f in factors:
+        if isinstance(f, bool) or not isinstance(f, int) or f < 1:
+            raise ValueError(f"nl.spmd_dim: {f!r} is not a positive integer or nl.nc(n)")
+        size *= int(f)
+    return size
+
+
 class _StandinFinder(importlib.abc.MetaPathFinder):
     """Finds `neuronxcc` in nkic/shim/root; last on sys.meta_path, so a real one wins."""
 

@@ -36,3 +36,11 @@ def test_a_grid_must_be_positive_integers():
 def test_the_package_says_it_is_the_stand_in(python):
     done = python("import nkic, neuronxcc; print(neuronxcc.NKI_STANDIN)")
     assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr
+
+
+def test_programs_distributed_over_cores_compute_the_same():
+    import neuronxcc.nki.language as nl
+
+    a, b = (RNG.standard_normal((512, 128)).astype(np.float32) for _ in range(2))
+    for launch in (nl.spmd_dim(nl.nc(2), 2), nl.nc(2) * 2, 2 * nl.nc(2)):
+        np.testing.assert_array_equal(grid_add[launch, 2](a, b), a + b)
