@@ -250,6 +250,13 @@ class Language:
 
         return MISSING
 
+    def call_value(self, ip, fn, args: list, kwargs: dict, call):
+        """Calling a value that is not a function in Python's sense but is in the dialect
+        (Beta 1's `np.float32(0.5)`); MISSING when it is not callable."""
+        from .values import MISSING
+
+        return MISSING
+
     def call_api(self, ip, fn, args: list, kwargs: dict, call):
         """Call a `nisa` instruction or an `nl` operator (an `NlOp`, which may have a
         lowering: `nl.exp(x)`)."""

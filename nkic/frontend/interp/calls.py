@@ -145,6 +145,9 @@ class Calls:
             return self.language.call_api(self, fn, args, kwargs, call)
         if isinstance(fn, (StaticMethod, ClassMethod)):
             return self.call(fn.func, args, kwargs, call)
+        special = self.language.call_value(self, fn, args, kwargs, call)
+        if special is not MISSING:
+            return special
         raise UserError("err_type_error", f"{type_name(fn)} is not callable", call.node)
 
     def call_builtin(self, fn: Builtin, args: list, kwargs: dict, call: CallSite):

@@ -432,6 +432,25 @@ class Beta1(Language):
 
         return isinstance(value, Builtin) and value.fn is nki_api.jit
 
+    def call_value(self, ip, fn, args: list, kwargs: dict, call):
+        """`np.float32(0.5)`, `nl.int32(3)`: a dtype called on a number is that number in the
+        dtype (numpy dtypes are scalar types in Beta 1)."""
+        from ...ir.types import DTYPES
+        from ..values import MISSING
+
+        if not isinstance(fn, str) or fn not in DTYPES or kwargs or len(args) != 1:
+            return MISSING
+        value = ip.need_concrete(args[0], "a number")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UserError("err_type_error", f"{fn}() takes a number, got {value!r}")
+        if DTYPES[fn].is_int:
+            return int(value)
+        import ml_dtypes  # the value rounded to the dtype, as numpy would hold it
+        import numpy as np
+
+        scalar = getattr(np, fn, None) or getattr(ml_dtypes, fn, None)
+        return float(scalar(value)) if scalar is not None else float(value)
+
     def isa_keywords(self, name: str) -> list[str]:
         """NKI 0.3's keywords, and Beta 1's own (`dtype=`, `iota(expr=)`, ...)."""
         names = super().isa_keywords(name)

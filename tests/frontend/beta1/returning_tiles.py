@@ -142,3 +142,16 @@ def scatter_rows(data, idx):
     rows = nisa.iota(2 * nl.arange(data.shape[0])[:, None], dtype=nl.int32)
     nl.store(out[rows, i_f], value=nl.load(data))
     return out
+
+
+@nki.jit
+def scaled_by_numpy_scalar(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    nl.store(
+        out,
+        value=nisa.tensor_scalar(
+            x, np.multiply, np.float32(0.1), op1=np.add, operand1=nl.int32(3.7)
+        ),
+    )
+    return out

@@ -138,3 +138,9 @@ def test_a_tile_of_row_indices_gathers_and_scatters_rows():
     want = np.zeros((80, 256), np.float32)
     want[2 * np.arange(40)] = small
     np.testing.assert_array_equal(out, want)
+
+
+def test_numpy_scalar_types_convert_numbers():
+    a = np.random.default_rng(10).standard_normal((128, 32)).astype(np.float32)
+    out = nkic.compile(KERNELS, a, kernel="scaled_by_numpy_scalar")(a)
+    np.testing.assert_allclose(out, a * np.float32(0.1) + 3, rtol=1e-6)
