@@ -60,6 +60,31 @@ def broadcast_to(ip, call, name: str, t: TensorView, shape: tuple) -> TensorView
     return _broadcast(ip, call, t, tuple(shape), name, (1, "y"))
 
 
+def broadcast_to_lowering(ip, call, x, shape, dtype=None):
+    """`nl.broadcast_to`: as NKI 0.3, except that a 4-byte integer row is broadcast across
+    partitions exactly, through HBM (a DMA reading the stored row once per partition), where
+    the Tensor engine would round it."""
+    from ..ir.types import DTYPES
+    from . import nki_api
+
+    if (
+        isinstance(x, TensorView)
+        and x.on_chip
+        and x.shape[0] == 1
+        and DTYPES[x.dtype].is_int
+        and DTYPES[x.dtype].itemsize == 4
+    ):
+        shape = nki_api.shape_arg(ip, shape)
+        if len(shape) == len(x.shape) and shape[0] > 1 and tuple(shape[1:]) == x.shape[1:]:
+            row = ip.alloc(x.shape, x.dtype, "hbm", "broadcast_row", None, call)
+            emit(ip, call, "dma_copy", dst=row, src=x)
+            rows = TensorView(row.tensor, row.offset, ((0, shape[0]), *row.pattern[1:]), x.dtype)
+            dst = new_tile(ip, call, tuple(shape), out_dtype(call, 2, dtype, x.dtype))
+            emit(ip, call, "dma_copy", dst=dst, src=rows)
+            return dst
+    return LOWERINGS["broadcast_to"](ip, call, x, shape, dtype)
+
+
 def store(ip, call, dst, value):
     if isinstance(value, TensorView) and value.buffer == "psum":
         copy = new_tile(ip, call, value.shape, value.dtype)
@@ -87,7 +112,7 @@ def shared_constant(ip, call, constant, dtype=None):
 
 
 #: The `nl` calls Beta 1 gives its own meaning, by name (bound as builtins of `nl`).
-BUILTINS = ("load", "store", "rand", "shared_constant", "divide", "power")
+BUILTINS = ("load", "store", "rand", "shared_constant", "broadcast_to", "divide", "power")
 
 
 def lowerings() -> dict[str, object]:
@@ -99,4 +124,5 @@ def lowerings() -> dict[str, object]:
     table["rand"] = rand
     table["load"] = load
     table["shared_constant"] = shared_constant
+    table["broadcast_to"] = broadcast_to_lowering
     return table

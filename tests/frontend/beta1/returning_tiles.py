@@ -155,3 +155,11 @@ def scaled_by_numpy_scalar(a):
         ),
     )
     return out
+
+
+@nki.jit
+def broadcast_int_row(row):
+    out = nl.ndarray((128, row.shape[1]), dtype=row.dtype, buffer=nl.shared_hbm)
+    t = nl.load(row)
+    nl.store(out, value=nl.broadcast_to(t, shape=(128, row.shape[1])))
+    return out

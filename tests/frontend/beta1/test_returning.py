@@ -144,3 +144,9 @@ def test_numpy_scalar_types_convert_numbers():
     a = np.random.default_rng(10).standard_normal((128, 32)).astype(np.float32)
     out = nkic.compile(KERNELS, a, kernel="scaled_by_numpy_scalar")(a)
     np.testing.assert_allclose(out, a * np.float32(0.1) + 3, rtol=1e-6)
+
+
+def test_an_int32_row_broadcasts_across_partitions_exactly():
+    row = np.random.default_rng(11).integers(-(2**31), 2**31 - 1, (1, 64)).astype(np.int32)
+    out = nkic.compile(KERNELS, row, kernel="broadcast_int_row")(row)
+    np.testing.assert_array_equal(out, np.repeat(row, 128, axis=0))
