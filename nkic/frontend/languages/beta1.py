@@ -130,7 +130,13 @@ def _table():
     serial = "a grid launch, whose programs nkic runs one after another on one core"
     for name in ("spmd_dim", "nc"):
         nl[name] = ApiEntry(None, unsupported=True, replacement=serial)
-    nl["all_reduce"] = ApiEntry(None, unsupported=True)
+    for name in ("all_reduce", "loop_reduce", "atomic_rmw"):
+        nl[name] = ApiEntry(None, unsupported=True)
+    # Beta 1 loops take scheduling hints (`directives=`, `precise_schedule=`), which do not
+    # change what the loop computes
+    for name in ("affine_range", "sequential_range", "static_range"):
+        base = nl[name].binding
+        nl[name] = ApiEntry(Builtin(base.name, _ignoring_hints(base.fn), nki_api=base.nki_api))
     nl["fp32"] = ApiEntry(Fp32("float32"))
     for name in ("ndarray", "zeros", "ones", "full"):
         base = nl[name].binding
@@ -168,10 +174,19 @@ def _placement(buffer):
     return allocator
 
 
+def _ignoring_hints(loop):
+    def make(ip, call, start, stop=None, step=1, directives=None, precise_schedule=False):
+        return loop(ip, call, start, stop, step)
+
+    return make
+
+
 def _compiler_tables() -> dict[str, dict[str, ApiEntry]]:
-    from .. import nki_api
+    from .. import nki_api, nki_surface
 
     tables: dict[str, dict[str, ApiEntry]] = {"neuronxcc.nki.compiler": {}}
+    no_reorder = nki_surface.nl_bindings()["no_reorder"]
+    tables["neuronxcc.nki.compiler"]["no_reorder"] = ApiEntry(no_reorder)
     for name in COMPILER_DECORATORS:
         keep = Builtin(f"ncc.{name}", lambda ip, call, fn=None, *a, **k: fn)
         tables["neuronxcc.nki.compiler"][name] = ApiEntry(keep)

@@ -49,3 +49,8 @@ def test_a_block_dimension_kept_whole_is_a_diagnostic():
     assert any(
         d.code == "err_unsupported_api" and "block dimension 0" in d.message for d in diags
     ), diags
+
+
+def test_loop_scheduling_hints_do_not_change_the_loop():
+    a = np.random.default_rng(3).standard_normal((256, 32)).astype(np.float32)
+    np.testing.assert_array_equal(nkic.compile(KERNELS, a, kernel="hinted_loops")(a), a)
