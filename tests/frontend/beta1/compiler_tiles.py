@@ -72,7 +72,7 @@ def whole_block_axis(a):
 def hinted_loops(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     for i in nl.sequential_range(a.shape[0] // 128, directives=ncc.no_reorder()):
-        for j in nl.affine_range(1, precise_schedule=True):
+        for _j in nl.affine_range(1, precise_schedule=True):
             t = nl.load(a[i * 128 : (i + 1) * 128, :])
             nl.store(out[i * 128 : (i + 1) * 128, :], value=t)
     return out
