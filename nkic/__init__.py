@@ -21,6 +21,7 @@ _PUBLIC = {
     "RuntimeFault": "api",
     "Diagnostic": "diagnostics",
     "TensorSpec": "frontend",
+    "ArgExpr": "frontend",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -3,6 +3,8 @@ instruction gives; each result matches numpy."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -113,31 +115,23 @@ def test_rand_without_dtype_is_float32_in_0_1():
     assert len(np.unique(out)) > 1000
 
 
-def test_operators_and_dtypes_by_name_as_kernel_arguments():
-    from nkic.frontend import parse_arg_spec
-    from nkic.frontend.values import NlOp
-
-    assert parse_arg_spec("nl.add") == NlOp("add")
-    assert parse_arg_spec("np.max") == NlOp("maximum")
-    assert parse_arg_spec("nl.bfloat16") == "bfloat16"
-    with pytest.raises(ValueError, match="not an NKI ALU operator"):
-        parse_arg_spec("nl.no_such_op")
+def test_an_operator_passed_as_a_kernel_argument(tmp_path):
     a = np.random.default_rng(8).standard_normal((128, 64)).astype(np.float32)
-    k = nkic.compile(KERNELS, a, parse_arg_spec("np.minimum"), kernel="combine_with")
-    np.testing.assert_array_equal(k(a), np.minimum(a, a * np.float32(0.5)))
-
-
-def test_a_tile_of_row_indices_gathers_and_scatters_rows():
-    rng = np.random.default_rng(9)
-    data = rng.standard_normal((128, 256)).astype(np.float32)
-    idx = rng.permutation(128)[:64].astype(np.int32)
-    out = nkic.compile(KERNELS, data, idx, kernel="gather_rows")(data, idx)
-    np.testing.assert_array_equal(out, data[idx])
-    small = data[:40]
-    out = nkic.compile(KERNELS, small, idx, kernel="scatter_rows")(small, idx)
-    want = np.zeros((80, 256), np.float32)
-    want[2 * np.arange(40)] = small
-    np.testing.assert_array_equal(out, want)
+    np.save(tmp_path / "a.npy", a)
+    neff = tmp_path / "k.neff"
+    nkic_cli = [sys.executable, "-m", "nkic"]
+    subprocess.run(
+        [*nkic_cli, "compile", KERNELS, "-k", "combine_with", "--arg", "a=float32[128,64]",
+         "--arg", "op=np.minimum", "-o", str(neff)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    subprocess.run(
+        [*nkic_cli, "run", str(neff), "--in", f"a={tmp_path / 'a.npy'}", "--out-dir",
+         str(tmp_path)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    out = np.load(tmp_path / "out.npy")
+    np.testing.assert_array_equal(out, np.minimum(a, a * np.float32(0.5)))
 
 
 def test_numpy_scalar_types_convert_numbers():
