@@ -67,6 +67,10 @@ class Rules:
     #: quantize_mx's group scale: "ocp", 2^(floor(log2(amax)) - emax) as in the OCP MX sample
     #: algorithm (up to NKI 0.4), or "doubled", twice that (NKI 0.5's rounding-bias fix).
     mx_scale: str = "ocp"
+    #: `t[key] += x` on a tile: `t[key] = t[key] + x` (Beta 1's tile operators).
+    tile_augmented_assignment: bool = False
+    #: The buffers a kernel's returned tensors may live in (Beta 1 also accepted `nl.hbm`).
+    output_buffers: tuple[str, ...] = ("shared_hbm",)
 
 
 class Language:
@@ -214,6 +218,12 @@ class Language:
             return message, f"use {entry.replacement}"
         return message, "it still works in this version but may be removed in a later one"
 
+    def isa_keywords(self, name: str) -> list[str]:
+        """The keywords a `nisa.<name>` call accepts."""
+        from ..ir.isa import INSTRUCTIONS
+
+        return [p.name for p in INSTRUCTIONS[name].params]
+
     def keyword_hint(self, keyword: str, names: list[str]) -> str:
         """The hint for an unexpected keyword `keyword` of a `nisa` call taking `names`."""
         if keyword in self.removed_keywords:
@@ -234,11 +244,17 @@ class Language:
             return obj.index(ip, norm_key(key))
         return MISSING
 
-    def binop(self, ip, symbol: str, a, b, call):
-        """`a <symbol> b` when the language gives it a meaning of its own; MISSING otherwise."""
+    def binop(self, ip, symbol: str, a, b, call, inplace: bool = False):
+        """`a <symbol> b` (`a <symbol>= b` when `inplace`) when the language gives it a meaning
+        of its own; MISSING otherwise."""
         from .values import MISSING
 
         return MISSING
+
+    def is_launch_entry_point(self, value) -> bool:
+        """Whether `value` is a kernel decorator whose arguments only configure how the kernel
+        is launched (Beta 1's `nki.profile(working_directory=...)`): they are not evaluated."""
+        return False
 
     @staticmethod
     def selected_by(tree: ast.Module) -> bool:
@@ -269,6 +285,13 @@ class Language:
     def intercept_call(self, ip, fn, args: list, kwargs: dict, call):
         """A dialect's own handling of a call of an `nl` / `nisa` function (Beta 1's `mask=`);
         MISSING to call it as usual."""
+        from .values import MISSING
+
+        return MISSING
+
+    def call_value(self, ip, fn, args: list, kwargs: dict, call):
+        """Calling a value that is not a function in Python's sense but is in the dialect
+        (Beta 1's `np.float32(0.5)`); MISSING when it is not callable."""
         from .values import MISSING
 
         return MISSING
