@@ -48,28 +48,78 @@ TILE_OPERATORS = {
 NUMPY_OPS = {
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "equal",
     "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
-    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+    "right_shift", "exp", "log", "tanh", "sqrt", "square", "abs", "negative", "sin", "cos",
+    "reciprocal",
 }  # fmt: skip
 
-#: value-returning Beta 1 instructions: positional parameter names and the destination
-#: (shape source, dtype source, buffer); "matmul" builds (stationary.shape[1], moving.shape[1]).
+#: numpy reductions Beta 1 accepted as operators, and the ALU operator they name
+NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum"}
+
+#: value-returning Beta 1 instructions: their positional parameter names and where the
+#: destination's shape and dtype come from: an operand (its shape and dtype), "matmul"
+#: ((stationary.shape[1], moving.shape[1]) in PSUM, float32), "transpose" (the operand's two
+#: dimensions swapped, in PSUM), "shape" (the `shape=` and `dtype=` arguments, memset), or
+#: (operand, free size, dtype) for results of a fixed width per partition.
 RETURNING = {
     "nc_matmul": (("stationary", "moving"), "matmul"),
+    "nc_transpose": (("data",), "transpose"),
     "activation": (("op", "data", "bias", "scale"), "data"),
     "tensor_tensor": (("data1", "data2", "op"), "data1"),
     "tensor_scalar": (("data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1"), "data"),
     "tensor_copy": (("src",), "src"),
     "reciprocal": (("data",), "data"),
+    "dropout": (("data", "prob"), "data"),
+    "memset": (("shape", "value", "dtype"), "shape"),
+    "range_select": (("on_true_tile", "comp_op0", "comp_op1", "bound0", "bound1", "reduce_cmd",
+                      "reduce_res", "reduce_op", "range_start", "on_false_value"), "on_true_tile"),
+    "max8": (("src",), ("src", "8", None)),
+    "nc_find_index8": (("data", "vals"), ("data", "8", "uint32")),
+    "bn_stats": (("data",), ("data", "6", None)),
+    "bn_aggr": (("data",), ("data", "2", None)),
 }  # fmt: skip
+
+#: Beta 1 dtype names that NKI 0.2.0 removed
+DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+
+#: loops that NKI 0.7 deprecated: plain Python `range` is the same loop there
+RANGES = ("affine_range", "sequential_range", "static_range")
+
+#: Beta 1 entry points that current NKI spells `nki.jit`
+JIT_ENTRY_POINTS = ("baremetal", "benchmark", "profile", "trace", "simulate_kernel")
+
+#: compiler hints with no current equivalent that change nothing a kernel computes
+DROPPED_DECORATORS = ("skip_middle_end_transformations",)
 
 #: `nl` calls that do not produce a tile
 NOT_TILES = {"arange", "mgrid", "program_id", "num_programs", "par_dim", "ndarray_shape"}
 
 
+#: the code of the diagnostic each manual step is reported with
+MANUAL_STEP = "nkic_migrate_manual_step"
+#: the migration targets: NKI 0.7 is the current language, 0.3 the first after Beta 2
+TARGETS = ("0.7", "0.3")
+
+
 @dataclass
 class Todo:
+    """A rewrite left to the user: written above `line` as a `# TODO(nkic migrate):` comment."""
+
     line: int
     message: str
+    col: int = 1
+
+    def diagnostic(self, path: str):
+        from .diagnostics import Diagnostic
+        from .ir.core import Loc
+
+        return Diagnostic(
+            MANUAL_STEP,
+            self.message,
+            Loc(path, self.line, self.col, self.line, self.col + 1),
+            severity="warning",
+            hint="the statement is left as it was, under a `# TODO(nkic migrate):` comment",
+        )
 
 
 @dataclass
@@ -138,9 +188,35 @@ def _int(node) -> int | None:
 class _Migrator(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, grid: tuple[int, ...] = (), source: str = ""):
+    def __init__(
+        self,
+        grid: tuple[int, ...] = (),
+        source: str = "",
+        to: str = "0.7",
+        keep: frozenset[tuple[tuple[str, ...], str]] = frozenset(),
+    ):
         super().__init__()
         self.grid = grid
+        self.to = to
+        #: (enclosing functions, name) of the index grids a use of which cannot be rewritten:
+        #: left as they are
+        self.keep = keep
+        #: (enclosing functions, grid name) of the grids the rewrite removed (a use left
+        #: behind needs its definition back)
+        self.removed: set[tuple[tuple[str, ...], str]] = set()
+        self.scope: list[str] = []
+        #: the grids (of `keep`) now in scope
+        self.kept_names: set[str] = set()
+        #: the statement being rewritten (its original node)
+        self.statement = None
+        #: the statement being rewritten defines a kept grid
+        self.grid_definition = False
+        #: names bound to an `nl.mgrid[...]` value, read as `g.p`, `g.x`
+        self.mgrids: dict[str, list[_Grid]] = {}
+        #: the names `from torch_neuronx import nki_jit` binds
+        self.torch_jit: set[str] = set()
+        #: the names `from neuronxcc.nki import jit, benchmark, ...` binds
+        self.entry_aliases: set[str] = set()
         #: the loop variable of each grid axis (a name the file does not use yet)
         self.pids = [
             next(n for n in (f"pid{a}", f"grid_pid{a}", f"_grid_pid{a}") if n not in source)
@@ -164,15 +240,23 @@ class _Migrator(cst.CSTTransformer):
 
     # helpers ---------------------------------------------------------------------------------
 
-    def _line(self, node) -> int:
+    def _line(self, node) -> tuple[int, int]:
         try:
-            return self.get_metadata(PositionProvider, node).start.line
-        except KeyError:
-            return 0
+            start = self.get_metadata(PositionProvider, node).start
+        except KeyError:  # a node the rewrite built: the statement being rewritten
+            if self.statement is None or node is self.statement:
+                return 0, 1
+            return self._line(self.statement)
+        return start.line, start.column + 1
 
     def _todo(self, node, message: str) -> None:
-        self.todos.append(Todo(self._line(node), message))
+        line, col = self._line(node)
+        self.todos.append(Todo(line, message, col))
         self.pending.append(message)
+
+    def _nl(self) -> str:
+        """The name the file binds `nki.language` to."""
+        return "nl" if "nl" in self.nl else sorted(self.nl)[0]
 
     def _is(self, node, module: set[str], name: str | None = None) -> str | None:
         """`nl.X` → "X" when node is an attribute of one of the module aliases."""
@@ -180,6 +264,24 @@ class _Migrator(cst.CSTTransformer):
             if node.value.value in module and (name is None or node.attr.value == name):
                 return node.attr.value
         return None
+
+    # entry points ----------------------------------------------------------------------------
+
+    def leave_Decorator(self, original, updated):
+        expr = updated.decorator
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        dotted = _dotted(func) or ""
+        last = dotted.rsplit(".", 1)[-1]
+        if last in DROPPED_DECORATORS and dotted.split(".")[0] == "nki":
+            return cst.RemovalSentinel.REMOVE
+        jit = cst.Decorator(decorator=cst.parse_expression("nki.jit"))
+        if dotted in self.torch_jit:
+            return updated.with_changes(decorator=jit.decorator)
+        if dotted.startswith("nki.") and last in JIT_ENTRY_POINTS:
+            return updated.with_changes(decorator=jit.decorator)
+        if dotted in self.entry_aliases:
+            return updated.with_changes(decorator=jit.decorator)
+        return updated
 
     # imports ---------------------------------------------------------------------------------
 
@@ -199,6 +301,27 @@ class _Migrator(cst.CSTTransformer):
 
     def leave_ImportFrom(self, original, updated):
         module = _dotted(updated.module) if updated.module else None
+        if module == "torch_neuronx" and not isinstance(updated.names, cst.ImportStar):
+            names = [a for a in updated.names if a.name.value == "nki_jit"]
+            if names:  # `@nki_jit` is `@nki.jit` in current NKI
+                self.torch_jit.update(
+                    (a.asname.name.value if a.asname else "nki_jit") for a in names
+                )
+                rest = [a for a in updated.names if a.name.value != "nki_jit"]
+                if not rest:
+                    return cst.Import(names=[cst.ImportAlias(name=cst.Name("nki"))])
+                rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                return updated.with_changes(names=rest)
+        if module == "neuronxcc.nki" and not isinstance(updated.names, cst.ImportStar):
+            entry = [a for a in updated.names if a.name.value in ("jit", *JIT_ENTRY_POINTS)]
+            if entry and len(entry) == len(updated.names):
+                # `from neuronxcc.nki import benchmark` ... `@benchmark(...)`: `@nki.jit`
+                self.entry_aliases.update(
+                    (a.asname.name.value if a.asname else a.name.value) for a in entry
+                )
+                return cst.Import(names=[cst.ImportAlias(name=cst.Name("nki"))])
+        if module == "neuronxcc.nki.isa.constants":
+            return updated.with_changes(module=cst.parse_expression("nki.isa"))
         if module == "neuronxcc" and not isinstance(updated.names, cst.ImportStar):
             if [a.name.value for a in updated.names] == ["nki"]:
                 return cst.Import(
@@ -273,10 +396,37 @@ class _Migrator(cst.CSTTransformer):
         if len(updated.targets) != 1:
             return updated
         target, value = updated.targets[0].target, updated.value
+        if isinstance(target, cst.Name) and self._kept(target.value):
+            # still known, so that its uses are explained, but neither removed nor rewritten
+            grid = self._grid_of(value) or self._shifted_grid(value)
+            grids = self._mgrid(value)
+            if grid is not None:
+                self.grids[target.value] = grid
+                self.kept_names.add(target.value)
+            elif grids is not None and len(grids) == 2:
+                self.mgrids[target.value] = grids
+                for attr, g in zip("px", grids):
+                    self.grids[f"{target.value}.{attr}"] = g
+                    self.kept_names.add(f"{target.value}.{attr}")
+            self._todo(original, f"the index grid {target.value} is used where a slice "
+                       "cannot replace it: write its uses with slices (or a nisa.iota "
+                       "pattern) and remove it")  # fmt: skip
+            self.grid_definition = True
+            return updated
         if isinstance(target, cst.Name):
             grid = self._grid_of(value) or self._shifted_grid(value)
             if grid is not None:
                 self.grids[target.value] = grid
+                self.kept_names.discard(target.value)
+                self._removed(target.value)
+                return cst.RemovalSentinel.REMOVE
+            grids = self._mgrid(value)
+            if grids is not None and len(grids) == 2:
+                self.mgrids[target.value] = grids
+                for attr, g in zip("px", grids):
+                    self.grids[f"{target.value}.{attr}"] = g
+                    self.kept_names.discard(f"{target.value}.{attr}")
+                self._removed(target.value)
                 return cst.RemovalSentinel.REMOVE
             if self._uses_grid(value) and self._mask_bounds(value) is not None:
                 self.masks[target.value] = value  # becomes the slices of the calls it masks
@@ -290,8 +440,18 @@ class _Migrator(cst.CSTTransformer):
             grids = self._mgrid(value)
             names = [e.value for e in target.elements]
             if grids and len(grids) == len(names) and all(isinstance(n, cst.Name) for n in names):
+                if any(self._kept(n.value) for n in names):
+                    for n, g in zip(names, grids):
+                        self.grids[n.value] = g
+                        self.kept_names.add(n.value)
+                    self._todo(original, "index grids used where a slice cannot replace them: "
+                               "write their uses with slices and remove them")  # fmt: skip
+                    self.grid_definition = True
+                    return updated
                 for n, g in zip(names, grids):
                     self.grids[n.value] = g
+                    self.kept_names.discard(n.value)
+                    self._removed(n.value)
                 return cst.RemovalSentinel.REMOVE
         return updated
 
@@ -329,10 +489,35 @@ class _Migrator(cst.CSTTransformer):
         node.visit(Finder())
         return bool(found)
 
-    def leave_Name(self, original, updated):
+    def leave_Attribute(self, original, updated):
+        base = updated.value
+        if isinstance(base, cst.Name) and base.value in self.mgrids and updated.attr.value in "px":
+            # `g.p` of `g = nl.mgrid[...]`: read as the grid it names (a dotted Name, printed
+            # as it was written when the rewrite leaves it)
+            return cst.Name(f"{base.value}.{updated.attr.value}")
+        name = self._is(updated, self.nl)
+        if name in DTYPE_ALIASES:
+            return updated.with_changes(attr=cst.Name(DTYPE_ALIASES[name]))
         return updated
 
+    def _whole_mgrid(self, updated):
+        """`t[nl.mgrid[0:128, 0:512]]`: the slices the grid selects."""
+        if len(updated.slice) != 1 or not isinstance(updated.slice[0].slice, cst.Index):
+            return None
+        grids = self._mgrid(updated.slice[0].slice.value)
+        if grids is None:
+            return None
+        if self.mask_stack and self.mask_stack[-1]:
+            return None  # a masked call: sliced by the mask's rewrite or left with a TODO
+        text = ", ".join(
+            f"{g.start}:{g.size if g.start == '0' else f'{g.start} + {g.size}'}" for g in grids
+        )
+        return updated.with_changes(slice=cst.parse_expression(f"x[{text}]").slice)
+
     def leave_Subscript(self, original, updated):
+        whole = self._whole_mgrid(updated)
+        if whole is not None:
+            return whole
         if not any(
             self._uses_grid(e.slice) for e in updated.slice if isinstance(e.slice, cst.Index)
         ):
@@ -379,6 +564,8 @@ class _Migrator(cst.CSTTransformer):
                 original, "index grids transpose the tensor: load it in order and transpose it"
             )
             return updated
+        if self._grid_names(updated) & self.kept_names:
+            return updated  # its grid stays (its definition says why)
         return updated.with_changes(slice=elements)
 
     def _has_grid_api(self, node) -> bool:
@@ -409,7 +596,14 @@ class _Migrator(cst.CSTTransformer):
 
     def visit_FunctionDef(self, node):
         self.reads_program.append(False)
+        self.scope.append(node.name.value)
         return True
+
+    def _kept(self, name: str) -> bool:
+        return (tuple(self.scope), name) in self.keep
+
+    def _removed(self, name: str) -> None:
+        self.removed.add((tuple(self.scope), name))
 
     def _program_call(self, call: cst.Call):
         """`nl.program_id(a)`, `nl.num_programs(a)`, `nl.program_ndim()` with the grid's
@@ -434,6 +628,7 @@ class _Migrator(cst.CSTTransformer):
         return None
 
     def leave_FunctionDef(self, original, updated):
+        self.scope.pop()
         reads = self.reads_program.pop() if self.reads_program else False
         if not reads:
             return updated
@@ -459,9 +654,10 @@ class _Migrator(cst.CSTTransformer):
             for pid, n in zip(self.pids, self.grid)
             if any(pid in _names(st) for st in inner)
         ]
+        loop = "range" if self.to == "0.7" else f"{nl}.affine_range"
         text = ""
         for depth, (pid, size) in enumerate(used):
-            text += "    " * depth + f"for {pid} in {nl}.affine_range({size}):\n"
+            text += "    " * depth + f"for {pid} in {loop}({size}):\n"
         pad = "    " * len(used)
         text += "".join(pad + line if line.strip() else line for line in code.splitlines(True))
         loop = cst.parse_statement(text)
@@ -480,6 +676,8 @@ class _Migrator(cst.CSTTransformer):
         expression (step 1) with a bound, joined with &."""
         if isinstance(expr, cst.Name) and expr.value in self.masks:
             expr = self.masks[expr.value]
+        if self._grid_names(expr) & self.kept_names:
+            return None  # its grid stays, and the mask with it
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitAnd):
             left, right = self._mask_bounds(expr.left), self._mask_bounds(expr.right)
             if left is None or right is None:
@@ -542,11 +740,21 @@ class _Migrator(cst.CSTTransformer):
             return program
         if self._is(updated.func, self.nl, "par_dim") and len(updated.args) == 1:
             return updated.args[0].value
+        loop = self._is(updated.func, self.nl)
+        if self.to == "0.7" and loop in RANGES and all(a.keyword is None for a in updated.args):
+            return updated.with_changes(func=cst.Name("range"))  # the same loop in NKI 0.7
+        if loop == "rand" and not any(a.keyword and a.keyword.value == "dtype" for a in
+                                      updated.args) and len(updated.args) < 2:  # fmt: skip
+            # Beta 1's default dtype; current NKI asks for one
+            dtype = cst.Arg(cst.parse_expression(f"{self._nl()}.float32"), cst.Name("dtype"))
+            return updated.with_changes(args=[*updated.args, dtype])
+        kernel_api = bool(self._is(updated.func, self.nl) or self._is(updated.func, self.nisa))
         args = []
         for a in updated.args:
             np_name = self._is(a.value, self.np)
-            if np_name in NUMPY_OPS:  # a numpy function as a value is an operator
-                a = a.with_changes(value=cst.parse_expression(f"{sorted(self.nl)[0]}.{np_name}"))
+            np_name = NUMPY_ALIASES.get(np_name, np_name)
+            if kernel_api and np_name in NUMPY_OPS:  # a numpy function as a value: an operator
+                a = a.with_changes(value=cst.parse_expression(f"{self._nl()}.{np_name}"))
             if a.keyword is not None and a.keyword.value == "mask":
                 if kept is not None:
                     continue  # its subscripts are sliced to what it keeps
@@ -578,8 +786,12 @@ class _Migrator(cst.CSTTransformer):
         return False
 
     def leave_SimpleStatementLine(self, original, updated):
+        self.statement = original
         result = self._statement(updated)
-        if not isinstance(result, cst.RemovalSentinel) and self._has_grid_api(result):
+        self.statement = None
+        definition, self.grid_definition = self.grid_definition, False
+        if (not isinstance(result, cst.RemovalSentinel) and not definition
+                and self._has_grid_api(result)):  # fmt: skip
             self._todo(original, "an index grid used in a way nkic migrate does not rewrite: "
                        "write the index as a slice")  # fmt: skip
         if not self.pending:
@@ -623,20 +835,50 @@ class _Migrator(cst.CSTTransformer):
         params, shape_of = RETURNING[name]
         named: dict[str, str] = {}
         dtype = None
+        shape_arg = None
         for i, a in enumerate(call.args):
+            if a.keyword is None and i >= len(params) or a.star:
+                self._todo(line, f"nisa.{name}: arguments nkic migrate does not recognise: "
+                           "allocate the destination and pass it as dst=")  # fmt: skip
+                return line
             key = a.keyword.value if a.keyword is not None else params[i]
             if key == "dtype":
                 dtype = _code(a.value)
                 continue
+            if key == "shape" and shape_of == "shape":
+                shape_arg = _code(a.value)
+                continue
             named[key] = _code(a.value)
-        nl = "nl" if "nl" in self.nl else sorted(self.nl)[0]
+        nl = self._nl()
         nisa = _code(call.func).rsplit(".", 1)[0]
         statements = []
         if new:
             if shape_of == "matmul":
                 shape = f"({named['stationary']}.shape[1], {named['moving']}.shape[1])"
                 dt, buf = dtype or f"{nl}.float32", "psum"
+            elif shape_of == "transpose":
+                src = named["data"]
+                shape, dt, buf = (
+                    f"({src}.shape[1], {src}.shape[0])",
+                    dtype or f"{src}.dtype",
+                    "psum",
+                )
+            elif shape_of == "shape":
+                if shape_arg is None or dtype is None:
+                    self._todo(line, f"nisa.{name} without shape= and dtype=: allocate the "
+                               "destination and pass it as dst=")  # fmt: skip
+                    return line
+                shape, dt, buf = shape_arg, dtype, "sbuf"
+            elif isinstance(shape_of, tuple):
+                src, width, fixed = shape_of
+                if src not in named:
+                    return line
+                shape = f"({named[src]}.shape[0], {width})"
+                fixed = f"{nl}.{fixed}" if fixed else f"{named[src]}.dtype"
+                dt, buf = dtype or fixed, "sbuf"
             else:
+                if shape_of not in named:
+                    return line
                 src = named[shape_of]
                 shape, dt, buf = f"{src}.shape", dtype or f"{src}.dtype", "sbuf"
             statements.append(f"{target} = {nl}.ndarray({shape}, dtype={dt}, buffer={nl}.{buf})")
@@ -649,18 +891,50 @@ class _Migrator(cst.CSTTransformer):
         return cst.FlattenSentinel(lines)
 
 
-def migrate_source(source: str, to: str = "0.3", grid: tuple[int, ...] = ()) -> Migration:
-    """Rewrite a Beta 1 kernel file's source into NKI `to` (0.3; 0.7 is not yet separate).
-    `grid` is the SPMD launch grid of its kernels (`kernel[2, 2]`): their programs become
+def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> Migration:
+    """Rewrite a Beta 1 kernel file's source into NKI `to` (0.7, the current language, or
+    0.3). `grid` is the SPMD launch grid of its kernels (`kernel[2, 2]`): their programs become
     loops over the program ids."""
-    if to not in ("0.3",):
-        raise ValueError(f"migration to NKI {to} is not supported yet (supported: 0.3)")
+    if to not in TARGETS:
+        raise ValueError(
+            f"migration to NKI {to} is not supported (supported: {', '.join(TARGETS)})"
+        )
     module = cst.parse_module(source)
-    migrator = _Migrator(tuple(grid), source)
-    new = MetadataWrapper(module).visit(migrator)
+    keep: frozenset[tuple[tuple[str, ...], str]] = frozenset()
+    while True:
+        migrator = _Migrator(tuple(grid), source, to, keep)
+        new = MetadataWrapper(module).visit(migrator)
+        # an index grid whose definition went while one of its uses stayed (a grid passed to
+        # a call, arithmetic slices cannot express) stays whole: a second pass keeps it
+        left = _grid_uses(new, migrator.removed) - keep
+        if not left:
+            break
+        keep = keep | left
     text = new.code
-    todos = sorted(migrator.todos, key=lambda t: t.line)
+    todos = sorted(migrator.todos, key=lambda t: (t.line, t.col))
     return Migration(source, text, todos)
+
+
+def _grid_uses(module: cst.Module, names: set) -> set:
+    """The (enclosing functions, name) of `names` that `module` still reads (`g` of a dotted
+    `g.p` too)."""
+    found: set = set()
+    scope: list[str] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, n):
+            scope.append(n.name.value)
+
+        def leave_FunctionDef(self, n):
+            scope.pop()
+
+        def visit_Name(self, n):
+            key = (tuple(scope), n.value.split(".")[0])
+            if key in names:
+                found.add(key)
+
+    module.visit(Finder())
+    return found
 
 
 @dataclass
