@@ -79,6 +79,9 @@ RETURNING = {
     "bn_aggr": (("data",), ("data", "2", None)),
 }  # fmt: skip
 
+#: the attributes of an `nl.mgrid[...]` value naming its axes
+MGRID_AXES = ("p", "x", "y", "z")
+
 #: Beta 1 dtype names that NKI 0.2.0 removed
 DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
@@ -205,6 +208,10 @@ class _Migrator(cst.CSTTransformer):
         #: behind needs its definition back)
         self.removed: set[tuple[tuple[str, ...], str]] = set()
         self.scope: list[str] = []
+        #: the names of the enclosing scopes while a function is rewritten
+        self.outer: list[tuple] = []
+        #: tiles known to be in PSUM (Beta 1 stores them; current NKI copies them out first)
+        self.psum: set[str] = set()
         #: the grids (of `keep`) now in scope
         self.kept_names: set[str] = set()
         #: the statement being rewritten (its original node)
@@ -403,11 +410,11 @@ class _Migrator(cst.CSTTransformer):
             if grid is not None:
                 self.grids[target.value] = grid
                 self.kept_names.add(target.value)
-            elif grids is not None and len(grids) == 2:
+            elif grids is not None and len(grids) <= len(MGRID_AXES):
                 self.mgrids[target.value] = grids
-                for attr, g in zip("px", grids):
-                    self.grids[f"{target.value}.{attr}"] = g
-                    self.kept_names.add(f"{target.value}.{attr}")
+                for attr, g in zip(MGRID_AXES, grids):
+                    self.grids[_mgrid_axis(target.value, attr)] = g
+                    self.kept_names.add(_mgrid_axis(target.value, attr))
             self._todo(original, f"the index grid {target.value} is used where a slice "
                        "cannot replace it: write its uses with slices (or a nisa.iota "
                        "pattern) and remove it")  # fmt: skip
@@ -421,11 +428,11 @@ class _Migrator(cst.CSTTransformer):
                 self._removed(target.value)
                 return cst.RemovalSentinel.REMOVE
             grids = self._mgrid(value)
-            if grids is not None and len(grids) == 2:
+            if grids is not None and len(grids) <= len(MGRID_AXES):
                 self.mgrids[target.value] = grids
-                for attr, g in zip("px", grids):
-                    self.grids[f"{target.value}.{attr}"] = g
-                    self.kept_names.discard(f"{target.value}.{attr}")
+                for attr, g in zip(MGRID_AXES, grids):
+                    self.grids[_mgrid_axis(target.value, attr)] = g
+                    self.kept_names.discard(_mgrid_axis(target.value, attr))
                 self._removed(target.value)
                 return cst.RemovalSentinel.REMOVE
             if self._uses_grid(value) and self._mask_bounds(value) is not None:
@@ -436,6 +443,14 @@ class _Migrator(cst.CSTTransformer):
                 nl_name = self._is(fn, self.nl)
                 if (nl_name and nl_name not in NOT_TILES) or self._is(fn, self.nisa):
                     self.tiles.add(target.value)
+                buffer = next(
+                    (a.value for a in value.args if a.keyword and a.keyword.value == "buffer"),
+                    None,
+                )
+                if nl_name and buffer is not None and self._is(buffer, self.nl, "psum"):
+                    self.psum.add(target.value)
+                else:
+                    self.psum.discard(target.value)
         elif isinstance(target, cst.Tuple):
             grids = self._mgrid(value)
             names = [e.value for e in target.elements]
@@ -491,10 +506,11 @@ class _Migrator(cst.CSTTransformer):
 
     def leave_Attribute(self, original, updated):
         base = updated.value
-        if isinstance(base, cst.Name) and base.value in self.mgrids and updated.attr.value in "px":
-            # `g.p` of `g = nl.mgrid[...]`: read as the grid it names (a dotted Name, printed
-            # as it was written when the rewrite leaves it)
-            return cst.Name(f"{base.value}.{updated.attr.value}")
+        axis = updated.attr.value
+        if isinstance(base, cst.Name) and base.value in self.mgrids and axis in MGRID_AXES:
+            # `g.p` of `g = nl.mgrid[...]`: read as the grid it names (a Name written back as
+            # `g.p` where the rewrite leaves it)
+            return cst.Name(_mgrid_axis(base.value, axis))
         name = self._is(updated, self.nl)
         if name in DTYPE_ALIASES:
             return updated.with_changes(attr=cst.Name(DTYPE_ALIASES[name]))
@@ -597,6 +613,11 @@ class _Migrator(cst.CSTTransformer):
     def visit_FunctionDef(self, node):
         self.reads_program.append(False)
         self.scope.append(node.name.value)
+        # a function's grids are its own: it starts from its enclosing scope's (closures)
+        names = (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum)
+        self.outer.append(names)
+        self.grids, self.mgrids, self.masks = dict(self.grids), dict(self.mgrids), dict(self.masks)
+        self.kept_names, self.tiles, self.psum = set(self.kept_names), set(self.tiles), set()
         return True
 
     def _kept(self, name: str) -> bool:
@@ -629,6 +650,8 @@ class _Migrator(cst.CSTTransformer):
 
     def leave_FunctionDef(self, original, updated):
         self.scope.pop()
+        names = self.outer.pop()
+        self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum = names
         reads = self.reads_program.pop() if self.reads_program else False
         if not reads:
             return updated
@@ -748,6 +771,8 @@ class _Migrator(cst.CSTTransformer):
             # Beta 1's default dtype; current NKI asks for one
             dtype = cst.Arg(cst.parse_expression(f"{self._nl()}.float32"), cst.Name("dtype"))
             return updated.with_changes(args=[*updated.args, dtype])
+        if loop == "store":
+            updated = self._store_from_psum(updated)
         kernel_api = bool(self._is(updated.func, self.nl) or self._is(updated.func, self.nisa))
         args = []
         for a in updated.args:
@@ -764,6 +789,20 @@ class _Migrator(cst.CSTTransformer):
         if args and kept is not None:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
+
+    def _store_from_psum(self, call: cst.Call) -> cst.Call:
+        """`nl.store(t, value=psum_tile)`: Beta 1 stored PSUM tiles (through SBUF); current NKI
+        stores from SBUF only, so the value is copied there first (`nl.copy`, bit-exact)."""
+        args = list(call.args)
+        for i, a in enumerate(args):
+            named = a.keyword is not None and a.keyword.value == "value"
+            if not (named or (a.keyword is None and i == 1)):
+                continue
+            base = a.value.value if isinstance(a.value, cst.Subscript) else a.value
+            if isinstance(base, cst.Name) and base.value in self.psum:
+                copy = cst.parse_expression(f"{self._nl()}.copy({_code(a.value)})")
+                args[i] = a.with_changes(value=copy)
+        return call.with_changes(args=args)
 
     def leave_BinaryOperation(self, original, updated):
         name = TILE_OPERATORS.get(type(updated.operator))
@@ -883,6 +922,10 @@ class _Migrator(cst.CSTTransformer):
                 shape, dt, buf = f"{src}.shape", dtype or f"{src}.dtype", "sbuf"
             statements.append(f"{target} = {nl}.ndarray({shape}, dtype={dt}, buffer={nl}.{buf})")
             self.tiles.add(target)
+            if buf == "psum":
+                self.psum.add(target)
+            else:
+                self.psum.discard(target)
         kwargs = ", ".join(f"{k}={v}" for k, v in named.items())
         statements.append(f"{nisa}.{name}(dst={target}, {kwargs})")
         lines = [cst.parse_statement(s + "\n") for s in statements]
@@ -910,9 +953,27 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
         if not left:
             break
         keep = keep | left
-    text = new.code
+    text = new.visit(_MgridAxes()).code
     todos = sorted(migrator.todos, key=lambda t: (t.line, t.col))
     return Migration(source, text, todos)
+
+
+_MGRID_AXIS = "_nkic_mgrid_axis__"
+
+
+def _mgrid_axis(name: str, attr: str) -> str:
+    """The name standing for `name.attr` of `name = nl.mgrid[...]` during the rewrite."""
+    return f"{_MGRID_AXIS}{name}__{attr}"
+
+
+class _MgridAxes(cst.CSTTransformer):
+    """The `g.p` / `g.x` the rewrite left, written back as they were."""
+
+    def leave_Name(self, original, updated):
+        if updated.value.startswith(_MGRID_AXIS):
+            name, attr = updated.value.removeprefix(_MGRID_AXIS).rsplit("__", 1)
+            return cst.Attribute(cst.Name(name), cst.Name(attr))
+        return updated
 
 
 def _grid_uses(module: cst.Module, names: set) -> set:
@@ -929,7 +990,8 @@ def _grid_uses(module: cst.Module, names: set) -> set:
             scope.pop()
 
         def visit_Name(self, n):
-            key = (tuple(scope), n.value.split(".")[0])
+            name = n.value.removeprefix(_MGRID_AXIS).rsplit("__", 1)[0]
+            key = (tuple(scope), name)
             if key in names:
                 found.add(key)
 

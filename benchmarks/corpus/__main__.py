@@ -15,7 +15,7 @@ from pathlib import Path
 
 import tomllib
 
-from . import library, report
+from . import library, migrate_runs, report
 from .discover import REPOS, KernelFile, discover
 from .nkic_runs import OK, Outcome, run_nkic
 
@@ -49,6 +49,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--no-check", action="store_true", help="skip `nkic check` of the files")
     p.add_argument("--no-library", action="store_true", help="skip the library kernels")
+    p.add_argument(
+        "--migrate",
+        action="store_true",
+        help="also `nkic migrate` every Beta 1 file, check the result under NKI 0.7 and verify "
+        "its kernels with shapes",
+    )
     p.add_argument("--json", default=str(RESULTS), help=f"results file (default {RESULTS})")
     p.add_argument(
         "--out",
@@ -221,7 +227,18 @@ def run(args: argparse.Namespace) -> dict:
         "library": lib,
         "skipped": skipped,
         "findings": findings,
+        **_migrations(args, corpus, notes),
     }
+
+
+def _migrations(args: argparse.Namespace, corpus: Path, notes: dict[str, str]) -> dict:
+    if not args.migrate:
+        return {}
+    files = [f for f in discover(corpus) if args.filter in f.key and f.key not in notes]
+    done = migrate_runs.run_all(
+        files, args.timeout, args.jobs, lambda line: print(line, file=sys.stderr)
+    )
+    return {"migrate": done}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,6 +277,13 @@ def main(argv: list[str] | None = None) -> int:
         f"library at test shapes: {lib['cases']} cases of {lib['with_cases']} kernels, "
         f"{lib['compile_ok']} compile, {lib['run_ok']} run; {lib['limits']} harness limits"
     )
+    if results.get("migrate"):
+        m = migrate_runs.summary(results["migrate"])
+        print(
+            f"beta1 migrated to 0.7: {m['files']} files, {m['migrated']} migrated, {m['clean']} "
+            f"clean under 0.7, {m['ok']} ok; {m['identical']}/{m['kernels_with_shapes']} kernels "
+            f"with shapes identical; {m['todos']} manual steps; {m['internal']} internal errors"
+        )
     print(f"results: {out_json}" + (f"; report: {md_path}" if md_path else ""))
     if old is not None:
         print("\n".join(report.compare(old, results)))

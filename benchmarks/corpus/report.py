@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
+from . import migrate_runs
 from .discover import REPOS
 
 FILE_RANK = {
@@ -264,6 +265,7 @@ def render_markdown(results: dict) -> str:
             elif c.get("run") != "ok":
                 first = _first(c.get("run_errors", []), c.get("run_detail", ""))
             out.append(f"| {k['name']} | `{k['entry']}` | {c['id']} | {status} | {lat} | {first} |")
+    out += migrate_runs.markdown(results.get("migrate"))
     if results.get("findings"):
         out += [
             "",
