@@ -681,7 +681,7 @@ def migrate(file, output, to, kernel, arg_items, target, grid) -> None:
         diags = [todo.diagnostic(file) for todo in result.todos]
         click.echo(render_text(diags, color=use_color(sys.stderr)), err=True)
     args = _parse_args(arg_items)
-    if not args:
+    if not args and not kernel:  # (-k alone verifies a kernel without parameters)
         if not result.todos:
             click.echo("not verified: pass --arg NAME=SPEC for the kernel's arguments", err=True)
         return

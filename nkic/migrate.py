@@ -77,6 +77,9 @@ RETURNING = {
     "nc_find_index8": (("data", "vals"), ("data", "8", "uint32")),
     "bn_stats": (("data",), ("data", "6", None)),
     "bn_aggr": (("data",), ("data", "2", None)),
+    "nc_match_replace8": (("data", "vals", "imm", "dst_idx"), "data"),
+    "tensor_tensor_scan": (("data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1"),
+                           "data0"),
 }  # fmt: skip
 
 #: the attributes of an `nl.mgrid[...]` value naming its axes
@@ -224,6 +227,8 @@ class _Migrator(cst.CSTTransformer):
         self.torch_jit: set[str] = set()
         #: the names `from neuronxcc.nki import jit, benchmark, ...` binds
         self.entry_aliases: set[str] = set()
+        #: the names `from neuronxcc.nki.language import par_dim` binds
+        self.par_dims: set[str] = set()
         #: the loop variable of each grid axis (a name the file does not use yet)
         self.pids = [
             next(n for n in (f"pid{a}", f"grid_pid{a}", f"_grid_pid{a}") if n not in source)
@@ -231,8 +236,8 @@ class _Migrator(cst.CSTTransformer):
         ]
         self.reads_program: list[bool] = []  # per function being rewritten
         self.todos: list[Todo] = []
-        self.nl = {"nl"}
-        self.nisa = {"nisa"}
+        self.nl = {"nl", "nki.language"}
+        self.nisa = {"nisa", "nki.isa"}
         self.np = {"np", "numpy"}
         self.grids: dict[str, _Grid] = {}
         self.tiles: set[str] = set()
@@ -266,9 +271,11 @@ class _Migrator(cst.CSTTransformer):
         return "nl" if "nl" in self.nl else sorted(self.nl)[0]
 
     def _is(self, node, module: set[str], name: str | None = None) -> str | None:
-        """`nl.X` → "X" when node is an attribute of one of the module aliases."""
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            if node.value.value in module and (name is None or node.attr.value == name):
+        """`nl.X` → "X" when node is an attribute of one of the module aliases (or of the
+        module written out: `nki.isa.X`)."""
+        if isinstance(node, cst.Attribute):
+            base = _dotted(node.value)
+            if base in module and (name is None or node.attr.value == name):
                 return node.attr.value
         return None
 
@@ -327,6 +334,17 @@ class _Migrator(cst.CSTTransformer):
                     (a.asname.name.value if a.asname else a.name.value) for a in entry
                 )
                 return cst.Import(names=[cst.ImportAlias(name=cst.Name("nki"))])
+        if module == "neuronxcc.nki.language" and not isinstance(updated.names, cst.ImportStar):
+            # `from neuronxcc.nki.language import par_dim`: `par_dim(n)` is `n` now
+            gone = {a.name.value: a for a in updated.names if a.name.value == "par_dim"}
+            for a in gone.values():
+                self.par_dims.add(a.asname.name.value if a.asname else "par_dim")
+            rest = [a for a in updated.names if a.name.value not in gone]
+            if gone and not rest:
+                return cst.RemovalSentinel.REMOVE
+            if gone:
+                rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                updated = updated.with_changes(names=rest)
         if module == "neuronxcc.nki.isa.constants":
             return updated.with_changes(module=cst.parse_expression("nki.isa"))
         if module == "neuronxcc" and not isinstance(updated.names, cst.ImportStar):
@@ -669,7 +687,7 @@ class _Migrator(cst.CSTTransformer):
         head, inner = body[:first], body[first:]
         if not inner:
             return block
-        nl = "nl" if "nl" in self.nl else sorted(self.nl)[0]
+        nl = self._nl()
         code = "".join(cst.Module([]).code_for_node(st) for st in inner)
         # an axis no statement reads only repeats the same program: no loop for it
         used = [
@@ -761,7 +779,8 @@ class _Migrator(cst.CSTTransformer):
         program = self._program_call(updated)
         if program is not None:
             return program
-        if self._is(updated.func, self.nl, "par_dim") and len(updated.args) == 1:
+        bare = isinstance(updated.func, cst.Name) and updated.func.value in self.par_dims
+        if (bare or self._is(updated.func, self.nl, "par_dim")) and len(updated.args) == 1:
             return updated.args[0].value
         loop = self._is(updated.func, self.nl)
         if self.to == "0.7" and loop in RANGES and all(a.keyword is None for a in updated.args):
@@ -809,7 +828,7 @@ class _Migrator(cst.CSTTransformer):
         if name is None:
             return updated
         if self._is_tile(updated.left) or self._is_tile(updated.right):
-            nl = "nl" if "nl" in self.nl else sorted(self.nl)[0]
+            nl = self._nl()
             return cst.parse_expression(
                 f"{nl}.{name}({_code(updated.left)}, {_code(updated.right)})"
             )
@@ -847,6 +866,32 @@ class _Migrator(cst.CSTTransformer):
         return result.with_changes(leading_lines=[*result.leading_lines, *comments])
 
     def _statement(self, updated):
+        result = self._rewrite_statement(updated)
+        if result is updated:
+            for name in self._results_without_dst(updated):
+                self._todo(self.statement, f"nisa.{name} returns its result here, which current "
+                           "NKI does not: allocate the destination and pass it as dst=")  # fmt: skip
+        return result
+
+    def _results_without_dst(self, node) -> list[str]:
+        """The `nisa` instructions with a destination called without `dst=` in `node`."""
+        from .ir.isa import INSTRUCTIONS
+
+        found: list[str] = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(inner, call):
+                name = self._is(call.func, self.nisa)
+                inst = INSTRUCTIONS.get(name or "")
+                if inst is None or not inst.params or inst.params[0].name != "dst":
+                    return
+                if not any(a.keyword and a.keyword.value == "dst" for a in call.args):
+                    found.append(name)
+
+        node.visit(Finder())
+        return found
+
+    def _rewrite_statement(self, updated):
         if len(updated.body) != 1:
             return updated
         stmt = updated.body[0]
@@ -856,6 +901,13 @@ class _Migrator(cst.CSTTransformer):
             name = self._returning(call)
             if name and isinstance(target, cst.Name):
                 return self._dst_first(updated, name, call, target.value, new=True)
+            if name and name != "nc_matmul" and isinstance(target, cst.Subscript):
+                # `t[...] = nisa.X(...)`: the instruction writes the view directly
+                return self._dst_first(updated, name, call, _code(target), new=False)
+        if isinstance(stmt, cst.AnnAssign) and isinstance(stmt.target, cst.Name) and stmt.value:
+            name = self._returning(stmt.value)
+            if name:  # `a: tensor[128, 1] = nisa.X(...)`: the annotation goes with the value
+                return self._dst_first(updated, name, stmt.value, stmt.target.value, new=True)
         if isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.AddAssign):
             name = self._returning(stmt.value)
             if name == "nc_matmul" and isinstance(stmt.target, cst.Name):
