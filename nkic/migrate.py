@@ -78,6 +78,12 @@ RETURNING = {
     "bn_stats": (("data",), ("data", "6", None)),
     "bn_aggr": (("data",), ("data", "2", None)),
     "nc_match_replace8": (("data", "vals", "imm", "dst_idx"), "data"),
+    "tensor_reduce": (("op", "data", "axis", "negate", "keepdims"), "reduce"),
+    "tensor_scalar_reduce": (("data", "op0", "operand0", "reduce_op", "reduce_res", "reverse0"),
+                             "data"),
+    "activation_reduce": (("op", "data", "reduce_op", "reduce_res", "bias", "scale"), "data"),
+    "scalar_tensor_tensor": (("data", "op0", "operand0", "op1", "operand1", "reverse0",
+                              "reverse1"), "data"),
     "tensor_tensor_scan": (("data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1"),
                            "data0"),
 }  # fmt: skip
@@ -204,6 +210,7 @@ class _Migrator(cst.CSTTransformer):
         super().__init__()
         self.grid = grid
         self.to = to
+        self.source = source
         #: (enclosing functions, name) of the index grids a use of which cannot be rewritten:
         #: left as they are
         self.keep = keep
@@ -866,8 +873,9 @@ class _Migrator(cst.CSTTransformer):
         return result.with_changes(leading_lines=[*result.leading_lines, *comments])
 
     def _statement(self, updated):
+        before = len(self.todos)
         result = self._rewrite_statement(updated)
-        if result is updated:
+        if result is updated and len(self.todos) == before:
             for name in self._results_without_dst(updated):
                 self._todo(self.statement, f"nisa.{name} returns its result here, which current "
                            "NKI does not: allocate the destination and pass it as dst=")  # fmt: skip
@@ -901,8 +909,9 @@ class _Migrator(cst.CSTTransformer):
             name = self._returning(call)
             if name and isinstance(target, cst.Name):
                 return self._dst_first(updated, name, call, target.value, new=True)
-            if name and name != "nc_matmul" and isinstance(target, cst.Subscript):
-                # `t[...] = nisa.X(...)`: the instruction writes the view directly
+            if name and isinstance(target, cst.Subscript):
+                # `t[...] = nisa.X(...)`: the instruction writes the view directly (a matmul
+                # into its own PSUM tile first, copied over as Beta 1 did)
                 return self._dst_first(updated, name, call, _code(target), new=False)
         if isinstance(stmt, cst.AnnAssign) and isinstance(stmt.target, cst.Name) and stmt.value:
             name = self._returning(stmt.value)
@@ -910,9 +919,18 @@ class _Migrator(cst.CSTTransformer):
                 return self._dst_first(updated, name, stmt.value, stmt.target.value, new=True)
         if isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.AddAssign):
             name = self._returning(stmt.value)
-            if name == "nc_matmul" and isinstance(stmt.target, cst.Name):
-                return self._dst_first(updated, name, stmt.value, stmt.target.value, new=False)
+            if name == "nc_matmul" and isinstance(stmt.target, cst.Name | cst.Subscript):
+                target = _code(stmt.target)  # PSUM accumulation, in place
+                return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _fresh(self, stem: str) -> str:
+        """A name the file does not use yet."""
+        n = 0
+        while f"{stem}{n}" in self.source:
+            n += 1
+        self.source += f" {stem}{n}"  # taken
+        return f"{stem}{n}"
 
     def _returning(self, call) -> str | None:
         if not isinstance(call, cst.Call):
@@ -943,6 +961,10 @@ class _Migrator(cst.CSTTransformer):
         nl = self._nl()
         nisa = _code(call.func).rsplit(".", 1)[0]
         statements = []
+        view = None
+        if not new and line.body and isinstance(line.body[0], cst.Assign) and name == "nc_matmul":
+            # `t[...] = nisa.nc_matmul(...)`: a fresh PSUM tile, then copied into the view
+            view, target, new = target, self._fresh("psum_result"), True
         if new:
             if shape_of == "matmul":
                 shape = f"({named['stationary']}.shape[1], {named['moving']}.shape[1])"
@@ -960,6 +982,14 @@ class _Migrator(cst.CSTTransformer):
                                "destination and pass it as dst=")  # fmt: skip
                     return line
                 shape, dt, buf = shape_arg, dtype, "sbuf"
+            elif shape_of == "reduce":
+                axis = named.get("axis", "").strip("()[], ")
+                if axis != "1" or named.get("keepdims", "False") != "False":
+                    self._todo(line, f"nisa.{name} over axis {named.get('axis')}: allocate the "
+                               "destination (the reduced shape) and pass it as dst=")  # fmt: skip
+                    return line
+                src = named["data"]
+                shape, dt, buf = f"({src}.shape[0], 1)", dtype or f"{src}.dtype", "sbuf"
             elif isinstance(shape_of, tuple):
                 src, width, fixed = shape_of
                 if src not in named:
@@ -980,6 +1010,8 @@ class _Migrator(cst.CSTTransformer):
                 self.psum.discard(target)
         kwargs = ", ".join(f"{k}={v}" for k, v in named.items())
         statements.append(f"{nisa}.{name}(dst={target}, {kwargs})")
+        if view is not None:
+            statements.append(f"{nisa}.tensor_copy(dst={view}, src={target})")
         lines = [cst.parse_statement(s + "\n") for s in statements]
         lines[0] = lines[0].with_changes(leading_lines=line.leading_lines)
         lines[-1] = lines[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
