@@ -37,6 +37,7 @@ IMPORTS = {
     "neuronxcc.nki.language": "nki.language",
     "neuronxcc.nki.isa": "nki.isa",
     "neuronxcc.nki.typing": "nki.typing",
+    "neuronxcc.nki.compiler": "nki.compiler",
 }
 
 TILE_OPERATORS = {
@@ -234,6 +235,8 @@ class _Migrator(cst.CSTTransformer):
         self.torch_jit: set[str] = set()
         #: the names `from neuronxcc.nki import jit, benchmark, ...` binds
         self.entry_aliases: set[str] = set()
+        #: the names bound to `neuronxcc.nki.compiler`
+        self.compiler: set[str] = set()
         #: the names `from neuronxcc.nki.language import par_dim` binds
         self.par_dims: set[str] = set()
         #: the loop variable of each grid axis (a name the file does not use yet)
@@ -368,6 +371,8 @@ class _Migrator(cst.CSTTransformer):
             self.nl.add(local)
         elif module == "nki.isa":
             self.nisa.add(local)
+        elif module == "nki.compiler":
+            self.compiler.add(local)
 
     # index grids -----------------------------------------------------------------------------
 
@@ -609,6 +614,18 @@ class _Migrator(cst.CSTTransformer):
             return updated  # its grid stays (its definition says why)
         return updated.with_changes(slice=elements)
 
+    def _uses_compiler(self, node) -> bool:
+        """Whether `node` reads `nki.compiler` (or a name bound to it)."""
+        found = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Attribute(inner, n):
+                if _dotted(n) == "nki.compiler" or _dotted(n.value) in self.compiler:
+                    found.append(n)
+
+        (node if isinstance(node, cst.CSTNode) else cst.Module(list(node.nodes))).visit(Finder())
+        return bool(found)
+
     def _has_grid_api(self, node) -> bool:
         found = []
 
@@ -790,8 +807,12 @@ class _Migrator(cst.CSTTransformer):
         if (bare or self._is(updated.func, self.nl, "par_dim")) and len(updated.args) == 1:
             return updated.args[0].value
         loop = self._is(updated.func, self.nl)
-        if self.to == "0.7" and loop in RANGES and all(a.keyword is None for a in updated.args):
-            return updated.with_changes(func=cst.Name("range"))  # the same loop in NKI 0.7
+        if self.to == "0.7" and loop in RANGES:
+            # the same loop in NKI 0.7; `directives=` (a scheduling hint) has no equivalent
+            kept = [a for a in updated.args if not (a.keyword and a.keyword.value == "directives")]
+            if all(a.keyword is None for a in kept):
+                kept[-1:] = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in kept[-1:]]
+                return updated.with_changes(func=cst.Name("range"), args=kept)
         if loop == "rand" and not any(a.keyword and a.keyword.value == "dtype" for a in
                                       updated.args) and len(updated.args) < 2:  # fmt: skip
             # Beta 1's default dtype; current NKI asks for one
@@ -855,6 +876,9 @@ class _Migrator(cst.CSTTransformer):
         result = self._statement(updated)
         self.statement = None
         definition, self.grid_definition = self.grid_definition, False
+        if not isinstance(result, cst.RemovalSentinel) and self._uses_compiler(result):
+            self._todo(original, "nki.compiler (direct allocation, scheduling directives) is "
+                       "not rewritten: allocate with nl.ndarray(buffer=...) or drop the hint")  # fmt: skip
         if (not isinstance(result, cst.RemovalSentinel) and not definition
                 and self._has_grid_api(result)):  # fmt: skip
             self._todo(original, "an index grid used in a way nkic migrate does not rewrite: "
