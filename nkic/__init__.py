@@ -19,6 +19,7 @@ _PUBLIC = {
     "RuntimeFault": "api",
     "Diagnostic": "diagnostics",
     "TensorSpec": "frontend",
+    "ArgExpr": "frontend",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -268,6 +268,105 @@ def kernel(a: nt.tensor[128, 512], flag=True):  # a compile-time argument
 """,
 )
 _code(
+    "err_dynamic_loop_bound",
+    "Dynamic loop bound that the hardware loop cannot take",
+    "frontend",
+    """The bounds of `nl.fori_loop` and `nl.dynamic_range` are compared by a 32-bit
+    compare-and-branch on the engine sequencers: an integer bound must fit in a signed 32-bit
+    register, and the step must be a positive compile-time integer (the hardware loop encodes
+    it as an immediate), never a register.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        pass
+
+    step = nisa.register_alloc(2)
+    nl.fori_loop(0, 64, body, step=step)
+    #                         ^ err_dynamic_loop_bound
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        pass
+
+    nl.fori_loop(0, 64, body, step=2)
+""",
+)
+_code(
+    "err_write_to_loop_register",
+    "Write to a dynamic loop's induction variable",
+    "frontend",
+    """The induction variable of `nl.fori_loop` and `nl.dynamic_range` is a read-only register
+    (frozen since NKI 0.4): the loop itself advances it. Copy it into a register of your own
+    with `nisa.register_move` to compute with it.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        nisa.register_move(i, 0)
+        #                  ^ err_write_to_loop_register
+
+    nl.fori_loop(0, 4, body)
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        j = nisa.register_alloc()
+        nisa.register_move(j, i)
+
+    nl.fori_loop(0, 4, body)
+""",
+)
+_code(
+    "err_int64_scalar_operator",
+    "Comparison or unsupported operator on an int64 NkiScalar",
+    "frontend",
+    """An `nl.int64` NkiScalar (NKI 0.7, `nisa.scalar_load` of an int64 tensor) supports only
+    `+`, `-` and `*`, traced into 64-bit register arithmetic; comparisons on int64 are
+    rejected at compile time (NKI 0.7 `NkiScalar` reference).""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int64]):
+    s = nisa.scalar_load(n)
+    if s < 4:
+    #  ^ err_int64_scalar_operator
+        pass
+""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int64]):
+    out = nl.ndarray((1, 1), nl.int64, buffer=nl.shared_hbm)
+    s = nisa.scalar_load(n)
+    nisa.scalar_store(out, s * 2 + 1)
+    return out
+""",
+)
+_code(
+    "err_int64_operand",
+    "int64 tensor given to a compute instruction",
+    "checks",
+    """`nl.int64` exists for NkiScalar values (NKI 0.7): `nisa.scalar_load`,
+    `nisa.scalar_store` and DMA move it; compute instructions reject it.""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int64]):
+    t = nl.ndarray((1, 1), nl.int64, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=n)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1)
+#   ^ err_int64_operand
+""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int32]):
+    t = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=n)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1)
+""",
+)
+_code(
     "err_local_variable_used_out_of_scope",
     "Tensor used outside the block that created it",
     "frontend",

@@ -112,13 +112,19 @@ def _relative(errors, corpus: Path) -> list[dict]:
 def check_file(kf: KernelFile, corpus: Path, timeout: float) -> dict:
     """`nkic check` on the file; when it reports the file clean, each kernel the harness found
     is checked by name too, so that a kernel nkic skipped cannot pass as clean."""
+    roots = library.import_roots(corpus / "nki-library") if kf.repo == "nki-library" else ()
     with tempfile.TemporaryDirectory(prefix="nkic-corpus-") as tmp:
-        o: Outcome = run_nkic(["check", kf.abspath, "--format", "json"], timeout, cwd=tmp)
+        o: Outcome = run_nkic(
+            ["check", kf.abspath, "--format", "json"], timeout, cwd=tmp, pythonpath=roots
+        )
         status, errors, detail, seconds = o.status, o.errors, o.detail, o.seconds
         if o.status == OK:
             for kernel in kf.kernels:
                 by_name = run_nkic(
-                    ["check", kf.abspath, "-k", kernel, "--format", "json"], timeout, cwd=tmp
+                    ["check", kf.abspath, "-k", kernel, "--format", "json"],
+                    timeout,
+                    cwd=tmp,
+                    pythonpath=roots,
                 )
                 seconds += by_name.seconds
                 if by_name.status != OK:
@@ -199,6 +205,8 @@ def run(args: argparse.Namespace) -> dict:
             else:
                 case_results[key] = res
                 status = report.case_status(res)
+                if res.get("numerics"):
+                    status += f"; numerics {res['numerics']}"
             print(f"[{done}/{total}] {key}: {status} ({res['seconds']:.1f} s)", file=sys.stderr)
     lib = []
     for k in kernels:
@@ -209,6 +217,7 @@ def run(args: argparse.Namespace) -> dict:
                 "entry": k.entry,
                 "test": k.test,
                 "limit": k.limit,
+                "reference": k.reference,
                 "cases": [case_results[c.key] for c in k.cases],
             }
         )
@@ -277,6 +286,11 @@ def main(argv: list[str] | None = None) -> int:
         f"library at test shapes: {lib['cases']} cases of {lib['with_cases']} kernels, "
         f"{lib['compile_ok']} compile, {lib['run_ok']} run; {lib['limits']} harness limits"
     )
+    if args.numerics:
+        print(
+            f"numerics: {lib['numerics_match']} case(s) match, {lib['numerics_mismatch']} "
+            f"mismatch; kernels matching in every compared case: {lib['numerics_kernels']}"
+        )
     if results.get("migrate"):
         m = migrate_runs.summary(results["migrate"])
         print(

@@ -152,7 +152,38 @@ def library_summary(results: dict) -> dict:
         ),
         "numerics_match": sum(1 for c in cases if c.get("numerics", "").startswith("match")),
         "numerics_mismatch": sum(1 for c in cases if c.get("numerics", "").startswith("mismatch")),
+        "numerics_kernels": sum(1 for row in numerics_rows(results) if row["verdict"] == "match"),
+        "references": sum(1 for k in kernels if k.get("reference")),
     }
+
+
+def numerics_rows(results: dict) -> list[dict]:
+    """Per library kernel with a numpy reference: its cases compared, matching, mismatching,
+    skipped and not compared (the kernel did not run), and a verdict: `match` when every
+    compared case matches and at least one was compared."""
+    rows = []
+    for k in results.get("library", []):
+        if not k.get("reference"):
+            continue
+        verdicts = [c.get("numerics", "") for c in k["cases"]]
+        match = sum(1 for v in verdicts if v.startswith("match"))
+        mismatch = [v for v in verdicts if v.startswith("mismatch")]
+        skipped = [v for v in verdicts if v.startswith("skipped")]
+        verdict = "mismatch" if mismatch else "match" if match else "not compared"
+        rows.append(
+            {
+                "kernel": k["name"],
+                "reference": k["reference"],
+                "cases": len(k["cases"]),
+                "match": match,
+                "mismatch": len(mismatch),
+                "skipped": len(skipped),
+                "not_run": len(verdicts) - match - len(mismatch) - len(skipped),
+                "verdict": verdict,
+                "first": (mismatch or skipped or [""])[0],
+            }
+        )
+    return rows
 
 
 def render_markdown(results: dict) -> str:
@@ -216,9 +247,13 @@ def render_markdown(results: dict) -> str:
     if meta.get("numerics"):
         out += [
             f"Numerics against numpy references: {lib['numerics_match']} case(s) match, "
-            f"{lib['numerics_mismatch']} mismatch.",
+            f"{lib['numerics_mismatch']} mismatch; {lib['numerics_kernels']} of the "
+            f"{lib['references']} kernels with a reference match in every case compared "
+            '(section "Numerics").',
             "",
         ]
+    else:
+        out += ["Numerics were not compared in this run (`make corpus NUMERICS=1` does).", ""]
     file_errors = [(f["key"], f.get("errors", [])) for f in results["files"]]
     case_errors = [
         (c["key"], c.get("compile_errors", []))
@@ -265,6 +300,26 @@ def render_markdown(results: dict) -> str:
             elif c.get("run") != "ok":
                 first = _first(c.get("run_errors", []), c.get("run_detail", ""))
             out.append(f"| {k['name']} | `{k['entry']}` | {c['id']} | {status} | {lat} | {first} |")
+    if meta.get("numerics"):
+        out += [
+            "",
+            "## Numerics",
+            "",
+            "Each library kernel with a reference in `benchmarks/corpus/references.py` (numpy, "
+            "written from the kernel's documented math, not from the library's tests) runs on "
+            "seeded inputs and its outputs are compared with the reference at the case's "
+            "tolerance. *Not run*: the case did not compile or run, so nothing was compared.",
+            "",
+            "| kernel | reference | cases | match | mismatch | skipped | not run | verdict "
+            "| first mismatch or skip |",
+            "|---|---|---:|---:|---:|---:|---:|---|---|",
+        ]
+        for r in numerics_rows(results):
+            out.append(
+                f"| {r['kernel']} | `{r['reference']}` | {r['cases']} | {r['match']} "
+                f"| {r['mismatch']} | {r['skipped']} | {r['not_run']} | {r['verdict']} "
+                f"| {_cell(r['first'])} |"
+            )
     out += migrate_runs.markdown(results.get("migrate"))
     if results.get("findings"):
         out += [

@@ -11,6 +11,7 @@ from ..ir.core import Imm
 from ..ir.isa import ACTIVATIONS, ALU_OPS, ENUMS, INSTRUCTIONS
 from ..ir.types import DTYPES
 from .pylib import make_range
+from .registers import Register
 from .tensors import TensorView, type_name
 from .values import (
     MISSING,
@@ -159,6 +160,14 @@ def empty_like(ip, call, x, dtype=None, buffer=None, name=""):
 
 
 def ds(ip, call, start, size):
+    if isinstance(start, Register):
+        raise UserError(
+            "err_invalid_argument",
+            f"nl.ds start must be a compile-time integer, got a {start.type_name}",
+            call.arg_node(0, "start"),
+            "index with a run-time value through a view: "
+            "t.ap(pattern, scalar_offset=reg, indirect_dim=d)",
+        )
     start = norm_int(start)
     if not isinstance(start, int) and not is_symbolic(start) or isinstance(start, bool):
         raise UserError(
@@ -513,17 +522,20 @@ def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indi
     )
     where = call.arg_node(name=f"{kind}_offset")
     dim = ip.need_int(indirect_dim, "an integer indirect_dim")
-    if not isinstance(index, TensorView):
+    if isinstance(index, Register) and kind == "scalar":
+        index = index.view()  # a register: the offset the sequencer computed
+    elif not isinstance(index, TensorView):
         raise UserError(
             "err_unsupported_api",
             f"ap: {kind}_offset must be an SBUF index tile in nkic, got {type_name(index)}",
             where,
-            "registers (nisa.register_alloc) are not supported yet; load the index into an "
-            "int32 SBUF tile",
+            "an int32 SBUF tile of shape (1, 1), a register (nisa.register_alloc) or an NkiScalar",
         )
     rows = view.pattern[0][1]
     want = (rows, 1) if kind == "vector" else (1, 1)
-    if index.buffer != "sbuf" or index.dtype not in ("int32", "uint32") or index.shape != want:
+    if index.buffer == "reg":
+        pass
+    elif index.buffer != "sbuf" or index.dtype not in ("int32", "uint32") or index.shape != want:
         raise UserError(
             "err_invalid_argument",
             f"ap: {kind}_offset must be an int32/uint32 SBUF tile of shape {want}, got "

@@ -154,9 +154,16 @@ _CATALOG = [
     ("all_gather", "dst:out, src:in, collective_dim:int=0", (_G,), "trn2"),
     ("reduce_scatter", "dst:out, src:in, op:alu, collective_dim:int=0", (_G,), "trn2"),
     ("all_to_all", "dst:out, src:in, collective_dim:int=0", (_G,), "trn2"),
+    # engine-sequencer registers (`reg` tensors): nisa.register_* and NkiScalar arithmetic
+    ("register_move", "dst:out, src:val", (_G,)),
+    ("register_load", "dst:out, src:in", (_G,)),
+    ("register_store", "dst:out, src:in", (_G,)),
+    ("register_alu", "dst:out, data0:val, data1:val, op:alu", (_G,)),
 ]
 #: `nki.collectives` calls in the catalogue (not `nki.isa` instructions).
 COLLECTIVES = frozenset({"all_reduce", "all_gather", "reduce_scatter", "all_to_all"})
+#: Sequencer instructions on registers: bound by the frontend's register API, not as `nisa.*`.
+REGISTER_OPS = frozenset({"register_move", "register_load", "register_store", "register_alu"})
 #: Instructions that meet the other core of the launch (they need LNC=2).
 CROSS_CORE = frozenset({"core_barrier", "sendrecv"}) | COLLECTIVES
 # fmt: on

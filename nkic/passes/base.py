@@ -19,6 +19,9 @@ class PassContext:
     #: the iterations may run in any order (Beta 1), "warning" where the loop runs them in order
     #: (NKI 0.3 and later); given by the kernel's language version.
     affine_dependency: str = "error"
+    #: Run the IR verifier after every pass, not only before the first and after the last
+    #: (also set by the environment variable NKIC_VERIFY_EACH; see passes/pipeline.py).
+    verify_each: bool = False
 
 
 @dataclass(frozen=True)

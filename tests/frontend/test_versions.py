@@ -31,11 +31,13 @@ def kernel(a: nt.tensor[128, 512]):
 """
 
 
-@pytest.mark.parametrize("nki", ["0.3", "0.6"])
-def test_dynamic_range_before_0_7_is_not_implemented(tmp_path, nki):
-    (d,) = check(tmp_path, DYNAMIC_RANGE, nki)
-    assert (d.code, d.loc.line, d.loc.col, d.loc.end_col) == ("err_unsupported_api", 8, 14, 30)
-    assert d.message.startswith("nl.dynamic_range is not supported by nkic yet")
+def test_dynamic_range_works_before_0_6_and_is_deprecated_in_0_6(tmp_path):
+    for nki in ("0.3", "0.5"):
+        assert check(tmp_path, DYNAMIC_RANGE, nki) == []
+    (d,) = check(tmp_path, DYNAMIC_RANGE, "0.6")
+    assert summary([d]) == [("nkic_deprecated_api", "warning", 8, 14, 30)]
+    assert d.message == "nl.dynamic_range is deprecated since NKI 0.6"
+    assert d.hint == "use nl.fori_loop(lower, upper, body_fun)"
 
 
 @pytest.mark.parametrize("nki", ["0.7", None])
@@ -83,12 +85,19 @@ def test_psum_fmax_deprecated_since_0_4_is_a_warning(tmp_path):
 
 
 def test_new_0_7_names_are_not_implemented_rather_than_unknown(tmp_path):
-    body = "@nki.jit\ndef kernel(a: nt.tensor[128, 512]):\n    s = nisa.NkiScalar\n"
+    body = "@nki.jit\ndef kernel(a: nt.tensor[128, 512]):\n    s = nl.tiles\n"
     (new,) = check(tmp_path, body, "0.7")
     assert (new.code, new.message) == (
         "err_unsupported_api",
-        "nisa.NkiScalar is not supported by nkic yet",
+        "nl.tiles is not supported by nkic yet",
     )
+    (old,) = check(tmp_path, body, "0.6")
+    assert old.code == "err_unknown_api"
+
+
+def test_nki_scalar_exists_from_0_7(tmp_path):
+    body = "@nki.jit\ndef kernel(a: nt.tensor[128, 512]):\n    s = nisa.NkiScalar\n"
+    assert check(tmp_path, body, "0.7") == []
     (old,) = check(tmp_path, body, "0.6")
     assert old.code == "err_unknown_api"
 

@@ -196,4 +196,7 @@ def test_a_dynamic_operand_outside_dma_or_without_its_index_is_rejected():
     k, b, a, t = base()
     idx = b.alloc("sbuf", "int32", (128, 1), "idx", LOC)
     b.inst("dma_copy", {"dst": whole(t), **gather_operands(a, idx, "src.missing")}, {}, LOC)
-    assert any("index operand 'src.missing' of src is not on chip" in p for p in verify(k))
+    assert any(
+        "index operand 'src.missing' of src is neither on chip nor a register" in p
+        for p in verify(k)
+    )

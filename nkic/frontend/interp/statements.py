@@ -226,4 +226,8 @@ class Statements:
                     item.context_expr,
                     "remove the with statement",
                 )
-        self.exec_block(node.body)
+        self.no_reorder_depth = getattr(self, "no_reorder_depth", 0) + 1  # (dynamic loops)
+        try:
+            self.exec_block(node.body)
+        finally:
+            self.no_reorder_depth -= 1

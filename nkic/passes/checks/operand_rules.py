@@ -16,6 +16,7 @@ from ...ir.isa import (
     COLLECTIVES,
     ENUMS,
     FP32_MIN,
+    REGISTER_OPS,
     InstrDef,
     lookup,
     target_at_least,
@@ -35,7 +36,13 @@ MATMUL_N_MAX_TRN3 = {
 
 _HBM = ("hbm", "shared_hbm")
 _ON_CHIP = ("sbuf", "psum")
-_BUFFER_NAMES = {"sbuf": "SBUF", "psum": "PSUM", "hbm": "HBM", "shared_hbm": "shared HBM"}
+_BUFFER_NAMES = {
+    "sbuf": "SBUF",
+    "psum": "PSUM",
+    "hbm": "HBM",
+    "shared_hbm": "shared HBM",
+    "reg": "a register",
+}
 
 #: Operands that must have the same partition count and elements per partition (first = reference).
 _ELEMENTWISE: dict[str, tuple[str, ...]] = {
@@ -229,13 +236,30 @@ def _check(c: InstCheck, flagged: set[tuple[str, int]]) -> None:
         oversized |= _partitions(c, name, ap, flagged)
         _rank(c, name, ap, flagged)
         _packed_dtype_target(c, name, ap, flagged)
-    if not _buffers(c) or oversized:
+    if not _buffers(c) or oversized or not _int64(c):
         return
     for name, ap in c.inst.aps():
         _partition_window(c, name, ap)
     _elementwise(c)
     for fn in _RULES.get(c.op, ()):
         fn(c)
+
+
+def _int64(c: InstCheck) -> bool:
+    """`nl.int64` (NKI 0.7) is a scalar dtype: only DMA and the scalar instructions move it."""
+    if c.op in REGISTER_OPS or c.op == "dma_copy":
+        return True
+    for name, ap in c.inst.aps():
+        if ap.dtype == "int64":
+            c.error(
+                "err_int64_operand",
+                f"`{name}` is int64; compute instructions do not take nl.int64",
+                "nl.int64 is for NkiScalar values (nisa.scalar_load / scalar_store) and DMA; "
+                "compute on int32",
+                tensor=ap.tensor,
+            )
+            return False
+    return True
 
 
 def _target_and_engine(c: InstCheck) -> bool:
@@ -352,6 +376,13 @@ def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:
     role = c.d.param(name).role if c.d.param(name) else "in"
     if c.op == "core_barrier":
         return ("shared_hbm",)
+    if c.op in REGISTER_OPS:
+        memory = name == "src" if c.op == "register_load" else name == "dst"
+        return (
+            (*_HBM, "sbuf") if memory and c.op in ("register_load", "register_store") else ("reg",)
+        )
+    if c.d.param(name) is None and name.endswith("scalar_offset"):
+        return ("sbuf", "reg")  # the index of a dynamic operand
     if c.op in COLLECTIVES:
         return (*_HBM,) if c.op == "all_to_all" else (*_HBM, "sbuf")
     if c.op in ("dma_copy", "dma_compute"):
