@@ -876,7 +876,12 @@ class _Migrator(cst.CSTTransformer):
         result = self._statement(updated)
         self.statement = None
         definition, self.grid_definition = self.grid_definition, False
-        if not isinstance(result, cst.RemovalSentinel) and self._uses_compiler(result):
+        imports = isinstance(original.body[0], cst.Import | cst.ImportFrom)
+        if (
+            not isinstance(result, cst.RemovalSentinel)
+            and not imports
+            and self._uses_compiler(result)
+        ):
             self._todo(original, "nki.compiler (direct allocation, scheduling directives) is "
                        "not rewritten: allocate with nl.ndarray(buffer=...) or drop the hint")  # fmt: skip
         if (not isinstance(result, cst.RemovalSentinel) and not definition

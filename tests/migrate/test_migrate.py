@@ -299,3 +299,21 @@ def test_loops_become_range_for_07_and_stay_for_03():
     assert migrate_source(source, to="0.3").text.count("nl.affine_range(") == 2
     with pytest.raises(ValueError, match="supported: 0.7, 0.3"):
         migrate_source(source, to="0.5")
+
+
+def test_compiler_directives_dropped_and_allocation_left_to_the_user():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.compiler as ncc\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    t = nl.ndarray((128, 512), dtype=a.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0))\n"
+        "    for i in nl.sequential_range(2, directives=ncc.no_reorder()):\n"
+        "        pass\n"
+    )
+    m = migrate_source(source)
+    assert "import nki.compiler as ncc\n" in m.text
+    assert "    for i in range(2):\n" in m.text  # the scheduling hint has no equivalent
+    assert [(t.line, t.message.split(" (")[0]) for t in m.todos] == [(7, "nki.compiler")]
