@@ -235,6 +235,8 @@ class _Migrator(cst.CSTTransformer):
         self.torch_jit: set[str] = set()
         #: the names `from neuronxcc.nki import jit, benchmark, ...` binds
         self.entry_aliases: set[str] = set()
+        #: the names bound to `nki.simulate_kernel` (`simulate_kernel = nki.simulate_kernel`)
+        self.simulate_aliases: set[str] = set()
         #: the names bound to `neuronxcc.nki.compiler`
         self.compiler: set[str] = set()
         #: the names `from neuronxcc.nki.language import par_dim` binds
@@ -433,6 +435,10 @@ class _Migrator(cst.CSTTransformer):
         if len(updated.targets) != 1:
             return updated
         target, value = updated.targets[0].target, updated.value
+        if isinstance(target, cst.Name) and _dotted(value) == "nki.simulate_kernel":
+            # `simulate_kernel = nki.simulate_kernel`: its calls become nki.simulate(k)(...)
+            self.simulate_aliases.add(target.value)
+            return cst.RemovalSentinel.REMOVE
         if isinstance(target, cst.Name) and self._kept(target.value):
             # still known, so that its uses are explained, but neither removed nor rewritten
             grid = self._grid_of(value) or self._shifted_grid(value)
@@ -803,6 +809,16 @@ class _Migrator(cst.CSTTransformer):
         program = self._program_call(updated)
         if program is not None:
             return program
+        simulate = _dotted(updated.func)
+        if simulate == "nki.simulate_kernel" or simulate in self.simulate_aliases:
+            if updated.args and updated.args[0].keyword is None and not updated.args[0].star:
+                # Beta 1's simulate_kernel(kernel, *args) is nki.simulate(kernel)(*args)
+                kernel, *rest = updated.args
+                inner = cst.Call(
+                    cst.parse_expression("nki.simulate"),
+                    [kernel.with_changes(comma=cst.MaybeSentinel.DEFAULT)],
+                )
+                return updated.with_changes(func=inner, args=rest)
         bare = isinstance(updated.func, cst.Name) and updated.func.value in self.par_dims
         if (bare or self._is(updated.func, self.nl, "par_dim")) and len(updated.args) == 1:
             return updated.args[0].value

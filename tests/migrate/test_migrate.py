@@ -317,3 +317,18 @@ def test_compiler_directives_dropped_and_allocation_left_to_the_user():
     assert "import nki.compiler as ncc\n" in m.text
     assert "    for i in range(2):\n" in m.text  # the scheduling hint has no equivalent
     assert [(t.line, t.message.split(" (")[0]) for t in m.todos] == [(7, "nki.compiler")]
+
+
+def test_simulate_kernel_calls_become_nki_simulate():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "simulate_kernel = nki.simulate_kernel\n"
+        "\n"
+        "def run(k, a, b):\n"
+        "    x = simulate_kernel(k, a, b)\n"
+        "    return nki.simulate_kernel(k, x)\n"
+    )
+    text = migrate_source(source).text
+    assert "simulate_kernel" not in text
+    assert "    x = nki.simulate(k)(a, b)\n" in text
+    assert "    return nki.simulate(k)(x)\n" in text
