@@ -95,6 +95,12 @@ MGRID_AXES = ("p", "x", "y", "z")
 #: Beta 1 dtype names that NKI 0.2.0 removed
 DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
+#: `nl.fp32.min` / `.max`: numpy's float32 bounds (exact as Python floats)
+FLOAT32_LIMITS = {"min": "-3.4028234663852886e38", "max": "3.4028234663852886e38"}
+
+#: Beta 1 tensor buffers that current NKI names differently where a kernel returns the tensor
+RETURNED_BUFFERS = {"hbm": "shared_hbm"}
+
 #: loops that NKI 0.7 deprecated: plain Python `range` is the same loop there
 RANGES = ("affine_range", "sequential_range", "static_range")
 
@@ -435,6 +441,15 @@ class _Migrator(cst.CSTTransformer):
         if len(updated.targets) != 1:
             return updated
         target, value = updated.targets[0].target, updated.value
+        entry = _dotted(value) or ""
+        if (
+            isinstance(target, cst.Name)
+            and entry.startswith("nki.")
+            and (entry.split(".", 1)[1] in JIT_ENTRY_POINTS[:-1])
+        ):
+            # `nki_jit = nki.trace`: current NKI has nki.jit
+            self.entry_aliases.add(target.value)
+            return updated.with_changes(value=cst.parse_expression("nki.jit"))
         if isinstance(target, cst.Name) and _dotted(value) == "nki.simulate_kernel":
             # `simulate_kernel = nki.simulate_kernel`: its calls become nki.simulate(k)(...)
             self.simulate_aliases.add(target.value)
@@ -547,6 +562,12 @@ class _Migrator(cst.CSTTransformer):
             # `g.p` of `g = nl.mgrid[...]`: read as the grid it names (a Name written back as
             # `g.p` where the rewrite leaves it)
             return cst.Name(_mgrid_axis(base.value, axis))
+        limit = FLOAT32_LIMITS.get(updated.attr.value)
+        dtype = (
+            self._is(updated.value, self.nl) if isinstance(updated.value, cst.Attribute) else None
+        )
+        if limit and dtype in ("fp32", "float32"):
+            return cst.parse_expression(limit)  # Beta 1's numpy finfo(float32) bounds
         name = self._is(updated, self.nl)
         if name in DTYPE_ALIASES:
             return updated.with_changes(attr=cst.Name(DTYPE_ALIASES[name]))
@@ -697,6 +718,7 @@ class _Migrator(cst.CSTTransformer):
         return None
 
     def leave_FunctionDef(self, original, updated):
+        updated = self._returned_in_shared_hbm(updated)
         self.scope.pop()
         names = self.outer.pop()
         self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum = names
@@ -706,6 +728,52 @@ class _Migrator(cst.CSTTransformer):
         if not self.grid:  # one program: nl.program_id() is 0 in current NKI too (LNC=1)
             return updated
         return updated.with_changes(body=self._grid_loops(updated.body))
+
+    def _returned_in_shared_hbm(self, func: cst.FunctionDef) -> cst.FunctionDef:
+        """Beta 1 kernels could return tensors allocated in `nl.hbm`; current NKI returns
+        `nl.shared_hbm` tensors only, so the returned names are allocated there."""
+        returned: set[str] = set()
+        nl_names = self.nl
+
+        class Returns(cst.CSTVisitor):
+            def visit_FunctionDef(inner, node):
+                return node is func  # not the returns of nested functions
+
+            def visit_Return(inner, node):
+                value = node.value
+                items = value.elements if isinstance(value, cst.Tuple) else [value]
+                for item in items:
+                    item = item.value if isinstance(item, cst.BaseElement) else item
+                    if isinstance(item, cst.Name):
+                        returned.add(item.value)
+
+        func.visit(Returns())
+        if not returned:
+            return func
+
+        class Buffers(cst.CSTTransformer):
+            def leave_Assign(inner, original, node):
+                target = node.targets[0].target if len(node.targets) == 1 else None
+                if not (isinstance(target, cst.Name) and target.value in returned):
+                    return node
+                if not isinstance(node.value, cst.Call):
+                    return node
+                args = []
+                for a in node.value.args:
+                    v = a.value
+                    if (
+                        a.keyword
+                        and a.keyword.value == "buffer"
+                        and isinstance(v, cst.Attribute)
+                        and _dotted(v.value) in nl_names
+                        and v.attr.value in RETURNED_BUFFERS
+                    ):
+                        a = a.with_changes(value=v.with_changes(
+                            attr=cst.Name(RETURNED_BUFFERS[v.attr.value])))  # fmt: skip
+                    args.append(a)
+                return node.with_changes(value=node.value.with_changes(args=args))
+
+        return func.with_changes(body=func.body.visit(Buffers()))
 
     def _grid_loops(self, block: cst.IndentedBlock) -> cst.IndentedBlock:
         """The kernel body as loops over the grid: the statements before the first that uses
@@ -1166,6 +1234,7 @@ def verify(
     import tempfile
 
     import numpy as np
+    from nkirt.errors import RunError, RuntimeFault
 
     from . import api
     from .diagnostics import CompileError
@@ -1190,7 +1259,14 @@ def verify(
                 first = e.diagnostics[0] if e.diagnostics else None
                 what = f"{first.code}: {first.message}" if first else str(e)
                 return Verification(kernel, False, float("nan"), (0.0, 0.0), f"{which}: {what}")
-            outs = compiled(**inputs, seed=seed)
+            try:
+                outs = compiled(**inputs, seed=seed)
+            except (RuntimeFault, RunError) as e:  # e.g. an index input out of range
+                which = "original" if file == path else "migrated"
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                return Verification(
+                    kernel, False, float("nan"), (0.0, 0.0), f"{which}: run faulted: {first}"
+                )
             outs = outs if isinstance(outs, tuple) else (outs,)
             results.append((outs, compiled.profile["total_ns"]))
         (before, t0), (after, t1) = results

@@ -227,7 +227,8 @@ def run_all(
 
 
 def file_status(entry: dict) -> str:
-    """ok: migrated, clean under 0.7, every kernel with shapes identical (or none has shapes)."""
+    """ok: migrated with no manual step left, clean under 0.7, every kernel with shapes
+    identical (or none has shapes)."""
     if entry.get("migrate") != OK:
         return f"migrate {entry.get('migrate')}"
     check = entry.get("check", {}).get("status")
@@ -235,7 +236,9 @@ def file_status(entry: dict) -> str:
         return f"check {check}"
     verdicts = [v["status"] for v in entry.get("verify", []) if v["status"] != "limit"]
     bad = [v for v in verdicts if v != "identical"]
-    return f"outputs {bad[0]}" if bad else "ok"
+    if bad:
+        return f"outputs {bad[0]}"
+    return "manual steps" if entry.get("todos") else "ok"
 
 
 def summary(results: list[dict]) -> dict:
@@ -280,7 +283,8 @@ def markdown(results: list[dict] | None) -> list[str]:
         "migrated file.",
         "",
         f"{s['files']} files: {s['migrated']} migrated, {s['clean']} clean under 0.7, "
-        f"{s['ok']} clean with every kernel verified identical (or no shapes); "
+        f"{s['ok']} clean with no manual step and every kernel verified identical (or no "
+        "shapes); "
         f"{s['identical']} of {s['kernels_with_shapes']} kernels with shapes identical, "
         f"{s['differ']} differ; {s['todos']} manual steps; {s['internal']} files with an "
         "internal error.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -332,3 +333,30 @@ def test_simulate_kernel_calls_become_nki_simulate():
     assert "simulate_kernel" not in text
     assert "    x = nki.simulate(k)(a, b)\n" in text
     assert "    return nki.simulate(k)(x)\n" in text
+
+
+def test_float32_bounds_returned_hbm_and_entry_point_aliases():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "nki_jit = nki.trace\n"
+        "\n"
+        "@nki_jit\n"
+        "def k(a):\n"
+        "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.hbm)\n"
+        "    scratch = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.hbm)\n"
+        "    t = nl.load(a)\n"
+        "    low = nl.fp32.min\n"
+        "    high = nl.float32.max\n"
+        "    nl.store(out, value=t)\n"
+        "    return out\n"
+    )
+    text = migrate_source(source).text
+    assert "nki_jit = nki.jit\n" in text
+    # only the returned tensor moves to shared_hbm, as current NKI returns
+    assert "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n" in text
+    assert "    scratch = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.hbm)\n" in text
+    assert "    low = -3.4028234663852886e38\n" in text
+    assert "    high = 3.4028234663852886e38\n" in text
+    assert float("-3.4028234663852886e38") == float(np.finfo(np.float32).min)
