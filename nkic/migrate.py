@@ -65,6 +65,7 @@ NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": 
 RETURNING = {
     "nc_matmul": (("stationary", "moving"), "matmul"),
     "nc_transpose": (("data",), "transpose"),
+    "dma_transpose": (("src", "axes"), "transpose"),
     "activation": (("op", "data", "bias", "scale"), "data"),
     "tensor_tensor": (("data1", "data2", "op"), "data1"),
     "tensor_scalar": (("data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1"), "data"),
@@ -1083,12 +1084,13 @@ class _Migrator(cst.CSTTransformer):
                 shape = f"({named['stationary']}.shape[1], {named['moving']}.shape[1])"
                 dt, buf = dtype or f"{nl}.float32", "psum"
             elif shape_of == "transpose":
-                src = named["data"]
-                shape, dt, buf = (
-                    f"({src}.shape[1], {src}.shape[0])",
-                    dtype or f"{src}.dtype",
-                    "psum",
-                )
+                if "axes" in named:
+                    self._todo(line, f"nisa.{name} with axes=: allocate the transposed "
+                               "destination and pass it as dst=")  # fmt: skip
+                    return line
+                src = named[params[0]]  # nc_transpose's result is in PSUM, a DMA's in SBUF
+                buf = "psum" if name == "nc_transpose" else "sbuf"
+                shape, dt = f"({src}.shape[1], {src}.shape[0])", dtype or f"{src}.dtype"
             elif shape_of == "shape":
                 if shape_arg is None or dtype is None:
                     self._todo(line, f"nisa.{name} without shape= and dtype=: allocate the "
