@@ -1676,6 +1676,41 @@ def kernel(a):
 )
 
 # ---------------------------------------------------------------------------------------------
+# nkic migrate
+
+_code(
+    "nkic_migrate_manual_step",
+    "A Beta 1 construct `nkic migrate` leaves to you",
+    "frontend",
+    """`nkic migrate` rewrites a Beta 1 (`neuronxcc.nki`) kernel into current NKI. What it cannot
+    rewrite without guessing (a `mask=` other than comparisons of an index grid with a bound,
+    index grids that transpose a tensor or feed an instruction such as `nisa.iota`, index
+    expressions that are not `start + step * grid`, ...) stays as it was under a
+    `# TODO(nkic migrate): ...` comment, and this warning names the line and the manual step.
+    `nkic check` of the migrated file reports the Beta 1 names left there. The example shows
+    the Beta 1 line and what to write instead.""",
+    """
+# a Beta 1 kernel, migrated: the equality mask stays
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    # TODO(nkic migrate): mask= has no current equivalent: slice the operands ...
+    t = nl.load(a[i_p, i_f], mask=(i_p == 3))
+    nl.store(out[i_p, i_f], value=t)
+    return out
+""",
+    """
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a[3:4, 0:64])  # the row the mask kept
+    nl.store(out[3:4, 0:64], value=t)
+    return out
+""",
+    severity="warning",
+)
+
+# ---------------------------------------------------------------------------------------------
 # internal
 
 _code(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import tomllib
 
-from . import beta1_runs, library, report
+from . import beta1_runs, library, migrate_runs, report
 from .discover import REPOS, KernelFile, discover
 from .nkic_runs import OK, Outcome, run_nkic
 
@@ -49,6 +49,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--no-check", action="store_true", help="skip `nkic check` of the files")
     p.add_argument("--no-library", action="store_true", help="skip the library kernels")
+    p.add_argument(
+        "--migrate",
+        action="store_true",
+        help="also `nkic migrate` every Beta 1 file, check the result under NKI 0.7 and verify "
+        "its kernels with shapes",
+    )
     p.add_argument("--json", default=str(RESULTS), help=f"results file (default {RESULTS})")
     p.add_argument(
         "--out",
@@ -240,7 +246,18 @@ def run(args: argparse.Namespace) -> dict:
         "beta1_runs": [beta1_results[k.key] for k in beta1],
         "skipped": skipped,
         "findings": findings,
+        **_migrations(args, corpus, notes),
     }
+
+
+def _migrations(args: argparse.Namespace, corpus: Path, notes: dict[str, str]) -> dict:
+    if not args.migrate:
+        return {}
+    files = [f for f in discover(corpus) if args.filter in f.key and f.key not in notes]
+    done = migrate_runs.run_all(
+        files, args.timeout, args.jobs, lambda line: print(line, file=sys.stderr)
+    )
+    return {"migrate": done}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,6 +306,13 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{repo:>15} beta1 at test shapes: {r['files_run']}/{r['files']} files compile and "
             f"run, {r['kernels_run']}/{r['kernels']} kernels"
+        )
+    if results.get("migrate"):
+        m = migrate_runs.summary(results["migrate"])
+        print(
+            f"beta1 migrated to 0.7: {m['files']} files, {m['migrated']} migrated, {m['clean']} "
+            f"clean under 0.7, {m['ok']} ok; {m['identical']}/{m['kernels_with_shapes']} kernels "
+            f"with shapes identical; {m['todos']} manual steps; {m['internal']} internal errors"
         )
     print(f"results: {out_json}" + (f"; report: {md_path}" if md_path else ""))
     if old is not None:

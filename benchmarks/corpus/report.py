@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
+from . import migrate_runs
 from .discover import REPOS
 
 FILE_RANK = {
@@ -320,6 +321,7 @@ def render_markdown(results: dict) -> str:
                 f"| {r['mismatch']} | {r['skipped']} | {r['not_run']} | {r['verdict']} "
                 f"| {_cell(r['first'])} |"
             )
+    out += migrate_runs.markdown(results.get("migrate"))
     if results.get("findings"):
         out += [
             "",
