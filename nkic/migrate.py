@@ -88,6 +88,7 @@ RETURNING = {
     "bn_aggr": (("data",), ("data", "2", None)),
     "nc_match_replace8": (("data", "vals", "imm", "dst_idx"), "data"),
     "tensor_reduce": (("op", "data", "axis", "negate", "keepdims"), "reduce"),
+    "tensor_partition_reduce": (("op", "data"), "partition_reduce"),
     "tensor_scalar_reduce": (("data", "op0", "operand0", "reduce_op", "reduce_res", "reverse0"),
                              "data"),
     "activation_reduce": (("op", "data", "reduce_op", "reduce_res", "bias", "scale"), "data"),
@@ -1169,6 +1170,9 @@ class _Migrator(cst.CSTTransformer):
                                "destination and pass it as dst=")  # fmt: skip
                     return line
                 shape, dt, buf = shape_arg, dtype, "sbuf"
+            elif shape_of == "partition_reduce":  # across partitions: one row
+                src = named["data"]
+                shape, dt, buf = f"(1,) + {src}.shape[1:]", dtype or f"{src}.dtype", "sbuf"
             elif shape_of == "reduce":
                 axis = named.get("axis", "").strip("()[], ")
                 if axis != "1" or named.get("keepdims", "False") != "False":

@@ -427,3 +427,19 @@ def test_in_place_view_updates_column_loads_and_broadcast_methods():
         "op=nl.add)\n"
     ) in text
     assert "    acc[0:128, 0:512] += 1.0\n" in text  # not a tile: left as it was
+
+
+def test_partition_reduce_result_is_one_row():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.isa as nisa\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    x = nl.load(a)\n"
+        "    r = nisa.tensor_partition_reduce(np.add, x)\n"
+    ).replace("np.add", "nl.add")
+    text = migrate_source(source).text
+    assert "    r = nl.ndarray((1,) + x.shape[1:], dtype=x.dtype, buffer=nl.sbuf)\n" in text
+    assert "    nisa.tensor_partition_reduce(dst=r, op=nl.add, data=x)\n" in text
