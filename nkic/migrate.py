@@ -46,6 +46,13 @@ TILE_OPERATORS = {
     cst.BitAnd: "bitwise_and", cst.BitOr: "bitwise_or", cst.BitXor: "bitwise_xor",
 }  # fmt: skip
 
+#: in-place operators on tile views (`t[...] += x`) and the ALU operator each applies
+AUG_OPERATORS = {
+    cst.AddAssign: "add", cst.SubtractAssign: "subtract", cst.MultiplyAssign: "multiply",
+    cst.DivideAssign: "divide", cst.BitAndAssign: "bitwise_and", cst.BitOrAssign: "bitwise_or",
+    cst.BitXorAssign: "bitwise_xor",
+}  # fmt: skip
+
 NUMPY_OPS = {
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "equal",
     "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
@@ -81,6 +88,7 @@ RETURNING = {
     "bn_aggr": (("data",), ("data", "2", None)),
     "nc_match_replace8": (("data", "vals", "imm", "dst_idx"), "data"),
     "tensor_reduce": (("op", "data", "axis", "negate", "keepdims"), "reduce"),
+    "tensor_partition_reduce": (("op", "data"), "partition_reduce"),
     "tensor_scalar_reduce": (("data", "op0", "operand0", "reduce_op", "reduce_res", "reverse0"),
                              "data"),
     "activation_reduce": (("op", "data", "reduce_op", "reduce_res", "bias", "scale"), "data"),
@@ -246,6 +254,8 @@ class _Migrator(cst.CSTTransformer):
         self.simulate_aliases: set[str] = set()
         #: the names bound to `neuronxcc.nki.compiler`
         self.compiler: set[str] = set()
+        #: `nl.par_dim(...)` calls after a block dimension (kept, with a TODO)
+        self.block_dims: set = set()
         #: the names `from neuronxcc.nki.language import par_dim` binds
         self.par_dims: set[str] = set()
         #: the loop variable of each grid axis (a name the file does not use yet)
@@ -805,6 +815,20 @@ class _Migrator(cst.CSTTransformer):
 
     # masks -----------------------------------------------------------------------------------
 
+    def visit_Tuple(self, node):
+        """`(n, nl.par_dim(p), f)`: Beta 1 block dimensions before the partition dimension; in
+        current NKI the first dimension is the partition one, a layout change left to the user."""
+        for element in node.elements[1:]:
+            call = element.value
+            if isinstance(call, cst.Call) and (
+                self._is(call.func, self.nl, "par_dim")
+                or (isinstance(call.func, cst.Name) and call.func.value in self.par_dims)
+            ):
+                self.block_dims.add(call)
+                self._todo(node, "block dimensions before nl.par_dim: allocate the partition "
+                           "dimension first, (p, n, f), and index the blocks as t[:, i, :]")  # fmt: skip
+        return True
+
     def visit_Call(self, node):
         mask = next((a for a in node.args if a.keyword and a.keyword.value == "mask"), None)
         self.mask_stack.append(self._mask_bounds(mask.value) if mask is not None else None)
@@ -889,7 +913,12 @@ class _Migrator(cst.CSTTransformer):
                 )
                 return updated.with_changes(func=inner, args=rest)
         bare = isinstance(updated.func, cst.Name) and updated.func.value in self.par_dims
-        if (bare or self._is(updated.func, self.nl, "par_dim")) and len(updated.args) == 1:
+        block = original in self.block_dims  # stays: its statement has a TODO
+        if (
+            (bare or self._is(updated.func, self.nl, "par_dim"))
+            and len(updated.args) == 1
+            and not block
+        ):
             return updated.args[0].value
         loop = self._is(updated.func, self.nl)
         if self.to == "0.7" and loop in RANGES:
@@ -905,6 +934,16 @@ class _Migrator(cst.CSTTransformer):
             return updated.with_changes(args=[*updated.args, dtype])
         if loop == "store":
             updated = self._store_from_psum(updated)
+        if loop == "load":
+            updated = self._column_load(updated)
+        func = updated.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "broadcast_to"
+                and not self._is(func, self.nl) and not self._is(func, self.np)):  # fmt: skip
+            # Beta 1's tile method: `nl.broadcast_to(tile, shape)` in current NKI
+            tile = cst.Arg(func.value)
+            return updated.with_changes(
+                func=cst.parse_expression(f"{self._nl()}.broadcast_to"), args=[tile, *updated.args]
+            )
         kernel_api = bool(self._is(updated.func, self.nl) or self._is(updated.func, self.nisa))
         args = []
         for a in updated.args:
@@ -921,6 +960,26 @@ class _Migrator(cst.CSTTransformer):
         if args and kept is not None:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
+
+    def _column_load(self, call: cst.Call) -> cst.Call:
+        """`nl.load(t[a:b, j])`: Beta 1 loaded the partition range as a (b - a, 1) column; in
+        current NKI the integer index drops the dimension, so it becomes `j:j + 1`."""
+        if not call.args or call.args[0].keyword is not None:
+            return call
+        src = call.args[0].value
+        if not (isinstance(src, cst.Subscript) and len(src.slice) >= 2):
+            return call
+        *head, last = src.slice
+        if not isinstance(last.slice, cst.Index) or last.slice.star is not None:
+            return call
+        if not any(isinstance(e.slice, cst.Slice) for e in head):
+            return call
+        j = _code(last.slice.value)
+        if isinstance(last.slice.value, cst.Ellipsis) or j == "None" or self._uses_grid(last.slice):
+            return call
+        column = cst.parse_expression(f"x[{j}:{j} + 1]").slice[0]
+        new = src.with_changes(slice=[*head, last.with_changes(slice=column.slice)])
+        return call.with_changes(args=[call.args[0].with_changes(value=new), *call.args[1:]])
 
     def _store_from_psum(self, call: cst.Call) -> cst.Call:
         """`nl.store(t, value=psum_tile)`: Beta 1 stored PSUM tiles (through SBUF); current NKI
@@ -1031,6 +1090,20 @@ class _Migrator(cst.CSTTransformer):
             name = self._returning(stmt.value)
             if name:  # `a: tensor[128, 1] = nisa.X(...)`: the annotation goes with the value
                 return self._dst_first(updated, name, stmt.value, stmt.target.value, new=True)
+        if (isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Subscript)
+                and not self._returning(stmt.value) and self._is_tile(stmt.value)):  # fmt: skip
+            # `t[...] += x` on tiles: the operation in place, into the view
+            op = AUG_OPERATORS.get(type(stmt.operator))
+            if op is not None:
+                view, value = _code(stmt.target), _code(stmt.value)
+                nisa = "nisa" if "nisa" in self.nisa else sorted(self.nisa)[0]
+                text = (f"{nisa}.tensor_tensor(dst={view}, data1={view}, data2={value}, "
+                        f"op={self._nl()}.{op})\n")  # fmt: skip
+                new = cst.parse_statement(text)
+                return new.with_changes(
+                    leading_lines=updated.leading_lines,
+                    trailing_whitespace=updated.trailing_whitespace,
+                )
         if isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.AddAssign):
             name = self._returning(stmt.value)
             if name == "nc_matmul" and isinstance(stmt.target, cst.Name | cst.Subscript):
@@ -1097,6 +1170,9 @@ class _Migrator(cst.CSTTransformer):
                                "destination and pass it as dst=")  # fmt: skip
                     return line
                 shape, dt, buf = shape_arg, dtype, "sbuf"
+            elif shape_of == "partition_reduce":  # across partitions: one row
+                src = named["data"]
+                shape, dt, buf = f"(1,) + {src}.shape[1:]", dtype or f"{src}.dtype", "sbuf"
             elif shape_of == "reduce":
                 axis = named.get("axis", "").strip("()[], ")
                 if axis != "1" or named.get("keepdims", "False") != "False":

@@ -289,6 +289,10 @@ class Language:
 
         return MISSING
 
+    def store_into(self, ip, dst: TensorView, value, call) -> None:
+        """`t[...] = value`: a copy of a tile or a fill with a constant."""
+        nki_api.store_into(ip, dst, value, call)
+
     def call_value(self, ip, fn, args: list, kwargs: dict, call):
         """Calling a value that is not a function in Python's sense but is in the dialect
         (Beta 1's `np.float32(0.5)`); MISSING when it is not callable."""

@@ -26,14 +26,14 @@ def into_views(a, b):
 def matmul_views(lhsT, rhs):
     K, M = lhsT.shape
     out = nl.ndarray((2, M, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    acc = nl.zeros((2, par_dim(M), 512), dtype=nl.float32, buffer=nl.psum)
+    acc = nl.zeros((par_dim(M), 2, 512), dtype=nl.float32, buffer=nl.psum)
     for j in nl.affine_range(2):
         for k in nl.affine_range(K // 128):
             s = nl.load(lhsT[k * 128 : (k + 1) * 128, 0:M])
             m = nl.load(rhs[k * 128 : (k + 1) * 128, j * 512 : (j + 1) * 512])
-            acc[j, :, :] += nisa.nc_matmul(s, m)
+            acc[:, j, :] += nisa.nc_matmul(s, m)
     for j in nl.affine_range(2):
-        t = nl.copy(acc[j, :, :])
+        t = nl.copy(acc[:, j, :])
         nl.store(out[j, 0:M, 0:512], value=t)
     return out
 

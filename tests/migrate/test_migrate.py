@@ -227,7 +227,7 @@ def test_results_written_into_views_annotated_or_accumulated(results):
     assert "nisa.tensor_scalar(dst=res[:, 256:512], data=c, op0=nl.multiply, operand0=0.5)" in text
     # PSUM accumulation into a view of a PSUM tensor, in place
     assert "@nki.jit\ndef matmul_views" in text
-    assert "            nisa.nc_matmul(dst=acc[j, :, :], stationary=s, moving=m)\n" in text
+    assert "            nisa.nc_matmul(dst=acc[:, j, :], stationary=s, moving=m)\n" in text
     # a matmul result assigned into an SBUF view: its own PSUM tile, then copied
     assert (
         "    psum_result0 = nl.ndarray((s.shape[1], m.shape[1]), dtype=nl.float32, "
@@ -380,3 +380,66 @@ def test_dma_transpose_result_in_sbuf_and_axes_left_to_the_user():
     assert [(t.line, t.message.split(":")[0]) for t in m.todos] == [
         (7, "nisa.dma_transpose with axes=")
     ]
+
+
+def test_block_dimensions_before_the_partition_dimension_are_left_to_the_user():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    acc = nl.zeros((4, nl.par_dim(128), 512), dtype=nl.float32)\n"
+        "    col = nl.zeros((nl.par_dim(128), 4, 512), dtype=nl.float32)\n"
+    )
+    m = migrate_source(source)
+    # the partition dimension first stays as it is; a block dimension before it is a layout
+    # change: par_dim stays, so that current NKI reports it rather than a wrong layout
+    assert "    col = nl.zeros((128, 4, 512), dtype=nl.float32)\n" in m.text
+    assert "    acc = nl.zeros((4, nl.par_dim(128), 512), dtype=nl.float32)\n" in m.text
+    assert [(t.line, t.message.split(":")[0]) for t in m.todos] == [
+        (6, "block dimensions before nl.par_dim")
+    ]
+
+
+def test_in_place_view_updates_column_loads_and_broadcast_methods():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.isa as nisa\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a, b, w):\n"
+        "    acc = nl.zeros((128, 512), dtype=nl.float32)\n"
+        "    x = nl.load(a[0:128, 0:512])\n"
+        "    col = nl.load(w[0:128, 3])\n"
+        "    row = nl.load(b[0:1, 0:512])\n"
+        "    wide = row.broadcast_to((128, 512))\n"
+        "    acc[0:128, 0:512] += x\n"
+        "    acc[0:128, 0:512] += 1.0\n"
+    )
+    text = migrate_source(source).text
+    assert "    col = nl.load(w[0:128, 3:3 + 1])\n" in text  # Beta 1 loaded a column
+    assert "    x = nl.load(a[0:128, 0:512])\n" in text
+    assert "    wide = nl.broadcast_to(row, (128, 512))\n" in text
+    assert (
+        "    nisa.tensor_tensor(dst=acc[0:128, 0:512], data1=acc[0:128, 0:512], data2=x, "
+        "op=nl.add)\n"
+    ) in text
+    assert "    acc[0:128, 0:512] += 1.0\n" in text  # not a tile: left as it was
+
+
+def test_partition_reduce_result_is_one_row():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.isa as nisa\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    x = nl.load(a)\n"
+        "    r = nisa.tensor_partition_reduce(np.add, x)\n"
+    ).replace("np.add", "nl.add")
+    text = migrate_source(source).text
+    assert "    r = nl.ndarray((1,) + x.shape[1:], dtype=x.dtype, buffer=nl.sbuf)\n" in text
+    assert "    nisa.tensor_partition_reduce(dst=r, op=nl.add, data=x)\n" in text

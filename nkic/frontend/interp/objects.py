@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from .. import nki_api, pylib
+from .. import pylib
 from ..tensors import TensorView, type_name
 from ..values import (
     MISSING,
@@ -410,7 +410,7 @@ class PythonObjects:
             raise PoisonError()
         special = self.language.subscript(self, obj, key)
         if isinstance(special, TensorView):  # a dialect's view (Beta 1 index grids)
-            nki_api.store_into(self, special, value, CallSite(node))
+            self.language.store_into(self, special, value, CallSite(node))
             return
         error = getattr(special, "error", None)
         if isinstance(error, UserError):  # a view past the tensor's end
@@ -420,7 +420,7 @@ class PythonObjects:
         if isinstance(obj, TensorView):
             items = key if isinstance(key, tuple) else (key,)
             dst = obj.index(tuple(self._index_item(k) for k in items))
-            nki_api.store_into(self, dst, value, CallSite(node))
+            self.language.store_into(self, dst, value, CallSite(node))
             return
         if isinstance(obj, dict):
             self.check_key(key)

@@ -247,6 +247,18 @@ def _perf_mode(text: str):
     return IsaEnumMember("matmul_perf_mode", member, ENUMS["matmul_perf_mode"][member])
 
 
+def _engine_can_start(view: TensorView) -> bool:
+    """Whether a compute engine can access `view`'s partitions: P partitions starting at 0
+    (P > 64), at 0 or 64 (P > 32), or at a multiple of 32."""
+    step = view.pattern[0][0]
+    offset = view.offset.const if view.offset.is_const else None
+    if offset is None or step <= 0:
+        return True  # not known here: the partition checks decide
+    start, parts = offset // step, view.shape[0]
+    allowed = (0,) if parts > 64 else (0, 64) if parts > 32 else (0, 32, 64, 96)
+    return start in allowed
+
+
 class Fp32(str):
     """`nl.fp32`: the float32 dtype, whose `.min` is the most negative float32 (Beta 1's
     `on_false_value=nl.fp32.min`)."""
@@ -446,6 +458,24 @@ class Beta1(Language):
         from .. import nki_api
 
         return isinstance(value, Builtin) and value.fn is nki_api.jit
+
+    def store_into(self, ip, dst: TensorView, value, call) -> None:
+        """`t[i, j] = 5` on partitions an engine cannot start at (`t[1, j]`: one partition,
+        not at 0/32/64/96): the constant is set in a tile of its own and DMA-copied there (a
+        DMA reaches any partition), as Beta 1 wrote single elements anywhere."""
+        from ..nl_lowering import emit, new_tile
+
+        if (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and dst.on_chip
+            and not _engine_can_start(dst)
+        ):
+            fill = new_tile(ip, call, dst.shape, dst.dtype)
+            emit(ip, call, "memset", dst=fill, value=value)
+            emit(ip, call, "dma_copy", dst=dst, src=fill)
+            return
+        super().store_into(ip, dst, value, call)
 
     def call_value(self, ip, fn, args: list, kwargs: dict, call):
         """`np.float32(0.5)`, `nl.int32(3)`: a dtype called on a number is that number in the

@@ -163,3 +163,14 @@ def broadcast_int_row(row):
     t = nl.load(row)
     nl.store(out, value=nl.broadcast_to(t, shape=(128, row.shape[1])))
     return out
+
+
+@nki.jit
+def element_writes():
+    out = nl.ndarray((8, 4), dtype=nl.int32, buffer=nl.shared_hbm)
+    t = nl.zeros((8, 4), dtype=nl.int32)
+    for i in nl.static_range(8):
+        for j in nl.static_range(4):
+            t[i, j] = i * 10 + j
+    nl.store(out, value=t)
+    return out

@@ -144,3 +144,9 @@ def test_an_int32_row_broadcasts_across_partitions_exactly():
     row = np.random.default_rng(11).integers(-(2**31), 2**31 - 1, (1, 64)).astype(np.int32)
     out = nkic.compile(KERNELS, row, kernel="broadcast_int_row")(row)
     np.testing.assert_array_equal(out, np.repeat(row, 128, axis=0))
+
+
+def test_single_elements_written_on_any_partition():
+    out = nkic.compile(KERNELS, kernel="element_writes")()
+    i, j = np.mgrid[0:8, 0:4]
+    np.testing.assert_array_equal(out, i * 10 + j)
