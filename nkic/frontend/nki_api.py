@@ -126,6 +126,8 @@ def ndarray(ip, call, shape, dtype, buffer=SBUF, name="", address=None):
     shape = _checked(call, 0, "shape", shape_arg, ip, shape)
     dtype = _checked(call, 1, "dtype", dtype_arg, dtype)
     buf = _checked(call, 2, "buffer", buffer_arg, buffer)
+    if name is None:  # the NKI Library's allocators pass name=None for an unnamed tensor
+        name = ""
     if not isinstance(name, str):
         raise UserError(
             "err_invalid_argument", "name= must be a string", call.arg_node(name="name")
@@ -324,11 +326,17 @@ def _attr(ip, p, v):
         if isinstance(v, IsaEnumMember) and v.enum == enum:
             return v.name
         if isinstance(v, int) and not isinstance(v, bool):
+            # the NKI compiler reads a member's integer value as the member (the NKI Library
+            # passes `dge_mode=3` for nisa.dge_mode.none)
+            for member, value in ENUMS[enum].items():
+                if value == v:
+                    return member
             raise UserError(
                 "err_invalid_argument",
-                f"'{p.name}' takes a nisa.{enum} member, not the integer {v}",
+                f"'{p.name}' takes a nisa.{enum} member; the integer {v} is not the value of one",
                 None,
-                f"use one of: {', '.join(f'nisa.{enum}.{m}' for m in ENUMS[enum])}",
+                "use one of: "
+                + ", ".join(f"nisa.{enum}.{m} ({value})" for m, value in ENUMS[enum].items()),
             )
         raise UserError(
             "err_invalid_argument",

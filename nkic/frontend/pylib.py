@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..ir.affine import Affine
+from .host_modules import host_modules
 from .tensors import TensorView, type_name
 from .values import (
     MISSING,
@@ -903,5 +904,6 @@ def known_modules() -> dict[str, ModuleValue]:
         "operator": _operator_module(),
         "__future__": ModuleValue("__future__", {"annotations": True}),
         "typing": _typing_module(),
+        **host_modules(),
     }
     return mods
