@@ -470,6 +470,34 @@ def kernel(a: nt.tensor[128, 512]):
     severity="warning",
 )
 _code(
+    "nkic_removed_keyword",
+    "`dtype=` on an `nki.isa` call that writes a dst tile",
+    "frontend",
+    """NKI 0.2.0 removed `dtype=` from `nki.isa` calls: the instruction writes its `dst` tile,
+    whose dtype is the result's dtype. Current NKI still accepts the keyword, so nkic warns and
+    uses the dst tile's dtype. A `dtype=` that names another dtype than the dst tile's would not
+    mean what it says: that is `err_invalid_argument`; allocate `dst` with the dtype you want
+    and the instruction converts to it.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    u = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=u, src=t, dtype=nl.float32)
+    #                              ^ nkic_removed_keyword
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    u = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=u, src=t)
+""",
+    severity="warning",
+)
+_code(
     "nkic_kernel_not_checked",
     "A kernel form nkic does not check",
     "frontend",

@@ -210,6 +210,8 @@ class _Linter:
             keywords = [k for k in keywords if k.arg not in self.sp.language.call_keywords]
         if isinstance(target, IsaInstr):
             names = [p.name for p in INSTRUCTIONS[target.name].params]
+            if "dtype" not in names and "dst" in names:
+                keywords = self.removed_dtype(target.name, keywords)
             self.unexpected(f"nisa.{target.name}", keywords, names, self.sp.language.keyword_hint)
         elif isinstance(target, (Builtin, NlOp)):
             if isinstance(target, NlOp):
@@ -235,6 +237,19 @@ class _Linter:
 
     def _suggest(self, k: str, names: list[str]) -> str | None:
         return self.sp.suggest(k, names)
+
+    def removed_dtype(self, name: str, keywords: list) -> list:
+        """`dtype=` on a `nisa` call with a dst: the specialiser's warning (whether the dtype
+        differs from the dst tile's is only known with shapes). The other keywords."""
+        for k in keywords:
+            if k.arg == "dtype":
+                self.sp.warn(
+                    "nkic_removed_keyword",
+                    f"nisa.{name}(): dtype= was removed in NKI 0.2.0; the dst tile's dtype is used",
+                    k,
+                    "remove dtype=: the dst tile's dtype already gives the result's dtype",
+                )
+        return [k for k in keywords if k.arg != "dtype"]
 
     def unexpected(self, what: str, keywords, names: list[str], hint) -> None:
         for k in keywords:

@@ -204,6 +204,9 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
         nodes[p.name] = call.arg_node(i)
     errors: list[UserError] = []
     names = [p.name for p in d.params]
+    if "dtype" in kwargs and d.param("dtype") is None and d.param("dst") is not None:
+        kwargs = dict(kwargs)
+        _removed_dtype(ip, name, kwargs.pop("dtype"), values.get("dst", kwargs.get("dst")), call)
     for k, v in kwargs.items():
         if d.param(k) is None:
             errors.append(
@@ -246,6 +249,32 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
             ip.report(err)
         raise errors[-1]
     return emit_isa(ip, name, values, nodes, call)
+
+
+def _removed_dtype(ip, name: str, dtype, dst, call) -> None:
+    """`dtype=` on a `nisa` call that writes `dst`: NKI 0.2.0 removed the keyword, yet current
+    NKI still accepts it (the NKI Library passes it). The result takes the dst tile's dtype, so
+    a `dtype=` naming another dtype would not mean what it says: that is an error."""
+    node = call.arg_node(name="dtype")
+    try:
+        given = dtype_arg(dtype)
+    except UserError as err:
+        err.node = err.node or node
+        raise
+    if isinstance(dst, TensorView) and dst.dtype != given:
+        raise UserError(
+            "err_invalid_argument",
+            f"nisa.{name}(dtype={given}) writes a {dst.dtype} dst tile: the result takes the "
+            "dst tile's dtype, not dtype=",
+            node,
+            f"allocate dst as {given} to convert, and remove dtype= (removed in NKI 0.2.0)",
+        )
+    ip.warn(
+        "nkic_removed_keyword",
+        f"nisa.{name}(): dtype= was removed in NKI 0.2.0; the dst tile's dtype is used",
+        node,
+        "remove dtype=: the dst tile's dtype already gives the result's dtype",
+    )
 
 
 def emit_isa(ip, name: str, values: dict, nodes: dict, call):

@@ -221,3 +221,46 @@ def test_a_tensor_named_none_is_unnamed(tmp_path):
     )
     (d,) = nkic.check(path, a=A)
     assert (d.code, d.loc.line, d.message) == ("err_invalid_argument", 9, "name= must be a string")
+
+
+# ---------------------------------------------------------------------------------------------
+# dtype= on nisa calls with a dst
+
+CAST = """\
+@nki.jit
+def k(a):
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    u = nl.ndarray(a.shape, nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=u, src=t, dtype=DTYPE)
+"""
+
+
+def test_dtype_of_the_dst_tile_is_a_warning(tmp_path):
+    path = kernel(tmp_path, CAST.replace("DTYPE", "nl.float32"))
+    for args in ({"a": A}, {}):  # specialised, and the shape-independent checks
+        diags = [d for d in nkic.check(path, **args) if d.severity != "note"]
+        assert [(d.code, d.severity, d.loc.line, d.loc.col) for d in diags] == [
+            ("nkic_removed_keyword", "warning", 11, 36)
+        ]
+        assert "the dst tile's dtype is used" in diags[0].message
+
+
+def test_dtype_other_than_the_dst_tiles_is_an_error(tmp_path):
+    path = kernel(tmp_path, CAST.replace("DTYPE", "nl.bfloat16"))
+    (d,) = nkic.check(path, a=A)
+    assert (d.code, d.loc.line) == ("err_invalid_argument", 11)
+    assert "writes a float32 dst tile" in d.message and "allocate dst as bfloat16" in d.hint
+
+
+def test_a_float32_dma_transpose_is_accepted_unless_the_hardware_dge_does_it(tmp_path):
+    body = """\
+    @nki.jit
+    def k(a):
+        t = nl.ndarray((64, 128), a.dtype, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=t, src=aDGE)
+    """
+    assert nkic.check(kernel(tmp_path, body.replace("DGE", "")), a=A) == []
+    hw = body.replace("DGE", ", dge_mode=nisa.dge_mode.hwdge")
+    diags = nkic.check(kernel(tmp_path, hw), a=A)
+    assert diags[0].code == "err_dtype_mismatch" and "2-byte" in diags[0].message

@@ -574,11 +574,14 @@ def _dma_copy(c: InstCheck) -> None:
 def _dma_transpose(c: InstCheck) -> None:
     _dtype_equal(c, "src", "dst", "a DMA transpose does not convert; cast before or after")
     src, dst = c.ap("src"), c.ap("dst")
-    if src is not None and src.itemsize != 2:
+    # the 2-byte limit is the hardware DGE's (ISA §5.1); with dge_mode unknown the NKI compiler
+    # picks a lowering for other widths (the NKI Library transposes float32 queries so)
+    hwdge = _name(c.value("dge_mode"), "dge_mode") == "hwdge"
+    if src is not None and src.itemsize != 2 and hwdge:
         c.error(
             "err_dtype_mismatch",
-            f"`src` is {src.dtype}; DMA transpose moves 2-byte elements only",
-            "transpose bfloat16/float16 data, or use `nisa.nc_transpose`",
+            f"`src` is {src.dtype}; a hardware-DGE transpose moves 2-byte elements only",
+            "transpose bfloat16/float16 data, or leave `dge_mode` unknown",
         )
     if src is None or dst is None:
         return

@@ -227,7 +227,7 @@ def bad(a, case=""):
         nisa.dma_copy(dst=s4, src=a)  # <- dma_count_mismatch
     if case == "dma_transpose_4byte":
         tt = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.dma_transpose(dst=tt, src=s)  # <- dma_transpose_4byte
+        nisa.dma_transpose(dst=tt, src=s, dge_mode=nisa.dge_mode.hwdge)  # <- dma_transpose_4byte
     if case == "dma_transpose_shape":
         tt = nl.ndarray((8, 16), dtype=nl.bfloat16, buffer=nl.sbuf)
         nisa.dma_transpose(dst=tt, src=b16)  # <- dma_transpose_shape
