@@ -166,3 +166,48 @@ def test_pure_path_functions_compute_as_posixpath(tmp_path, call, value):
         """,
     )
     assert nkic.check(path, a=A) == []
+
+
+def test_numpy_type_limits_are_numpys_values(tmp_path):
+    import ml_dtypes
+
+    f32, bf16, i32 = np.finfo(np.float32), ml_dtypes.finfo(ml_dtypes.bfloat16), np.iinfo(np.int32)
+    path = write(
+        tmp_path,
+        f"""\
+        import nki
+        import nki.language as nl
+        import numpy as np
+
+        F32_MIN = np.finfo(np.float32).min.item()
+        F32_EPS = float(np.finfo(np.float32).eps)
+
+
+        @nki.jit
+        def k(a):
+            assert F32_MIN == {float(f32.min)!r} and F32_EPS == {float(f32.eps)!r}
+            assert np.finfo(np.float32).tiny == {float(f32.tiny)!r}
+            assert np.finfo(nl.bfloat16).max == {float(bf16.max)!r}
+            assert np.finfo(nl.bfloat16).bits == 16
+            assert np.iinfo(np.int32).max == {int(i32.max)} and np.iinfo(nl.uint8).min == 0
+        """,
+    )
+    assert nkic.check(path, a=A) == []
+
+
+def test_numpy_type_limits_of_a_non_float_dtype_are_an_error(tmp_path):
+    path = write(
+        tmp_path,
+        """\
+        import nki
+        import numpy as np
+
+
+        @nki.jit
+        def k(a):
+            x = np.finfo(np.int32)
+        """,
+    )
+    (d,) = nkic.check(path, a=A)
+    assert (d.code, d.loc.line) == ("err_type_error", 7)
+    assert "np.finfo() takes one of float16, float32" in d.message
