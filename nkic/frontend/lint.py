@@ -272,10 +272,34 @@ def _functions(value) -> list[Function]:
     return [value] if isinstance(value, Function) else []
 
 
+_JUMPS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _reachable(stmts: list) -> list:
+    """The statements of a block up to its first return / raise / continue / break: Python
+    never runs what follows, so nothing there is checked."""
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, _JUMPS):
+            return stmts[: i + 1]
+    return stmts
+
+
+def _children(n: ast.AST) -> list:
+    out = []
+    for _, value in ast.iter_fields(n):
+        if isinstance(value, list):
+            if value and isinstance(value[0], ast.stmt):
+                value = _reachable(value)
+            out += [v for v in value if isinstance(v, ast.AST)]
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
 def _own_nodes(node: ast.AST):
-    """The nodes of a function body (its parameters' defaults excluded), not descending into
-    nested functions and lambdas (yielded themselves)."""
-    body = node.body if isinstance(node.body, list) else [node.body]
+    """The reachable nodes of a function body (its parameters' defaults excluded), not
+    descending into nested functions and lambdas (yielded themselves)."""
+    body = _reachable(node.body) if isinstance(node.body, list) else [node.body]
     stack = list(reversed(body))
     while stack:
         n = stack.pop()
@@ -283,7 +307,7 @@ def _own_nodes(node: ast.AST):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             stack.extend(reversed(n.decorator_list) if hasattr(n, "decorator_list") else ())
             continue
-        stack.extend(reversed(list(ast.iter_child_nodes(n))))
+        stack.extend(reversed(_children(n)))
 
 
 def _bound_names(node: ast.AST) -> frozenset:

@@ -264,3 +264,35 @@ def test_a_float32_dma_transpose_is_accepted_unless_the_hardware_dge_does_it(tmp
     hw = body.replace("DGE", ", dge_mode=nisa.dge_mode.hwdge")
     diags = nkic.check(kernel(tmp_path, hw), a=A)
     assert diags[0].code == "err_dtype_mismatch" and "2-byte" in diags[0].message
+
+
+# ---------------------------------------------------------------------------------------------
+# shape-independent checks
+
+
+def test_code_after_a_return_is_not_checked(tmp_path):
+    path = kernel(
+        tmp_path,
+        """\
+        @nki.jit
+        def k(a):
+            for i in range(2):
+                if i:
+                    continue
+                    print(never_bound)
+            out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+            return out
+            if leftover_flag:
+                x = 1
+
+
+        @nki.jit
+        def k2(a):
+            if undefined_flag:
+                return a
+            return a
+        """,
+    )
+    diags = [d for d in nkic.check(path) if d.severity == "error"]
+    assert [(d.code, d.loc.line) for d in diags] == [("err_undefined_name", 20)]
+    assert "'undefined_flag'" in diags[0].message
