@@ -296,3 +296,24 @@ def test_code_after_a_return_is_not_checked(tmp_path):
     diags = [d for d in nkic.check(path) if d.severity == "error"]
     assert [(d.code, d.loc.line) for d in diags] == [("err_undefined_name", 20)]
     assert "'undefined_flag'" in diags[0].message
+
+
+def test_beta1_typing_module_means_the_same_in_a_current_file(tmp_path):
+    header = "import neuronxcc.nki.typing as nt\nfrom neuronxcc.nki.typing import tensor\n"
+    body = """\
+    @nki.jit
+    def k(a: tensor[128, 64], out: nt.mutable_tensor):
+        t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    """
+    path = kernel(tmp_path, body)
+    path.write_text(header + path.read_text())
+    out = nkic.TensorSpec((128, 64), "float32")
+    assert nkic.check(path, out=out) == []
+    path.write_text("import neuronxcc.nki.language as nl2\n" + path.read_text())
+    (d,) = nkic.check(path, out=out)
+    assert (
+        d.code == "err_unsupported_api" and "'neuronxcc.nki.language' cannot be mixed" in d.message
+    )

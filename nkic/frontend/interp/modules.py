@@ -18,6 +18,10 @@ from .state import Frame, bound_names
 
 _HOST_ONLY = ("nkic", "nkirt")  # the compiler itself, imported by host code in kernel files
 
+#: Beta 1 modules whose names mean the same in the current language (tensor annotations), so a
+#: current-dialect file may import them, as NKI installs that ship both namespaces accept.
+_SAME_MEANING = {"neuronxcc.nki.typing": "nki.typing"}
+
 
 class Modules:
     """Part of the `Specialiser`: imports and the evaluation of helper modules."""
@@ -111,6 +115,9 @@ class Modules:
     def import_module(self, name: str, node: ast.AST) -> ModuleValue:
         if name in self.modules:
             return self.modules[name]
+        same = _SAME_MEANING.get(name)
+        if name not in self.known_modules and same in self.known_modules:
+            return self.modules.setdefault(name, self.known_modules[same])
         if (
             name == "neuronxcc" or name.startswith("neuronxcc.")
         ) and name not in self.known_modules:
