@@ -317,3 +317,25 @@ def test_beta1_typing_module_means_the_same_in_a_current_file(tmp_path):
     assert (
         d.code == "err_unsupported_api" and "'neuronxcc.nki.language' cannot be mixed" in d.message
     )
+
+
+def test_internal_modules_of_the_nki_package_are_opaque(tmp_path):
+    path = write(
+        tmp_path / "k.py",
+        """\
+        import nki
+        import nki.dtype as nt
+        import nki.language as nl
+        from nki.compiler.frontend import NKIFrontend
+
+
+        @nki.jit
+        def k(a):
+            x = nt.float8_e4m3
+        """,
+    )
+    (d,) = nkic.check(path, a=A)
+    assert (d.code, d.loc.line) == ("err_import_error", 9)
+    assert "'nki.dtype' is not available in kernels" in d.message
+    path.write_text(path.read_text().replace("import nki.language", "import nki.langauge"))
+    assert ("err_unknown_api", 3) in [(d.code, d.loc.line) for d in nkic.check(path, a=A)]
