@@ -30,7 +30,34 @@ def _tensor_args(args: dict[str, object]) -> dict[str, object]:
         name = "float32" if v.dtype == np.float64 else v.dtype
         return TensorSpec(tuple(v.shape), name, _array_view(v))
 
-    return {k: spec(v) if is_array(v) else v for k, v in args.items()}
+    def convert(v):
+        if is_array(v):
+            return spec(v)
+        if isinstance(v, (list, tuple)):
+            return type(v)(convert(x) for x in v)
+        if isinstance(v, dict):
+            return {k: convert(x) for k, x in v.items()}
+        return v
+
+    return {k: convert(v) for k, v in args.items()}
+
+
+def _flatten_inputs(name: str, value, out: dict) -> None:
+    """The arrays inside a list, tuple or dict argument, by their kernel input names
+    (`W=[a, b]` gives `W_0` and `W_1`, as at compile time)."""
+    from .frontend.args import tensor_input_name
+
+    def walk(v, path):
+        if isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                walk(x, (*path, i))
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, (*path, k))
+        else:
+            out[tensor_input_name(path)] = v
+
+    walk(value, (name,))
 
 
 def _array_view(v: np.ndarray):
@@ -122,6 +149,10 @@ class CompiledKernel:
         if len(arrays) > len(names):
             raise TypeError(f"{self.name} takes {len(names)} tensor argument(s), got {len(arrays)}")
         inputs = dict(zip(names, arrays))
+        for k, v in list(named.items()):
+            if k not in names and isinstance(v, (list, tuple, dict)):
+                del named[k]
+                _flatten_inputs(k, v, named)
         for k, v in named.items():
             if k not in names:
                 raise TypeError(f"{self.name} has no tensor argument {k!r}")
@@ -160,8 +191,11 @@ def compile(
 ) -> CompiledKernel:
     """Compile `kernel` (a function, or a file path with `kernel="name"`) for `args`.
 
-    Arguments: arrays (numpy, torch, jax, ...) and `TensorSpec`s become tensor inputs;
-    anything else is a compile-time value. `lnc` is the launch's logical-core degree
+    Arguments: arrays (numpy, torch, jax, ...) and `TensorSpec`s become tensor inputs, also
+    inside lists, tuples, dicts and objects (named by place: `W=[a, b]` gives the inputs `W_0`
+    and `W_1`); an `ArgExpr("Config(eps=1e-6)")` is an expression evaluated by nkic's
+    interpreter in the kernel module's namespace (as `--arg`); anything else is a
+    compile-time value. `lnc` is the launch's logical-core degree
     (default: the `kernel[n]` bracket, else 1); LNC=2 runs two physical cores that share
     HBM. `nki` is the NKI language version ("0.3" … "0.7", default: the newest). `grid` is a
     Beta 1 SPMD launch grid (`grid=(2, 2)`, Beta 1's `kernel[2, 2]`): its programs run one
@@ -196,6 +230,16 @@ def compile(
         raise TypeError(f"{name} takes {len(params)} argument(s), got {len(args)}")
     named = dict(zip(params or [], args))
     named.update(kwargs)
+    if lnc is not None and bracket != 1 and lnc != bracket and nki in ("0.3", "0.4", "0.5", "0.6"):
+        import warnings
+
+        # the check is NKI 0.7's; earlier compilers took their own degree
+        warnings.warn(
+            f"the kernel's LNC degree (kernel[{bracket}]) differs from the compiler's "
+            f"(lnc={lnc}); NKI {nki} does not check it (0.7 does), nkic compiles for lnc={lnc}",
+            stacklevel=2,
+        )
+        bracket = lnc
     if lnc is not None and bracket != 1 and lnc != bracket:
         from .lnc import kernel_loc
 

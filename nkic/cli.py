@@ -646,8 +646,8 @@ def check(files, kernel, arg_items, fmt, target, nki, select, ignore, lnc, grid,
 @click.argument("file")
 @click.option("-o", "--output", help="Write the migrated kernel here (default: print a diff).")
 @click.option(
-    "--to", "to", type=click.Choice(["0.3"]), default="0.3", show_default=True,
-    help="The NKI version to migrate to.",
+    "--to", "to", type=click.Choice(["0.7", "0.3"]), default="0.7", show_default=True,
+    help="The NKI version to migrate to (0.7: the current language).",
 )  # fmt: skip
 @click.option("-k", "--kernel", help="Verify only this kernel.")
 @click.option("--arg", "arg_items", multiple=True, metavar="NAME=SPEC",
@@ -675,10 +675,13 @@ def migrate(file, output, to, kernel, arg_items, target, grid) -> None:
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(result.diff(file), nl=False)
-    for todo in result.todos:
-        click.echo(f"{file}:{todo.line}: manual step: {todo.message}", err=True)
+    if result.todos:
+        from .diagnostics import render_text
+
+        diags = [todo.diagnostic(file) for todo in result.todos]
+        click.echo(render_text(diags, color=use_color(sys.stderr)), err=True)
     args = _parse_args(arg_items)
-    if not args:
+    if not args and not kernel:  # (-k alone verifies a kernel without parameters)
         if not result.todos:
             click.echo("not verified: pass --arg NAME=SPEC for the kernel's arguments", err=True)
         return

@@ -268,6 +268,105 @@ def kernel(a: nt.tensor[128, 512], flag=True):  # a compile-time argument
 """,
 )
 _code(
+    "err_dynamic_loop_bound",
+    "Dynamic loop bound that the hardware loop cannot take",
+    "frontend",
+    """The bounds of `nl.fori_loop` and `nl.dynamic_range` are compared by a 32-bit
+    compare-and-branch on the engine sequencers: an integer bound must fit in a signed 32-bit
+    register, and the step must be a positive compile-time integer (the hardware loop encodes
+    it as an immediate), never a register.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        pass
+
+    step = nisa.register_alloc(2)
+    nl.fori_loop(0, 64, body, step=step)
+    #                         ^ err_dynamic_loop_bound
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        pass
+
+    nl.fori_loop(0, 64, body, step=2)
+""",
+)
+_code(
+    "err_write_to_loop_register",
+    "Write to a dynamic loop's induction variable",
+    "frontend",
+    """The induction variable of `nl.fori_loop` and `nl.dynamic_range` is a read-only register
+    (frozen since NKI 0.4): the loop itself advances it. Copy it into a register of your own
+    with `nisa.register_move` to compute with it.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        nisa.register_move(i, 0)
+        #                  ^ err_write_to_loop_register
+
+    nl.fori_loop(0, 4, body)
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    def body(i):
+        j = nisa.register_alloc()
+        nisa.register_move(j, i)
+
+    nl.fori_loop(0, 4, body)
+""",
+)
+_code(
+    "err_int64_scalar_operator",
+    "Comparison or unsupported operator on an int64 NkiScalar",
+    "frontend",
+    """An `nl.int64` NkiScalar (NKI 0.7, `nisa.scalar_load` of an int64 tensor) supports only
+    `+`, `-` and `*`, traced into 64-bit register arithmetic; comparisons on int64 are
+    rejected at compile time (NKI 0.7 `NkiScalar` reference).""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int64]):
+    s = nisa.scalar_load(n)
+    if s < 4:
+    #  ^ err_int64_scalar_operator
+        pass
+""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int64]):
+    out = nl.ndarray((1, 1), nl.int64, buffer=nl.shared_hbm)
+    s = nisa.scalar_load(n)
+    nisa.scalar_store(out, s * 2 + 1)
+    return out
+""",
+)
+_code(
+    "err_int64_operand",
+    "int64 tensor given to a compute instruction",
+    "checks",
+    """`nl.int64` exists for NkiScalar values (NKI 0.7): `nisa.scalar_load`,
+    `nisa.scalar_store` and DMA move it; compute instructions reject it.""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int64]):
+    t = nl.ndarray((1, 1), nl.int64, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=n)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1)
+#   ^ err_int64_operand
+""",
+    """
+@nki.jit
+def kernel(n: nt.tensor[1, 1, nl.int32]):
+    t = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=n)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1)
+""",
+)
+_code(
     "err_local_variable_used_out_of_scope",
     "Tensor used outside the block that created it",
     "frontend",
@@ -503,10 +602,11 @@ _code(
     "frontend",
     """`nkic check` finds the kernels of a file by their `@nki.jit` decorator (also through an
     alias such as `from nki import jit as j` or `jit = nki.jit`) or by a call-site wrapper
-    (`nki.jit(f)`, `nki.jit(mode=...)(f)`). A function that another form from an NKI package
-    marks as a kernel (`@nki.baremetal`, `@nki.benchmark(...)`, `@nki_jit` from
-    `torch_neuronx`, ...) is not checked, and this error says so rather than reporting the file
-    clean. Decorate the kernel with `@nki.jit`, or name it with `-k` to check it.""",
+    (`nki.jit(f)`, `nki.jit(mode=...)(f)`). In a current-NKI file, a function that another
+    form from an NKI package marks as a kernel (`@nki.baremetal`, `@nki.benchmark(...)`,
+    `@nki_jit` from `torch_neuronx`, ...) is not checked, and this error says so rather than
+    reporting the file clean. Decorate the kernel with `@nki.jit`, or name it with `-k` to check
+    it. (A Beta 1 file, importing only `neuronxcc.nki`, has all of these as kernel forms.)""",
     """
 @nki.baremetal
 def kernel(a: nt.tensor[128, 512]):
@@ -1633,6 +1733,41 @@ def kernel(a):
         nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=t)
     return out
 """,
+)
+
+# ---------------------------------------------------------------------------------------------
+# nkic migrate
+
+_code(
+    "nkic_migrate_manual_step",
+    "A Beta 1 construct `nkic migrate` leaves to you",
+    "frontend",
+    """`nkic migrate` rewrites a Beta 1 (`neuronxcc.nki`) kernel into current NKI. What it cannot
+    rewrite without guessing (a `mask=` other than comparisons of an index grid with a bound,
+    index grids that transpose a tensor or feed an instruction such as `nisa.iota`, index
+    expressions that are not `start + step * grid`, ...) stays as it was under a
+    `# TODO(nkic migrate): ...` comment, and this warning names the line and the manual step.
+    `nkic check` of the migrated file reports the Beta 1 names left there. The example shows
+    the Beta 1 line and what to write instead.""",
+    """
+# a Beta 1 kernel, migrated: the equality mask stays
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    # TODO(nkic migrate): mask= has no current equivalent: slice the operands ...
+    t = nl.load(a[i_p, i_f], mask=(i_p == 3))
+    nl.store(out[i_p, i_f], value=t)
+    return out
+""",
+    """
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a[3:4, 0:64])  # the row the mask kept
+    nl.store(out[3:4, 0:64], value=t)
+    return out
+""",
+    severity="warning",
 )
 
 # ---------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ IMPORTS = {
     "neuronxcc.nki.language": "nki.language",
     "neuronxcc.nki.isa": "nki.isa",
     "neuronxcc.nki.typing": "nki.typing",
+    "neuronxcc.nki.compiler": "nki.compiler",
 }
 
 TILE_OPERATORS = {
@@ -48,28 +49,97 @@ TILE_OPERATORS = {
 NUMPY_OPS = {
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "equal",
     "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
-    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+    "right_shift", "exp", "log", "tanh", "sqrt", "square", "abs", "negative", "sin", "cos",
+    "reciprocal",
 }  # fmt: skip
 
-#: value-returning Beta 1 instructions: positional parameter names and the destination
-#: (shape source, dtype source, buffer); "matmul" builds (stationary.shape[1], moving.shape[1]).
+#: numpy reductions Beta 1 accepted as operators, and the ALU operator they name
+NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum"}
+
+#: value-returning Beta 1 instructions: their positional parameter names and where the
+#: destination's shape and dtype come from: an operand (its shape and dtype), "matmul"
+#: ((stationary.shape[1], moving.shape[1]) in PSUM, float32), "transpose" (the operand's two
+#: dimensions swapped, in PSUM), "shape" (the `shape=` and `dtype=` arguments, memset), or
+#: (operand, free size, dtype) for results of a fixed width per partition.
 RETURNING = {
     "nc_matmul": (("stationary", "moving"), "matmul"),
+    "nc_transpose": (("data",), "transpose"),
+    "dma_transpose": (("src", "axes"), "transpose"),
     "activation": (("op", "data", "bias", "scale"), "data"),
     "tensor_tensor": (("data1", "data2", "op"), "data1"),
     "tensor_scalar": (("data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1"), "data"),
     "tensor_copy": (("src",), "src"),
     "reciprocal": (("data",), "data"),
+    "dropout": (("data", "prob"), "data"),
+    "memset": (("shape", "value", "dtype"), "shape"),
+    "range_select": (("on_true_tile", "comp_op0", "comp_op1", "bound0", "bound1", "reduce_cmd",
+                      "reduce_res", "reduce_op", "range_start", "on_false_value"), "on_true_tile"),
+    "max8": (("src",), ("src", "8", None)),
+    "nc_find_index8": (("data", "vals"), ("data", "8", "uint32")),
+    "bn_stats": (("data",), ("data", "6", None)),
+    "bn_aggr": (("data",), ("data", "2", None)),
+    "nc_match_replace8": (("data", "vals", "imm", "dst_idx"), "data"),
+    "tensor_reduce": (("op", "data", "axis", "negate", "keepdims"), "reduce"),
+    "tensor_scalar_reduce": (("data", "op0", "operand0", "reduce_op", "reduce_res", "reverse0"),
+                             "data"),
+    "activation_reduce": (("op", "data", "reduce_op", "reduce_res", "bias", "scale"), "data"),
+    "scalar_tensor_tensor": (("data", "op0", "operand0", "op1", "operand1", "reverse0",
+                              "reverse1"), "data"),
+    "tensor_tensor_scan": (("data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1"),
+                           "data0"),
 }  # fmt: skip
+
+#: the attributes of an `nl.mgrid[...]` value naming its axes
+MGRID_AXES = ("p", "x", "y", "z")
+
+#: Beta 1 dtype names that NKI 0.2.0 removed
+DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+
+#: `nl.fp32.min` / `.max`: numpy's float32 bounds (exact as Python floats)
+FLOAT32_LIMITS = {"min": "-3.4028234663852886e38", "max": "3.4028234663852886e38"}
+
+#: Beta 1 tensor buffers that current NKI names differently where a kernel returns the tensor
+RETURNED_BUFFERS = {"hbm": "shared_hbm"}
+
+#: loops that NKI 0.7 deprecated: plain Python `range` is the same loop there
+RANGES = ("affine_range", "sequential_range", "static_range")
+
+#: Beta 1 entry points that current NKI spells `nki.jit`
+JIT_ENTRY_POINTS = ("baremetal", "benchmark", "profile", "trace", "simulate_kernel")
+
+#: compiler hints with no current equivalent that change nothing a kernel computes
+DROPPED_DECORATORS = ("skip_middle_end_transformations",)
 
 #: `nl` calls that do not produce a tile
 NOT_TILES = {"arange", "mgrid", "program_id", "num_programs", "par_dim", "ndarray_shape"}
 
 
+#: the code of the diagnostic each manual step is reported with
+MANUAL_STEP = "nkic_migrate_manual_step"
+#: the migration targets: NKI 0.7 is the current language, 0.3 the first after Beta 2
+TARGETS = ("0.7", "0.3")
+
+
 @dataclass
 class Todo:
+    """A rewrite left to the user: written above `line` as a `# TODO(nkic migrate):` comment."""
+
     line: int
     message: str
+    col: int = 1
+
+    def diagnostic(self, path: str):
+        from .diagnostics import Diagnostic
+        from .ir.core import Loc
+
+        return Diagnostic(
+            MANUAL_STEP,
+            self.message,
+            Loc(path, self.line, self.col, self.line, self.col + 1),
+            severity="warning",
+            hint="the statement is left as it was, under a `# TODO(nkic migrate):` comment",
+        )
 
 
 @dataclass
@@ -138,9 +208,46 @@ def _int(node) -> int | None:
 class _Migrator(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, grid: tuple[int, ...] = (), source: str = ""):
+    def __init__(
+        self,
+        grid: tuple[int, ...] = (),
+        source: str = "",
+        to: str = "0.7",
+        keep: frozenset[tuple[tuple[str, ...], str]] = frozenset(),
+    ):
         super().__init__()
         self.grid = grid
+        self.to = to
+        self.source = source
+        #: (enclosing functions, name) of the index grids a use of which cannot be rewritten:
+        #: left as they are
+        self.keep = keep
+        #: (enclosing functions, grid name) of the grids the rewrite removed (a use left
+        #: behind needs its definition back)
+        self.removed: set[tuple[tuple[str, ...], str]] = set()
+        self.scope: list[str] = []
+        #: the names of the enclosing scopes while a function is rewritten
+        self.outer: list[tuple] = []
+        #: tiles known to be in PSUM (Beta 1 stores them; current NKI copies them out first)
+        self.psum: set[str] = set()
+        #: the grids (of `keep`) now in scope
+        self.kept_names: set[str] = set()
+        #: the statement being rewritten (its original node)
+        self.statement = None
+        #: the statement being rewritten defines a kept grid
+        self.grid_definition = False
+        #: names bound to an `nl.mgrid[...]` value, read as `g.p`, `g.x`
+        self.mgrids: dict[str, list[_Grid]] = {}
+        #: the names `from torch_neuronx import nki_jit` binds
+        self.torch_jit: set[str] = set()
+        #: the names `from neuronxcc.nki import jit, benchmark, ...` binds
+        self.entry_aliases: set[str] = set()
+        #: the names bound to `nki.simulate_kernel` (`simulate_kernel = nki.simulate_kernel`)
+        self.simulate_aliases: set[str] = set()
+        #: the names bound to `neuronxcc.nki.compiler`
+        self.compiler: set[str] = set()
+        #: the names `from neuronxcc.nki.language import par_dim` binds
+        self.par_dims: set[str] = set()
         #: the loop variable of each grid axis (a name the file does not use yet)
         self.pids = [
             next(n for n in (f"pid{a}", f"grid_pid{a}", f"_grid_pid{a}") if n not in source)
@@ -148,8 +255,8 @@ class _Migrator(cst.CSTTransformer):
         ]
         self.reads_program: list[bool] = []  # per function being rewritten
         self.todos: list[Todo] = []
-        self.nl = {"nl"}
-        self.nisa = {"nisa"}
+        self.nl = {"nl", "nki.language"}
+        self.nisa = {"nisa", "nki.isa"}
         self.np = {"np", "numpy"}
         self.grids: dict[str, _Grid] = {}
         self.tiles: set[str] = set()
@@ -164,22 +271,50 @@ class _Migrator(cst.CSTTransformer):
 
     # helpers ---------------------------------------------------------------------------------
 
-    def _line(self, node) -> int:
+    def _line(self, node) -> tuple[int, int]:
         try:
-            return self.get_metadata(PositionProvider, node).start.line
-        except KeyError:
-            return 0
+            start = self.get_metadata(PositionProvider, node).start
+        except KeyError:  # a node the rewrite built: the statement being rewritten
+            if self.statement is None or node is self.statement:
+                return 0, 1
+            return self._line(self.statement)
+        return start.line, start.column + 1
 
     def _todo(self, node, message: str) -> None:
-        self.todos.append(Todo(self._line(node), message))
+        line, col = self._line(node)
+        self.todos.append(Todo(line, message, col))
         self.pending.append(message)
 
+    def _nl(self) -> str:
+        """The name the file binds `nki.language` to."""
+        return "nl" if "nl" in self.nl else sorted(self.nl)[0]
+
     def _is(self, node, module: set[str], name: str | None = None) -> str | None:
-        """`nl.X` → "X" when node is an attribute of one of the module aliases."""
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            if node.value.value in module and (name is None or node.attr.value == name):
+        """`nl.X` → "X" when node is an attribute of one of the module aliases (or of the
+        module written out: `nki.isa.X`)."""
+        if isinstance(node, cst.Attribute):
+            base = _dotted(node.value)
+            if base in module and (name is None or node.attr.value == name):
                 return node.attr.value
         return None
+
+    # entry points ----------------------------------------------------------------------------
+
+    def leave_Decorator(self, original, updated):
+        expr = updated.decorator
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        dotted = _dotted(func) or ""
+        last = dotted.rsplit(".", 1)[-1]
+        if last in DROPPED_DECORATORS and dotted.split(".")[0] == "nki":
+            return cst.RemovalSentinel.REMOVE
+        jit = cst.Decorator(decorator=cst.parse_expression("nki.jit"))
+        if dotted in self.torch_jit:
+            return updated.with_changes(decorator=jit.decorator)
+        if dotted.startswith("nki.") and last in JIT_ENTRY_POINTS:
+            return updated.with_changes(decorator=jit.decorator)
+        if dotted in self.entry_aliases:
+            return updated.with_changes(decorator=jit.decorator)
+        return updated
 
     # imports ---------------------------------------------------------------------------------
 
@@ -199,6 +334,38 @@ class _Migrator(cst.CSTTransformer):
 
     def leave_ImportFrom(self, original, updated):
         module = _dotted(updated.module) if updated.module else None
+        if module == "torch_neuronx" and not isinstance(updated.names, cst.ImportStar):
+            names = [a for a in updated.names if a.name.value == "nki_jit"]
+            if names:  # `@nki_jit` is `@nki.jit` in current NKI
+                self.torch_jit.update(
+                    (a.asname.name.value if a.asname else "nki_jit") for a in names
+                )
+                rest = [a for a in updated.names if a.name.value != "nki_jit"]
+                if not rest:
+                    return cst.Import(names=[cst.ImportAlias(name=cst.Name("nki"))])
+                rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                return updated.with_changes(names=rest)
+        if module == "neuronxcc.nki" and not isinstance(updated.names, cst.ImportStar):
+            entry = [a for a in updated.names if a.name.value in ("jit", *JIT_ENTRY_POINTS)]
+            if entry and len(entry) == len(updated.names):
+                # `from neuronxcc.nki import benchmark` ... `@benchmark(...)`: `@nki.jit`
+                self.entry_aliases.update(
+                    (a.asname.name.value if a.asname else a.name.value) for a in entry
+                )
+                return cst.Import(names=[cst.ImportAlias(name=cst.Name("nki"))])
+        if module == "neuronxcc.nki.language" and not isinstance(updated.names, cst.ImportStar):
+            # `from neuronxcc.nki.language import par_dim`: `par_dim(n)` is `n` now
+            gone = {a.name.value: a for a in updated.names if a.name.value == "par_dim"}
+            for a in gone.values():
+                self.par_dims.add(a.asname.name.value if a.asname else "par_dim")
+            rest = [a for a in updated.names if a.name.value not in gone]
+            if gone and not rest:
+                return cst.RemovalSentinel.REMOVE
+            if gone:
+                rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                updated = updated.with_changes(names=rest)
+        if module == "neuronxcc.nki.isa.constants":
+            return updated.with_changes(module=cst.parse_expression("nki.isa"))
         if module == "neuronxcc" and not isinstance(updated.names, cst.ImportStar):
             if [a.name.value for a in updated.names] == ["nki"]:
                 return cst.Import(
@@ -213,6 +380,8 @@ class _Migrator(cst.CSTTransformer):
             self.nl.add(local)
         elif module == "nki.isa":
             self.nisa.add(local)
+        elif module == "nki.compiler":
+            self.compiler.add(local)
 
     # index grids -----------------------------------------------------------------------------
 
@@ -273,10 +442,50 @@ class _Migrator(cst.CSTTransformer):
         if len(updated.targets) != 1:
             return updated
         target, value = updated.targets[0].target, updated.value
+        entry = _dotted(value) or ""
+        if (
+            isinstance(target, cst.Name)
+            and entry.startswith("nki.")
+            and (entry.split(".", 1)[1] in JIT_ENTRY_POINTS[:-1])
+        ):
+            # `nki_jit = nki.trace`: current NKI has nki.jit
+            self.entry_aliases.add(target.value)
+            return updated.with_changes(value=cst.parse_expression("nki.jit"))
+        if isinstance(target, cst.Name) and _dotted(value) == "nki.simulate_kernel":
+            # `simulate_kernel = nki.simulate_kernel`: its calls become nki.simulate(k)(...)
+            self.simulate_aliases.add(target.value)
+            return cst.RemovalSentinel.REMOVE
+        if isinstance(target, cst.Name) and self._kept(target.value):
+            # still known, so that its uses are explained, but neither removed nor rewritten
+            grid = self._grid_of(value) or self._shifted_grid(value)
+            grids = self._mgrid(value)
+            if grid is not None:
+                self.grids[target.value] = grid
+                self.kept_names.add(target.value)
+            elif grids is not None and len(grids) <= len(MGRID_AXES):
+                self.mgrids[target.value] = grids
+                for attr, g in zip(MGRID_AXES, grids):
+                    self.grids[_mgrid_axis(target.value, attr)] = g
+                    self.kept_names.add(_mgrid_axis(target.value, attr))
+            self._todo(original, f"the index grid {target.value} is used where a slice "
+                       "cannot replace it: write its uses with slices (or a nisa.iota "
+                       "pattern) and remove it")  # fmt: skip
+            self.grid_definition = True
+            return updated
         if isinstance(target, cst.Name):
             grid = self._grid_of(value) or self._shifted_grid(value)
             if grid is not None:
                 self.grids[target.value] = grid
+                self.kept_names.discard(target.value)
+                self._removed(target.value)
+                return cst.RemovalSentinel.REMOVE
+            grids = self._mgrid(value)
+            if grids is not None and len(grids) <= len(MGRID_AXES):
+                self.mgrids[target.value] = grids
+                for attr, g in zip(MGRID_AXES, grids):
+                    self.grids[_mgrid_axis(target.value, attr)] = g
+                    self.kept_names.discard(_mgrid_axis(target.value, attr))
+                self._removed(target.value)
                 return cst.RemovalSentinel.REMOVE
             if self._uses_grid(value) and self._mask_bounds(value) is not None:
                 self.masks[target.value] = value  # becomes the slices of the calls it masks
@@ -286,12 +495,30 @@ class _Migrator(cst.CSTTransformer):
                 nl_name = self._is(fn, self.nl)
                 if (nl_name and nl_name not in NOT_TILES) or self._is(fn, self.nisa):
                     self.tiles.add(target.value)
+                buffer = next(
+                    (a.value for a in value.args if a.keyword and a.keyword.value == "buffer"),
+                    None,
+                )
+                if nl_name and buffer is not None and self._is(buffer, self.nl, "psum"):
+                    self.psum.add(target.value)
+                else:
+                    self.psum.discard(target.value)
         elif isinstance(target, cst.Tuple):
             grids = self._mgrid(value)
             names = [e.value for e in target.elements]
             if grids and len(grids) == len(names) and all(isinstance(n, cst.Name) for n in names):
+                if any(self._kept(n.value) for n in names):
+                    for n, g in zip(names, grids):
+                        self.grids[n.value] = g
+                        self.kept_names.add(n.value)
+                    self._todo(original, "index grids used where a slice cannot replace them: "
+                               "write their uses with slices and remove them")  # fmt: skip
+                    self.grid_definition = True
+                    return updated
                 for n, g in zip(names, grids):
                     self.grids[n.value] = g
+                    self.kept_names.discard(n.value)
+                    self._removed(n.value)
                 return cst.RemovalSentinel.REMOVE
         return updated
 
@@ -329,10 +556,42 @@ class _Migrator(cst.CSTTransformer):
         node.visit(Finder())
         return bool(found)
 
-    def leave_Name(self, original, updated):
+    def leave_Attribute(self, original, updated):
+        base = updated.value
+        axis = updated.attr.value
+        if isinstance(base, cst.Name) and base.value in self.mgrids and axis in MGRID_AXES:
+            # `g.p` of `g = nl.mgrid[...]`: read as the grid it names (a Name written back as
+            # `g.p` where the rewrite leaves it)
+            return cst.Name(_mgrid_axis(base.value, axis))
+        limit = FLOAT32_LIMITS.get(updated.attr.value)
+        dtype = (
+            self._is(updated.value, self.nl) if isinstance(updated.value, cst.Attribute) else None
+        )
+        if limit and dtype in ("fp32", "float32"):
+            return cst.parse_expression(limit)  # Beta 1's numpy finfo(float32) bounds
+        name = self._is(updated, self.nl)
+        if name in DTYPE_ALIASES:
+            return updated.with_changes(attr=cst.Name(DTYPE_ALIASES[name]))
         return updated
 
+    def _whole_mgrid(self, updated):
+        """`t[nl.mgrid[0:128, 0:512]]`: the slices the grid selects."""
+        if len(updated.slice) != 1 or not isinstance(updated.slice[0].slice, cst.Index):
+            return None
+        grids = self._mgrid(updated.slice[0].slice.value)
+        if grids is None:
+            return None
+        if self.mask_stack and self.mask_stack[-1]:
+            return None  # a masked call: sliced by the mask's rewrite or left with a TODO
+        text = ", ".join(
+            f"{g.start}:{g.size if g.start == '0' else f'{g.start} + {g.size}'}" for g in grids
+        )
+        return updated.with_changes(slice=cst.parse_expression(f"x[{text}]").slice)
+
     def leave_Subscript(self, original, updated):
+        whole = self._whole_mgrid(updated)
+        if whole is not None:
+            return whole
         if not any(
             self._uses_grid(e.slice) for e in updated.slice if isinstance(e.slice, cst.Index)
         ):
@@ -379,7 +638,21 @@ class _Migrator(cst.CSTTransformer):
                 original, "index grids transpose the tensor: load it in order and transpose it"
             )
             return updated
+        if self._grid_names(updated) & self.kept_names:
+            return updated  # its grid stays (its definition says why)
         return updated.with_changes(slice=elements)
+
+    def _uses_compiler(self, node) -> bool:
+        """Whether `node` reads `nki.compiler` (or a name bound to it)."""
+        found = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Attribute(inner, n):
+                if _dotted(n) == "nki.compiler" or _dotted(n.value) in self.compiler:
+                    found.append(n)
+
+        (node if isinstance(node, cst.CSTNode) else cst.Module(list(node.nodes))).visit(Finder())
+        return bool(found)
 
     def _has_grid_api(self, node) -> bool:
         found = []
@@ -409,7 +682,19 @@ class _Migrator(cst.CSTTransformer):
 
     def visit_FunctionDef(self, node):
         self.reads_program.append(False)
+        self.scope.append(node.name.value)
+        # a function's grids are its own: it starts from its enclosing scope's (closures)
+        names = (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum)
+        self.outer.append(names)
+        self.grids, self.mgrids, self.masks = dict(self.grids), dict(self.mgrids), dict(self.masks)
+        self.kept_names, self.tiles, self.psum = set(self.kept_names), set(self.tiles), set()
         return True
+
+    def _kept(self, name: str) -> bool:
+        return (tuple(self.scope), name) in self.keep
+
+    def _removed(self, name: str) -> None:
+        self.removed.add((tuple(self.scope), name))
 
     def _program_call(self, call: cst.Call):
         """`nl.program_id(a)`, `nl.num_programs(a)`, `nl.program_ndim()` with the grid's
@@ -434,12 +719,62 @@ class _Migrator(cst.CSTTransformer):
         return None
 
     def leave_FunctionDef(self, original, updated):
+        updated = self._returned_in_shared_hbm(updated)
+        self.scope.pop()
+        names = self.outer.pop()
+        self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum = names
         reads = self.reads_program.pop() if self.reads_program else False
         if not reads:
             return updated
         if not self.grid:  # one program: nl.program_id() is 0 in current NKI too (LNC=1)
             return updated
         return updated.with_changes(body=self._grid_loops(updated.body))
+
+    def _returned_in_shared_hbm(self, func: cst.FunctionDef) -> cst.FunctionDef:
+        """Beta 1 kernels could return tensors allocated in `nl.hbm`; current NKI returns
+        `nl.shared_hbm` tensors only, so the returned names are allocated there."""
+        returned: set[str] = set()
+        nl_names = self.nl
+
+        class Returns(cst.CSTVisitor):
+            def visit_FunctionDef(inner, node):
+                return node is func  # not the returns of nested functions
+
+            def visit_Return(inner, node):
+                value = node.value
+                items = value.elements if isinstance(value, cst.Tuple) else [value]
+                for item in items:
+                    item = item.value if isinstance(item, cst.BaseElement) else item
+                    if isinstance(item, cst.Name):
+                        returned.add(item.value)
+
+        func.visit(Returns())
+        if not returned:
+            return func
+
+        class Buffers(cst.CSTTransformer):
+            def leave_Assign(inner, original, node):
+                target = node.targets[0].target if len(node.targets) == 1 else None
+                if not (isinstance(target, cst.Name) and target.value in returned):
+                    return node
+                if not isinstance(node.value, cst.Call):
+                    return node
+                args = []
+                for a in node.value.args:
+                    v = a.value
+                    if (
+                        a.keyword
+                        and a.keyword.value == "buffer"
+                        and isinstance(v, cst.Attribute)
+                        and _dotted(v.value) in nl_names
+                        and v.attr.value in RETURNED_BUFFERS
+                    ):
+                        a = a.with_changes(value=v.with_changes(
+                            attr=cst.Name(RETURNED_BUFFERS[v.attr.value])))  # fmt: skip
+                    args.append(a)
+                return node.with_changes(value=node.value.with_changes(args=args))
+
+        return func.with_changes(body=func.body.visit(Buffers()))
 
     def _grid_loops(self, block: cst.IndentedBlock) -> cst.IndentedBlock:
         """The kernel body as loops over the grid: the statements before the first that uses
@@ -451,7 +786,7 @@ class _Migrator(cst.CSTTransformer):
         head, inner = body[:first], body[first:]
         if not inner:
             return block
-        nl = "nl" if "nl" in self.nl else sorted(self.nl)[0]
+        nl = self._nl()
         code = "".join(cst.Module([]).code_for_node(st) for st in inner)
         # an axis no statement reads only repeats the same program: no loop for it
         used = [
@@ -459,9 +794,10 @@ class _Migrator(cst.CSTTransformer):
             for pid, n in zip(self.pids, self.grid)
             if any(pid in _names(st) for st in inner)
         ]
+        loop = "range" if self.to == "0.7" else f"{nl}.affine_range"
         text = ""
         for depth, (pid, size) in enumerate(used):
-            text += "    " * depth + f"for {pid} in {nl}.affine_range({size}):\n"
+            text += "    " * depth + f"for {pid} in {loop}({size}):\n"
         pad = "    " * len(used)
         text += "".join(pad + line if line.strip() else line for line in code.splitlines(True))
         loop = cst.parse_statement(text)
@@ -480,6 +816,8 @@ class _Migrator(cst.CSTTransformer):
         expression (step 1) with a bound, joined with &."""
         if isinstance(expr, cst.Name) and expr.value in self.masks:
             expr = self.masks[expr.value]
+        if self._grid_names(expr) & self.kept_names:
+            return None  # its grid stays, and the mask with it
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitAnd):
             left, right = self._mask_bounds(expr.left), self._mask_bounds(expr.right)
             if left is None or right is None:
@@ -540,13 +878,40 @@ class _Migrator(cst.CSTTransformer):
         program = self._program_call(updated)
         if program is not None:
             return program
-        if self._is(updated.func, self.nl, "par_dim") and len(updated.args) == 1:
+        simulate = _dotted(updated.func)
+        if simulate == "nki.simulate_kernel" or simulate in self.simulate_aliases:
+            if updated.args and updated.args[0].keyword is None and not updated.args[0].star:
+                # Beta 1's simulate_kernel(kernel, *args) is nki.simulate(kernel)(*args)
+                kernel, *rest = updated.args
+                inner = cst.Call(
+                    cst.parse_expression("nki.simulate"),
+                    [kernel.with_changes(comma=cst.MaybeSentinel.DEFAULT)],
+                )
+                return updated.with_changes(func=inner, args=rest)
+        bare = isinstance(updated.func, cst.Name) and updated.func.value in self.par_dims
+        if (bare or self._is(updated.func, self.nl, "par_dim")) and len(updated.args) == 1:
             return updated.args[0].value
+        loop = self._is(updated.func, self.nl)
+        if self.to == "0.7" and loop in RANGES:
+            # the same loop in NKI 0.7; `directives=` (a scheduling hint) has no equivalent
+            kept = [a for a in updated.args if not (a.keyword and a.keyword.value == "directives")]
+            if all(a.keyword is None for a in kept):
+                kept[-1:] = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in kept[-1:]]
+                return updated.with_changes(func=cst.Name("range"), args=kept)
+        if loop == "rand" and not any(a.keyword and a.keyword.value == "dtype" for a in
+                                      updated.args) and len(updated.args) < 2:  # fmt: skip
+            # Beta 1's default dtype; current NKI asks for one
+            dtype = cst.Arg(cst.parse_expression(f"{self._nl()}.float32"), cst.Name("dtype"))
+            return updated.with_changes(args=[*updated.args, dtype])
+        if loop == "store":
+            updated = self._store_from_psum(updated)
+        kernel_api = bool(self._is(updated.func, self.nl) or self._is(updated.func, self.nisa))
         args = []
         for a in updated.args:
             np_name = self._is(a.value, self.np)
-            if np_name in NUMPY_OPS:  # a numpy function as a value is an operator
-                a = a.with_changes(value=cst.parse_expression(f"{sorted(self.nl)[0]}.{np_name}"))
+            np_name = NUMPY_ALIASES.get(np_name, np_name)
+            if kernel_api and np_name in NUMPY_OPS:  # a numpy function as a value: an operator
+                a = a.with_changes(value=cst.parse_expression(f"{self._nl()}.{np_name}"))
             if a.keyword is not None and a.keyword.value == "mask":
                 if kept is not None:
                     continue  # its subscripts are sliced to what it keeps
@@ -557,12 +922,26 @@ class _Migrator(cst.CSTTransformer):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
 
+    def _store_from_psum(self, call: cst.Call) -> cst.Call:
+        """`nl.store(t, value=psum_tile)`: Beta 1 stored PSUM tiles (through SBUF); current NKI
+        stores from SBUF only, so the value is copied there first (`nl.copy`, bit-exact)."""
+        args = list(call.args)
+        for i, a in enumerate(args):
+            named = a.keyword is not None and a.keyword.value == "value"
+            if not (named or (a.keyword is None and i == 1)):
+                continue
+            base = a.value.value if isinstance(a.value, cst.Subscript) else a.value
+            if isinstance(base, cst.Name) and base.value in self.psum:
+                copy = cst.parse_expression(f"{self._nl()}.copy({_code(a.value)})")
+                args[i] = a.with_changes(value=copy)
+        return call.with_changes(args=args)
+
     def leave_BinaryOperation(self, original, updated):
         name = TILE_OPERATORS.get(type(updated.operator))
         if name is None:
             return updated
         if self._is_tile(updated.left) or self._is_tile(updated.right):
-            nl = "nl" if "nl" in self.nl else sorted(self.nl)[0]
+            nl = self._nl()
             return cst.parse_expression(
                 f"{nl}.{name}({_code(updated.left)}, {_code(updated.right)})"
             )
@@ -578,8 +957,20 @@ class _Migrator(cst.CSTTransformer):
         return False
 
     def leave_SimpleStatementLine(self, original, updated):
+        self.statement = original
         result = self._statement(updated)
-        if not isinstance(result, cst.RemovalSentinel) and self._has_grid_api(result):
+        self.statement = None
+        definition, self.grid_definition = self.grid_definition, False
+        imports = isinstance(original.body[0], cst.Import | cst.ImportFrom)
+        if (
+            not isinstance(result, cst.RemovalSentinel)
+            and not imports
+            and self._uses_compiler(result)
+        ):
+            self._todo(original, "nki.compiler (direct allocation, scheduling directives) is "
+                       "not rewritten: allocate with nl.ndarray(buffer=...) or drop the hint")  # fmt: skip
+        if (not isinstance(result, cst.RemovalSentinel) and not definition
+                and self._has_grid_api(result)):  # fmt: skip
             self._todo(original, "an index grid used in a way nkic migrate does not rewrite: "
                        "write the index as a slice")  # fmt: skip
         if not self.pending:
@@ -596,6 +987,33 @@ class _Migrator(cst.CSTTransformer):
         return result.with_changes(leading_lines=[*result.leading_lines, *comments])
 
     def _statement(self, updated):
+        before = len(self.todos)
+        result = self._rewrite_statement(updated)
+        if result is updated and len(self.todos) == before:
+            for name in self._results_without_dst(updated):
+                self._todo(self.statement, f"nisa.{name} returns its result here, which current "
+                           "NKI does not: allocate the destination and pass it as dst=")  # fmt: skip
+        return result
+
+    def _results_without_dst(self, node) -> list[str]:
+        """The `nisa` instructions with a destination called without `dst=` in `node`."""
+        from .ir.isa import INSTRUCTIONS
+
+        found: list[str] = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(inner, call):
+                name = self._is(call.func, self.nisa)
+                inst = INSTRUCTIONS.get(name or "")
+                if inst is None or not inst.params or inst.params[0].name != "dst":
+                    return
+                if not any(a.keyword and a.keyword.value == "dst" for a in call.args):
+                    found.append(name)
+
+        node.visit(Finder())
+        return found
+
+    def _rewrite_statement(self, updated):
         if len(updated.body) != 1:
             return updated
         stmt = updated.body[0]
@@ -605,11 +1023,28 @@ class _Migrator(cst.CSTTransformer):
             name = self._returning(call)
             if name and isinstance(target, cst.Name):
                 return self._dst_first(updated, name, call, target.value, new=True)
+            if name and isinstance(target, cst.Subscript):
+                # `t[...] = nisa.X(...)`: the instruction writes the view directly (a matmul
+                # into its own PSUM tile first, copied over as Beta 1 did)
+                return self._dst_first(updated, name, call, _code(target), new=False)
+        if isinstance(stmt, cst.AnnAssign) and isinstance(stmt.target, cst.Name) and stmt.value:
+            name = self._returning(stmt.value)
+            if name:  # `a: tensor[128, 1] = nisa.X(...)`: the annotation goes with the value
+                return self._dst_first(updated, name, stmt.value, stmt.target.value, new=True)
         if isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.AddAssign):
             name = self._returning(stmt.value)
-            if name == "nc_matmul" and isinstance(stmt.target, cst.Name):
-                return self._dst_first(updated, name, stmt.value, stmt.target.value, new=False)
+            if name == "nc_matmul" and isinstance(stmt.target, cst.Name | cst.Subscript):
+                target = _code(stmt.target)  # PSUM accumulation, in place
+                return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _fresh(self, stem: str) -> str:
+        """A name the file does not use yet."""
+        n = 0
+        while f"{stem}{n}" in self.source:
+            n += 1
+        self.source += f" {stem}{n}"  # taken
+        return f"{stem}{n}"
 
     def _returning(self, call) -> str | None:
         if not isinstance(call, cst.Call):
@@ -623,44 +1058,144 @@ class _Migrator(cst.CSTTransformer):
         params, shape_of = RETURNING[name]
         named: dict[str, str] = {}
         dtype = None
+        shape_arg = None
         for i, a in enumerate(call.args):
+            if a.keyword is None and i >= len(params) or a.star:
+                self._todo(line, f"nisa.{name}: arguments nkic migrate does not recognise: "
+                           "allocate the destination and pass it as dst=")  # fmt: skip
+                return line
             key = a.keyword.value if a.keyword is not None else params[i]
             if key == "dtype":
                 dtype = _code(a.value)
                 continue
+            if key == "shape" and shape_of == "shape":
+                shape_arg = _code(a.value)
+                continue
             named[key] = _code(a.value)
-        nl = "nl" if "nl" in self.nl else sorted(self.nl)[0]
+        nl = self._nl()
         nisa = _code(call.func).rsplit(".", 1)[0]
         statements = []
+        view = None
+        if not new and line.body and isinstance(line.body[0], cst.Assign) and name == "nc_matmul":
+            # `t[...] = nisa.nc_matmul(...)`: a fresh PSUM tile, then copied into the view
+            view, target, new = target, self._fresh("psum_result"), True
         if new:
             if shape_of == "matmul":
                 shape = f"({named['stationary']}.shape[1], {named['moving']}.shape[1])"
                 dt, buf = dtype or f"{nl}.float32", "psum"
+            elif shape_of == "transpose":
+                if "axes" in named:
+                    self._todo(line, f"nisa.{name} with axes=: allocate the transposed "
+                               "destination and pass it as dst=")  # fmt: skip
+                    return line
+                src = named[params[0]]  # nc_transpose's result is in PSUM, a DMA's in SBUF
+                buf = "psum" if name == "nc_transpose" else "sbuf"
+                shape, dt = f"({src}.shape[1], {src}.shape[0])", dtype or f"{src}.dtype"
+            elif shape_of == "shape":
+                if shape_arg is None or dtype is None:
+                    self._todo(line, f"nisa.{name} without shape= and dtype=: allocate the "
+                               "destination and pass it as dst=")  # fmt: skip
+                    return line
+                shape, dt, buf = shape_arg, dtype, "sbuf"
+            elif shape_of == "reduce":
+                axis = named.get("axis", "").strip("()[], ")
+                if axis != "1" or named.get("keepdims", "False") != "False":
+                    self._todo(line, f"nisa.{name} over axis {named.get('axis')}: allocate the "
+                               "destination (the reduced shape) and pass it as dst=")  # fmt: skip
+                    return line
+                src = named["data"]
+                shape, dt, buf = f"({src}.shape[0], 1)", dtype or f"{src}.dtype", "sbuf"
+            elif isinstance(shape_of, tuple):
+                src, width, fixed = shape_of
+                if src not in named:
+                    return line
+                shape = f"({named[src]}.shape[0], {width})"
+                fixed = f"{nl}.{fixed}" if fixed else f"{named[src]}.dtype"
+                dt, buf = dtype or fixed, "sbuf"
             else:
+                if shape_of not in named:
+                    return line
                 src = named[shape_of]
                 shape, dt, buf = f"{src}.shape", dtype or f"{src}.dtype", "sbuf"
             statements.append(f"{target} = {nl}.ndarray({shape}, dtype={dt}, buffer={nl}.{buf})")
             self.tiles.add(target)
+            if buf == "psum":
+                self.psum.add(target)
+            else:
+                self.psum.discard(target)
         kwargs = ", ".join(f"{k}={v}" for k, v in named.items())
         statements.append(f"{nisa}.{name}(dst={target}, {kwargs})")
+        if view is not None:
+            statements.append(f"{nisa}.tensor_copy(dst={view}, src={target})")
         lines = [cst.parse_statement(s + "\n") for s in statements]
         lines[0] = lines[0].with_changes(leading_lines=line.leading_lines)
         lines[-1] = lines[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
         return cst.FlattenSentinel(lines)
 
 
-def migrate_source(source: str, to: str = "0.3", grid: tuple[int, ...] = ()) -> Migration:
-    """Rewrite a Beta 1 kernel file's source into NKI `to` (0.3; 0.7 is not yet separate).
-    `grid` is the SPMD launch grid of its kernels (`kernel[2, 2]`): their programs become
+def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> Migration:
+    """Rewrite a Beta 1 kernel file's source into NKI `to` (0.7, the current language, or
+    0.3). `grid` is the SPMD launch grid of its kernels (`kernel[2, 2]`): their programs become
     loops over the program ids."""
-    if to not in ("0.3",):
-        raise ValueError(f"migration to NKI {to} is not supported yet (supported: 0.3)")
+    if to not in TARGETS:
+        raise ValueError(
+            f"migration to NKI {to} is not supported (supported: {', '.join(TARGETS)})"
+        )
     module = cst.parse_module(source)
-    migrator = _Migrator(tuple(grid), source)
-    new = MetadataWrapper(module).visit(migrator)
-    text = new.code
-    todos = sorted(migrator.todos, key=lambda t: t.line)
+    keep: frozenset[tuple[tuple[str, ...], str]] = frozenset()
+    while True:
+        migrator = _Migrator(tuple(grid), source, to, keep)
+        new = MetadataWrapper(module).visit(migrator)
+        # an index grid whose definition went while one of its uses stayed (a grid passed to
+        # a call, arithmetic slices cannot express) stays whole: a second pass keeps it
+        left = _grid_uses(new, migrator.removed) - keep
+        if not left:
+            break
+        keep = keep | left
+    text = new.visit(_MgridAxes()).code
+    todos = sorted(migrator.todos, key=lambda t: (t.line, t.col))
     return Migration(source, text, todos)
+
+
+_MGRID_AXIS = "_nkic_mgrid_axis__"
+
+
+def _mgrid_axis(name: str, attr: str) -> str:
+    """The name standing for `name.attr` of `name = nl.mgrid[...]` during the rewrite."""
+    return f"{_MGRID_AXIS}{name}__{attr}"
+
+
+class _MgridAxes(cst.CSTTransformer):
+    """The `g.p` / `g.x` the rewrite left, written back as they were."""
+
+    def leave_Name(self, original, updated):
+        if updated.value.startswith(_MGRID_AXIS):
+            name, attr = updated.value.removeprefix(_MGRID_AXIS).rsplit("__", 1)
+            return cst.Attribute(cst.Name(name), cst.Name(attr))
+        return updated
+
+
+def _grid_uses(module: cst.Module, names: set) -> set:
+    """The (enclosing functions, name) of `names` that `module` still reads (`g` of a dotted
+    `g.p` too)."""
+    found: set = set()
+    scope: list[str] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, n):
+            scope.append(n.name.value)
+
+        def leave_FunctionDef(self, n):
+            scope.pop()
+
+        def visit_Name(self, n):
+            name = n.value.removeprefix(_MGRID_AXIS).rsplit("__", 1)[0]
+            key = (tuple(scope), name)
+            if key in names:
+                found.add(key)
+
+    module.visit(Finder())
+    return found
 
 
 @dataclass
@@ -701,6 +1236,7 @@ def verify(
     import tempfile
 
     import numpy as np
+    from nkirt.errors import RunError, RuntimeFault
 
     from . import api
     from .diagnostics import CompileError
@@ -725,7 +1261,14 @@ def verify(
                 first = e.diagnostics[0] if e.diagnostics else None
                 what = f"{first.code}: {first.message}" if first else str(e)
                 return Verification(kernel, False, float("nan"), (0.0, 0.0), f"{which}: {what}")
-            outs = compiled(**inputs, seed=seed)
+            try:
+                outs = compiled(**inputs, seed=seed)
+            except (RuntimeFault, RunError) as e:  # e.g. an index input out of range
+                which = "original" if file == path else "migrated"
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                return Verification(
+                    kernel, False, float("nan"), (0.0, 0.0), f"{which}: run faulted: {first}"
+                )
             outs = outs if isinstance(outs, tuple) else (outs,)
             results.append((outs, compiled.profile["total_ns"]))
         (before, t0), (after, t1) = results

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -9,6 +10,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+
+# every compile in the tests verifies the IR after each pass, not only at the pipeline's ends
+# (also in the `nkic` processes the tests start)
+os.environ.setdefault("NKIC_VERIFY_EACH", "1")
 
 if str(EXAMPLES) not in sys.path:
     sys.path.insert(0, str(EXAMPLES))

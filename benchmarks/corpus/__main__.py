@@ -15,7 +15,7 @@ from pathlib import Path
 
 import tomllib
 
-from . import library, report
+from . import beta1_runs, library, migrate_runs, report
 from .discover import REPOS, KernelFile, discover
 from .nkic_runs import OK, Outcome, run_nkic
 
@@ -49,6 +49,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--no-check", action="store_true", help="skip `nkic check` of the files")
     p.add_argument("--no-library", action="store_true", help="skip the library kernels")
+    p.add_argument(
+        "--migrate",
+        action="store_true",
+        help="also `nkic migrate` every Beta 1 file, check the result under NKI 0.7 and verify "
+        "its kernels with shapes",
+    )
     p.add_argument("--json", default=str(RESULTS), help=f"results file (default {RESULTS})")
     p.add_argument(
         "--out",
@@ -58,6 +64,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--compare", metavar="OLD.json", help="print what changed since OLD.json")
     p.add_argument("--shapes", default=str(library.SHAPES_TOML), help=argparse.SUPPRESS)
     p.add_argument("--notes", default=str(NOTES_TOML), help=argparse.SUPPRESS)
+    p.add_argument("--beta1-shapes", default=str(beta1_runs.SHAPES_TOML), help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -106,13 +113,19 @@ def _relative(errors, corpus: Path) -> list[dict]:
 def check_file(kf: KernelFile, corpus: Path, timeout: float) -> dict:
     """`nkic check` on the file; when it reports the file clean, each kernel the harness found
     is checked by name too, so that a kernel nkic skipped cannot pass as clean."""
+    roots = library.import_roots(corpus / "nki-library") if kf.repo == "nki-library" else ()
     with tempfile.TemporaryDirectory(prefix="nkic-corpus-") as tmp:
-        o: Outcome = run_nkic(["check", kf.abspath, "--format", "json"], timeout, cwd=tmp)
+        o: Outcome = run_nkic(
+            ["check", kf.abspath, "--format", "json"], timeout, cwd=tmp, pythonpath=roots
+        )
         status, errors, detail, seconds = o.status, o.errors, o.detail, o.seconds
         if o.status == OK:
             for kernel in kf.kernels:
                 by_name = run_nkic(
-                    ["check", kf.abspath, "-k", kernel, "--format", "json"], timeout, cwd=tmp
+                    ["check", kf.abspath, "-k", kernel, "--format", "json"],
+                    timeout,
+                    cwd=tmp,
+                    pythonpath=roots,
                 )
                 seconds += by_name.seconds
                 if by_name.status != OK:
@@ -175,24 +188,34 @@ def run(args: argparse.Namespace) -> dict:
         )
         kernels = []
     cases = [(k, c) for k in kernels for c in k.cases]
+    beta1 = [] if args.no_check else beta1_runs.load_table(args.beta1_shapes)
+    beta1 = [k for k in beta1 if args.filter in k.file and (corpus / k.file).is_file()]
     start = time.monotonic()
     file_results: dict[str, dict] = {}
     case_results: dict[str, dict] = {}
-    total = len(files) + len(cases)
+    beta1_results: dict[str, dict] = {}
+    total = len(files) + len(cases) + len(beta1)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {pool.submit(check_file, f, corpus, args.timeout): ("file", f.key) for f in files}
         for k, c in cases:
             fut = pool.submit(run_library_case, lib_root, k, c, args, corpus)
             futures[fut] = ("case", c.key)
+        for k in beta1:
+            futures[pool.submit(beta1_runs.run_kernel, corpus, k, args.timeout)] = ("beta1", k.key)
         for done, fut in enumerate(as_completed(futures), 1):
             kind, key = futures[fut]
             res = fut.result()
             if kind == "file":
                 file_results[key] = res
                 status = report.file_status(res)
+            elif kind == "beta1":
+                beta1_results[key] = res
+                status = res["status"]
             else:
                 case_results[key] = res
                 status = report.case_status(res)
+                if res.get("numerics"):
+                    status += f"; numerics {res['numerics']}"
             print(f"[{done}/{total}] {key}: {status} ({res['seconds']:.1f} s)", file=sys.stderr)
     lib = []
     for k in kernels:
@@ -203,6 +226,7 @@ def run(args: argparse.Namespace) -> dict:
                 "entry": k.entry,
                 "test": k.test,
                 "limit": k.limit,
+                "reference": k.reference,
                 "cases": [case_results[c.key] for c in k.cases],
             }
         )
@@ -219,9 +243,21 @@ def run(args: argparse.Namespace) -> dict:
         },
         "files": [file_results[f.key] for f in files],
         "library": lib,
+        "beta1_runs": [beta1_results[k.key] for k in beta1],
         "skipped": skipped,
         "findings": findings,
+        **_migrations(args, corpus, notes),
     }
+
+
+def _migrations(args: argparse.Namespace, corpus: Path, notes: dict[str, str]) -> dict:
+    if not args.migrate:
+        return {}
+    files = [f for f in discover(corpus) if args.filter in f.key and f.key not in notes]
+    done = migrate_runs.run_all(
+        files, args.timeout, args.jobs, lambda line: print(line, file=sys.stderr)
+    )
+    return {"migrate": done}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,6 +296,24 @@ def main(argv: list[str] | None = None) -> int:
         f"library at test shapes: {lib['cases']} cases of {lib['with_cases']} kernels, "
         f"{lib['compile_ok']} compile, {lib['run_ok']} run; {lib['limits']} harness limits"
     )
+    if args.numerics:
+        print(
+            f"numerics: {lib['numerics_match']} case(s) match, {lib['numerics_mismatch']} "
+            f"mismatch; kernels matching in every compared case: {lib['numerics_kernels']}"
+        )
+    beta1_files = [f["key"] for f in results["files"] if f["dialect"] == "beta1"]
+    for repo, r in beta1_runs.summary(results.get("beta1_runs", []), beta1_files).items():
+        print(
+            f"{repo:>15} beta1 at test shapes: {r['files_run']}/{r['files']} files compile and "
+            f"run, {r['kernels_run']}/{r['kernels']} kernels"
+        )
+    if results.get("migrate"):
+        m = migrate_runs.summary(results["migrate"])
+        print(
+            f"beta1 migrated to 0.7: {m['files']} files, {m['migrated']} migrated, {m['clean']} "
+            f"clean under 0.7, {m['ok']} ok; {m['identical']}/{m['kernels_with_shapes']} kernels "
+            f"with shapes identical; {m['todos']} manual steps; {m['internal']} internal errors"
+        )
     print(f"results: {out_json}" + (f"; report: {md_path}" if md_path else ""))
     if old is not None:
         print("\n".join(report.compare(old, results)))

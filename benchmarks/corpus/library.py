@@ -1,16 +1,14 @@
 """NKI Library kernels at the shapes of the library's own integration tests.
 
 `library_shapes.toml` lists, per kernel, its source file and entry function and the cases of
-its integration tests as `nkic --arg` specs. A kernel whose test arguments `--arg` cannot
-express carries a `limit` (the reason) and no cases. Each case is compiled and run on the
-simulator for timing; with numerics on, a case whose kernel has a numpy reference in
+its integration tests as `nkic --arg` specs (argument expressions included). A kernel that
+cannot run at its tests' cases carries a `limit` (the reason) and no cases. Each case is
+compiled and run on the simulator for timing; with numerics on, a case whose kernel has a numpy reference in
 `references.py` also runs on seeded inputs and its outputs are compared with the reference.
 """
 
 from __future__ import annotations
 
-import ast
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +16,20 @@ from pathlib import Path
 import numpy as np
 import tomllib
 
+from nkic.frontend.args import ArgExpr, TensorSpec, parse_arg_spec
+
 from .nkic_runs import OK, Outcome, run_nkic, supports_option
 
 SHAPES_TOML = Path(__file__).with_name("library_shapes.toml")
-_TENSOR = re.compile(r"^\s*([A-Za-z0-9_]+)\s*\[([0-9,\s]*)\]\s*$")
+#: Inputs beyond this many elements are timed but not compared (the functional run and the
+#: float64 reference would take minutes and gigabytes).
+NUMERICS_MAX_ELEMENTS = 1 << 26
+
+
+def import_roots(lib_root: Path) -> tuple[str, ...]:
+    """Where the library's modules are found as its tests import them: `nkilib_src` from
+    `src/` (the package directory its pyproject installs) and `test.` from the checkout."""
+    return (str(lib_root / "src"), str(lib_root))
 
 
 class TableError(ValueError):
@@ -37,6 +45,10 @@ class Case:
     rtol: float = 1e-5
     lnc: int = 2  # the library tests' default on trn2
     inputs: dict[str, str] = field(default_factory=dict)
+    target: str = ""  # the test's platform when it is not nkic's default (trn2)
+    #: "max": the error bound is atol + rtol * max|reference| per output (for outputs that sum
+    #: large terms with cancellation, like gradients), else per element (numpy allclose)
+    relative_to: str = ""
 
     @property
     def key(self) -> str:
@@ -84,11 +96,16 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
                     raise TableError(f"{name}[{c['id']}]: arg {arg!r}: {e}") from None
                 args[arg] = spec
             inputs = dict(c.get("inputs", {}))
+            shapes = {n: shape for n, _, shape in tensor_inputs(Case(name, str(c["id"]), args))}
+            names = list(shapes)
             for arg, gen in inputs.items():
-                if arg not in args or not is_tensor(args[arg]):
-                    raise TableError(f"{name}[{c['id']}]: inputs names {arg!r}, not a tensor arg")
+                if arg not in names:
+                    raise TableError(
+                        f"{name}[{c['id']}]: inputs names {arg!r}, not a tensor input "
+                        f"(inputs: {', '.join(names) or 'none'})"
+                    )
                 try:
-                    generate(gen, (1,), np.random.default_rng(0))
+                    generate(gen, shapes[arg], None, check_only=True)
                 except ValueError as e:
                     raise TableError(f"{name}[{c['id']}]: inputs {arg!r}: {e}") from None
             tol = c.get("tolerance", k.get("tolerance", {}))
@@ -100,7 +117,11 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
                 tol.get("rtol", 1e-5),
                 int(c.get("lnc", 2)),
                 inputs,
+                str(c.get("target", k.get("target", ""))),
+                str(tol.get("relative_to", "")),
             )
+            if case.relative_to not in ("", "max"):
+                raise TableError(f'{case.key}: tolerance relative_to must be "max" if given')
             cases.append(case)
         limit = k.get("limit", "")
         if not cases and not limit:
@@ -120,22 +141,47 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
     return out
 
 
-def parse_spec(spec: str) -> tuple[str, tuple[int, ...]] | object:
-    """A tensor spec as (dtype, shape), else the Python literal (as `nkic --arg` reads it)."""
-    m = _TENSOR.match(spec)
-    if m:
-        dims = tuple(int(d) for d in m.group(2).split(",") if d.strip())
-        return (m.group(1), dims)
-    try:
-        return ast.literal_eval(spec)
-    except (ValueError, SyntaxError):
-        raise ValueError(f"{spec!r} is neither dtype[d0,...] nor a Python literal") from None
+def parse_spec(spec: str) -> object:
+    """An `--arg` spec as nkic reads it: a TensorSpec, an ArgExpr (an expression over the
+    kernel module's names, whose tensor specs become inputs) or a Python literal."""
+    return parse_arg_spec(spec)
 
 
-def generate(spec: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """The values an `inputs` entry asks for: `const:V`, `arange[:STEP]`, `randint:LO:HI`."""
+def tensor_inputs(case: Case) -> list[tuple[str, str, tuple[int, ...]]]:
+    """The kernel inputs of a case as (input name, dtype, shape), in argument order: a tensor
+    argument is the input of its name; the tensors inside an argument expression are named
+    by their place (`W_0`, `kargs_x`), as nkic names them."""
+    out = []
+    for name, spec in case.args.items():
+        value = parse_spec(spec)
+        if isinstance(value, TensorSpec):
+            out.append((name, value.dtype, value.shape))
+        elif isinstance(value, ArgExpr):
+            out += [(n, t.dtype, t.shape) for n, t in value.tensors(name)]
+    return out
+
+
+def generate(
+    spec: str, shape: tuple[int, ...], rng: np.random.Generator | None, check_only: bool = False
+) -> np.ndarray | None:
+    """The values an `inputs` entry asks for: `const:V`, `arange[:STEP]`, `randint:LO:HI`,
+    `rowperm`, or a valid MoE block layout (`moe_routing`). `check_only`: validate the spec against the
+    input's shape without making values."""
     kind, _, rest = spec.partition(":")
     parts = rest.split(":") if rest else []
+    if check_only and kind in MOE_ROUTING and len(parts) in (4, 5):
+        try:
+            t, k, e, b = (int(p) for p in parts[:4])
+        except ValueError:
+            t = k = e = b = 0
+        if min(t, k, e, b) > 0:
+            n = -(-(t * k - (e - 1)) // b) + e - 1
+            want = {"moe_token_positions": n * b, "moe_block_experts": n}.get(kind, t * e)
+            if want != int(np.prod(shape)):
+                raise ValueError(f"{spec!r} makes {want} values, the input has {shape}")
+            return None
+    if check_only:  # the others make any shape: check the spec on one element
+        shape, rng = (1,), np.random.default_rng(0)
     try:
         if kind == "const" and len(parts) == 1:
             return np.full(shape, float(parts[0]))
@@ -144,13 +190,50 @@ def generate(spec: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.
             return (np.arange(int(np.prod(shape))) * step).reshape(shape)
         if kind == "randint" and len(parts) == 2:
             return rng.integers(int(parts[0]), int(parts[1]), size=shape)
-    except ValueError:
-        pass
-    raise ValueError(f"{spec!r} is not const:V, arange[:STEP] or randint:LO:HI")
+        if kind == "rowperm" and not parts:  # each last-axis row a permutation of its indices
+            rows = int(np.prod(shape[:-1]))
+            return np.stack([rng.permutation(shape[-1]) for _ in range(rows)]).reshape(shape)
+        if kind in MOE_ROUTING and len(parts) in (4, 5):
+            t, k, e, b = (int(p) for p in parts[:4])
+            empty = int(parts[4]) if len(parts) == 5 else t
+            table = moe_routing(t, k, e, b, empty)[MOE_ROUTING.index(kind)]
+            if table.size != int(np.prod(shape)):
+                raise ValueError(f"{spec!r} makes {table.size} values, the input has {shape}")
+            return table.reshape(shape)
+    except ValueError as e:
+        if "makes" in str(e):
+            raise
+    raise ValueError(
+        f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, rowperm, "
+        "moe_token_positions:T:K:E:B[:EMPTY], moe_block_experts:T:K:E:B or moe_token_experts:T:K:E:B"
+    )
 
 
-def is_tensor(spec: str) -> bool:
-    return bool(_TENSOR.match(spec))
+#: Generators of one MoE routing's tables (see `moe_routing`), in its return order.
+MOE_ROUTING = ("moe_token_positions", "moe_block_experts", "moe_token_experts")
+
+
+def moe_routing(tokens: int, top_k: int, experts: int, block: int, empty: int):
+    """A valid blockwise MoE layout for `tokens` tokens each routed to `top_k` distinct experts
+    (seeded): every expert's tokens fill whole blocks of `block` positions, experts in order,
+    and blocks are added to the last expert until there are N = ceil((T*K - (E-1)) / B) + E - 1
+    blocks (the most a routing can need). Returns (token_positions [N*B]: the token at each
+    position, `empty` where none; block_experts [N]: each block's expert; token_experts [T, E]:
+    1 where a token is routed)."""
+    rng = np.random.default_rng(tokens * 1_000_003 + top_k * 1009 + experts * 31 + block)
+    n_blocks = -(-(tokens * top_k - (experts - 1)) // block) + experts - 1
+    chosen = np.stack([rng.permutation(experts)[:top_k] for _ in range(tokens)])
+    token_experts = np.zeros((tokens, experts), dtype=np.int64)
+    token_experts[np.arange(tokens)[:, None], chosen] = 1
+    blocks = -(-token_experts.sum(axis=0) // block)
+    blocks[-1] += n_blocks - blocks.sum()
+    positions = np.full(n_blocks * block, empty, dtype=np.int64)
+    start = 0
+    for e in range(experts):
+        ids = np.flatnonzero(token_experts[:, e])
+        positions[start : start + len(ids)] = ids
+        start += blocks[e] * block
+    return positions, np.repeat(np.arange(experts), blocks), token_experts
 
 
 @dataclass
@@ -178,13 +261,15 @@ def run_case(
     argv = ["compile", str(lib_root / kernel.file), "-k", kernel.entry, "-o", str(neff)]
     for name, spec in case.args.items():
         argv += ["--arg", f"{name}={spec}"]
+    if case.target:
+        argv += ["--target", case.target]
     note = ""
     if case.lnc != 1:
         if supports_option("compile", "--lnc"):
             argv += ["--lnc", str(case.lnc)]
         else:
             note = f"the test runs at LNC={case.lnc}; this nkic has no --lnc: one core"
-    comp = run_nkic(argv, timeout, cwd=str(workdir))
+    comp = run_nkic(argv, timeout, cwd=str(workdir), pythonpath=import_roots(lib_root))
     res = CaseResult(case.key, kernel.name, comp, note=note)
     if comp.status != OK:
         return res
@@ -209,6 +294,13 @@ def _round_to(x: np.ndarray, dtype: str) -> np.ndarray:
     """Values exactly representable in the kernel's dtype, stored as float32 (or int)."""
     import ml_dtypes
 
+    if dtype.endswith("_x4"):  # packed words: random bits, or the generator's integers
+        from nkirt.dtypes import storage_dtype
+
+        word = storage_dtype(dtype)
+        if np.issubdtype(x.dtype, np.floating) and not np.all(x == np.round(x)):
+            return np.random.default_rng(0).integers(0, np.iinfo(word).max, x.shape, dtype=word)
+        return x.astype(word)
     if dtype.startswith(("int", "uint")):
         return x.astype(dtype)
     narrow = getattr(ml_dtypes, dtype, None)
@@ -220,16 +312,16 @@ def _round_to(x: np.ndarray, dtype: str) -> np.ndarray:
 def make_inputs(
     case: Case, seed: int = 0, only_given: bool = False
 ) -> tuple[dict[str, np.ndarray], dict[str, object]]:
-    """The case's tensors (its `inputs` generators, else seeded standard-normal values),
-    rounded to their dtypes, and its host values. `only_given`: just the generated tensors."""
+    """The case's tensors by input name (its `inputs` generators, else seeded standard-normal
+    values), rounded to their dtypes, and its host values by argument name (literals as
+    values, argument expressions as `ArgExpr`s). `only_given`: just the generated tensors."""
     rng = np.random.default_rng(seed)
     tensors, host = {}, {}
     for name, spec in case.args.items():
         value = parse_spec(spec)
-        if not is_tensor(spec):
+        if not isinstance(value, TensorSpec):
             host[name] = value
-            continue
-        dtype, shape = value
+    for name, dtype, shape in tensor_inputs(case):
         if name in case.inputs:
             tensors[name] = _round_to(generate(case.inputs[name], shape, rng), dtype)
         elif not only_given:
@@ -265,6 +357,12 @@ def compare_numerics(
     ref = references.get(kernel.reference)
     if ref is None:
         return f"skipped: unknown reference {kernel.reference!r}"
+    size = sum(n for _, _, shape in tensor_inputs(case) for n in [int(np.prod(shape))])
+    if size > NUMERICS_MAX_ELEMENTS:
+        return (
+            f"skipped: {size:,} input elements, more than a numerics run takes "
+            f"({NUMERICS_MAX_ELEMENTS:,})"
+        )
     tensors, host = make_inputs(case)
     try:
         expected = ref(tensors, host)
@@ -281,17 +379,34 @@ def compare_numerics(
     names = list(kernel.outputs) or sorted(p.stem for p in out_dir.glob("*.npy"))
     if len(names) != len(expected):
         return f"mismatch: {len(names)} output(s), the reference gives {len(expected)}"
-    worst = 0.0
-    for name, want in zip(names, expected):
-        path = out_dir / f"{name}.npy"
-        if not path.is_file():
-            return f"mismatch: no output named {name!r}"
-        got = np.load(path).astype(np.float64)
+    missing = [n for n in names if not (out_dir / f"{n}.npy").is_file()]
+    if missing:
+        return f"mismatch: no output named {missing[0]!r}"
+    outputs = [np.load(out_dir / f"{n}.npy") for n in names]
+    decode = getattr(ref, "decode", None)
+    if decode is not None:
+        outputs = decode(outputs, tensors, host)
+    worst, notes = 0.0, []
+    for name, got, want in zip(names, outputs, expected):
+        got = np.asarray(got, dtype=np.float64)
         want = np.asarray(want, dtype=np.float64)
+        if got.shape != want.shape and got.size == want.size:
+            # same elements in the same order, another shape: compared, and reported
+            notes.append(f"{name} has shape {got.shape}, the reference {want.shape}")
+            got = got.reshape(want.shape)
         if got.shape != want.shape:
             return f"mismatch: {name} has shape {got.shape}, the reference {want.shape}"
-        if not np.allclose(got, want, atol=case.atol, rtol=case.rtol):
+        if case.relative_to == "max":
+            bound = case.atol + case.rtol * (float(np.max(np.abs(want))) if want.size else 0.0)
+            ok = not got.size or float(np.max(np.abs(got - want))) <= bound
+        else:
+            ok = np.allclose(got, want, atol=case.atol, rtol=case.rtol)
+        if not ok:
             err = float(np.max(np.abs(got - want)))
-            return f"mismatch: {name} max abs error {err:.3g} (atol {case.atol}, rtol {case.rtol})"
+            rel = " of max|reference|" if case.relative_to == "max" else ""
+            return (
+                f"mismatch: {name} max abs error {err:.3g} (atol {case.atol}, "
+                f"rtol {case.rtol}{rel})"
+            )
         worst = max(worst, float(np.max(np.abs(got - want))) if got.size else 0.0)
-    return f"match (max abs error {worst:.3g})"
+    return f"match (max abs error {worst:.3g}" + "".join(f"; {n}" for n in notes) + ")"

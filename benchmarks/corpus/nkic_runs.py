@@ -59,8 +59,12 @@ def nkic_command() -> list[str]:
     return [sys.executable, "-m", "nkic"]
 
 
-def run_nkic(args: list[str], timeout: float, cwd: str | None = None) -> Outcome:
-    """Run `nkic ARGS`; parse the errors from JSON (check) or the text rendering (compile)."""
+def run_nkic(
+    args: list[str], timeout: float, cwd: str | None = None, pythonpath: tuple[str, ...] = ()
+) -> Outcome:
+    """Run `nkic ARGS`; parse the errors from JSON (check) or the text rendering (compile).
+    `pythonpath`: directories put first on PYTHONPATH, where nkic also looks for the modules
+    a kernel imports (a project's source root, as its own test environment has it)."""
     start = time.monotonic()
     try:
         proc = subprocess.run(
@@ -69,7 +73,7 @@ def run_nkic(args: list[str], timeout: float, cwd: str | None = None) -> Outcome
             text=True,
             timeout=timeout,
             cwd=cwd,
-            env=_env(),
+            env=_env(pythonpath),
         )
     except subprocess.TimeoutExpired:
         return Outcome(TIMEOUT, time.monotonic() - start, detail=f"no result in {timeout:g} s")
@@ -103,11 +107,15 @@ def supports_option(command: str, option: str) -> bool:
     return option in proc.stdout
 
 
-def _env() -> dict[str, str]:
+def _env(pythonpath: tuple[str, ...] = ()) -> dict[str, str]:
     import os
 
     env = dict(os.environ)
     env.pop("NKIC_DEBUG", None)  # keep nkic's own one-line internal-error report
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join([*pythonpath, env.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep
+        )
     return env
 
 

@@ -1,7 +1,12 @@
 """Numpy references for NKI Library kernels, written here from each kernel's documented
 semantics (its docstring and its tests' descriptions), not from its code. Each takes the input
 tensors and host values of a case, by argument name, and returns the expected output or a
-tuple of outputs in the kernel's return order. Computed in float64."""
+tuple of outputs in the kernel's return order. Computed in float64.
+
+A host value given as an expression (`kargs = "Args(eps=1e-6, mode=Mode.ROW)"`) arrives as an
+`ArgExpr`; `call_kwargs` reads its keywords. A reference may carry a `decode` attribute: a
+function (outputs, tensors, host) -> outputs that turns the kernel's raw outputs (packed
+formats) into what the reference returns."""
 
 from __future__ import annotations
 
@@ -10,6 +15,28 @@ import numpy as np
 
 def _f64(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, dtype=np.float64)
+
+
+def call_kwargs(expr) -> dict[str, object]:
+    """The keywords of a constructor call given as an argument expression: literals as
+    values, an attribute such as `QuantizationType.ROW` as its last name ('ROW')."""
+    import ast
+
+    tree = ast.parse(str(expr), mode="eval").body
+    out: dict[str, object] = {}
+    for kw in getattr(tree, "keywords", []):
+        try:
+            out[kw.arg] = ast.literal_eval(kw.value)
+        except ValueError:
+            out[kw.arg] = (
+                kw.value.attr if isinstance(kw.value, ast.Attribute) else ast.unparse(kw.value)
+            )
+    return out
+
+
+def _rms_normalise(x: np.ndarray, gamma: np.ndarray, eps: float) -> np.ndarray:
+    """x / sqrt(mean(x^2) + eps) * gamma over the last axis."""
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * gamma.reshape(-1)
 
 
 def cumsum(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
@@ -174,7 +201,141 @@ def cross_partition_copy(t: dict[str, np.ndarray], host: dict[str, object]) -> n
     return out
 
 
+FP8_E4M3_MAX = 240.0
+
+
+def rmsnorm_quant(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """RMS normalisation (or none, NO_NORM) of the last axis, then FP8 (e4m3) quantisation.
+    Compared after dequantisation (see `decode`): the values the quantised output stands for.
+    ROW: per row, with lower bound L > 0 the values are clipped to [-L, L]; the row's scale is
+    max|y| / 240. STATIC: y / s clipped to +-240, s = input_dequant_scale[0, 0]."""
+    kw = call_kwargs(host["kargs"])
+    y = _f64(t["hidden"])
+    if kw.get("norm_type", "RMS_NORM") == "RMS_NORM":
+        y = _rms_normalise(y, _f64(t["ln_w"]), float(kw.get("eps", 1e-6)))
+    if kw.get("quantization_type", "ROW") == "STATIC":
+        s = float(t["input_dequant_scale"].reshape(-1)[0])
+        return np.clip(y / s, -FP8_E4M3_MAX, FP8_E4M3_MAX) * s
+    bound = float(kw.get("lower_bound", 0.0))
+    return np.clip(y, -bound, bound) if bound > 0 else y
+
+
+def _rmsnorm_quant_decode(outputs: list, t: dict[str, np.ndarray], host: dict[str, object]):
+    """The kernel's output dequantised: ROW packs each row as H FP8 values followed by the
+    4 bytes of its float32 dequantisation scale; STATIC is H FP8 values per row."""
+    import ml_dtypes
+
+    (out,) = outputs
+    if call_kwargs(host["kargs"]).get("quantization_type", "ROW") == "STATIC":
+        return [out * float(t["input_dequant_scale"].reshape(-1)[0])]
+    fp8 = np.asarray(out, np.float32).astype(ml_dtypes.float8_e4m3)
+    scale = np.ascontiguousarray(fp8[..., -4:]).view(np.float32)  # [B, S, 1]
+    return [fp8[..., :-4].astype(np.float64) * scale]
+
+
+rmsnorm_quant.decode = _rmsnorm_quant_decode
+
+
+def _skip(why: str):
+    from .library import SkipNumerics
+
+    raise SkipNumerics(why)
+
+
+def rope(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """Rotary embedding of x [d, B, heads, S] with cos, sin [d/2, B, S], the contiguous layout
+    (first half x1, second half x2 of d): out1 = x1 cos - x2 sin, out2 = x2 cos + x1 sin."""
+    if host.get("contiguous_layout", True) is False:
+        _skip("the interleaved layout's output order is not documented")
+    x, cos, sin = _f64(t["x_in"]), _f64(t["cos"]), _f64(t["sin"])
+    half = x.shape[0] // 2
+    c, s = cos[:, :, None, :], sin[:, :, None, :]  # over the heads
+    x1, x2 = x[:half], x[half:]
+    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s])
+
+
+def rope_hf(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
+    """HuggingFace rotary embedding of q, k [B, heads, S, D] with cos, sin [(B,) S, D]:
+    y = x cos + rotate_half(x) sin, rotate_half(x) = [-x2, x1] (halves of D). Backward (the
+    gradient of that linear map, applied to the incoming gradient g = x): g cos + [v2, -v1]
+    with v = g sin."""
+    cos, sin = _f64(t["cos"]), _f64(t["sin"])
+    if cos.ndim == 3:  # per batch: broadcast over the heads
+        cos, sin = cos[:, None], sin[:, None]
+
+    def apply(x):
+        half = x.shape[-1] // 2
+        if host.get("backward", False):
+            v = x * sin
+            return x * cos + np.concatenate([v[..., half:], -v[..., :half]], axis=-1)
+        rot = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+        return x * cos + rot * sin
+
+    return apply(_f64(t["q"])), apply(_f64(t["k"]))
+
+
+def rmsnorm_tkg(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """RMSNorm of input [B, S, H] over H (mean of squares over `hidden_actual` elements when
+    given), times gamma [1, H], laid out as [128, B*S, H/128]: element h of a row goes to
+    partition h // (H/128), column h % (H/128) (the layout the kernel documents at LNC=1)."""
+    if host.get("hidden_dim_tp") or host.get("shard_on_h"):
+        _skip("only the default [128, BxS, H/128] layout is referenced")
+    x = _f64(t["input"])
+    b, s, h = x.shape
+    n = int(host.get("hidden_actual") or h)
+    eps = float(host.get("eps", 1e-6))
+    y = x / np.sqrt(np.sum(x * x, axis=-1, keepdims=True) / n + eps) * _f64(t["gamma"]).reshape(-1)
+    return y.reshape(b * s, 128, h // 128).transpose(1, 0, 2)
+
+
+def cross_entropy_backward(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """d loss / d logits = scale * (exp(logits - lse) - onehot(target)), with lse the given
+    saved log-sum-exp per position and scale 1/positions for 'mean', 1 for 'sum'."""
+    logits = _f64(t["logits_hbm"])
+    lse = _f64(t["lse_state_hbm"])[:, None]
+    grad = np.exp(logits - lse)
+    grad[np.arange(len(grad)), t["targets_hbm"].astype(np.int64)] -= 1.0
+    scale = 1.0 / len(grad) if host.get("reduction", "mean") == "mean" else 1.0
+    return grad * scale
+
+
+def attention_bwd(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
+    """Attention backward from the saved forward state, per batch and head (q, k, v, o, dy are
+    [B, H, d, S]; kv heads shared by H / H_kv query heads): P = exp(scale q^T k - lse) (causal:
+    zero above the diagonal), dV = P^T dY, dP = dY V^T, D = rowsum(dY * O),
+    dS = P * (dP - D), dQ = scale dS K, dK = scale dS^T Q. lse [B, H, 128, S/128] holds query
+    position i at [.., i % 128, i // 128]."""
+    if host.get("sliding_window") or "sinks_ref" in t or "bound_min" in t:
+        _skip("the reference has no sliding window, sinks or sequence packing")
+    q, k, v = _f64(t["q_ref"]), _f64(t["k_ref"]), _f64(t["v_ref"])
+    o, dy, lse = _f64(t["o_ref"]), _f64(t["dy_ref"]), _f64(t["lse_ref"])
+    b, h, d, sq = q.shape
+    group = h // k.shape[1]
+    scale = host.get("softmax_scale") or 1.0 / np.sqrt(d)
+    lse = lse.transpose(0, 1, 3, 2).reshape(b, h, sq)
+    dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+    for bi in range(b):
+        for hi in range(h):
+            kv = hi // group
+            qm, km, vm = q[bi, hi].T, k[bi, kv].T, v[bi, kv].T  # [S, d]
+            p = np.exp(scale * qm @ km.T - lse[bi, hi][:, None])
+            if host.get("use_causal_mask"):
+                p = np.tril(p)
+            dym, om = dy[bi, hi].T, o[bi, hi].T
+            dv[bi, kv] += (p.T @ dym).T
+            ds = p * (dym @ vm.T - np.sum(dym * om, axis=1, keepdims=True))
+            dq[bi, hi] = (scale * ds @ km).T
+            dk[bi, kv] += (scale * ds.T @ qm).T
+    return dq, dk, dv
+
+
 REFERENCES = {
+    "attention_bwd": attention_bwd,
+    "rmsnorm_quant": rmsnorm_quant,
+    "rope": rope,
+    "rope_hf": rope_hf,
+    "rmsnorm_tkg": rmsnorm_tkg,
+    "cross_entropy_backward": cross_entropy_backward,
     "cumsum": cumsum,
     "cascaded_max": cascaded_max,
     "conv1d": conv1d,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
+from . import migrate_runs
 from .discover import REPOS
 
 FILE_RANK = {
@@ -151,7 +152,38 @@ def library_summary(results: dict) -> dict:
         ),
         "numerics_match": sum(1 for c in cases if c.get("numerics", "").startswith("match")),
         "numerics_mismatch": sum(1 for c in cases if c.get("numerics", "").startswith("mismatch")),
+        "numerics_kernels": sum(1 for row in numerics_rows(results) if row["verdict"] == "match"),
+        "references": sum(1 for k in kernels if k.get("reference")),
     }
+
+
+def numerics_rows(results: dict) -> list[dict]:
+    """Per library kernel with a numpy reference: its cases compared, matching, mismatching,
+    skipped and not compared (the kernel did not run), and a verdict: `match` when every
+    compared case matches and at least one was compared."""
+    rows = []
+    for k in results.get("library", []):
+        if not k.get("reference"):
+            continue
+        verdicts = [c.get("numerics", "") for c in k["cases"]]
+        match = sum(1 for v in verdicts if v.startswith("match"))
+        mismatch = [v for v in verdicts if v.startswith("mismatch")]
+        skipped = [v for v in verdicts if v.startswith("skipped")]
+        verdict = "mismatch" if mismatch else "match" if match else "not compared"
+        rows.append(
+            {
+                "kernel": k["name"],
+                "reference": k["reference"],
+                "cases": len(k["cases"]),
+                "match": match,
+                "mismatch": len(mismatch),
+                "skipped": len(skipped),
+                "not_run": len(verdicts) - match - len(mismatch) - len(skipped),
+                "verdict": verdict,
+                "first": (mismatch or skipped or [""])[0],
+            }
+        )
+    return rows
 
 
 def render_markdown(results: dict) -> str:
@@ -215,9 +247,14 @@ def render_markdown(results: dict) -> str:
     if meta.get("numerics"):
         out += [
             f"Numerics against numpy references: {lib['numerics_match']} case(s) match, "
-            f"{lib['numerics_mismatch']} mismatch.",
+            f"{lib['numerics_mismatch']} mismatch; {lib['numerics_kernels']} of the "
+            f"{lib['references']} kernels with a reference match in every case compared "
+            '(section "Numerics").',
             "",
         ]
+    else:
+        out += ["Numerics were not compared in this run (`make corpus NUMERICS=1` does).", ""]
+    out += _beta1_runs(results)
     file_errors = [(f["key"], f.get("errors", [])) for f in results["files"]]
     case_errors = [
         (c["key"], c.get("compile_errors", []))
@@ -264,6 +301,27 @@ def render_markdown(results: dict) -> str:
             elif c.get("run") != "ok":
                 first = _first(c.get("run_errors", []), c.get("run_detail", ""))
             out.append(f"| {k['name']} | `{k['entry']}` | {c['id']} | {status} | {lat} | {first} |")
+    if meta.get("numerics"):
+        out += [
+            "",
+            "## Numerics",
+            "",
+            "Each library kernel with a reference in `benchmarks/corpus/references.py` (numpy, "
+            "written from the kernel's documented math, not from the library's tests) runs on "
+            "seeded inputs and its outputs are compared with the reference at the case's "
+            "tolerance. *Not run*: the case did not compile or run, so nothing was compared.",
+            "",
+            "| kernel | reference | cases | match | mismatch | skipped | not run | verdict "
+            "| first mismatch or skip |",
+            "|---|---|---:|---:|---:|---:|---:|---|---|",
+        ]
+        for r in numerics_rows(results):
+            out.append(
+                f"| {r['kernel']} | `{r['reference']}` | {r['cases']} | {r['match']} "
+                f"| {r['mismatch']} | {r['skipped']} | {r['not_run']} | {r['verdict']} "
+                f"| {_cell(r['first'])} |"
+            )
+    out += migrate_runs.markdown(results.get("migrate"))
     if results.get("findings"):
         out += [
             "",
@@ -328,3 +386,30 @@ def _files(results: dict) -> dict[str, str]:
 
 def _cases(results: dict) -> dict[str, str]:
     return {c["key"]: case_status(c) for k in results.get("library", []) for c in k["cases"]}
+
+
+def _beta1_runs(results: dict) -> list[str]:
+    """The Beta 1 files compiled and run at their tests' shapes (`beta1_runs.py`)."""
+    from .beta1_runs import summary
+
+    runs = results.get("beta1_runs", [])
+    if not runs:
+        return []
+    beta1 = [f["key"] for f in results["files"] if f["dialect"] == "beta1"]
+    out = [
+        "Beta 1 kernel files compiled and run (`nkic compile` + `nkic run --timing-only`) at the "
+        "shapes of their own tests and drivers (`benchmarks/corpus/beta1_shapes.toml`); a file "
+        "runs when every kernel the table lists for it does:",
+        "",
+        "| repository | Beta 1 files | files running | kernels in the table | kernels running |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for repo, r in summary(runs, beta1).items():
+        out.append(
+            f"| {repo} | {r['files']} | {r['files_run']} | {r['kernels']} | {r['kernels_run']} |"
+        )
+    failing = [r for r in runs if r["status"] != "run ok"]
+    if failing:
+        out += ["", "| Beta 1 kernel | status | first error |", "|---|---|---|"]
+        out += [f"| {r['key']} | {r['status']} | {_cell(r.get('detail', ''))} |" for r in failing]
+    return out + [""]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..ir.core import AccessPattern, Inst, Kernel, Loop, Op
+from ..ir.core import AccessPattern, DynLoop, Inst, Kernel, Loop, Op
 from ..ir.printer import format_literal
 from .schedule import Schedule, Scheduled, Skip, schedule
 
@@ -84,9 +84,17 @@ def emit_asm(kernel: Kernel) -> str:
 
     def emit(ops: list[Op], queue: str, depth: int) -> None:
         for op in ops:
+            pad = "  " * depth
+            if isinstance(op, DynLoop):  # every queue runs the loop and meets the others
+                out.append(f"{pad}barrier")
+                out.append(f"{pad}{op.header()} {{")
+                emit(op.body, queue, depth + 1)
+                out.append(f"{pad}  barrier")
+                out.append(pad + "}")
+                out.append(f"{pad}barrier")
+                continue
             if not _has(op, sched, queue):
                 continue
-            pad = "  " * depth
             if isinstance(op, Loop):
                 out.append(
                     f"{pad}for ${op.var} = {op.start} to {op.stop} step {op.step} {op.mode} {{"

@@ -9,7 +9,7 @@ import struct
 import zlib
 
 from ..ir.affine import Affine
-from ..ir.core import AccessPattern, Kernel, Loc, Loop, Op, Tensor
+from ..ir.core import AccessPattern, DynLoop, Kernel, Loc, Loop, Op, Tensor
 from .schedule import Schedule, schedule
 
 MAGIC = b"NKICNEFF"
@@ -109,7 +109,29 @@ class _ProgramWriter:
                 out[k] = _json_value(v)
         return out
 
+    def bound(self, v) -> dict:
+        return {"reg": self.tensor_ids[v]} if isinstance(v, Tensor) else {"imm": v}
+
     def node(self, op: Op) -> dict | None:
+        if isinstance(op, DynLoop):
+            self.loops += 1
+            out = {
+                "kind": "dynloop",
+                "loop": op.kind,
+                "var": op.var,
+                "name": op.counter.label if op.counter is not None else "iteration",
+                "loc": self.loc(op.loc),
+                "body": [n for n in (self.node(o) for o in op.body) if n is not None],
+            }
+            if op.kind == "for":
+                out["start"] = self.bound(op.bound_start)
+                out["stop"] = self.bound(op.bound_stop)
+                out["step"] = op.bound_step
+                if op.counter is not None:
+                    out["counter"] = self.tensor_ids[op.counter]
+            else:
+                out["cond"] = self.tensor_ids[op.cond]
+            return out
         if isinstance(op, Loop):
             self.loops += 1
             return {
@@ -143,7 +165,10 @@ class _ProgramWriter:
             "queue": s.queue,
             "operands": operands,
             "attrs": attrs,
-            "waits": [[pid, self.offset(Affine.of(skip))] for pid, skip in s.waits],
+            "waits": [
+                [pid, skip if type(skip) is int else self.offset(Affine.of(skip))]
+                for pid, skip in s.waits
+            ],
             "loc": self.loc(op.loc),
             "stack": [self.loc(f) for f in op.loc.stack],
         }
@@ -208,7 +233,10 @@ def write_neff(kernel: Kernel, peers: list[Kernel] | tuple[Kernel, ...] = ()) ->
                     first[key] = w.tensor_ids[t]
                 elif key in first:
                     doc["tensors"][w.tensor_ids[t]]["shared"] = first[key]
-        text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        # no cycle check: the document is a tree built here (the check costs a tenth of the dump)
+        text = json.dumps(
+            doc, separators=(",", ":"), ensure_ascii=False, check_circular=False
+        ).encode("utf-8")
         tags = (b"PROG", b"DATA") if n == 0 else (b"COR%d" % n, b"DAT%d" % n)
         sections.append((tags[0], COMPRESSED, zlib.compress(text, 6)))
         if w.data:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from functools import cache
 
 from ..ir.affine import Affine
-from ..ir.core import AccessPattern, Inst, Kernel, Loop, Tensor
+from ..ir.core import AccessPattern, DynLoop, Inst, Kernel, Loop, Op, Tensor
 from ..ir.isa import lookup
 from ..ir.target import target
 from ..passes.regions import (
@@ -39,15 +40,18 @@ MATMULS = ("nc_matmul", "nc_matmul_mx")
 Skip = int | Affine
 
 
-def written_operands(inst: Inst) -> set[str]:
+def written_operands(inst: Inst) -> frozenset[str]:
     """Operand names the instruction writes: the catalogue's `out` roles."""
-    d = lookup(inst.opcode)
+    return _written(inst.opcode, tuple(inst.operands))
+
+
+@cache
+def _written(opcode: str, operands: tuple[str, ...]) -> frozenset[str]:
+    d = lookup(opcode)
     outs = set(d.outputs) if d else set()
-    return {
-        n
-        for n in inst.operands
-        if n in outs or n == "dst" or n.startswith("dst_") or n.endswith("_dst")
-    }
+    return frozenset(
+        n for n in operands if n in outs or n == "dst" or n.startswith("dst_") or n.endswith("_dst")
+    )
 
 
 def reads_outputs(inst: Inst) -> bool:
@@ -147,9 +151,11 @@ class Scheduled:
     #: `_iteration_clock`).
     iteration: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def runs(self) -> bool:
-        return all(lp.trip_count > 0 for lp in self.loops)
+    #: Whether it runs at all (every enclosing loop has an iteration).
+    runs: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.runs = all(lp.trip_count > 0 for lp in self.loops)
 
     def __hash__(self) -> int:
         return self.id
@@ -242,7 +248,45 @@ def _min_skip(x: Skip, y: Skip, c: Scheduled) -> Skip:
 
 
 def schedule(kernel: Kernel) -> Schedule:
-    """Assign queues (DMA round-robin over the target's queues) and compute every wait."""
+    """Assign queues (DMA round-robin over the target's queues) and compute every wait.
+
+    A dynamic loop (`DynLoop`) splits the program into blocks: the code before it, its body,
+    the code after it. Every queue joins the others at the loop's entry, after each iteration
+    and at its exit (the runtime's barrier, docs/neff-format.md), so each block is scheduled
+    on its own, for any trip count, zero included."""
+    if not kernel.has_dynamic_loops():
+        return _schedule_block(kernel)
+    insts: list[Scheduled] = []
+    by_inst: dict[Inst, Scheduled] = {}
+
+    def flush(block: list[Op]) -> None:
+        if not block:
+            return
+        part = _schedule_block(Kernel(kernel.name, kernel.target, list(kernel.params), block))
+        offset = len(insts)
+        for s in part.insts:
+            s.id += offset
+            s.waits = [(pid + offset, skip) for pid, skip in s.waits]
+            insts.append(s)
+            by_inst[s.inst] = s
+
+    def split(ops: list[Op]) -> None:
+        block: list[Op] = []
+        for op in ops:
+            if isinstance(op, DynLoop):
+                flush(block)
+                block = []
+                split(op.body)
+            else:
+                block.append(op)
+        flush(block)
+
+    split(kernel.body)
+    return Schedule(kernel, insts, by_inst)
+
+
+def _schedule_block(kernel: Kernel) -> Schedule:
+    """`schedule` for a program without dynamic loops."""
     tgt = target(kernel.target)
     insts: list[Scheduled] = []
     starts: dict[Loop, int] = {}
@@ -260,7 +304,7 @@ def schedule(kernel: Kernel) -> Schedule:
             queue = engine
         insts.append(Scheduled(op, len(insts), engine, queue, loops, pos, _accesses(op, loops)))
     ends: dict[Loop, int] = {}
-    index = _Index()
+    index = _Index({a.key for s in insts for a in s.accesses if a.write})
     for s in insts:
         for lp in s.loops:
             ends[lp] = s.id
@@ -310,13 +354,17 @@ def _clocks(
     wait on an earlier producer adds what the producer's last instance completed: at c's last
     instance that is the producer's last instance; at every instance of c only when c is in
     no loop of the producer's (the producer's loop has finished before c starts)."""
+    # outside loops both start equal and grow alike: compute them once
+    alike = every is final and not c.loops
     for pid, skip in c.waits:
         p = insts[pid]
         if skip != 0 or p.pos > c.pos:
             continue
         done = _after(p)
         final = _join(final, done)
-        if not _common(c.loops, p.loops):
+        if alike:
+            every = final
+        elif not _common(c.loops, p.loops):
             every = _join(every, done)
     return every, final
 
@@ -497,11 +545,15 @@ class _Index:
     consumer in that bucket conflicts with the write too, so it completed before the write
     started (or, on the write's queue, before the write completed), and the consumer's wait
     for the write orders it. Likewise a covering read hides older reads of its own queue from
-    a writer: they complete before it does."""
+    a writer: they complete before it does. Memory that nothing writes (`written` holds the
+    keys of what is written) has no conflicts and is left out."""
 
-    def __init__(self) -> None:
+    def __init__(self, written: set[tuple]) -> None:
+        self.written = written
         # (key, bucket) -> (write ids, writes, read ids, reads), each in program order
         self.buckets: dict[tuple, tuple[list, list, list, list]] = {}
+        # instruction id -> for each of its accesses, its buckets (`_spans`)
+        self.spans: dict[int, list[list[tuple[int, int, int]]]] = {}
 
     @staticmethod
     def _extent(a: Access) -> int:
@@ -521,9 +573,12 @@ class _Index:
             yield b, max(lo, b * size), min(hi, b * size + size - 1)
 
     def add(self, s: Scheduled) -> None:
-        for a in s.accesses:
+        spans = self.spans[s.id] = [
+            list(self._spans(a)) if a.key in self.written else [] for a in s.accesses
+        ]
+        for a, buckets in zip(s.accesses, spans):
             at = 0 if a.write else 2
-            for b, _, _ in self._spans(a):
+            for b, _, _ in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
                     lists = self.buckets[(a.key, b)] = ([], [], [], [])
@@ -535,8 +590,8 @@ class _Index:
         after it, up to id `last`, that may conflict with it."""
         earlier: set[Scheduled] = set()
         later: set[Scheduled] = set()
-        for a in c.accesses:
-            for b, lo, hi in self._spans(a):
+        for a, buckets in zip(c.accesses, self.spans[c.id]):
+            for b, lo, hi in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
                     continue

@@ -154,10 +154,140 @@ def parse_arg_spec(text: str) -> TensorSpec | object:
     try:
         return ast.literal_eval(text.strip())
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    return parse_arg_expr(text)
+
+
+#: Expression nodes an `ArgExpr` may hold: names, attributes, calls, containers, constants and
+#: arithmetic; nothing that defines functions, loops or assigns.
+_EXPR_NODES = (
+    ast.Expression,
+    ast.Name,
+    ast.Attribute,
+    ast.Call,
+    ast.keyword,
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Dict,
+    ast.Set,
+    ast.Subscript,
+    ast.Slice,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.Load,
+    ast.unaryop,
+    ast.operator,
+    ast.boolop,
+    ast.cmpop,
+)
+
+
+@dataclass(frozen=True)
+class ArgExpr:
+    """A kernel argument written as an expression over the kernel module's names, e.g.
+    `RmsNormQuantKernelArgs(eps=1e-6, dtype=nl.bfloat16)`, `QuantizationType.NONE` or
+    `[bfloat16[128,256], bfloat16[128,256]]`. nkic evaluates it with its own interpreter in
+    the kernel module's namespace (never with Python's `eval`); each tensor spec
+    `dtype[d0,...]` in it becomes a kernel input named by its place (`tensor_input_name`)."""
+
+    text: str
+
+    def __post_init__(self):
+        self.tree()  # validates
+
+    def tree(self) -> ast.Expression:
+        try:
+            tree = ast.parse(self.text.strip(), mode="eval")
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            raise ValueError(
+                f"invalid argument {self.text!r}: expected a tensor spec like bfloat16[128,512], "
+                "a Python literal such as 7, (3, 4), True or 'causal', or an expression over "
+                "the kernel module's names such as Config(eps=1e-6) or Mode.FAST"
+            ) from None
+        for node in ast.walk(tree):
+            if not isinstance(node, _EXPR_NODES):
+                raise ValueError(
+                    f"invalid argument {self.text!r}: {type(node).__name__} is not allowed in an "
+                    "argument expression (names, attributes, calls, literals, lists, tuples, "
+                    "dicts and arithmetic are)"
+                )
+            if isinstance(node, ast.Subscript) and not _is_dtype(node.value):
+                raise ValueError(
+                    f"invalid argument {self.text!r}: only a dtype can be subscripted (a tensor "
+                    f"spec dtype[d0,...]), not {ast.unparse(node.value)!r}"
+                )
+            if isinstance(node, ast.Subscript):
+                tensor_spec_of(node, self.text)
+        return tree
+
+    def tensors(self, name: str) -> list[tuple[str, TensorSpec]]:
+        """The kernel inputs the tensor specs in the expression become, for the argument
+        `name`: (input name, spec), in order."""
+        places: list = []
+        tensor_places(self.tree().body, (name,), places)
+        return [(tensor_input_name(path), tensor_spec_of(node)) for node, path in places]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _is_dtype(node: ast.AST) -> bool:
+    """`bfloat16`, `nl.bfloat16`, `np.float32`, ...: a dtype name, bare or as an attribute."""
+    if isinstance(node, ast.Name):
+        return node.id in DTYPES
+    return isinstance(node, ast.Attribute) and node.attr in DTYPES
+
+
+def tensor_spec_of(node: ast.AST, text: str = "") -> TensorSpec | None:
+    """The TensorSpec a `dtype[d0,...]` node of an argument expression stands for, else None."""
+    if not isinstance(node, ast.Subscript) or not _is_dtype(node.value):
+        return None
+    dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if not all(isinstance(d, ast.Constant) and type(d.value) is int for d in dims):
         raise ValueError(
-            f"invalid argument {text!r}: expected a tensor spec like bfloat16[128,512] "
-            "or a Python literal such as 7, (3, 4), True or 'causal'"
-        ) from None
+            f"tensor dimensions must be integers in {ast.unparse(node)!r}"
+            + (f" (in {text!r})" if text else "")
+        )
+    dtype = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+    return TensorSpec(tuple(d.value for d in dims), dtype)
+
+
+def tensor_input_name(path: tuple[str | int, ...]) -> str:
+    """The input name of a tensor inside a structured argument: the argument name and each
+    step (list or tuple index, dict key, constructor keyword or position) joined by `_`,
+    e.g. `W_0` for `W=[...]` and `kargs_x` for `kargs=Args(x=...)`. A plain identifier, as
+    input names name `.npy` files and `--in` options."""
+    name = "_".join(str(p) for p in path)
+    return re.sub(r"\W", "_", name)
+
+
+def tensor_places(node: ast.AST, path: tuple, out: list) -> None:
+    """The tensor specs of an argument expression, each with its place: list, tuple and call
+    positions and dict keys and call keywords from the argument down."""
+    if tensor_spec_of(node) is not None:
+        out.append((node, path))
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        for i, x in enumerate(node.elts):
+            tensor_places(x, (*path, i), out)
+    elif isinstance(node, ast.Dict):
+        for i, (k, v) in enumerate(zip(node.keys, node.values)):
+            key = k.value if isinstance(k, ast.Constant) else i
+            tensor_places(v, (*path, key), out)
+    elif isinstance(node, ast.Call):
+        for i, x in enumerate(node.args):
+            tensor_places(x, (*path, i), out)
+        for kw in node.keywords:
+            tensor_places(kw.value, (*path, kw.arg or "kwargs"), out)
+    else:
+        for child in ast.iter_child_nodes(node):
+            tensor_places(child, path, out)
+
+
+def parse_arg_expr(text: str) -> ArgExpr:
+    return ArgExpr(text)
 
 
 def normalise_dtype_or_none(dtype: object) -> str | None:

@@ -14,7 +14,14 @@ from ..diagnostics import Diagnostic, DiagnosticSink
 from ..ir.core import Kernel, Loc
 from ..standin import ApiName
 from . import languages
-from .args import TensorSpec, normalise_dtype_or_none
+from .args import (
+    ArgExpr,
+    TensorSpec,
+    normalise_dtype_or_none,
+    tensor_input_name,
+    tensor_places,
+    tensor_spec_of,
+)
 from .language import Language
 from .loader import Loader, def_loc, other_kernel_forms
 from .specialiser import Frame, Specialiser
@@ -357,8 +364,12 @@ class KernelCall:
     def _argument(self, p: ast.arg, args: dict, defaults: dict):
         sp = self.sp
         annotation = self._annotation(p)
-        if p.arg in args:
-            value = self.from_python(args[p.arg], p)
+        if p.arg in args and isinstance(args[p.arg], ArgExpr):
+            value = self._evaluate(args[p.arg], p)
+            if isinstance(value, list) and not self._lists_allowed():
+                raise self._no_lists(p)
+        elif p.arg in args:
+            value = self.from_python(args[p.arg], p, top=not self._lists_allowed())
         elif p.arg in defaults:
             value = defaults[p.arg]
         elif annotation is not None:
@@ -380,6 +391,86 @@ class KernelCall:
                     p,
                 )
             return sp.add_param(p.arg, value, p)
+        return self._inputs_within(value, (p.arg,), p)
+
+    def _lists_allowed(self) -> bool:
+        """The 0.3-0.6 frontend has no list-typed kernel arguments; 0.7 runs kernels as
+        ordinary Python and takes lists (of tensors, say) like any other value."""
+        return self.sp.language.version not in ("beta1", "0.3", "0.4", "0.5", "0.6")
+
+    def _no_lists(self, node: ast.AST) -> UserError:
+        version = self.sp.language.version
+        return UserError(
+            "err_unsupported_syntax",
+            f"list-typed kernel arguments are not supported in NKI {version}",
+            node,
+            "pass a tuple instead (NKI 0.7 takes lists)",
+        )
+
+    def _new_input(self, path: tuple, spec: TensorSpec, node: ast.AST):
+        """A kernel input for a tensor inside a structured argument, named by its place."""
+        name = tensor_input_name(path)
+        params = {q.arg for q in (*self.fn.node.args.posonlyargs, *self.fn.node.args.args)}
+        taken = self.__dict__.setdefault("_input_places", {})
+        if taken.setdefault(name, path) != path or (len(path) > 1 and name in params):
+            raise UserError(
+                "err_invalid_argument",
+                f"the tensor at {name!r} in argument '{path[0]}' would be named like "
+                "another kernel input",
+                node,
+                "rename the kernel parameter, or pass that tensor some other way",
+            )
+        return self.sp.add_param(name, spec, node)
+
+    def _inputs_within(self, value, path: tuple, node: ast.AST):
+        """`value` with each tensor spec inside a list, tuple, dict or object made a kernel
+        input named by its place (`tensor_input_name`)."""
+        if isinstance(value, TensorSpec):
+            return self._new_input(path, value, node)
+        if isinstance(value, (list, tuple)):
+            out = [self._inputs_within(x, (*path, i), node) for i, x in enumerate(value)]
+            return out if isinstance(value, list) else tuple(out)
+        if isinstance(value, dict):
+            return {k: self._inputs_within(x, (*path, k), node) for k, x in value.items()}
+        if isinstance(value, Instance):
+            for k, x in list(value.attrs.items()):
+                value.attrs[k] = self._inputs_within(x, (*path, k), node)
+        return value
+
+    def _evaluate(self, expr: ArgExpr, p: ast.arg):
+        """An argument expression, evaluated by the interpreter as host code in the kernel
+        module's namespace. Its tensor specs become kernel inputs named by their place; its
+        nodes carry the parameter's location, so errors point at the parameter."""
+        sp = self.sp
+        tree = expr.tree()
+        scope = Scope(self.fn.scope)
+        specs: list[tuple[ast.Subscript, tuple]] = []
+        tensor_places(tree.body, (p.arg,), specs)
+        for i, (node, path) in enumerate(specs):
+            scope.vars[f"__nkic_tensor_{i}"] = self._new_input(path, tensor_spec_of(node), p)
+        for n in ast.walk(tree):  # a bare dtype name means the nl dtype (as in tensor specs)
+            if isinstance(n, ast.Name) and normalise_dtype_or_none(n.id) == n.id:
+                scope.vars[n.id] = self._api_value(f"nki.language.{n.id}", p)
+        body = _TensorNames({id(n): i for i, (n, _) in enumerate(specs)}).visit(tree.body)
+        for n in ast.walk(body):
+            if isinstance(n, (ast.expr, ast.keyword)):
+                ast.copy_location(n, p)
+        saved = sp.in_kernel
+        sp.frames.append(Frame(scope, self.fn.module, None))
+        sp.in_kernel = False
+        try:
+            value = sp.visit(body)
+        except UserError as err:
+            err.message = f"argument '{p.arg}': {err.message}"
+            if err.code == "err_undefined_name" and isinstance(tree.body, ast.Name):
+                err.hint = (
+                    f"a string argument needs quotes: --arg {p.arg}=\"'{tree.body.id}'\"; a "
+                    "bare name means a name of the kernel's module"
+                )
+            raise
+        finally:
+            sp.frames.pop()
+            sp.in_kernel = saved
         return value
 
     def _annotation(self, p: ast.arg) -> TensorTypeAnnotation | None:
@@ -420,12 +511,7 @@ class KernelCall:
         if isinstance(v, list) and not top:
             return [self.from_python(x, node, False) for x in v]
         if isinstance(v, list):
-            raise UserError(
-                "err_unsupported_syntax",
-                "list-typed kernel arguments are not supported in NKI 0.3.0",
-                node,
-                "pass a tuple instead",
-            )
+            raise self._no_lists(node)
         if isinstance(v, dict):
             if not all(isinstance(k, str) for k in v):
                 raise UserError("err_type_error", "dict kernel arguments need string keys", node)
@@ -537,3 +623,16 @@ def _dtype_name(v) -> str | None:
     if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
         return normalise_dtype_or_none(v)
     return None
+
+
+class _TensorNames(ast.NodeTransformer):
+    """Tensor spec nodes replaced by the names their kernel inputs are bound to."""
+
+    def __init__(self, index: dict[int, int]):
+        self.index = index
+
+    def visit_Subscript(self, node: ast.Subscript):
+        i = self.index.get(id(node))
+        if i is None:
+            return self.generic_visit(node)
+        return ast.Name(id=f"__nkic_tensor_{i}", ctx=ast.Load())

@@ -4,10 +4,10 @@ module values its kernels see (`language.py`)."""
 
 from __future__ import annotations
 
-from ..ir.isa import ACTIVATIONS, ALU_OPS, COLLECTIVES, ENUMS, INSTRUCTIONS
+from ..ir.isa import ACTIVATIONS, ALU_OPS, COLLECTIVES, ENUMS, INSTRUCTIONS, REGISTER_OPS
 from ..ir.types import DTYPES
 from . import nki_api as api
-from . import nl_data, nl_math  # noqa: F401  (their lowerings register on import)
+from . import nl_data, nl_math, registers  # noqa: F401  (their lowerings register on import)
 from .language import ModuleRef
 from .nl_lowering import LOWERINGS
 from .tensors import TensorView
@@ -79,7 +79,9 @@ def nl_bindings() -> dict[str, object]:
 def nisa_bindings() -> dict[str, object]:
     """`nki.isa`: every instruction of the catalogue, its enums and engine constants."""
     attrs: dict[str, object] = {
-        name: IsaInstr(name) for name in INSTRUCTIONS if name not in COLLECTIVES
+        name: IsaInstr(name)
+        for name in INSTRUCTIONS
+        if name not in COLLECTIVES and name not in REGISTER_OPS
     }
     for enum, members in ENUMS.items():
         attrs[enum] = IsaEnum(enum, tuple(members.items()))
@@ -87,6 +89,38 @@ def nisa_bindings() -> dict[str, object]:
         attrs[f"{alias}_engine"] = IsaEnumMember("engine", alias, ENUMS["engine"][alias])
     attrs["get_nc_version"] = Builtin("nisa.get_nc_version", api.get_nc_version)
     return attrs
+
+
+def register_bindings() -> dict[str, object]:
+    """`nki.isa` registers (NKI 0.3+): `register_alloc/move/load/store`, `VirtualRegister`."""
+    out: dict[str, object] = {
+        name: Builtin(f"nisa.{name}", getattr(registers, name), nki_api=True)
+        for name in ("register_alloc", "register_move", "register_load", "register_store")
+    }
+    out["VirtualRegister"] = PyType("VirtualRegister", (registers.Register,))
+    return out
+
+
+def dynamic_range_binding() -> dict[str, object]:
+    """`nl.dynamic_range` (NKI 0.3-0.6)."""
+    return {"dynamic_range": Builtin("nl.dynamic_range", registers.dynamic_range, nki_api=True)}
+
+
+def dynamic_loop_bindings() -> dict[str, object]:
+    """`nl.fori_loop` and `nl.while_loop` (NKI 0.6+)."""
+    return {
+        name: Builtin(f"nl.{name}", getattr(registers, name), nki_api=True)
+        for name in ("fori_loop", "while_loop")
+    }
+
+
+def scalar_bindings() -> dict[str, object]:
+    """`nki.isa` NkiScalar (NKI 0.7): `scalar_load`, `scalar_store` and the type."""
+    return {
+        "scalar_load": Builtin("nisa.scalar_load", registers.scalar_load, nki_api=True),
+        "scalar_store": Builtin("nisa.scalar_store", registers.scalar_store, nki_api=True),
+        "NkiScalar": PyType("NkiScalar", (registers.Register,)),
+    }
 
 
 def tile_size_bindings() -> dict[str, object]:

@@ -48,6 +48,8 @@ class Affine:
         return dict(self.terms).get(var, 0)
 
     def __add__(self, other: int | Affine) -> Affine:
+        if type(other) is int:
+            return Affine._make(self.const + other, self.terms) if other else self
         o = Affine.of(other)
         if not o.terms:
             return self if not o.const else Affine._make(self.const + o.const, self.terms)
@@ -61,9 +63,11 @@ class Affine:
     __radd__ = __add__
 
     def __neg__(self) -> Affine:
-        return Affine(-self.const, {v: -c for v, c in self.terms})
+        return Affine._make(-self.const, tuple((v, -c) for v, c in self.terms))
 
     def __sub__(self, other: int | Affine) -> Affine:
+        if type(other) is int:
+            return Affine._make(self.const - other, self.terms) if other else self
         return self + (-Affine.of(other))
 
     def __rsub__(self, other: int | Affine) -> Affine:
@@ -77,7 +81,13 @@ class Affine:
                 return k * self.const
             else:
                 raise NonAffineError("product of two index expressions is not affine")
-        return Affine(self.const * k, {v: c * k for v, c in self.terms})
+        if type(k) is not int:
+            return Affine(self.const * k, {v: c * k for v, c in self.terms})
+        if k == 1:
+            return self
+        if k == 0:
+            return Affine._make(0, ())
+        return Affine._make(self.const * k, tuple((v, c * k) for v, c in self.terms))
 
     __rmul__ = __mul__
 

@@ -9,6 +9,7 @@ from .affine import Affine
 from .core import (
     AccessPattern,
     Alloc,
+    DynLoop,
     Imm,
     Inst,
     Kernel,
@@ -101,6 +102,21 @@ class Builder:
         self._blocks.append(op.body)
         try:
             yield Affine.var(var)
+        finally:
+            self._blocks.pop()
+
+    @contextmanager
+    def dynamic_loop(
+        self, kind: str, start, stop, step: int, counter, cond, loc: Loc
+    ) -> Iterator[DynLoop]:
+        """Open the body of a loop whose trip count is read at run time (`DynLoop`)."""
+        var = f"i{self._loop_ids}"
+        self._loop_ids += 1
+        op = DynLoop(var, kind, start, stop, step, counter, cond, [], loc)
+        self.block.append(op)
+        self._blocks.append(op.body)
+        try:
+            yield op
         finally:
             self._blocks.pop()
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .affine import Affine
-from .types import DTYPES, is_on_chip
+from .types import DTYPES, ON_CHIP
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Tensor:
 
     @property
     def on_chip(self) -> bool:
-        return is_on_chip(self.buffer)
+        return self.buffer in ON_CHIP
 
     @property
     def itemsize(self) -> int:
@@ -294,6 +294,59 @@ class Loop(Op):
         return self.start + (self.trip_count - 1) * self.step
 
 
+class DynLoop(Loop):
+    """A loop whose trip count is read at run time (`nl.dynamic_range`, `while reg:`,
+    `nl.fori_loop`, `nl.while_loop`): the engine sequencers run its body once per iteration
+    and compare-and-branch on registers (`reg` tensors of shape (1,), int32).
+
+    `kind` "for": the register `counter` takes `start`, `start + step`, ... while below `stop`
+    (`start`/`stop` an int or a register, read once on entry); "while": the body runs while the
+    register `cond` is non-zero, tested before every iteration. For the static passes it is a
+    loop of one iteration of its own (no affine index uses `var`): what the body touches stays
+    live for the whole loop and what it allocates is allocated once. The backend schedules its
+    body apart and joins every queue at entry, after each iteration and at exit.
+    """
+
+    def __init__(
+        self,
+        var: str,
+        kind: str,
+        start: int | Tensor,
+        stop: int | Tensor | None,
+        step: int,
+        counter: Tensor | None,
+        cond: Tensor | None,
+        body: list[Op],
+        loc: Loc,
+    ):
+        super().__init__(var, 0, 1, 1, "sequential", body, loc)
+        self.kind = kind
+        self.bound_start = start
+        self.bound_stop = stop
+        self.bound_step = step
+        self.counter = counter
+        self.cond = cond
+
+    def registers(self) -> list[Tensor]:
+        """The registers the loop reads or writes itself (bounds, counter, condition)."""
+        regs = [self.bound_start, self.bound_stop, self.counter, self.cond]
+        return [r for r in regs if isinstance(r, Tensor)]
+
+    def header(self) -> str:
+        """`for %r = 0 to %n step 1` or `while %c` (asm and IR listings)."""
+
+        def show(v) -> str:
+            return f"%{v.name}" if isinstance(v, Tensor) else str(v)
+
+        if self.kind == "while":
+            return f"dynamic while {show(self.cond)}"
+        counter = show(self.counter) if self.counter is not None else "_"
+        return (
+            f"dynamic for {counter} = {show(self.bound_start)} to {show(self.bound_stop)} "
+            f"step {self.bound_step}"
+        )
+
+
 @dataclass
 class Kernel:
     """A specialised kernel: tensor parameters, a body of ops, and the returned tensors."""
@@ -330,6 +383,9 @@ class Kernel:
         out = list(self.params)
         out += [op.result for op, _ in self.walk() if isinstance(op, Alloc)]
         return out
+
+    def has_dynamic_loops(self) -> bool:
+        return any(isinstance(op, DynLoop) for op, _ in self.walk())
 
     def files(self) -> list[str]:
         seen: dict[str, None] = {}

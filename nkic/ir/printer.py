@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .core import AccessPattern, Alloc, Imm, Inst, Kernel, Loc, Loop, Op, Tensor
+from .core import AccessPattern, Alloc, DynLoop, Imm, Inst, Kernel, Loc, Loop, Op, Tensor
 
 
 def format_literal(v: object) -> str:
@@ -75,6 +75,11 @@ class Printer:
             operands = ", ".join(f"{k}={self.operand(v)}" for k, v in op.operands.items())
             attrs = ", ".join(f"{k}={format_literal(v)}" for k, v in op.attrs.items())
             self.emit(depth, f"{op.opcode}{engine}({operands}) {{{attrs}}}{self.loc(op.loc)}")
+        elif isinstance(op, DynLoop):
+            self.emit(depth, f"{op.header()}{self.loc(op.loc)} {{")
+            for inner in op.body:
+                self.op(inner, depth + 1)
+            self.emit(depth, "}")
         elif isinstance(op, Loop):
             self.emit(
                 depth,

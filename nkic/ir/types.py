@@ -33,6 +33,7 @@ _DTYPES = [
     DType("uint8", 1, "uint"),
     DType("uint16", 2, "uint"),
     DType("uint32", 4, "uint"),
+    DType("int64", 8, "int"),  # NKI 0.7 `nl.int64`: scalars only (scalar_load/store, DMA)
     DType("float16", 2, "float"),
     DType("bfloat16", 2, "float"),
     DType("tfloat32", 4, "float"),
@@ -48,8 +49,9 @@ _DTYPES = [
 
 DTYPES: dict[str, DType] = {d.name: d for d in _DTYPES}
 
-#: Buffers a tensor can live in. `hbm` is `nl.hbm` / `nl.private_hbm`.
-BUFFERS = ("sbuf", "psum", "hbm", "shared_hbm")
+#: Buffers a tensor can live in. `hbm` is `nl.hbm` / `nl.private_hbm`; `reg` holds the
+#: 32-bit registers of the engine sequencers (`nisa.register_alloc`, loop bounds, NkiScalar).
+BUFFERS = ("sbuf", "psum", "hbm", "shared_hbm", "reg")
 ON_CHIP = ("sbuf", "psum")
 
 

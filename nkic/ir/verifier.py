@@ -6,8 +6,10 @@ in whatever produced the IR (frontend or pass), never a user error.
 
 from __future__ import annotations
 
+from functools import cache
+
 from .affine import Affine
-from .core import AccessPattern, Alloc, Imm, Inst, Kernel, Loop, Op, Tensor
+from .core import AccessPattern, Alloc, DynLoop, Imm, Inst, Kernel, Loop, Op, Tensor
 from .isa import lookup
 from .target import TARGET_NAMES as TARGETS
 from .types import BUFFERS, DTYPES
@@ -17,7 +19,7 @@ KINDS = ("input", "output", "internal", "constant")
 
 
 #: Instructions whose HBM operands may carry a dynamic offset (gather/scatter by DMA).
-DYNAMIC_OPCODES = frozenset({"dma_copy"})
+DYNAMIC_OPCODES = frozenset({"dma_copy", "dma_compute", "dma_transpose"})
 
 
 class VerifierError(Exception):
@@ -27,6 +29,30 @@ class VerifierError(Exception):
         self.problems = list(problems)
         head = f"IR verification failed{' ' + where if where else ''}"
         super().__init__(head + ":\n  " + "\n  ".join(self.problems))
+
+
+class _Where:
+    """Where a problem is, formatted only when there is one (most instructions have none)."""
+
+    __slots__ = ("op", "suffix")
+
+    def __init__(self, op: Inst, suffix: str = ""):
+        self.op = op
+        self.suffix = suffix
+
+    def __str__(self) -> str:
+        return f"{self.op.opcode} at {self.op.loc}{self.suffix}"
+
+
+def _is_pattern(pattern: object) -> bool:
+    """A tuple of (int step, int num) pairs."""
+    for pair in pattern:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            return False
+        step, num = pair
+        if type(step) is not int or type(num) is not int:
+            return False
+    return True
 
 
 class _Verifier:
@@ -83,10 +109,7 @@ class _Verifier:
         if not ap.pattern:
             self.problem(f"{where}: empty access pattern")
             return
-        if not all(
-            isinstance(pair, tuple) and len(pair) == 2 and all(type(x) is int for x in pair)
-            for pair in ap.pattern
-        ):
+        if not _is_pattern(ap.pattern):
             self.problem(f"{where}: pattern {ap.pattern!r} is not a tuple of [step, num] pairs")
             return
         if any(num < 1 for _, num in ap.pattern):
@@ -106,13 +129,12 @@ class _Verifier:
                     f"[{row_bytes // ap.itemsize}, P], got [{step}, {num}]"
                 )
 
-    def inst(self, op: Inst, scope: set[str], loops: tuple[Loop, ...]) -> None:
-        where = f"{op.opcode} at {op.loc}"
+    def inst(self, op: Inst, scope: set[str], loops: tuple[Loop, ...], loop_vars: set[str]) -> None:
+        where = _Where(op)
         d = lookup(op.opcode)
-        loop_vars = {lp.var for lp in loops}
         for name, o in op.operands.items():
             if isinstance(o, AccessPattern):
-                self.ap(o, scope, loop_vars, f"{where} operand {name}")
+                self.ap(o, scope, loop_vars, _Where(op, f" operand {name}"))
             elif not isinstance(o, Imm):
                 self.problem(f"{where}: operand {name} is neither an access pattern nor an Imm")
         if d is None:
@@ -120,22 +142,10 @@ class _Verifier:
             return
         if op.engine is not None and op.engine not in d.engines:
             self.problem(f"{where}: engine {op.engine!r} cannot run {op.opcode}")
-        ins_params = [p.name for p in d.params if p.role == "ins"]
         indices = self.dynamic_indices(op, where)
-        for name in op.operands:
-            p = d.param(name)
-            if name in indices:
-                continue
-            if p is None and not any(name.startswith(i) for i in ins_params):
-                self.problem(f"{where}: unknown operand {name!r}")
-            elif p is not None and not p.is_tensor:
-                self.problem(f"{where}: {name!r} is an attribute, not an operand")
-        for p in d.params:
-            if p.is_tensor and p.required and p.role != "ins" and p.name not in op.operands:
-                self.problem(f"{where}: missing required operand {p.name!r}")
-            if p.role == "out" and p.name in op.operands:
-                if not isinstance(op.operands[p.name], AccessPattern):
-                    self.problem(f"{where}: output operand {p.name!r} must be an access pattern")
+        kinds = tuple((name, isinstance(o, AccessPattern)) for name, o in op.operands.items())
+        for text in _operand_problems(op.opcode, kinds, tuple(sorted(indices))):
+            self.problem(f"{where}: {text}")
         acc = op.attrs.get("accumulate")
         if isinstance(acc, tuple):
             for v in acc:
@@ -153,8 +163,13 @@ class _Verifier:
             index = op.operands.get(dyn.index)
             if op.opcode not in DYNAMIC_OPCODES:
                 self.problem(f"{where}: operand {name} has a dynamic offset; only DMA may")
-            elif not isinstance(index, AccessPattern) or not index.tensor.on_chip:
-                self.problem(f"{where}: index operand {dyn.index!r} of {name} is not on chip")
+            elif not isinstance(index, AccessPattern) or not (
+                index.tensor.on_chip or index.tensor.buffer == "reg"
+            ):
+                self.problem(
+                    f"{where}: index operand {dyn.index!r} of {name} is neither on chip nor "
+                    "a register"
+                )
             elif index.dynamic is not None or dyn.index in out:
                 self.problem(f"{where}: index operand {dyn.index!r} is used twice or dynamic")
             elif o.tensor.on_chip:
@@ -162,8 +177,20 @@ class _Verifier:
             out.add(dyn.index)
         return out
 
+    def dyn_loop(self, op: DynLoop, scope: set[str], loops: tuple[Loop, ...], where: str) -> None:
+        """A dynamic loop: its registers defined, and only dynamic loops around it (the backend
+        joins the queues at its boundaries, which a hardware loop around it cannot repeat)."""
+        if any(not isinstance(lp, DynLoop) for lp in loops):
+            self.problem(f"{where}: a dynamic loop inside a static loop")
+        if op.kind not in ("for", "while"):
+            self.problem(f"{where}: unknown dynamic loop kind {op.kind!r}")
+        for reg in op.registers():
+            if reg.buffer != "reg" or reg.name not in scope:
+                self.problem(f"{where}: %{reg.name} is not a register in scope")
+
     def block(self, ops: list[Op], scope: set[str], loops: tuple[Loop, ...]) -> None:
         scope = set(scope)
+        loop_vars = {lp.var for lp in loops}
         for op in ops:
             if isinstance(op, Alloc):
                 where = f"alloc %{op.result.name} at {op.loc}"
@@ -172,7 +199,7 @@ class _Verifier:
                 self.defined.add(op.result.name)
                 scope.add(op.result.name)
             elif isinstance(op, Inst):
-                self.inst(op, scope, loops)
+                self.inst(op, scope, loops, loop_vars)
             elif isinstance(op, Loop):
                 where = f"loop ${op.var} at {op.loc}"
                 if op.var in self.loop_vars:
@@ -182,6 +209,8 @@ class _Verifier:
                     self.problem(f"{where}: step {op.step} must be > 0")
                 if op.mode not in LOOP_MODES:
                     self.problem(f"{where}: unknown loop mode {op.mode!r}")
+                if isinstance(op, DynLoop):
+                    self.dyn_loop(op, scope, loops, where)
                 self.block(op.body, scope, loops + (op,))
             else:
                 self.problem(f"unknown op {op!r}")
@@ -201,6 +230,38 @@ class _Verifier:
             if t.name not in self.top_scope:
                 self.problem(f"return of %{t.name}, which is not defined at kernel scope")
         return self.problems
+
+
+@cache
+def _variadic(opcode: str) -> tuple[str, ...]:
+    """The instruction's variadic operand prefixes (`ins` parameters)."""
+    return tuple(p.name for p in lookup(opcode).params if p.role == "ins")
+
+
+@cache
+def _operand_problems(
+    opcode: str, kinds: tuple[tuple[str, bool], ...], indices: tuple[str, ...]
+) -> tuple[str, ...]:
+    """What is wrong with the operand names of an `opcode` instruction, given which operands
+    are access patterns and which hold the indices of dynamic access patterns: the same for
+    every instruction with these operands, so found once."""
+    d = lookup(opcode)
+    names = dict(kinds)
+    out = []
+    for name in names:
+        p = d.param(name)
+        if name in indices:
+            continue
+        if p is None and not any(name.startswith(i) for i in _variadic(opcode)):
+            out.append(f"unknown operand {name!r}")
+        elif p is not None and not p.is_tensor:
+            out.append(f"{name!r} is an attribute, not an operand")
+    for p in d.params:
+        if p.is_tensor and p.required and p.role != "ins" and p.name not in names:
+            out.append(f"missing required operand {p.name!r}")
+        if p.role == "out" and p.name in names and not names[p.name]:
+            out.append(f"output operand {p.name!r} must be an access pattern")
+    return tuple(out)
 
 
 def verify(kernel: Kernel) -> list[str]:

@@ -23,8 +23,10 @@ from .base import Pass, PassContext
 from .regions import loop_ranges, region, runs
 
 MATMULS = ("nc_matmul", "nc_matmul_mx")
-#: Live ranges longer than this many positions are few; the layout keeps them apart.
-SHORT = 1024
+#: Live ranges are grouped by length, at most each of these many positions; longer ones are
+#: few, and the layout keeps them apart. A query looks back only as far as the longest range of
+#: a group, so a window of short ranges does not hold every range that started before it.
+LENGTHS = (16, 128, 1024)
 NOTE_TENSORS = 5
 
 
@@ -89,10 +91,10 @@ class _Layout:
         self.tgt = tgt
         self.capacity = tgt.sbuf_partition_bytes if buffer == "sbuf" else tgt.psum_partition_bytes
         self.placed: list[_Placed] = []
-        # placement numbers of the tensors live over at most SHORT positions, by first position
-        # (a query looks only near its own interval), and of the others
-        self._short_starts: list[int] = []
-        self._short: list[int] = []
+        # for each of LENGTHS, the placement numbers of the tensors live over at most that many
+        # positions (and more than the previous length), by first position; and of the others
+        self._starts: list[list[int]] = [[] for _ in LENGTHS]
+        self._short: list[list[int]] = [[] for _ in LENGTHS]
         self._long: list[int] = []
         #: Prefer bytes no earlier tensor used: reusing the bytes of a tensor whose last
         #: reader (e.g. a DMA store) may still be in flight makes the new tensor's first
@@ -104,19 +106,21 @@ class _Layout:
         n = len(self.placed)
         self.placed.append(q)
         lo, hi = q.interval
-        if hi - lo > SHORT:
+        group = bisect_left(LENGTHS, hi - lo)
+        if group == len(LENGTHS):
             self._long.append(n)
         else:
-            i = bisect_right(self._short_starts, lo)
-            self._short_starts.insert(i, lo)
-            self._short.insert(i, n)
+            starts = self._starts[group]
+            i = bisect_right(starts, lo)
+            starts.insert(i, lo)
+            self._short[group].insert(i, n)
 
     def live_with(self, interval: tuple[int, int]) -> list[_Placed]:
         """The placed tensors whose live ranges meet `interval`, in placement order."""
         s, e = interval
-        first = bisect_left(self._short_starts, s - SHORT)
-        last = bisect_right(self._short_starts, e)
-        found = self._long + self._short[first:last]
+        found = list(self._long)
+        for length, starts, numbers in zip(LENGTHS, self._starts, self._short):
+            found += numbers[bisect_left(starts, s - length) : bisect_right(starts, e)]
         placed = self.placed
         return [
             placed[n]

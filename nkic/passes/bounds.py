@@ -16,6 +16,7 @@ from ..ir.core import UNKNOWN_LOC, AccessPattern, Inst, Kernel, Loop
 from . import offsets
 from .base import Pass, PassContext
 from .regions import loop_ranges, region, row_elems, runs
+from .register_ranges import register_ranges
 
 CODE = "err_tensor_access_out_of_bound"
 
@@ -71,7 +72,8 @@ def dimension_indices(
         return None
     first = 1 if t.on_chip else 0
     dims = t.shape[first:]
-    strides = offsets.strides(dims)
+    full = offsets.strides(t.shape)
+    strides = full[first:]  # the strides of `dims` on their own
     extent = [0] * len(dims)
     d = 0
     for step, num in ap.pattern[first:]:
@@ -81,7 +83,7 @@ def dimension_indices(
             return None
         extent[d] = num - 1
         d += 1
-    indices = offsets.split(ap.offset, offsets.strides(t.shape), ranges)[first:]
+    indices = offsets.split(ap.offset, full, ranges)[first:]
     return [(first + d, indices[d], extent[d], dims[d]) for d in range(len(dims))]
 
 
@@ -93,12 +95,47 @@ class CheckBounds(Pass):
     local = True
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
+        registers = None
         for op, loops in kernel.walk():
             if isinstance(op, Inst) and runs(loops):
                 by_var = {lp.var: lp for lp in loops}
                 for operand, ap in op.aps():
-                    if ap.dynamic is None:  # runtime offsets are checked at run time
+                    if ap.dynamic is None:
                         self.check(op, operand, ap, by_var, ctx)
+                    elif ap.dynamic.kind == "scalar":  # else checked at run time
+                        registers = registers or register_ranges(kernel)
+                        self.check_register(op, operand, ap, by_var, registers, ctx)
+
+    def check_register(self, op: Inst, operand: str, ap: AccessPattern, loops, registers, ctx):
+        """An access at a register offset whose register holds values known at compile
+        time (a dynamic loop's counter, an immediate, `+ - *` of those): its first and last
+        element for the least and the largest value (the rest is checked at run time)."""
+        index = op.operands.get(ap.dynamic.index)
+        r = registers.get(index.tensor) if isinstance(index, AccessPattern) else None
+        if r is None or not r.exact:
+            return
+        t = ap.tensor
+        unit = 1
+        for d in t.shape[ap.dynamic.dim + 1 :]:
+            unit *= d
+        unit = unit * t.itemsize // ap.itemsize
+        size = t.size * t.itemsize // ap.itemsize
+        lo, hi = ap.offset.bounds(loop_ranges(list(loops.values())))
+        span = sum((num - 1) * step for step, num in ap.pattern)
+        for value in (r.lo, r.hi):
+            first, last = lo + value * unit, hi + value * unit + span
+            if first < 0 or last >= size:
+                ctx.sink.error(
+                    CODE,
+                    f"out-of-bound access to tensor '{t.label or t.name}' by operand "
+                    f"'{operand}' of {op.opcode}: at scalar_offset {value} (the register "
+                    f"takes [{r.lo}, {r.hi}]) it reaches elements [{first}, {last}], the "
+                    f"tensor has [0, {size - 1}]",
+                    op.loc,
+                    hint="keep the register offset and the pattern inside the tensor of shape "
+                    f"{list(t.shape)}: check the loop bounds and the offset arithmetic",
+                )
+                return
 
     def check(
         self, op: Inst, operand: str, ap: AccessPattern, loops: dict[str, Loop], ctx: PassContext
@@ -106,9 +143,9 @@ class CheckBounds(Pass):
         t = ap.tensor
         ranges = loop_ranges(list(loops.values()))
         r = region(ap, ranges)
-        name = f"'{t.label or t.name}'"
-        unit = f" (in {ap.dtype} elements)" if ap.dtype != t.dtype else ""
-        checks = []
+        # (what, what it has, index expression, lowest and highest pattern index, extent); the
+        # wording is filled in only for a failing check
+        checks: list[tuple[str | int, str, Affine, int, int, int]] = []
         if t.on_chip:
             checks.append(
                 (
@@ -123,8 +160,7 @@ class CheckBounds(Pass):
         dims = dimension_indices(ap, ranges)
         if dims is not None:
             checks += [
-                (f"indices of dimension {d}", "the dimension has indices", expr, 0, ext, size)
-                for d, expr, ext, size in dims
+                (d, "the dimension has indices", expr, 0, ext, size) for d, expr, ext, size in dims
             ]
         elif t.on_chip:
             checks.append(
@@ -147,10 +183,14 @@ class CheckBounds(Pass):
             lo, hi = lo + lo_ext, hi + hi_ext
             if lo >= 0 and hi < extent:
                 continue
+            if isinstance(what, int):
+                what = f"indices of dimension {what}"
             if hi >= extent:
                 when = failing_iterations(expr + hi_ext, extent - 1, loops, upper=True)
             else:
                 when = failing_iterations(expr + lo_ext, 0, loops, upper=False)
+            name = f"'{t.label or t.name}'"
+            unit = f" (in {ap.dtype} elements)" if ap.dtype != t.dtype else ""
             ctx.sink.error(
                 CODE,
                 f"out-of-bound access to tensor {name} by operand '{operand}' of {op.opcode}: "

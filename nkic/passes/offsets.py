@@ -74,10 +74,11 @@ def digits(value: int, strides: Sequence[int]) -> list[int]:
 def split(offset: Affine, strides: Sequence[int], ranges: Ranges | None = None) -> list[Affine]:
     """Parts of `offset` along `strides` (see `digits`), settled over the inclusive loop
     `ranges` (see `settle`); they always recombine to `offset`."""
-    parts = [Affine(d) for d in digits(offset.const, strides)]
+    parts = [Affine._make(d, ()) for d in digits(offset.const, strides)]
     for var, coeff in offset.terms:
         for k, d in enumerate(digits(coeff, strides)):
-            parts[k] = parts[k] + Affine(0, {var: d})
+            if d:
+                parts[k] = parts[k] + Affine._make(0, ((var, d),))
     return settle(parts, strides, ranges)
 
 
@@ -89,8 +90,9 @@ def settle(parts: list[Affine], strides: Sequence[int], ranges: Ranges | None) -
     for k in range(len(parts) - 1, 0, -1):
         size = strides[k - 1] // strides[k]
         carry = _whole_units(parts[k], size, ranges)
-        parts[k] = parts[k] - carry * size
-        parts[k - 1] = parts[k - 1] + carry
+        if carry:
+            parts[k] = parts[k] - carry * size
+            parts[k - 1] = parts[k - 1] + carry
     return parts
 
 

@@ -1,7 +1,9 @@
-"""The pass manager: semantic checks, static bounds, then lowering, verified between passes."""
+"""The pass manager: semantic checks, static bounds, then lowering, verified after the last pass
+(and before the first and between passes when asked)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from ..backend.engines import AssignEngines
@@ -34,6 +36,14 @@ def lowering_passes() -> list[Pass]:
 PASS_NAMES: tuple[str, ...] = tuple(p.name for p in check_passes() + lowering_passes())
 
 
+def verify_each(ctx: PassContext) -> bool:
+    """Verify the input and the IR after every pass (naming the pass that broke it), not only
+    after the last pass: when the context asks or the environment sets NKIC_VERIFY_EACH (the
+    test suite does). Off by default: each run walks the whole kernel, and a fully unrolled
+    kernel has 100k instructions."""
+    return ctx.verify_each or os.environ.get("NKIC_VERIFY_EACH", "") not in ("", "0")
+
+
 def _dump(kernel: Kernel, name: str, dump: Callable[[str], object]) -> None:
     dump(f"// -----// IR Dump After {name} //----- //\n{print_kernel(kernel)}")
 
@@ -48,33 +58,49 @@ def run_pipeline(
 
     Lowering is skipped when a check reported an error, and later lowering passes are skipped
     when one reports an error. `dump_after` names a pass (or `all`) after which the printed IR
-    is passed to `dump`. Raises VerifierError if the input IR is malformed and
-    InternalCompilerError if a pass leaves it malformed.
+    is passed to `dump`. Raises InternalCompilerError if the IR is malformed after the last
+    pass; with `verify_each`, VerifierError if the input IR is malformed and
+    InternalCompilerError naming the first pass that leaves it malformed.
     """
     if dump_after is not None and dump_after != "all" and dump_after not in PASS_NAMES:
         raise ValueError(
             f"unknown pass {dump_after!r} for --dump-ir-after; known: all, " + ", ".join(PASS_NAMES)
         )
-    problems = verify(kernel)
-    if problems:
-        raise VerifierError(problems, "on the pipeline's input")
+    each = verify_each(ctx)
+    if each:
+        problems = verify(kernel)
+        if problems:
+            raise VerifierError(problems, "on the pipeline's input")
+    ran: list[str] = []
     for checking, stage in ((True, check_passes()), (False, lowering_passes())):
         for p in stage:
             p.run(kernel, ctx)
-            problems = verify(kernel)
-            if problems:
-                raise InternalCompilerError(
-                    f"pass {p.name} produced invalid IR:\n  " + "\n  ".join(problems)
-                )
+            ran.append(p.name)
+            if each:
+                _verify_after(kernel, f"pass {p.name} produced invalid IR")
             if dump_after in ("all", p.name):
                 _dump(kernel, p.name, dump)
             if ctx.sink.has_errors and not checking:
-                return kernel
+                break
         if ctx.sink.has_errors:
             if checking:
                 allocation_diagnostics(kernel, ctx)
-            return kernel
+            break
+    if not each:
+        passes = f" {ran[0]} .. {ran[-1]}" if ran else ""
+        _verify_after(
+            kernel,
+            "invalid IR after the pass pipeline: its input or one of the passes"
+            f"{passes} made it (NKIC_VERIFY_EACH=1 tells which)",
+        )
     return kernel
+
+
+def _verify_after(kernel: Kernel, what: str) -> None:
+    """Raise InternalCompilerError, saying `what` went wrong, if the IR is malformed."""
+    problems = verify(kernel)
+    if problems:
+        raise InternalCompilerError(f"{what}:\n  " + "\n  ".join(problems))
 
 
 def allocation_diagnostics(kernel: Kernel, ctx: PassContext) -> None:

@@ -18,6 +18,7 @@ STORAGE: dict[str, np.dtype] = {
     "uint8": np.dtype(np.uint8),
     "uint16": np.dtype(np.uint16),
     "uint32": np.dtype(np.uint32),
+    "int64": np.dtype(np.int64),
     "float16": np.dtype(np.float16),
     "bfloat16": np.dtype(ml_dtypes.bfloat16),
     "tfloat32": np.dtype(np.float32),
@@ -38,12 +39,12 @@ PACKED_ELEMENT: dict[str, np.dtype] = {
     "float4_e2m1fn_x4": np.dtype(ml_dtypes.float4_e2m1fn),
 }
 
-INTEGER_NAMES = frozenset({"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32"})
+INTEGER_NAMES = frozenset({"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "int64"})
 
 #: Storage dtype -> the NKI name it stands for when an operand's NKI dtype is not given
 #: (float32 rather than tfloat32, plain unsigned words rather than bool or packed x4).
 _NAME_OF_STORAGE: dict[np.dtype, str] = {
-    dtype: name for name, dtype in STORAGE.items() if name not in ("bool", "tfloat32")
+    dtype: name for name, dtype in STORAGE.items() if name not in ("bool", "tfloat32", "int64")
 }
 _NAME_OF_STORAGE.update({STORAGE[name]: name for name in ("uint16", "uint32")})
 

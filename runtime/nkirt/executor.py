@@ -28,7 +28,7 @@ from nkirt.errors import NeffError, RunError, RuntimeFault
 from nkirt.hazards import ALL_ORDERED, Access, Hazard, SemaphoreChecker
 from nkirt.memory import Memory
 from nkirt.ports import PortArbiter, bank_claims, per_bank, port_claims
-from nkirt.program import QUEUES, Program
+from nkirt.program import QUEUES, Program, TensorInfo
 from nkirt.roles import operand_roles
 
 QUEUE_INDEX = {name: i for i, name in enumerate(QUEUES)}
@@ -136,6 +136,33 @@ class Loop:
     executions: int = 0
 
 
+@dataclass
+class DynLoop:
+    """A loop whose trip count is read from registers at run time (neff `dynloop`): a counted
+    `for` (`start`/`stop` an int or a register tensor, read once on entry) or a `while` on the
+    register `cond`. Every queue joins the others on entry, after each iteration and on exit."""
+
+    var: str
+    kind: str
+    body: list
+    name: str
+    start: object = 0
+    stop: object = 0
+    step: int = 1
+    counter: object = None
+    cond: object = None
+    where: str = ""
+    #: instances one iteration of the body issues on each queue
+    per_iteration: list = field(default_factory=list)
+    executions: int = 0
+    #: (first value, step, trip count) of each execution so far (to replay iterations)
+    runs: list = field(default_factory=list)
+
+
+#: Iterations a dynamic loop may run before the run stops with a fault (a runaway `while`).
+MAX_DYNAMIC_ITERATIONS = 1 << 20
+
+
 def _semantics_table() -> tuple[dict | None, str]:
     """The instruction semantics of nkirt.isa, or None and why they cannot be loaded."""
     try:
@@ -174,7 +201,11 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
     def build(nodes: list[dict], trips: int, starts: dict[str, int]) -> list:
         out = []
         for node in nodes:
-            if node["kind"] == "loop":
+            if node["kind"] == "dynloop":
+                out.append(_dynamic_loop(program, node, build, trips, starts, per_queue))
+                ranges[node["var"]] = range(0, 1)
+                loop_names[node["var"]] = out[-1].name
+            elif node["kind"] == "loop":
                 values = range(node["start"], node["stop"], node["step"])
                 inner = {**starts, node["var"]: node["start"]}
                 ranges[node["var"]] = values
@@ -200,6 +231,28 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
     for inst in instructions:
         inst.history = deque(maxlen=depth[inst.index] + 1)
     return tree, instructions, per_queue
+
+
+def _dynamic_loop(program: Program, node: dict, build, trips: int, starts: dict, per_queue):
+    """The DynLoop of a neff `dynloop` node, its body built by `build`."""
+    before = list(per_queue)
+    body = build(node["body"], trips, {**starts, node["var"]: 0})
+    name = node.get("name", node["var"])
+    loop = DynLoop(node["var"], node["loop"], body, name, where=program.where(node["loc"]))
+    loop.per_iteration = [(a - b) // max(trips, 1) for a, b in zip(per_queue, before)]
+    if node["loop"] == "for":
+        loop.start, loop.stop = _bound(program, node["start"]), _bound(program, node["stop"])
+        loop.step = node["step"]
+        if "counter" in node:
+            loop.counter = program.tensors[node["counter"]]
+    else:
+        loop.cond = program.tensors[node["cond"]]
+    return loop
+
+
+def _bound(program: Program, raw: dict):
+    """A dynamic loop bound: an int, or the register tensor holding it."""
+    return program.tensors[raw["reg"]] if "reg" in raw else raw["imm"]
 
 
 def _instruction(
@@ -230,7 +283,11 @@ def _instruction(
     read, written, inst.reads_outputs = operand_roles(inst.op, list(raw), attrs, inst.semantics)
     inst.inputs = [aps[n] for n in read if n in aps]
     inst.outputs = [aps[n] for n in written if n in aps]
-    inst.attrs = {**attrs, "_dtypes": {name: ap.dtype for name, ap in aps.items()}}
+    inst.attrs = {
+        **attrs,
+        "_dtypes": {name: ap.dtype for name, ap in aps.items()},
+        "_shapes": {name: ap.nums for name, ap in aps.items()},  # outputs sized by their operand
+    }
     # nc_matmul accumulate {"unless_first": [vars]}: overwrite on the first iteration of all
     inst.unless_first = None
     accumulate = attrs.get("accumulate")
@@ -289,7 +346,8 @@ class Executor:
         self.launch = None
         self.core = 0
         self.table = TARGETS[program.target]
-        self.functional = not timing_only
+        #: a dynamic loop's trip count is data: such a program always computes its values
+        self.functional = not timing_only or program.has_dynamic_loops
         #: What-if analysis: ignore the program's semaphore waits and wait instead for exactly
         #: the earlier accesses (any other queue) whose footprints conflict with this one's.
         self.ideal_waits = ideal_waits
@@ -299,6 +357,8 @@ class Executor:
         self.tree, self.instructions, self.remaining = compile_program(
             program, self.table, semantics
         )
+        #: the latest completion of any instance issued so far (what a barrier waits for)
+        self.latest = 0.0
         if self.functional:
             for inst in self.instructions:
                 if inst.semantics is None and not inst.cross_core:
@@ -368,10 +428,94 @@ class Executor:
                     node.executions += 1
                     self._nodes(node.body, env, executions)
                 del env[var], executions[var]
+            elif type(node) is DynLoop:
+                self._dynamic_loop(node, env, executions)
             elif node.cross_core:
                 self._meet(node, env, executions)
             else:
                 self._issue(node, env, executions)
+
+    def _dynamic_loop(self, node: DynLoop, env: dict[str, int], executions) -> None:
+        """Run a dynamic loop with the values its registers hold now; every queue joins the
+        others before each compare-and-branch, so each iteration starts with all earlier work
+        complete (the schedule relies on it, whatever the trip count)."""
+        self._barrier()
+        values = range(0)
+        if node.kind == "for":
+            start, stop = self._register(node, node.start), self._register(node, node.stop)
+            values = range(start, stop, node.step)
+        count = 0
+        while True:
+            self._branch()
+            if node.kind == "for":
+                if count >= len(values):
+                    break
+                value = values[count]
+                if node.counter is not None:
+                    self._set_register(node.counter, value)
+            else:
+                if self._register(node, node.cond) == 0:
+                    break
+                value = count
+            if count >= MAX_DYNAMIC_ITERATIONS:
+                raise RuntimeFault(
+                    f"dynamic loop at {node.where} ran more than {MAX_DYNAMIC_ITERATIONS} "
+                    "iterations (does its condition register ever become 0?)"
+                )
+            if count:  # the body's instances of this iteration are still to be issued
+                self._add_remaining(node, 1)
+            env[node.var] = value
+            executions[node.var] = node.executions
+            node.executions += 1
+            self._nodes(node.body, env, executions)
+            self._barrier()
+            count += 1
+        if not count:
+            self._add_remaining(node, -1)
+        first = values[0] if len(values) else 0
+        node.runs.append((first, node.step if node.kind == "for" else 1, count))
+        if self.launch is not None:
+            self.launch.trips(self.core, node, count)
+        env.pop(node.var, None)
+        executions.pop(node.var, None)
+
+    def _add_remaining(self, node: DynLoop, sign: int) -> None:
+        for q, n in enumerate(node.per_iteration):
+            self.remaining[q] += sign * n
+
+    def _register(self, node: DynLoop, bound) -> int:
+        """A loop bound: an int, or the signed 32-bit value a register holds now."""
+        if not isinstance(bound, TensorInfo):
+            return bound
+        written = self.memory.written[bound.id]
+        if written is not None and not written.all():
+            raise RuntimeFault(
+                f"uninitialised read: dynamic loop at {node.where} reads register "
+                f"{bound.name} before anything wrote it"
+            )
+        return int(self.memory.buffers[bound.id].view(np.int32)[0])
+
+    def _set_register(self, reg: TensorInfo, value: int) -> None:
+        self.memory.buffers[reg.id].view(np.int32)[0] = np.int32(value)
+        written = self.memory.written[reg.id]
+        if written is not None:
+            written[:] = 0xFF
+
+    def _barrier(self) -> None:
+        """Every queue waits until every instance issued so far has completed (a semaphore
+        join of the engine sequencers)."""
+        t = max(self.latest, *self.queue_free)
+        for q in range(len(self.queue_free)):
+            self.queue_free[q] = t
+        self.ls_end = max(self.ls_end, t)
+        self.mm_start = max(self.mm_start, t)
+        issued = tuple(self.issued)
+        self.clocks = [issued] * len(self.clocks)
+
+    def _branch(self) -> None:
+        """Each engine sequencer's compare-and-branch of a dynamic loop (cost/tables.py)."""
+        for q in range(len(self.queue_free)):
+            self.queue_free[q] += self.table.branch_ns
 
     def _meet(self, inst, env: dict[str, int], executions) -> None:
         """Issue an instruction that meets the other cores of the launch (nkirt/launch.py)."""
@@ -409,12 +553,19 @@ class Executor:
         last = max(wanted)
         counter = 0
         env: dict[str, int] = {}
+        replayed: dict[int, int] = {}  # executions of each dynamic loop walked so far
 
         def walk(nodes: list) -> bool:
             nonlocal counter
             for node in nodes:
-                if type(node) is Loop:
-                    for value in node.values:
+                if type(node) is Loop or type(node) is DynLoop:
+                    if type(node) is Loop:
+                        values = node.values
+                    else:  # the iterations of its next execution
+                        n = replayed[id(node)] = replayed.get(id(node), -1) + 1
+                        first, step, count = node.runs[n]
+                        values = range(first, first + step * count, step)
+                    for value in values:
                         env[node.name] = value
                         if walk(node.body):
                             return True
@@ -445,6 +596,8 @@ class Executor:
         memory = self.memory
         ops: dict[str, Any] = dict(inst.immediates)
         dynamic = self._dynamic(inst, env, attrs, inputs, outputs) if inst.dynamic else {}
+        if dynamic is None:  # oob_mode skip of a scalar offset outside its tensor: no transfer
+            return
         for ap, where in inputs:
             if ap.name in dynamic:
                 elements, keep = dynamic[ap.name]
@@ -633,6 +786,8 @@ class Executor:
         )
         inst.count += 1
         inst.busy_ns += busy_end - start
+        if completion > self.latest:
+            self.latest = completion
         self.remaining[queue] -= 1
         records.append((inst.index, start, busy_end, completion, stall_from, producer, stall))
         if len(records) % SWEEP_EVERY == 0:
@@ -676,10 +831,10 @@ class Executor:
             done = max(done, self.hbm.reserve(0, data_start, plan.hbm_bytes / self.hbm_rate))
         return done
 
-    def _dynamic(self, inst, env, attrs, inputs, outputs) -> dict[str, tuple]:
+    def _dynamic(self, inst, env, attrs, inputs, outputs) -> dict[str, tuple] | None:
         """For each dynamic operand: (its flat element indices, mask of the first dimension's
         entries to move). An index outside the tensor is a fault, or with `oob_mode` skip
-        drops its row (vector; the whole transfer for a scalar offset)."""
+        drops its row (vector), or the whole transfer (scalar offset: None)."""
         memory, out = self.memory, {}
         views = {ap.name: (ap, where) for ap, where in (*inputs, *outputs)}
         indices = {ap.dynamic["index"] for ap, _ in views.values() if ap.dynamic is not None}
@@ -710,6 +865,8 @@ class Executor:
                         f"{list(ap.tensor.shape)} ({ap.tensor.nbytes} bytes): it reaches bytes "
                         f"{first * size}..{(last + 1) * size - 1}"
                     )
+                if ap.dynamic["kind"] == "scalar":
+                    return None  # the whole transfer is skipped
                 if any(o.nums[0] != ap.nums[0] for o, _ in views.values() if o.name not in indices):
                     raise RuntimeFault(
                         f"{inst.describe(env)}: oob_mode skip needs src and dst with the same "

@@ -34,8 +34,26 @@ class Launch:
         self.arrived: dict[int, tuple] = {}
         self.meetings = 0
         self.error: BaseException | None = None
+        #: per core, the trip count of each dynamic loop execution so far, in order
+        self.dynamic: dict[int, list[tuple[str, int]]] = {}
         for core, executor in enumerate(executors):
             executor.launch, executor.core = self, core
+
+    def trips(self, core: int, node, count: int) -> None:
+        """A core finished a dynamic loop after `count` iterations. Every core of a launch
+        must run the same control flow (the hardware checks that the cores' programs branch
+        alike: aws-neuron-sdk issue 1388); a trip count that differs from another core's for
+        the same execution of the loop is a fault."""
+        mine = self.dynamic.setdefault(core, [])
+        mine.append((node.where, count))
+        n = len(mine) - 1
+        for other, theirs in self.dynamic.items():
+            if other != core and n < len(theirs) and theirs[n] != mine[n]:
+                raise RuntimeFault(
+                    f"control flow diverges between the cores of the LNC launch: the dynamic "
+                    f"loop at {node.where} ran {count} iterations on core {core} but "
+                    f"{theirs[n][1]} on core {other} (all cores must run the same trip counts)"
+                )
 
     def run(self) -> None:
         threads = [

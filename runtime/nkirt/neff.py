@@ -33,7 +33,7 @@ SECTION = struct.Struct("<4sIQQ")
 COMPRESSED = 1
 
 KINDS = ("input", "output", "internal", "constant")
-BUFFERS = ("hbm", "shared_hbm", "sbuf", "psum")
+BUFFERS = ("hbm", "shared_hbm", "sbuf", "psum", "reg")
 ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
 DMA_QUEUES = tuple(q for q in QUEUES if q.startswith("dma"))
 LOOP_MODES = ("affine", "sequential")
@@ -369,6 +369,8 @@ class _Checker:
         #: numbers of the loops enclosing the node being checked
         self.loops: list[int] = []
         self.loop_count = 0
+        #: how many static loops enclose the node being checked (no dynamic loop may)
+        self.loops_static = 0
         self.file_names: list[str] = []
 
     def entries(self, doc: dict, key: str) -> list:
@@ -480,6 +482,8 @@ class _Checker:
             self.instruction(node, loop_vars)
         elif kind == "loop":
             self.loop(node, loop_vars)
+        elif kind == "dynloop":
+            self.dynloop(node, loop_vars)
         else:
             raise NeffError(f"body node: unknown kind {kind!r}")
 
@@ -495,6 +499,46 @@ class _Checker:
         self.choice(node, "mode", LOOP_MODES, where)
         if "name" in node:
             self.field(node, "name", str, where)
+        self.loc(node.get("loc"), where)
+        if var in loop_vars:
+            raise NeffError(f"{where}: shadows an enclosing loop variable")
+        self.loop_count += 1
+        self.loops.append(self.loop_count)
+        self.loops_static += 1
+        for child in self.field(node, "body", list, where):
+            self.node(child, loop_vars | {var})
+        self.loops_static -= 1
+        self.loops.pop()
+
+    def register(self, value: Any, where: str) -> None:
+        tensor = self.tensors.get(value) if isinstance(value, int) else None
+        if tensor is None or tensor.buffer != "reg":
+            raise NeffError(f"{where}: {json.dumps(value)[:40]} is not a register tensor")
+
+    def dynloop(self, node: dict, loop_vars: frozenset[str]) -> None:
+        """A loop whose trip count is read from registers at run time (docs/neff-format.md)."""
+        var = self.name(self.field(node, "var", str, "dynamic loop"), "loop variable")
+        where = f"dynamic loop {var}"
+        if len(loop_vars) >= fmt.MAX_DEPTH:
+            raise NeffError(f"{where}: loops nest deeper than {fmt.MAX_DEPTH}")
+        if self.loops_static:
+            raise NeffError(f"{where}: inside a static loop")
+        kind = self.choice(node, "loop", ("for", "while"), where)
+        if kind == "for":
+            for key in ("start", "stop"):
+                bound = self.field(node, key, dict, where)
+                if "reg" in bound:
+                    self.register(bound["reg"], f"{where} {key}")
+                elif not _is_int(bound.get("imm")):
+                    raise NeffError(f"{where}: {key} must be {{'imm': int}} or {{'reg': id}}")
+            if self.field(node, "step", int, where) <= 0:
+                raise NeffError(f"{where}: step {node['step']} must be positive")
+            if "counter" in node:
+                self.register(node["counter"], f"{where} counter")
+        else:
+            self.register(self.field(node, "cond", int, where), f"{where} cond")
+        if "name" in node:
+            self.name(self.field(node, "name", str, where), f"{where} name")
         self.loc(node.get("loc"), where)
         if var in loop_vars:
             raise NeffError(f"{where}: shadows an enclosing loop variable")
@@ -572,8 +616,11 @@ class _Checker:
         kind = self.choice(dyn, "kind", ("vector", "scalar"), f"{where} dynamic")
         index = self.field(dyn, "index", str, f"{where} dynamic")
         dim = self.field(dyn, "dim", int, f"{where} dynamic")
-        if op != "dma_copy":
-            raise NeffError(f"{where}: only dma_copy operands may have a dynamic offset")
+        if op not in ("dma_copy", "dma_compute", "dma_transpose"):
+            raise NeffError(
+                f"{where}: only dma_copy, dma_compute and dma_transpose operands may have a "
+                "dynamic offset"
+            )
         tensor = self.tensors[operand["tensor"]]
         if tensor.on_chip or not 0 <= dim < len(tensor.shape) or (kind == "vector" and dim):
             raise NeffError(f"{where}: a {kind} offset needs an off-chip tensor and a valid dim")
@@ -583,11 +630,17 @@ class _Checker:
         )
         if (
             ix_tensor is None
-            or ix_tensor.buffer != "sbuf"
-            or ix.get("dtype", ix_tensor.dtype) not in ("int32", "uint32")
+            or ix_tensor.buffer not in (("sbuf", "reg") if kind == "scalar" else ("sbuf",))
+            or ix.get("dtype", ix_tensor.dtype)
+            not in (
+                ("int32", "uint32", "int64") if ix_tensor.buffer == "reg" else ("int32", "uint32")
+            )
             or "dynamic" in ix
         ):
-            raise NeffError(f"{where}: index operand {index!r} must be an int32/uint32 SBUF tile")
+            raise NeffError(
+                f"{where}: index operand {index!r} must be an int32/uint32 SBUF tile"
+                + (" or a register" if kind == "scalar" else "")
+            )
         rows = operand["pattern"][0][1] if kind == "vector" else 1
         if [pair[1] for pair in ix["pattern"]][0] != rows:
             raise NeffError(f"{where}: index operand {index!r} needs {rows} partitions")

@@ -89,11 +89,23 @@ class Program:
                 if node["kind"] == "loop":
                     trip = len(range(node["start"], node["stop"], node["step"]))
                     total += count(node["body"], trips * trip)
+                elif node["kind"] == "dynloop":  # one iteration (its trip count is data)
+                    total += count(node["body"], trips)
                 else:
                     total += trips
             return total
 
         return count(self.body, 1)
+
+    @property
+    def has_dynamic_loops(self) -> bool:
+        def any_dynamic(nodes: list[dict[str, Any]]) -> bool:
+            return any(
+                n["kind"] == "dynloop" or (n["kind"] == "loop" and any_dynamic(n["body"]))
+                for n in nodes
+            )
+
+        return any_dynamic(self.body)
 
     def where(self, loc) -> str:
         """`file:line` of a `loc` list `[file_index, line, col, end_line, end_col]`."""

@@ -103,7 +103,9 @@ def test_corpus_run_report_numerics_and_compare(tmp_path, capsys):
     md = out_md.read_text()
     assert "| nki-library | current | 2 | 2 | 0 | 0 | 0 | 0 |" in md
     assert "| nki-samples | current | 2 | 0 | 2 | 0 | 0 | 0 |" in md
-    assert "1 case(s) match, 1 mismatch" in md
+    assert "1 case(s) match, 1 mismatch; 1 of the 2 kernels with a reference match" in md
+    assert "| add | `elementwise_add` | 1 | 1 | 0 | 0 | 0 | match |  |" in md
+    assert "| sub | `elementwise_add` | 1 | 0 | 1 | 0 | 0 | mismatch | mismatch: " in md
     assert "| nki-samples/broken.py | calls an API that does not exist |" in md
 
     # a second run compared with the first: nothing changed

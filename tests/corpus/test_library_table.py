@@ -81,10 +81,10 @@ inputs = { a = "arange", b = "arange:16", t = "randint:0:5" }
 @pytest.mark.parametrize(
     "case, message",
     [
-        ('id = "c"\nargs = { x = "float32[2" }', "neither dtype"),
+        ('id = "c"\nargs = { x = "float32[2" }', "expected a tensor spec"),
         ('id = "c"\nargs = { x = 3 }', "must be a string spec"),
         ('args = { x = "float32[2]" }', "needs 'id' and 'args'"),
-        ('id = "c"\nargs = { x = "float32[2]" }\ninputs = { y = "arange" }', "not a tensor arg"),
+        ('id = "c"\nargs = { x = "float32[2]" }\ninputs = { y = "arange" }', "not a tensor input"),
         ('id = "c"\nargs = { x = "float32[2]" }\ninputs = { x = "zeros" }', "not const:V"),
     ],
 )
@@ -111,3 +111,40 @@ def test_the_committed_table_loads_and_names_its_references():
     assert len({k.name for k in kernels}) == len(kernels)
     for k in kernels:
         assert not k.reference or k.reference in REFERENCES, k.name
+
+
+def test_argument_expressions_give_inputs_named_by_place(tmp_path):
+    (k,) = table(
+        tmp_path,
+        KERNEL
+        + """
+[[kernel.case]]
+id = "c"
+args = { W = "[float32[2,3], int32[4]]", cfg = "Cfg(x=float32[2], mode=Mode.ROW)" }
+inputs = { W_1 = "arange" }
+""",
+    )
+    tensors, host = make_inputs(k.cases[0])
+    assert {n: a.shape for n, a in tensors.items()} == {"W_0": (2, 3), "W_1": (4,), "cfg_x": (2,)}
+    assert tensors["W_1"].tolist() == [0, 1, 2, 3]
+    assert [str(v) for v in host.values()] == [
+        "[float32[2,3], int32[4]]",
+        "Cfg(x=float32[2], mode=Mode.ROW)",
+    ]
+    from benchmarks.corpus.references import call_kwargs
+
+    assert call_kwargs(host["cfg"]) == {"x": "float32[2]", "mode": "ROW"}
+    with pytest.raises(TableError, match=r"not a tensor input \(inputs: W_0, cfg_x\)"):
+        table(
+            tmp_path,
+            KERNEL
+            + '[[kernel.case]]\nid = "c"\nargs = { W = "[float32[2]]", cfg = "Cfg(x=float32[2])" }\ninputs = { W = "arange" }\n',
+        )
+
+
+def test_tolerance_relative_to_max(tmp_path):
+    case = '[[kernel.case]]\nid = "c"\nargs = { x = "float32[2]" }\n'
+    (k,) = table(tmp_path, KERNEL + 'tolerance = { rtol = 0.01, relative_to = "max" }\n' + case)
+    assert (k.cases[0].rtol, k.cases[0].relative_to) == (0.01, "max")
+    with pytest.raises(TableError, match="relative_to"):
+        table(tmp_path, KERNEL + 'tolerance = { relative_to = "mean" }\n' + case)

@@ -78,6 +78,7 @@ def results(**overrides):
                 "entry": "k",
                 "test": "t.py",
                 "limit": "",
+                "reference": "k_ref",
                 "cases": [
                     {
                         "key": "k[a]",
@@ -140,7 +141,9 @@ def test_markdown_summary_rows_and_limits():
     assert "| nki-samples/g.py | beta1 | g | missed-kernels | `err_unsupported_api`: Beta" in md
     # library: 2 kernels, 1 with cases, 1 limit, 2 cases, 1 compiles, 1 runs
     assert "| 2 | 1 | 1 | 2 | 1 | 1 | 0 | 0 | 0 | 0 | 0 |" in md
-    assert "1 case(s) match, 0 mismatch" in md
+    assert "1 case(s) match, 0 mismatch; 1 of the 1 kernels with a reference match" in md
+    # the numerics section: k's second case did not compile, so it was not compared
+    assert "| k | `k_ref` | 2 | 1 | 0 | 0 | 1 | match |  |" in md
     assert "| nki-library/src/a.py | current | a | failing | `err_import_error`: 'os' is" in md
     assert "| nki-library/src/b.py | current | b, b2 | clean |  |" in md
     assert "| internal-error | internal error: KeyError: 'x' |" in md

@@ -114,9 +114,13 @@ def test_missing_and_unknown_kernel_arguments():
     ]
 
 
-def test_list_kernel_arguments_are_rejected():
-    _, diags = run("meta_control.py", x=spec((128, 256)), mode=["a"])
+def test_list_kernel_arguments_are_rejected_before_0_7():
+    sink = DiagnosticSink()
+    args = {"x": spec((128, 256)), "mode": ["a"]}
+    specialise(str(KERNELS / "meta_control.py"), None, args, "trn2", sink, language="0.6")
+    diags = sink.items
     assert [(d.code, d.loc.line, d.loc.col) for d in diags] == [("err_unsupported_syntax", 9, 16)]
+    assert "NKI 0.6" in diags[0].message and "0.7" in diags[0].hint
 
 
 def test_internal_errors_become_diagnostics(monkeypatch):

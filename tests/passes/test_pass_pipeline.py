@@ -88,7 +88,7 @@ def test_malformed_input_is_a_verifier_error():
     k = add_kernel()
     k.body[1].var = "bad"  # offsets still name $i
     with pytest.raises(VerifierError, match=r"\$i is not an enclosing loop variable"):
-        run_pipeline(k, PassContext("trn2"))
+        run_pipeline(k, PassContext("trn2", verify_each=True))
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,33 @@ class BreaksIR(Pass):
         kernel.body[1].step = 0
 
 
+@dataclass(frozen=True)
+class KeepsIR(Pass):
+    name: ClassVar[str] = "keeps_ir"
+
+    def run(self, kernel: Kernel, ctx: PassContext) -> None:
+        pass
+
+
 def test_invalid_ir_after_a_pass_is_an_internal_compiler_error(monkeypatch):
-    monkeypatch.setattr(pipeline, "lowering_passes", lambda: [BreaksIR()])
+    monkeypatch.setattr(pipeline, "lowering_passes", lambda: [BreaksIR(), KeepsIR()])
+    with pytest.raises(InternalCompilerError, match="pass breaks_ir produced invalid IR"):
+        run_pipeline(add_kernel(), PassContext("trn2", verify_each=True))
+
+
+def test_without_verify_each_invalid_ir_is_caught_after_the_last_pass(monkeypatch):
+    monkeypatch.delenv("NKIC_VERIFY_EACH", raising=False)
+    monkeypatch.setattr(pipeline, "lowering_passes", lambda: [BreaksIR(), KeepsIR()])
+    with pytest.raises(InternalCompilerError) as caught:
+        run_pipeline(add_kernel(), PassContext("trn2"))
+    message = str(caught.value)
+    assert "invalid IR after the pass pipeline" in message
+    assert "operand-rules .. keeps_ir made it (NKIC_VERIFY_EACH=1 tells which)" in message
+    assert "step 0 must be > 0" in message
+
+
+def test_environment_turns_on_verify_each(monkeypatch):
+    monkeypatch.setenv("NKIC_VERIFY_EACH", "1")
+    monkeypatch.setattr(pipeline, "lowering_passes", lambda: [BreaksIR(), KeepsIR()])
     with pytest.raises(InternalCompilerError, match="pass breaks_ir produced invalid IR"):
         run_pipeline(add_kernel(), PassContext("trn2"))

@@ -7,6 +7,8 @@ import ast
 import operator
 
 from ...ir.affine import Affine, NonAffineError
+from .. import registers
+from ..registers import Register
 from ..tensors import TensorView, type_name
 from ..values import (
     MISSING,
@@ -52,6 +54,9 @@ _BINOPS = {
     ast.BitXor: operator.xor,
 }
 
+#: Operators on two plain ints that no language redefines and that cannot fail but by leaving
+#: int32 (the index arithmetic of unrolled loops): `binop` computes them first.
+_INT_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 
 _BINOP_SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -67,6 +72,15 @@ _NL_BINOPS = {
     "^": "bitwise_xor", "@": "matmul",
 }  # fmt: skip
 
+
+_CMP_SYMBOLS = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+}
 
 _CMPOPS = {
     ast.Eq: operator.eq,
@@ -256,12 +270,18 @@ class Expressions:
         return self.binop(node.op, self.visit(node.left), self.visit(node.right), node=node)
 
     def binop(self, op: ast.operator, a, b, inplace: bool = False, node: ast.AST | None = None):
+        if type(a) is int and type(b) is int and type(op) in _INT_BINOPS:
+            result = _INT_BINOPS[type(op)](a, b)
+            if INT32_MIN <= result <= INT32_MAX:
+                return result
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         sym = _BINOP_SYMBOLS.get(type(op), "?")
-        special = self.language.binop(self, sym, a, b, CallSite(node))
+        special = self.language.binop(self, sym, a, b, CallSite(node), inplace)
         if special is not MISSING:
             return special
+        if isinstance(a, Register) or isinstance(b, Register):
+            return registers.binop(self, sym, a, b, CallSite(node))
         if isinstance(a, TensorView) or isinstance(b, TensorView):
             raise UserError(
                 "err_tensor_operator",
@@ -382,6 +402,8 @@ class Expressions:
         special = self.language.binop(self, type(op).__name__, a, b, CallSite(None))
         if special is not MISSING:
             return special
+        if (isinstance(a, Register) or isinstance(b, Register)) and None not in (a, b):
+            return registers.binop(self, _CMP_SYMBOLS.get(type(op), "?"), a, b, CallSite(None))
         if isinstance(a, TensorView) or isinstance(b, TensorView):
             if isinstance(op, (ast.Eq, ast.NotEq)) and (a is None or b is None):
                 # `t == None` / `t != None`: NKI 0.3's replacement for `is` (a tensor is never None)
@@ -437,6 +459,8 @@ class Expressions:
             v = self.need_concrete(v, "a condition")
         if isinstance(v, OpaqueModule):
             raise opaque_error(v, None)
+        if isinstance(v, Register):
+            raise registers.truth_error(v)
         if isinstance(v, TensorView):
             raise UserError(
                 "err_ambiguous_tensor_truth_value",

@@ -9,6 +9,8 @@ import types
 
 from ...ir.affine import Affine
 from ...ir.core import Loc, UnrolledLoop
+from .. import registers
+from ..registers import Register
 from ..tensors import TensorView, type_name
 from ..values import (
     BoundMethod,
@@ -151,6 +153,10 @@ class Loops:
         return seen
 
     def visit_While(self, node: ast.While):
+        if isinstance(node.test, ast.Name):
+            cond = self.visit(node.test)
+            if isinstance(cond, Register):
+                return registers.run_while(self, node, cond)
         while self.condition(node.test):
             self._count_iteration(node)
             try:
@@ -174,6 +180,8 @@ class Loops:
 
     def visit_For(self, node: ast.For):
         iterable = self.visit(node.iter)
+        if isinstance(iterable, registers.DynRange):
+            return registers.run_for(self, node, iterable)
         if (
             isinstance(iterable, RangeValue)
             and iterable.kind in ("affine", "sequential")

@@ -11,27 +11,21 @@ from ..language import ApiEntry, Language, Rules
 #: APIs that exist in NKI but that nkic does not implement (yet), with what to use instead.
 UNSUPPORTED = {
     "nki.language": {
-        "dynamic_range": "nl.affine_range (hardware loops are kept symbolic automatically)",
-        "fori_loop": None,
-        "while_loop": None,
         "fmod": "nl.subtract(x, nl.multiply(y, nl.trunc(nl.divide(x, y)))) (NKI's nl.fmod "
         "runs only in its simulator)",
         "mod": "nl.subtract(x, nl.multiply(y, nl.floor(nl.divide(x, y)))) (NKI's nl.mod "
         "runs only in its simulator)",
     },
     "nki.isa": {
-        "register_alloc": None,
-        "register_move": None,
-        "register_load": None,
-        "register_store": None,
-        "topk": None,
-        "VirtualRegister": None,
         "NkiInstruction": None,
         "tensor_copy_dynamic_src": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
         "tensor_copy_dynamic_dst": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
     },
     "nki": {"simulate": None, "baremetal": None, "benchmark": None},
 }
+
+#: Names of the shared tables that later versions add (`languages/nki_0_X.py`).
+LATER = {"nki.isa": ("topk",), "nki.language": ("float8_e8m0fnu",)}
 
 #: Beta 1 names that NKI 0.2.0 removed, with their replacement.
 REMOVED = {
@@ -73,8 +67,8 @@ UNSUPPORTED_SYNTAX = {
 def _table() -> dict[str, dict[str, ApiEntry]]:
     bound = {
         "nki": nki_surface.nki_bindings(),
-        "nki.language": nki_surface.nl_bindings(),
-        "nki.isa": nki_surface.nisa_bindings(),
+        "nki.language": {**nki_surface.nl_bindings(), **nki_surface.dynamic_range_binding()},
+        "nki.isa": {**nki_surface.nisa_bindings(), **nki_surface.register_bindings()},
         "nki.typing": nki_surface.typing_bindings(),
         "nki.isa.constants": nki_surface.isa_constants_bindings(),
         "nl.tile_size": nki_surface.tile_size_bindings(),
@@ -84,9 +78,13 @@ def _table() -> dict[str, dict[str, ApiEntry]]:
     for module, names in REMOVED.items():
         for name, alt in names.items():
             table[module][name] = ApiEntry(removed_in="0.2.0", replacement=alt)
+    del table["nki.language"]["int64"]  # NKI 0.7 added it
     for module, names in UNSUPPORTED.items():
         for name, alt in names.items():
             table[module][name] = ApiEntry(unsupported=True, replacement=alt)
+    for module, names in LATER.items():
+        for name in names:
+            del table[module][name]
     return table
 
 

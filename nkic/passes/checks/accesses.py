@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
-from ...ir.core import AccessPattern, Inst, Kernel, Loop, Op
+from ...ir.core import AccessPattern, Inst, Kernel, Loop
 from ...ir.isa import lookup
 
 
@@ -27,37 +27,58 @@ class Access:
 
     @property
     def accumulates(self) -> bool:
-        """A matmul adding into PSUM (an associative reduction, not an overwrite)."""
-        return (
-            self.write
-            and self.inst.opcode in ("nc_matmul", "nc_matmul_mx")
-            and self.ap.tensor.buffer == "psum"
-            and self.inst.attrs.get("accumulate") is not False
-        )
+        """A matmul adding into PSUM, or either side of an in-place associative update
+        `tensor_tensor(dst=t, data1=t, data2=x, op=add)`: an associative reduction, whose
+        order does not matter, not an overwrite."""
+        if self.inst.opcode in ("nc_matmul", "nc_matmul_mx"):
+            return (
+                self.write
+                and self.ap.tensor.buffer == "psum"
+                and self.inst.attrs.get("accumulate") is not False
+            )
+        return _in_place_reduction(self)
+
+
+#: ALU operators whose in-place updates of one tensor may run in any order.
+ASSOCIATIVE = frozenset({"add", "maximum", "minimum", "multiply"})
+
+
+def _in_place_reduction(a: Access) -> bool:
+    inst = a.inst
+    if inst.opcode != "tensor_tensor" or inst.attrs.get("op") not in ASSOCIATIVE:
+        return False
+    dst = inst.operands.get("dst")
+    sides = [inst.operands.get(n) for n in ("data1", "data2")]
+    # exactly one side is the updated tensor: `t = t + t` doubles t, it reduces nothing into it
+    return a.ap == dst and a.operand in ("dst", "data1", "data2") and sides.count(dst) == 1
 
 
 def is_write(inst: Inst, operand: str) -> bool:
-    d = lookup(inst.opcode)
+    return _writes(inst.opcode, operand)
+
+
+@cache
+def _writes(opcode: str, operand: str) -> bool:
+    """Does the `operand` of an `opcode` instruction write (by the instruction catalogue)?"""
+    d = lookup(opcode)
     p = d.param(operand) if d else None
     if p is not None:
         return p.role == "out"
     return operand in ("dst", "dst_idx", "reduce_res", "dst_scale")
 
 
+def _first(item: tuple) -> bool:
+    return item[0]
+
+
 def accesses(kernel: Kernel) -> list[Access]:
-    return list(_walk(kernel.body, ()))
-
-
-def _walk(
-    ops: list[Op], loops: tuple[Loop, ...], counter: list[int] | None = None
-) -> Iterator[Access]:
-    counter = counter if counter is not None else [0]
-    for op in ops:
-        if isinstance(op, Loop):
-            yield from _walk(op.body, loops + (op,), counter)
-        elif isinstance(op, Inst):
+    out: list[Access] = []
+    for op, loops in kernel.walk():
+        if isinstance(op, Inst):
             # reads happen before the writes of the same instruction
-            names = sorted(op.aps(), key=lambda item: is_write(op, item[0]))
-            for name, ap in names:
-                yield Access(counter[0], op, name, ap, is_write(op, name), loops)
-                counter[0] += 1
+            names = sorted(
+                [(_writes(op.opcode, name), name, ap) for name, ap in op.aps()], key=_first
+            )
+            for write, name, ap in names:
+                out.append(Access(len(out), op, name, ap, write, loops))
+    return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from ...diagnostics import DiagnosticSink, Related
-from ...ir.core import Alloc, Inst, Kernel, Loop, Tensor
+from ...ir.core import Alloc, DynLoop, Inst, Kernel, Loop, Tensor
 from ...ir.isa import CROSS_CORE
 from .. import offsets
 from ..regions import loop_ranges
@@ -122,18 +122,33 @@ def _divergence(kernels: list[Kernel], sink: DiagnosticSink) -> bool:
         for n in range(max(len(first), len(second))):
             a = first[n] if n < len(first) else None
             b = second[n] if n < len(second) else None
-            if a and b and a[0] == b[0] and a[1].trip_count == b[1].trip_count:
+            if a and b and a[0] == b[0] and _trips(a[1]) == _trips(b[1]):
                 continue
             _report_divergence(sink, kernels[0], a, other, b)
             return True
     return False
 
 
+def _trips(loop: Loop) -> tuple:
+    """What the cores must agree on about a loop: its trip count, or for a dynamic loop its
+    kind and the trip count of immediate bounds (register bounds are compared at run time)."""
+    if not isinstance(loop, DynLoop):
+        return ("static", loop.trip_count)
+    start, stop = loop.bound_start, loop.bound_stop
+    if loop.kind == "for" and isinstance(start, int) and isinstance(stop, int):
+        return ("dynamic", len(range(start, stop, loop.bound_step)))
+    return ("dynamic", loop.kind, None)
+
+
 def _describe(entry: tuple[int, Loop] | None) -> str:
     if entry is None:
         return "no loop"
     depth, loop = entry
-    return f"a loop of {loop.trip_count} iteration(s) at nesting depth {depth}"
+    trips = _trips(loop)
+    if trips[-1] is None:
+        return f"a dynamic loop at nesting depth {depth}"
+    what = "a dynamic loop" if trips[0] == "dynamic" else "a loop"
+    return f"{what} of {trips[-1]} iteration(s) at nesting depth {depth}"
 
 
 def _report_divergence(sink, k0: Kernel, a, k1: Kernel, b) -> None:
@@ -184,6 +199,8 @@ def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
                         continue
                     if (a.inst.loc, b.inst.loc) in reported:
                         continue
+                    if a.ap.dynamic is not None or b.ap.dynamic is not None:
+                        continue  # a run-time offset: no overlap can be proved here
                     overlap = _overlap(a, b)
                     if overlap is not None:
                         reported.add((a.inst.loc, b.inst.loc))

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...diagnostics import Related
-from ...ir.core import Alloc, Kernel
+from ...ir.core import Alloc, Inst, Kernel
 from ..base import Pass, PassContext
-from .accesses import accesses
+from ..regions import runs
+from .accesses import is_write
 
 
 @dataclass(frozen=True)
@@ -23,12 +24,18 @@ class KernelInterface(Pass):
     name = "kernel-interface"
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
-        written: dict[int, object] = {}
-        for a in accesses(kernel):
-            if a.write and a.reachable:
-                written.setdefault(id(a.ap.tensor), a.inst.loc)
         params = {id(p) for p in kernel.params}
         returned = {id(t) for t in kernel.returns}
+        written: dict[int, object] = {}  # parameter or returned tensor -> its first writer
+        shared_in_loops = []
+        for op, loops in kernel.walk():
+            if isinstance(op, Inst) and runs(loops):
+                for name, ap in op.aps():
+                    t = id(ap.tensor)
+                    if (t in params or t in returned) and is_write(op, name):
+                        written.setdefault(t, op.loc)
+            elif isinstance(op, Alloc) and op.result.buffer == "shared_hbm" and loops:
+                shared_in_loops.append((op, loops))
         for t in kernel.returns:
             # in an LNC launch one core may write an output for both: the cross-core checks
             # (cross_core.py) look at the whole launch
@@ -50,14 +57,13 @@ class KernelInterface(Pass):
                     "write into a new `nl.shared_hbm` tensor",
                     related=(Related(p.loc, "parameter declared here"),),
                 )
-        for op, loops in kernel.walk():
-            if isinstance(op, Alloc) and op.result.buffer == "shared_hbm" and loops:
-                t = op.result
-                ctx.sink.error(
-                    "err_shared_hbm_must_in_kernel_level",
-                    f"shared HBM tensor `{t.label or t.name}` is allocated inside a loop",
-                    op.loc,
-                    "allocate `nl.shared_hbm` tensors at the top level of the kernel and "
-                    "index them inside the loop",
-                    related=(Related(loops[-1].loc, "inside this loop"),),
-                )
+        for op, loops in shared_in_loops:
+            t = op.result
+            ctx.sink.error(
+                "err_shared_hbm_must_in_kernel_level",
+                f"shared HBM tensor `{t.label or t.name}` is allocated inside a loop",
+                op.loc,
+                "allocate `nl.shared_hbm` tensors at the top level of the kernel and "
+                "index them inside the loop",
+                related=(Related(loops[-1].loc, "inside this loop"),),
+            )

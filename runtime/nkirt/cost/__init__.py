@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nkirt.cost import collectives  # noqa: F401  (registers the cross-core rules)
+from nkirt.cost import (
+    collectives,  # noqa: F401  (registers the cross-core rules)
+    sequencer,  # noqa: F401  (registers the register instructions' rules)
+)
 from nkirt.cost.dma import DmaPlan, dma_plan
 from nkirt.cost.shapes import InstructionShape, OperandShape
 from nkirt.cost.streaming import RULES

@@ -125,6 +125,12 @@ class TargetTable:
             "gpsimd": self.gpsimd_ghz,
         }[engine]
 
+    @property
+    def branch_ns(self) -> float:
+        """One compare-and-branch of a dynamic loop on an engine sequencer: MIN_II cycles of
+        the slowest engine clock (no published figure; cost/sequencer.py)."""
+        return MIN_II / min(self.vector_ghz, self.scalar_ghz, self.gpsimd_ghz)
+
 
 _TWO_BYTE_FLOATS = frozenset({"bfloat16", "float16"})
 

@@ -8,6 +8,7 @@ from nkirt.isa import (  # noqa: F401  (importing a family registers its instruc
     mx,
     random,
     reductions,
+    registers,
     search,
     tensor_engine,
 )

@@ -68,7 +68,7 @@ def test_keyword_only_parameter_and_list_argument(tmp_path):
     assert [(d.code, d.loc.line) for d in e.value.diagnostics] == [("err_unsupported_syntax", 7)]
     path.write_text(HEADER + "@nki.jit\ndef k(x, sizes=(1, 2)):\n    pass\n")
     with pytest.raises(nkic.CompileError) as e:
-        nkic.compile(str(path), x=X, sizes=[1, 2])
+        nkic.compile(str(path), x=X, sizes=[1, 2], nki="0.6")
     (d,) = e.value.diagnostics
     assert (d.code, d.loc.line, d.loc.col) == ("err_unsupported_syntax", 7, 10)
     assert "tuple" in d.message + d.hint

@@ -1,0 +1,113 @@
+"""`--migrate` of the corpus harness on Beta 1 files written here: real `nkic migrate`,
+`nkic check --nki 0.7` and verification runs, and the coverage section they give."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from benchmarks.corpus import migrate_runs
+from benchmarks.corpus.discover import discover
+
+# a tiled scale-and-add with a tail tile (mask), migrated to slices and `range`
+TILED = """
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def scaled_sum(x, y):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    N = x.shape[0]
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(64)[None, :]
+    for t in nl.affine_range((N + 127) // 128):
+        rows = t * 128 + i_p
+        a = nl.load(x[rows, i_f], mask=(rows < N))
+        b = nl.load(y[rows, i_f], mask=(rows < N))
+        nl.store(out[rows, i_f], value=a * 2.0 + b, mask=(rows < N))
+    return out
+"""
+
+# reads its input transposed through index grids: left to the user
+TRANSPOSED = """
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def flip(x):
+    out = nl.ndarray((64, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(64)[None, :]
+    t = nl.load(x[i_f, i_p])
+    nl.store(out[i_f, i_p], value=t)
+    return out
+"""
+
+SHAPES = """
+[[kernel]]
+file = "nki-samples/tiled.py"
+entry = "scaled_sum"
+args = { x = "float32[300,64]", y = "float32[300,64]" }
+
+[[kernel]]
+file = "nki-samples/flip.py"
+entry = "flip"
+limit = "the test reads its output through a helper"
+"""
+
+
+@pytest.mark.slow
+def test_migrate_runs_check_verify_and_report(tmp_path):
+    repo = tmp_path / "nki-samples"
+    repo.mkdir()
+    (repo / "tiled.py").write_text(textwrap.dedent(TILED))
+    (repo / "flip.py").write_text(textwrap.dedent(TRANSPOSED))
+    table = tmp_path / "shapes.toml"
+    table.write_text(SHAPES)
+    lines: list[str] = []
+    results = migrate_runs.run_all(discover(tmp_path), 120, 1, lines.append, tables=(table,))
+    by_file = {r["key"]: r for r in results}
+    tiled, flip = by_file["nki-samples/tiled.py"], by_file["nki-samples/flip.py"]
+
+    assert tiled["migrate"] == "ok" and tiled["todos"] == []
+    assert tiled["check"]["status"] == "clean"
+    assert [(v["entry"], v["status"]) for v in tiled["verify"]] == [("scaled_sum", "identical")]
+    assert migrate_runs.file_status(tiled) == "ok"
+
+    # the transposing grid stays, with its TODO, and the current-NKI check says why
+    assert flip["migrate"] == "ok"
+    assert [t["line"] for t in flip["todos"]] == [9, 10, 11, 12]
+    assert flip["check"]["status"] == "errors"
+    assert "nl.arange" in flip["check"]["detail"]
+    assert flip["verify"] == [{"entry": "flip", "status": "limit", "detail": SHAPES_LIMIT}]
+    assert migrate_runs.file_status(flip) == "check errors"
+    assert not list(repo.glob(".nkic-migrated-*"))  # the migrated twins are removed
+
+    summary = migrate_runs.summary(results)
+    assert (summary["files"], summary["migrated"], summary["clean"], summary["ok"]) == (2, 2, 1, 1)
+    assert (summary["kernels_with_shapes"], summary["identical"], summary["todos"]) == (1, 1, 4)
+    section = "\n".join(migrate_runs.markdown(results))
+    assert "## Beta 1 kernels migrated to NKI 0.7" in section
+    assert "| nki-samples/tiled.py | ok | clean | scaled_sum: identical |  |" in section
+    assert "index grids transpose the tensor" in section
+    assert len(lines) == 2 and lines[-1].startswith("[migrate 2/2]")
+
+
+SHAPES_LIMIT = "the test reads its output through a helper"
+
+
+def test_shape_tables_first_entry_wins_and_missing_tables_are_skipped(tmp_path):
+    first, second = tmp_path / "a.toml", tmp_path / "b.toml"
+    first.write_text('[[kernel]]\nfile = "r/f.py"\nentry = "k"\nargs = { a = "float32[4,4]" }\n')
+    second.write_text(
+        '[[kernel]]\nfile = "r/f.py"\nentry = "k"\nargs = { a = "float32[8,8]" }\n'
+        '[[kernel]]\nfile = "r/f.py"\nentry = "j"\ngrid = "2,2"\n'
+    )
+    shapes = migrate_runs.load_shapes((first, tmp_path / "none.toml", second))
+    assert [(k.entry, k.args, k.grid) for k in shapes["r/f.py"]] == [
+        ("k", (("a", "float32[4,4]"),), ""),
+        ("j", (), "2,2"),
+    ]
