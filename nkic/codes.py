@@ -569,6 +569,34 @@ def kernel(a: nt.tensor[128, 512]):
     severity="warning",
 )
 _code(
+    "nkic_removed_keyword",
+    "`dtype=` on an `nki.isa` call that writes a dst tile",
+    "frontend",
+    """NKI 0.2.0 removed `dtype=` from `nki.isa` calls: the instruction writes its `dst` tile,
+    whose dtype is the result's dtype. Current NKI still accepts the keyword, so nkic warns and
+    uses the dst tile's dtype. A `dtype=` that names another dtype than the dst tile's would not
+    mean what it says: that is `err_invalid_argument`; allocate `dst` with the dtype you want
+    and the instruction converts to it.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    u = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=u, src=t, dtype=nl.float32)
+    #                              ^ nkic_removed_keyword
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    u = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=u, src=t)
+""",
+    severity="warning",
+)
+_code(
     "nkic_kernel_not_checked",
     "A kernel form nkic does not check",
     "frontend",
@@ -1188,7 +1216,9 @@ _code(
     """`nl.ndarray` memory is uninitialised (the simulator fills it with NaN). A read is only
     satisfied by a write earlier in program order, or by a write later in the body of a loop
     that ran in an earlier iteration (unless the tile is allocated inside that loop, which
-    gives every iteration a fresh, uninitialised buffer).""",
+    gives every iteration a fresh, uninitialised buffer). A read that earlier writes cover only
+    in part is this error when the instruction writes device memory (HBM), else the
+    `nkic_partly_uninitialised_read` warning.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 4, 512]):
@@ -1207,6 +1237,36 @@ def kernel(a: nt.tensor[128, 4, 512]):
     for i in nl.sequential_range(4):
         nisa.tensor_tensor(dst=acc, data1=acc, data2=x[:, i, :], op=nl.add)
 """,
+)
+_code(
+    "nkic_partly_uninitialised_read",
+    "On-chip tensor read where earlier writes cover only a part",
+    "checks",
+    """Earlier writes cover part of the region an instruction reads; the rest holds whatever
+    the memory held before (NaN in the simulator). That is valid when nothing uses what the
+    instruction computes from the unwritten part: an instruction whose lanes are independent
+    (a transpose, `nisa.nonzero_with_count` on GpSimd, which reads partitions 0, 16, ..., 112)
+    leaves garbage only where the kernel never looks. nkic does not follow where the results go
+    on chip, so it warns; a read of which nothing was written, or a partly written region copied
+    to device memory (HBM), is `err_read_before_write`.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    x = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x[0:64, :], src=a[0:64, :])
+    y = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=y, src=x)
+#   ^ nkic_partly_uninitialised_read
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    x = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x[0:64, :], src=a[0:64, :])
+    y = nl.ndarray((64, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=y, src=x[0:64, :])
+""",
+    severity="warning",
 )
 _code(
     "err_psum_accumulate_uninitialized",

@@ -209,6 +209,8 @@ class _Linter:
             keywords = [k for k in keywords if k.arg not in self.sp.language.call_keywords]
         if isinstance(target, IsaInstr):
             names = self.sp.language.isa_keywords(target.name)
+            if "dtype" not in names and "dst" in names:
+                keywords = self.removed_dtype(target.name, keywords)
             self.unexpected(f"nisa.{target.name}", keywords, names, self.sp.language.keyword_hint)
         elif isinstance(target, (Builtin, NlOp)):
             if isinstance(target, NlOp):
@@ -235,6 +237,19 @@ class _Linter:
     def _suggest(self, k: str, names: list[str]) -> str | None:
         return self.sp.suggest(k, names)
 
+    def removed_dtype(self, name: str, keywords: list) -> list:
+        """`dtype=` on a `nisa` call with a dst: the specialiser's warning (whether the dtype
+        differs from the dst tile's is only known with shapes). The other keywords."""
+        for k in keywords:
+            if k.arg == "dtype":
+                self.sp.warn(
+                    "nkic_removed_keyword",
+                    f"nisa.{name}(): dtype= was removed in NKI 0.2.0; the dst tile's dtype is used",
+                    k,
+                    "remove dtype=: the dst tile's dtype already gives the result's dtype",
+                )
+        return [k for k in keywords if k.arg != "dtype"]
+
     def unexpected(self, what: str, keywords, names: list[str], hint) -> None:
         for k in keywords:
             if k.arg not in names:
@@ -256,10 +271,34 @@ def _functions(value) -> list[Function]:
     return [value] if isinstance(value, Function) else []
 
 
+_JUMPS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _reachable(stmts: list) -> list:
+    """The statements of a block up to its first return / raise / continue / break: Python
+    never runs what follows, so nothing there is checked."""
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, _JUMPS):
+            return stmts[: i + 1]
+    return stmts
+
+
+def _children(n: ast.AST) -> list:
+    out = []
+    for _, value in ast.iter_fields(n):
+        if isinstance(value, list):
+            if value and isinstance(value[0], ast.stmt):
+                value = _reachable(value)
+            out += [v for v in value if isinstance(v, ast.AST)]
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
 def _own_nodes(node: ast.AST):
-    """The nodes of a function body (its parameters' defaults excluded), not descending into
-    nested functions and lambdas (yielded themselves)."""
-    body = node.body if isinstance(node.body, list) else [node.body]
+    """The reachable nodes of a function body (its parameters' defaults excluded), not
+    descending into nested functions and lambdas (yielded themselves)."""
+    body = _reachable(node.body) if isinstance(node.body, list) else [node.body]
     stack = list(reversed(body))
     while stack:
         n = stack.pop()
@@ -267,7 +306,7 @@ def _own_nodes(node: ast.AST):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             stack.extend(reversed(n.decorator_list) if hasattr(n, "decorator_list") else ())
             continue
-        stack.extend(reversed(list(ast.iter_child_nodes(n))))
+        stack.extend(reversed(_children(n)))
 
 
 def _bound_names(node: ast.AST) -> frozenset:

@@ -9,6 +9,8 @@ import site
 import sys
 import sysconfig
 
+import tomllib
+
 from ..ir.core import Loc
 from .values import SourceModule, UserError
 
@@ -154,6 +156,39 @@ def def_loc(node: ast.FunctionDef, file: str) -> Loc:
     return Loc(file, line, col, line, col + len(node.name))
 
 
+def project_roots(directory: str) -> list[str]:
+    """The import roots of the project holding `directory`, as an installed checkout sees them:
+    the nearest ancestor with a pyproject.toml, and its package directories (setuptools
+    `package-dir` and `packages.find.where`, else a `src/` folder beside it)."""
+    project = directory
+    while not os.path.isfile(os.path.join(project, "pyproject.toml")):
+        parent = os.path.dirname(project)
+        if parent == project:
+            return []
+        project = parent
+    try:
+        with open(os.path.join(project, "pyproject.toml"), "rb") as f:
+            setuptools = tomllib.load(f).get("tool", {}).get("setuptools", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        setuptools = {}
+    dirs = []
+    package_dir = setuptools.get("package-dir")
+    if isinstance(package_dir, dict) and isinstance(package_dir.get(""), str):
+        dirs.append(package_dir[""])
+    find = setuptools.get("packages", {})
+    where = find.get("find", {}).get("where") if isinstance(find, dict) else None
+    if isinstance(where, list):
+        dirs += [w for w in where if isinstance(w, str)]
+    if not dirs and os.path.isdir(os.path.join(project, "src")):
+        dirs.append("src")
+    roots = [project]
+    for d in dirs:
+        path = os.path.normpath(os.path.join(project, d))
+        if path not in roots and os.path.isdir(path):
+            roots.append(path)
+    return roots
+
+
 class Loader:
     """Reads and parses source files (once each) and maps module names to files."""
 
@@ -174,7 +209,8 @@ class Loader:
             ".".join([*parts, stem]) if stem != "__init__" else ".".join(parts)
         )
         self.kernel_package = ".".join(parts)
-        self.search_path = [directory, root] + [p for p in sys.path if p]
+        self.search_path = [directory, root, *project_roots(directory)]
+        self.search_path += [p for p in sys.path if p]
         installed = {
             sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")
         }

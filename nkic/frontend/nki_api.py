@@ -127,6 +127,8 @@ def ndarray(ip, call, shape, dtype, buffer=SBUF, name="", address=None):
     shape = _checked(call, 0, "shape", shape_arg, ip, shape)
     dtype = _checked(call, 1, "dtype", dtype_arg, dtype)
     buf = _checked(call, 2, "buffer", buffer_arg, buffer)
+    if name is None:  # the NKI Library's allocators pass name=None for an unnamed tensor
+        name = ""
     if not isinstance(name, str):
         raise UserError(
             "err_invalid_argument", "name= must be a string", call.arg_node(name="name")
@@ -211,6 +213,9 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
         nodes[p.name] = call.arg_node(i)
     errors: list[UserError] = []
     names = [p.name for p in d.params]
+    if "dtype" in kwargs and d.param("dtype") is None and d.param("dst") is not None:
+        kwargs = dict(kwargs)
+        _removed_dtype(ip, name, kwargs.pop("dtype"), values.get("dst", kwargs.get("dst")), call)
     for k, v in kwargs.items():
         if d.param(k) is None:
             errors.append(
@@ -253,6 +258,32 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
             ip.report(err)
         raise errors[-1]
     return emit_isa(ip, name, values, nodes, call)
+
+
+def _removed_dtype(ip, name: str, dtype, dst, call) -> None:
+    """`dtype=` on a `nisa` call that writes `dst`: NKI 0.2.0 removed the keyword, yet current
+    NKI still accepts it (the NKI Library passes it). The result takes the dst tile's dtype, so
+    a `dtype=` naming another dtype would not mean what it says: that is an error."""
+    node = call.arg_node(name="dtype")
+    try:
+        given = dtype_arg(dtype)
+    except UserError as err:
+        err.node = err.node or node
+        raise
+    if isinstance(dst, TensorView) and dst.dtype != given:
+        raise UserError(
+            "err_invalid_argument",
+            f"nisa.{name}(dtype={given}) writes a {dst.dtype} dst tile: the result takes the "
+            "dst tile's dtype, not dtype=",
+            node,
+            f"allocate dst as {given} to convert, and remove dtype= (removed in NKI 0.2.0)",
+        )
+    ip.warn(
+        "nkic_removed_keyword",
+        f"nisa.{name}(): dtype= was removed in NKI 0.2.0; the dst tile's dtype is used",
+        node,
+        "remove dtype=: the dst tile's dtype already gives the result's dtype",
+    )
 
 
 #: Instructions whose tensor operands may carry a runtime offset (`.ap(vector_offset= /
@@ -348,11 +379,17 @@ def _attr(ip, p, v):
         if isinstance(v, IsaEnumMember) and v.enum == enum:
             return v.name
         if isinstance(v, int) and not isinstance(v, bool):
+            # the NKI compiler reads a member's integer value as the member (the NKI Library
+            # passes `dge_mode=3` for nisa.dge_mode.none)
+            for member, value in ENUMS[enum].items():
+                if value == v:
+                    return member
             raise UserError(
                 "err_invalid_argument",
-                f"'{p.name}' takes a nisa.{enum} member, not the integer {v}",
+                f"'{p.name}' takes a nisa.{enum} member; the integer {v} is not the value of one",
                 None,
-                f"use one of: {', '.join(f'nisa.{enum}.{m}' for m in ENUMS[enum])}",
+                "use one of: "
+                + ", ".join(f"nisa.{enum}.{m} ({value})" for m, value in ENUMS[enum].items()),
             )
         raise UserError(
             "err_invalid_argument",

@@ -558,8 +558,9 @@ def _numpy_dtype(call, dtype: str):
 
 @lowering("shared_identity_matrix")
 def shared_identity_matrix(ip, call, n, dtype="uint8", dst=None):
-    """The n x n identity as a shared-HBM constant (one per (n, dtype) in a kernel); with
-    `dst=` (an on-chip (n, n) tile) it is also DMA-copied into `dst`, which is returned."""
+    """The n x n identity in SBUF, as NKI documents it: a shared-HBM constant (one per
+    (n, dtype) in a kernel) DMA-copied into `dst=` (an on-chip (n, n) tile), else into a new
+    SBUF tile; the tile is returned."""
     import numpy as np
 
     n = ip.need_int(n, "an integer for `n`")
@@ -572,7 +573,9 @@ def shared_identity_matrix(ip, call, n, dtype="uint8", dst=None):
     eye = np.eye(n).astype(_numpy_dtype(call, dtype))
     identity = constant_tensor(ip, call, eye, f"identity{n}")
     if dst is None:
-        return identity
+        dst = new_tile(ip, call, (n, n), dtype, label=f"identity{n}")
+        emit(ip, call, "dma_copy", dst=dst, src=identity)
+        return dst
     dst = tile(call, 2, "dst", dst, "shared_identity_matrix")
     if dst.shape != (n, n):
         raise fail(

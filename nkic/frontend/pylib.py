@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..ir.affine import Affine
+from .host_modules import host_modules
 from .tensors import TensorView, type_name
 from .values import (
     MISSING,
@@ -633,6 +634,9 @@ def attribute(ip, obj, name: str):
         return getattr(obj, name)
     elif isinstance(obj, RangeValue) and name in ("start", "stop", "step"):
         return getattr(obj, name)
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool) and name == "item":
+        # numpy scalars (np.finfo(...).min) are modelled as Python numbers
+        return Builtin("item", lambda ip_, call: obj)
     elif isinstance(obj, (int, Affine)) and not isinstance(obj, bool) and name == "bit_length":
         return Builtin("int.bit_length", lambda ip_, call: ip.need_int(obj).bit_length())
     elif isinstance(obj, Property) and name in ("getter", "setter"):
@@ -735,6 +739,43 @@ def _math_module() -> ModuleValue:
     return ModuleValue("math", attrs)
 
 
+def _type_limits() -> tuple[dict[str, dict], dict[str, dict]]:
+    """`np.finfo` / `np.iinfo` of the NKI dtypes, as Python numbers (numpy's own values)."""
+    import ml_dtypes
+    import numpy as np
+
+    floats = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+    floats |= {n: getattr(ml_dtypes, n) for n in ("bfloat16", "float8_e4m3fn", "float8_e5m2")}
+    finfo = {}
+    for name, t in floats.items():
+        fi = ml_dtypes.finfo(t)
+        finfo[name] = {
+            "min": float(fi.min), "max": float(fi.max), "eps": float(fi.eps),
+            "tiny": float(fi.tiny), "smallest_normal": float(fi.smallest_normal),
+            "resolution": float(fi.resolution), "bits": int(fi.bits), "dtype": name,
+        }  # fmt: skip
+    iinfo = {}
+    for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+        ii = np.iinfo(name)
+        iinfo[name] = {"min": int(ii.min), "max": int(ii.max), "bits": ii.bits, "dtype": name}
+    return finfo, iinfo
+
+
+_FINFO, _IINFO = _type_limits()
+
+
+def _type_info(kind: str, table: dict[str, dict]):
+    def info(ip, call, dtype):
+        if not isinstance(dtype, str) or dtype not in table:
+            raise UserError(
+                "err_type_error",
+                f"np.{kind}() takes one of {', '.join(table)}, got {ip.to_repr(dtype)}",
+            )
+        return ModuleValue(f"numpy.{kind}({dtype})", dict(table[dtype]), strict=False)
+
+    return Builtin(f"np.{kind}", info)
+
+
 def _numpy_module() -> ModuleValue:
     attrs: dict[str, object] = {
         "float32": "float32", "float16": "float16", "int8": "int8", "int16": "int16",
@@ -742,6 +783,8 @@ def _numpy_module() -> ModuleValue:
         "bool_": "bool", "inf": math.inf, "nan": math.nan, "pi": math.pi, "e": math.e,
     }  # fmt: skip
     attrs["prod"] = Builtin("np.prod", _prod)
+    attrs["finfo"] = _type_info("finfo", _FINFO)
+    attrs["iinfo"] = _type_info("iinfo", _IINFO)
     for name in ("ceil", "floor", "sqrt", "log2", "exp"):
         attrs[name] = _math_fn(name, getattr(math, name))
     return ModuleValue("numpy", attrs)
@@ -903,5 +946,6 @@ def known_modules() -> dict[str, ModuleValue]:
         "operator": _operator_module(),
         "__future__": ModuleValue("__future__", {"annotations": True}),
         "typing": _typing_module(),
+        **host_modules(),
     }
     return mods

@@ -339,6 +339,15 @@ class ModuleValue:
         return f"<module {self.name}>"
 
 
+class HostModule(ModuleValue):
+    """A standard module of which nkic models the pure, deterministic part (`os`, `os.path`);
+    using the rest is an error naming why nkic leaves it out (`unmodelled`)."""
+
+    def __init__(self, name: str, attrs: dict[str, object], unmodelled: str):
+        super().__init__(name, attrs, strict=False)
+        self.unmodelled = unmodelled
+
+
 class SuperProxy:
     """`super()` inside a method: attribute lookup starts after `owner` in the MRO."""
 

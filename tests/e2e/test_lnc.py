@@ -341,3 +341,18 @@ def test_tool_nkic_lnc_is_the_default_degree(tmp_path):
         cli, ["compile", str(src), "--arg", "x=float32[256,128]", "-o", str(neff), "--lnc", "1"]
     )
     assert res.exit_code == 0 and nkirt.load(neff).lnc == 1  # the command line wins
+
+
+def test_an_output_one_core_writes_is_written_for_the_launch():
+    a = np.random.default_rng(4).standard_normal((128, 64), dtype=np.float32)
+    kernel = nkic.compile(KERNELS / "first_core_stores.py", a, lnc=2)
+    np.testing.assert_array_equal(kernel(a), 2 * a)
+    assert nkic.check(KERNELS / "first_core_stores.py", a=a) == []
+
+
+def test_an_output_no_core_writes_is_reported_once():
+    a = nkic.TensorSpec((128, 64), "float32")
+    diags = nkic.check(KERNELS / "first_core_stores.py", a=a, write=False, lnc=2)
+    (d,) = [d for d in diags if d.severity == "error"]
+    assert d.code == "err_tensor_output_not_written_to" and d.loc.line == 11
+    assert "no core of the LNC=2 launch writes it" in d.message

@@ -18,6 +18,7 @@ from ..values import (
     Instance,
     IsaEnumMember,
     NkiClass,
+    OpaqueModule,
     Poison,
     PoisonError,
     RangeValue,
@@ -35,6 +36,7 @@ from .state import (
     int32_overflow,
     is_error,
     is_none_literal,
+    opaque_error,
 )
 
 _BINOPS = {
@@ -118,6 +120,24 @@ def _arith_ok(a, b) -> bool:
 def _int_enum_value(v):
     """An `IntEnum` member compares as its int value (Python semantics); anything else as is."""
     return v.value if isinstance(v, EnumMember) and v.cls.int_enum else v
+
+
+def _isa_enum_order(a, b) -> tuple:
+    """The values that order `nisa` enum members (`get_nc_version() >= nc_version.gen3`, also
+    against an int, as the NKI compiler does): their integer values, within one enum."""
+    enums = sorted({v.enum for v in (a, b) if isinstance(v, IsaEnumMember)})
+    if len(enums) > 1:
+        raise UserError(
+            "err_type_error", f"cannot order a nisa.{enums[0]} and a nisa.{enums[1]} member"
+        )
+    values = tuple(v.value if isinstance(v, IsaEnumMember) else v for v in (a, b))
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise UserError(
+            "err_type_error",
+            f"nisa.{enums[0]} members order by their integer values, against members of the "
+            "same enum or integers",
+        )
+    return values
 
 
 class Expressions:
@@ -376,6 +396,9 @@ class Expressions:
     def compare(self, op: ast.cmpop, a, b) -> bool:
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
+        for v in (a, b):
+            if isinstance(v, OpaqueModule):  # its value is unknown: no comparison can be right
+                raise opaque_error(v, None)
         special = self.language.binop(self, type(op).__name__, a, b, CallSite(None))
         if special is not MISSING:
             return special
@@ -417,6 +440,8 @@ class Expressions:
             return operator.eq(a, b) if isinstance(op, ast.Eq) else operator.ne(a, b)
         if isinstance(a, EnumMember) or isinstance(b, EnumMember):
             raise UserError("err_type_error", "enum members only support == and !=")
+        if isinstance(a, IsaEnumMember) or isinstance(b, IsaEnumMember):
+            a, b = _isa_enum_order(a, b)
         if not (
             (isinstance(a, (int, float)) and isinstance(b, (int, float)))
             or (type(a) is type(b) and isinstance(a, (str, tuple, list)))
@@ -432,6 +457,8 @@ class Expressions:
             raise PoisonError()
         if isinstance(v, Affine):
             v = self.need_concrete(v, "a condition")
+        if isinstance(v, OpaqueModule):
+            raise opaque_error(v, None)
         if isinstance(v, Register):
             raise registers.truth_error(v)
         if isinstance(v, TensorView):

@@ -40,6 +40,10 @@ class NkiBinding:
                 Diagnostic("nkic_deprecated_api", message, self.loc(node), "warning", hint)
             )
 
+    def warn(self, code: str, message: str, node: ast.AST | None, hint: str) -> None:
+        """A warning at `node` (reported once per source location)."""
+        self._emit_diag(Diagnostic(code, message, self.loc(node), "warning", hint))
+
     def nested_kernel_call(self, fn, node: ast.AST) -> None:
         """A kernel calls an `@nki.jit` kernel: an error, or (where the language inlines it) a
         warning, after which the call proceeds like a helper call."""

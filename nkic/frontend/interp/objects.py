@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from .. import pylib
+from ..host_modules import ProcessEnvironment, environment_missing
 from ..tensors import TensorView, type_name
 from ..values import (
     MISSING,
@@ -19,6 +20,7 @@ from ..values import (
     FieldDefault,
     FieldSpec,
     Function,
+    HostModule,
     Instance,
     ModuleValue,
     NkiClass,
@@ -178,12 +180,19 @@ class PythonObjects:
         names = [f.name for f in fields]
         values = dict(zip(names, args))
         for k, v in kwargs.items():
+            if k not in names and _is_class_default(cls, k):
+                # a class attribute without annotation: NKI's synthesised __init__ takes it as
+                # a field too (by keyword: it has no place among the positional fields)
+                obj.attrs[k] = v
+                continue
             if k not in names:
                 raise UserError(
                     "err_unexpected_keyword",
                     f"{cls.name}() got an unexpected keyword argument '{k}'",
                     call.arg_node(name=k),
-                    self.suggest(k, names),
+                    self.suggest(
+                        k, names + [n for n in _class_names(cls) if _is_class_default(cls, n)]
+                    ),
                 )
             if k in values:
                 raise UserError(
@@ -238,6 +247,14 @@ class PythonObjects:
                 err = UserError("err_unknown_api", message, node, hint)
                 err.certain = obj.name.split(".")[0] == self.language.package  # NKI fails too
                 raise err
+            if isinstance(obj, HostModule):
+                raise UserError(
+                    "err_import_error",
+                    f"'{obj.name}.{name}' is not available in kernels: {obj.unmodelled}",
+                    node,
+                    "nkic evaluates host code without side effects or machine state; "
+                    "pass the value to the kernel as an argument",
+                )
             raise UserError(
                 "err_attribute_error",
                 f"module '{obj.name}' has no attribute '{name}'",
@@ -359,6 +376,8 @@ class PythonObjects:
             if not _has_key(obj, key):  # a host dict may have other keys (Enum members)
                 self.check_key(key)
             if key not in obj:
+                if isinstance(obj, ProcessEnvironment):
+                    raise environment_missing(key)
                 raise UserError(
                     "err_value_error", f"key {key!r} not found", None, self.suggest(key, obj)
                 )
@@ -424,6 +443,10 @@ class PythonObjects:
             return
         if isinstance(obj, dict):
             self.check_key(key)
+            if isinstance(obj, ProcessEnvironment) and not (
+                isinstance(key, str) and isinstance(value, str)
+            ):
+                raise UserError("err_type_error", "os.environ keys and values must be strings")
             self.touch(obj)
             obj[key] = value
             return
@@ -447,6 +470,16 @@ class PythonObjects:
                 self.call_function(method, [obj, key, value], {}, CallSite(node))
                 return
         raise UserError("err_type_error", f"{type_name(obj)} does not support item assignment")
+
+
+def _is_class_default(cls: NkiClass, name: str) -> bool:
+    """Whether `name` is a plain value set in the body of `cls` or of a base (`x = None`)."""
+    if name.startswith("__"):
+        return False
+    value = cls.lookup(name)
+    return value is not MISSING and not isinstance(
+        value, (Function, StaticMethod, ClassMethod, Property, Builtin, NkiClass)
+    )
 
 
 def _has_key(d: dict, key) -> bool:

@@ -34,13 +34,35 @@ def shared_tensors(kernel: Kernel) -> dict[tuple, Tensor]:
 
 
 def check_cores(kernels: list[Kernel], sink: DiagnosticSink) -> None:
-    """Report cross-core races and control-flow divergence between the launch's programs."""
+    """Report outputs no core writes, cross-core races and control-flow divergence between
+    the launch's programs."""
+    _unwritten_outputs(kernels, sink)
     if _divergence(kernels, sink) or _meetings(kernels, sink):
         return
     # a kernel that never asks for its core runs the same program on every core: overlapping
     # writes then carry the same values, whichever lands last
     if any(k.reads_core for k in kernels):
         _races(kernels, sink)
+
+
+def _unwritten_outputs(kernels: list[Kernel], sink: DiagnosticSink) -> None:
+    """A returned tensor that no core of the launch writes (the cores share their outputs:
+    one core may write an output for both)."""
+    written = [{id(a.ap.tensor) for a in accesses(k) if a.write and a.reachable} for k in kernels]
+    first = kernels[0]
+    params = {id(p) for p in first.params}
+    for n, t in enumerate(first.returns):
+        if id(t) in params:
+            continue
+        if not any(n < len(k.returns) and id(k.returns[n]) in w for k, w in zip(kernels, written)):
+            sink.error(
+                "err_tensor_output_not_written_to",
+                f"`{t.label or t.name}` is returned but no core of the LNC={len(kernels)} "
+                "launch writes it",
+                t.loc,
+                "write the output with `nisa.dma_copy(dst=...)` before returning it (on one "
+                "core is enough: the cores share it); a loop with zero iterations writes nothing",
+            )
 
 
 def meetings(kernel: Kernel) -> list[Inst]:

@@ -1,4 +1,5 @@
-"""Reads of on-chip tensors before any write, and matmul accumulation onto unwritten PSUM.
+"""Reads of on-chip tensors before any write (reads that earlier writes cover only in part are
+a warning), and matmul accumulation onto unwritten PSUM.
 
 Loops stay symbolic: a write counts for a read when it precedes the read in program order (its
 whole loop range) or when it follows the read inside a common loop that runs at least twice
@@ -20,25 +21,36 @@ from .regions import Footprint, common_kind, convert, covered, footprint
 
 @dataclass(frozen=True)
 class Dataflow(Pass):
-    """Reports `err_read_before_write` and `err_psum_accumulate_uninitialized`."""
+    """Reports `err_read_before_write`, `nkic_partly_uninitialised_read` and
+    `err_psum_accumulate_uninitialized`."""
 
     name = "dataflow"
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         allocs = {id(op.result): loops for op, loops in kernel.walk() if isinstance(op, Alloc)}
         by_tensor: dict[int, list[Access]] = {}
+        to_hbm: set[int] = set()  # instructions writing device memory, seen outside the core
         for a in accesses(kernel):
+            if a.write and not a.ap.tensor.on_chip:
+                to_hbm.add(id(a.inst))
             if a.reachable and a.ap.tensor.on_chip and id(a.ap.tensor) in allocs:
                 by_tensor.setdefault(id(a.ap.tensor), []).append(a)
         for items in by_tensor.values():
             regions = _Regions()
             writes = [a for a in items if a.write]
+            partly = None
             for a in items:
                 if a.write and not _explicit_accumulate(a):
                     continue
-                if not _is_initialised(a, writes, regions, allocs[id(a.ap.tensor)]):
-                    _report(ctx, a)
+                state = _initialised(a, writes, regions, allocs[id(a.ap.tensor)])
+                if state == UNWRITTEN or (state == PARTLY and (a.write or id(a.inst) in to_hbm)):
+                    _report(ctx, a, partly=state == PARTLY)
                     break
+                if state == PARTLY and partly is None:
+                    partly = a
+            else:
+                if partly is not None:
+                    _report_partly(ctx, partly)
 
 
 class _Regions:
@@ -76,25 +88,32 @@ def _may_precede(w: Access, r: Access, alloc_loops: tuple[Loop, ...]) -> bool:
     )
 
 
-def _is_initialised(
+#: What earlier writes left in the region an access reads.
+WRITTEN, PARTLY, UNWRITTEN = "written", "partly", "unwritten"
+
+
+def _initialised(
     r: Access, all_writes: list[Access], regions: _Regions, alloc_loops: tuple[Loop, ...]
-) -> bool:
+) -> str:
     # the common case first: the latest earlier write covers the whole read
     target = regions.get(r)
     for w in reversed(all_writes[: bisect.bisect_left(all_writes, r.index, key=_index)]):
         f = regions.get(w)
         if f[0].kind == target[0].kind and _contains(f[1], target[1]) and w.inst is not r.inst:
-            return True
+            return WRITTEN
     writes = [w for w in all_writes if _may_precede(w, r, alloc_loops)]
     if not writes:
-        return False
+        return UNWRITTEN
     kind = common_kind(target[0], *(regions.get(w)[0] for w in writes))
     box = regions.get(r, kind)[1]
     boxes = [regions.get(w, kind)[1] for w in writes]
+    overlap = any(all(lo <= th and tl <= hi for (lo, hi), (tl, th) in zip(b, box)) for b in boxes)
     if kind != "elements":
         # coarse coordinates hull strided accesses: any overlapping write counts
-        return any(all(lo <= th and tl <= hi for (lo, hi), (tl, th) in zip(b, box)) for b in boxes)
-    return covered(box, boxes)
+        return WRITTEN if overlap else UNWRITTEN
+    if covered(box, boxes):
+        return WRITTEN
+    return PARTLY if overlap else UNWRITTEN
 
 
 def _index(a: Access) -> int:
@@ -105,7 +124,26 @@ def _contains(outer: list[tuple[int, int]], inner: list[tuple[int, int]]) -> boo
     return all(lo <= il and ih <= hi for (lo, hi), (il, ih) in zip(outer, inner))
 
 
-def _report(ctx: PassContext, a: Access) -> None:
+def _report_partly(ctx: PassContext, a: Access) -> None:
+    """A read into on-chip memory of which earlier writes cover only a part: valid when the
+    kernel never uses what the unwritten part produces (an instruction whose lanes are
+    independent, such as a transpose or GpSimd's per-core nonzero_with_count, leaves garbage
+    where nothing depends on it), which nkic does not follow; so a warning. Copying such a
+    region to device memory is `err_read_before_write`."""
+    t = a.ap.tensor
+    name = t.label or t.name
+    ctx.sink.warning(
+        "nkic_partly_uninitialised_read",
+        f"{a.inst.opcode}: `{a.operand}` reads `{name}`, of which earlier writes cover only "
+        "a part; the rest holds what the memory held before",
+        a.inst.loc,
+        "write the whole region first (e.g. `nisa.memset`) unless the results computed from "
+        "the unwritten part are never used",
+        related=(Related(t.loc, f"`{name}` allocated here"),),
+    )
+
+
+def _report(ctx: PassContext, a: Access, partly: bool = False) -> None:
     t = a.ap.tensor
     name = t.label or t.name
     related = (Related(t.loc, f"`{name}` allocated here"),)
@@ -122,7 +160,10 @@ def _report(ctx: PassContext, a: Access) -> None:
         return
     ctx.sink.error(
         "err_read_before_write",
-        f"{a.inst.opcode}: `{a.operand}` reads `{name}` before anything wrote it",
+        f"{a.inst.opcode}: `{a.operand}` reads `{name}`, of which earlier writes cover only a "
+        "part, into device memory"
+        if partly
+        else f"{a.inst.opcode}: `{a.operand}` reads `{name}` before anything wrote it",
         a.inst.loc,
         "on-chip tensors start uninitialised: write the tile first (e.g. `nisa.memset` or "
         "`nisa.dma_copy`), or allocate it with `nl.zeros`",

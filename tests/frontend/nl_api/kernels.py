@@ -2,6 +2,7 @@
 this folder. Compile-time arguments choose the API (`name`) and the `dtype=` of its result."""
 
 import nki
+import nki.isa as nisa
 import nki.language as nl
 
 
@@ -144,6 +145,17 @@ def identity(n, dtype):
     eye = nl.ndarray((n, n), dtype=dtype, buffer=nl.sbuf)
     nl.shared_identity_matrix(n, dtype=dtype, dst=eye)
     return _out(eye)
+
+
+@nki.jit
+def transposed_by_identity(a):
+    """a.T through the Tensor Engine: the identity nl.shared_identity_matrix puts in SBUF is
+    the moving operand of a transposing matmul."""
+    t = nl.load(a)
+    eye = nl.shared_identity_matrix(a.shape[0], dtype=a.dtype)
+    p = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=p, stationary=t, moving=eye, is_transpose=True)
+    return _out(nl.copy(p))
 
 
 @nki.jit

@@ -147,6 +147,13 @@ def test_shared_identity_matrix(n, dtype):
     np.testing.assert_array_equal(got.astype(np.float32), np.eye(n))
 
 
+def test_shared_identity_matrix_without_dst_is_an_sbuf_tile():
+    x = rand((64, 32), 18)
+    kernel = nkic.compile(k.transposed_by_identity, x)
+    np.testing.assert_array_equal(kernel(x), x.T)
+    assert 'alloc sbuf float32[64, 64] "identity64"' in kernel.ir
+
+
 def test_device_print_warns_and_the_kernel_still_runs():
     x = rand((8, 8), 17)
     diags = nkic.check(k.__file__, "printed", a=x)

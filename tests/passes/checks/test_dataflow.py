@@ -32,9 +32,25 @@ def test_reported_once_per_tensor():
     assert codes(diags) == ["err_read_before_write"]
 
 
-def test_partial_write_is_reported():
+def test_partial_write_read_on_chip_is_a_warning():
     body = "\n".join([T, U, memset_t(window=view("t", 512, 128, 256)), copy_t_to_u()])
-    only(check(body), "err_read_before_write")
+    d = only(check(body), "nkic_partly_uninitialised_read")
+    assert d.severity == "warning" and (d.loc.line, d.loc.col) == (10, 3)
+    assert d.message == (
+        "tensor_copy: `src` reads `t`, of which earlier writes cover only a part; the rest "
+        "holds what the memory held before"
+    )
+
+
+def test_partial_write_stored_to_hbm_is_an_error():
+    out = '  %out = alloc shared_hbm float32[128, 512] "out" @0:3:5-3:60'
+    store = f"  dma_copy(dst={tile('out', 128, 512)}, src={tile('t', 128, 512)}) {{}} {at(10)}"
+    body = "\n".join([T, out, memset_t(window=view("t", 512, 128, 256)), store])
+    d = only(check(body, returns="%out"), "err_read_before_write")
+    assert d.loc.line == 10
+    assert d.message == (
+        "dma_copy: `src` reads `t`, of which earlier writes cover only a part, into device memory"
+    )
 
 
 def test_two_partial_writes_cover_the_read():
@@ -57,7 +73,7 @@ def test_write_in_too_short_loop_leaves_a_gap():
         memset_t(5, view("t", 512, 128, 128, "128*$i0")),
         "  }",
     ])  # fmt: skip
-    only(check("\n".join([T, U, loop, copy_t_to_u()])), "err_read_before_write")
+    only(check("\n".join([T, U, loop, copy_t_to_u()])), "nkic_partly_uninitialised_read")
 
 
 def test_write_later_in_loop_body_counts_as_earlier_iteration():

@@ -2,7 +2,7 @@ import nki.isa as nisa
 
 
 def fill(t):
-    nisa.memset(dst=t, value=0.0, engine=3)
+    nisa.memset(dst=t, value=0.0, engine=9)
 
 
 def fill_twice(t):

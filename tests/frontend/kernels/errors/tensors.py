@@ -24,7 +24,7 @@ def tensors(x):
     j = t.ap([[1, 128], [1, 512]])  # expect: err_invalid_view@9
     k = x[0:128, 0:100].reshape((100, 128))  # expect: err_invalid_view@9
     t2 = nl.ndarray((128, 512), nl.float32, buffer="sbuf")  # expect: err_invalid_argument@45
-    nisa.dma_copy(dst=t, src=x, dge_mode=2)  # expect: err_invalid_argument@33
+    nisa.dma_copy(dst=t, src=x, dge_mode=7)  # expect: err_invalid_argument@33
     nisa.tensor_tensor(dst=t, data1=t, data2=t, op=nl.exp)  # expect: err_invalid_argument@49
     nisa.tensor_tensor(dst=t, data1=t, data2=3, op=nl.add)  # expect: err_invalid_argument@40
     x[0:1, 0:1] = 0.0  # expect: err_unsupported_memory@5
