@@ -21,7 +21,13 @@ import numpy as np
 from nkirt import dtypes
 from nkirt.access import AccessPattern, BoundsError
 from nkirt.cost import ComputeCost, DmaPlan, InstructionShape, compute_cost, dma_plan
-from nkirt.cost.tables import PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, TARGETS, TargetTable
+from nkirt.cost.tables import (
+    DMA_FIXED_NS,
+    PSUM_BANK_BYTES,
+    PSUM_PARTITION_BYTES,
+    TARGETS,
+    TargetTable,
+)
 from nkirt.cost.throttle import TensorThrottle
 from nkirt.dma_rings import DmaRings
 from nkirt.errors import NeffError, RunError, RuntimeFault
@@ -43,8 +49,21 @@ STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
 
 #: Instructions that meet the other cores of an LNC launch (nkirt/launch.py).
 CROSS_CORE = frozenset(
-    {"core_barrier", "sendrecv", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"}
+    {
+        "core_barrier",
+        "sendrecv",
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "all_to_all",
+        "all_to_all_v",
+        "all_gather_v",
+        "collective_permute",
+        "collective_permute_reduce",
+    }
 )
+#: The metadata setup of a split `_v` collective (nkirt/launch.py runs its trigger).
+PREPARES = frozenset({"all_to_all_v_prepare", "all_gather_v_prepare"})
 
 #: Instructions that accumulate into PSUM (Hardware §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
@@ -262,7 +281,7 @@ def _instruction(
     inst.ports = port_claims(inst.engine, buffers, table)
     inst.bank_ports = per_bank(inst.engine, buffers, table)
     inst.count = 0
-    inst.cross_core = inst.op in CROSS_CORE
+    inst.cross_core = inst.op in CROSS_CORE or inst.op in PREPARES
     inst.busy_ns = 0.0
     return inst
 
@@ -283,6 +302,8 @@ class Executor:
         #: The launch this core belongs to and its physical core (set by nkirt.launch).
         self.launch = None
         self.core = 0
+        #: The prepare slot: (collective, metadata values or None, setup done ns) or None.
+        self.prepared: tuple | None = None
         self.table = TARGETS[program.target]
         self.functional = not timing_only
         #: What-if analysis: ignore the program's semaphore waits and wait instead for exactly
@@ -359,6 +380,8 @@ class Executor:
                     node.executions += 1
                     self._nodes(node.body, env, executions)
                 del env[var], executions[var]
+            elif node.op in PREPARES:
+                self._prepare(node, env, executions)
             elif node.cross_core:
                 self._meet(node, env, executions)
             else:
@@ -382,6 +405,32 @@ class Executor:
                 "runs on one core"
             )
         self.launch.meet(self.core, inst, env, inputs, outputs)
+
+    def _prepare(self, inst, env: dict[str, int], executions) -> None:
+        """The metadata setup of a split `_v` collective: it reads the counts now (the
+        trigger uses these) and completes one DMA round trip after its issue; the core's one
+        prepare slot holds it until the trigger."""
+        inputs = _placed(inst, inst.inputs, env, executions)
+        if self.prepared is not None:
+            raise RuntimeFault(
+                f"{inst.describe(env)}: a prepare while another waits for its trigger (prepares "
+                "share one slot)"
+            )
+        self._time(inst, env, False, inputs, [])
+        values = None
+        if self.memory is not None:
+            ap, where = inputs[0]
+            if not self.memory.is_written(ap, where):
+                raise RuntimeFault(
+                    f"uninitialised read: {inst.describe(env)} reads the metadata "
+                    f"({ap.tensor.name}) before anything wrote it"
+                )
+            values = np.array(self.memory.view(ap, where, writable=False))
+        self.prepared = (
+            inst.op.removesuffix("_prepare"),
+            values,
+            self.records[-1][1] + DMA_FIXED_NS,
+        )
 
     def settle(self, inst, done: float) -> None:
         """The cross-core instruction just issued completes at `done` (its engine waits)."""

@@ -4,7 +4,16 @@ scalar, tiling and collective APIs that nkic does not implement yet are named as
 
 from __future__ import annotations
 
+from .. import nki_collectives
 from .nki_0_6 import NKI_0_6
+
+#: The prepare/trigger split of the variable-size collectives.
+_SPLIT = {
+    "all_to_all_v_prepare",
+    "all_to_all_v_trigger",
+    "all_gather_v_prepare",
+    "all_gather_v_trigger",
+}
 
 _LOOPS = (
     "nl.fori_loop or nl.while_loop (not supported by nkic yet), or nl.sequential_range "
@@ -14,6 +23,9 @@ _LOOPS = (
 NKI_0_7 = NKI_0_6.derive(
     "NKI 0.7",
     "0.7",
+    added={
+        "nki.collectives": {n: b for n, b in nki_collectives.bindings("0.7").items() if n in _SPLIT}
+    },
     removed={"nki.language": {"dynamic_range": _LOOPS}},
     unsupported={
         "nki.language": {

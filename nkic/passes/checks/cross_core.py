@@ -14,7 +14,7 @@ import math
 
 from ...diagnostics import DiagnosticSink, Related
 from ...ir.core import Alloc, Inst, Kernel, Loop, Tensor
-from ...ir.isa import CROSS_CORE
+from ...ir.isa import CROSS_CORE, PREPARES
 from .. import offsets
 from ..regions import loop_ranges
 from .accesses import Access, accesses
@@ -57,6 +57,39 @@ def check_single_core(kernel: Kernel, sink: DiagnosticSink) -> None:
             "compiled for LNC=1",
             op.loc,
             "compile and run the kernel with --lnc 2 (kernel[2], lnc=2 in Python)",
+        )
+
+
+def check_prepares(kernel: Kernel, sink: DiagnosticSink) -> None:
+    """A split `_v` collective's prepare and trigger in the same loop body, and no prepare
+    left without its trigger: each prepare is followed by exactly one trigger (one slot)."""
+    pending: tuple[Inst, tuple[Loop, ...]] | None = None
+    for op, loops in kernel.walk():
+        if not isinstance(op, Inst):
+            continue
+        if op.opcode in PREPARES:
+            pending = (op, loops)
+        elif op.attrs.get("prepared") and pending is not None:
+            prepare, where = pending
+            pending = None
+            if where != loops:
+                sink.error(
+                    "nkic_collective_prepare_slot",
+                    f"ncc.{op.opcode}_trigger runs in other loops than its prepare: every "
+                    "execution of a prepare needs exactly one trigger before the next prepare",
+                    op.loc,
+                    "call the prepare and its trigger in the same loop body",
+                    related=(Related(prepare.loc, "the prepare"),),
+                )
+    if pending is not None:
+        prepare = pending[0]
+        sink.error(
+            "nkic_collective_prepare_slot",
+            f"ncc.{prepare.opcode} is never triggered: each prepare must be followed by exactly "
+            "one trigger",
+            prepare.loc,
+            f"call ncc.{prepare.opcode.replace('_prepare', '_trigger')} on the instruction it "
+            "returns",
         )
 
 
