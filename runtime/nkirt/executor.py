@@ -286,6 +286,11 @@ def _instruction(
     return inst
 
 
+def _written_tensors(instructions: list[StaticInstruction]) -> frozenset[int]:
+    """The ids of the tensors some instruction writes."""
+    return frozenset(ap.tensor.id for inst in instructions for ap in inst.outputs)
+
+
 class Executor:
     """One run of a program: device memory, queue clocks, DMA engines, semaphore checker."""
 
@@ -327,7 +332,11 @@ class Executor:
         )
         #: the first instruction instance whose output held Inf/NaN computed from finite inputs
         self.non_finite: dict | None = None
-        self.memory = Memory(program, self.table) if self.functional else None
+        self.memory = (
+            Memory(program, self.table, _written_tensors(self.instructions))
+            if self.functional
+            else None
+        )
         self.queue_free = [0.0] * len(QUEUES)
         self.dma_done = [0.0] * len(QUEUES)
         self.mm_start = self.mm_end = self.ls_end = 0.0
@@ -504,6 +513,7 @@ class Executor:
             ops[ap.name] = memory.view(ap, where, writable=False)
         if inst.semantics.reads_outputs:
             for ap, where in outputs:
+                memory.settle(ap, where)
                 ops[ap.name] = memory.view(ap, where, writable=False)
         if inst.op in MATMULS and attrs.get("accumulate") is True:
             for ap, where in outputs:

@@ -1,9 +1,18 @@
 """The NeuronCore's memories as byte buffers: HBM tensors, SBUF and PSUM, with init tracking.
 
 SBUF is 128 partitions × the target's partition size and PSUM 128 × 16 KiB, both flat uint8
-buffers, partition-major. Every byte starts as 0xFF, a NaN in every float format (and -1 in
-every signed integer), and a shadow buffer marks the bytes written so far so that reading
-never-written memory is reported instead of silently computing on garbage.
+buffers, partition-major. Every byte reads as 0xFF until it is written, a NaN in every float
+format (and -1 in every signed integer), and a shadow buffer marks the bytes written so far so
+that reading never-written memory is reported instead of silently computing on garbage.
+
+The 0xFF is applied lazily: buffers are allocated without being filled (the operating system
+hands out their pages on first touch), and the bytes a read could observe unwritten — the
+current contents an instruction reads back from its own outputs, and the outputs returned — are
+set to 0xFF where the shadow says nothing wrote them (`settle`). Every other read of unwritten
+memory is a fault, so no other read can see the difference.
+
+An input that no instruction writes, given as an array already in its storage dtype and
+layout, is not copied: its buffer is a read-only view of the caller's array (`load`).
 """
 
 from __future__ import annotations
@@ -21,23 +30,34 @@ _MARK_DTYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _MARK = {size: (1 << (8 * size)) - 1 for size in _MARK_DTYPES}
 
 
+def _all_marked(shadow: np.ndarray) -> bool:
+    """Whether every byte of a shadow is marked written (a min-reduction, in wide words)."""
+    wide = shadow[: shadow.size // 8 * 8].view(np.uint64)
+    return (wide.size == 0 or int(wide.min()) == _MARK[8]) and (
+        shadow.size % 8 == 0 or int(shadow[wide.size * 8 :].min()) == UNWRITTEN
+    )
+
+
 class Memory:
     """Byte buffers of one simulated NeuronCore and the 'written' shadow of each."""
 
-    def __init__(self, program: Program, table: TargetTable):
+    def __init__(self, program: Program, table: TargetTable, written: frozenset[int] = frozenset()):
+        """`written`: the ids of the tensors some instruction writes (inputs outside it may be
+        borrowed from the caller without a copy)."""
         self.program = program
+        # unfilled: see the module docstring (0xFF is applied where a read can observe it)
         self.buffers: dict[object, np.ndarray] = {
-            "sbuf": np.full(PARTITIONS * table.sbuf_partition_bytes, UNWRITTEN, np.uint8),
-            "psum": np.full(PARTITIONS * PSUM_PARTITION_BYTES, UNWRITTEN, np.uint8),
+            "sbuf": np.empty(PARTITIONS * table.sbuf_partition_bytes, np.uint8),
+            "psum": np.empty(PARTITIONS * PSUM_PARTITION_BYTES, np.uint8),
         }
         inputs = {tensor.id for tensor in program.inputs}
+        outputs = {tensor.id for tensor in program.outputs}
+        #: inputs whose buffer may be the caller's array: never written, never returned
+        self.borrowable = inputs - written - outputs
         for tensor in program.tensors.values():
-            if tensor.on_chip:
-                continue
-            if tensor.id in inputs or tensor.data is not None:  # written whole before the run
+            if not tensor.on_chip and tensor.id not in self.borrowable:
                 self.buffers[tensor.id] = np.empty(tensor.nbytes, np.uint8)
-            else:
-                self.buffers[tensor.id] = np.full(tensor.nbytes, UNWRITTEN, np.uint8)
+        # a borrowable input's buffer is made when it is loaded or filled (`_input_buffer`)
         #: the 'written' shadow of each buffer; None for a buffer written whole (an input once
         #: loaded, a constant): it needs no shadow, which keeps a run's memory at about the
         #: kernel's own tensors
@@ -45,6 +65,7 @@ class Memory:
             key: None if key in inputs else np.zeros(buf.size, np.uint8)  # calloc: lazy pages
             for key, buf in self.buffers.items()
         }
+        self.written.update(dict.fromkeys(self.borrowable))
         #: PSUM bytes whose last writer was TensorE (matmul/transpose): only those may be
         #: accumulated onto by a matmul (Hardware §4: accumulation is controlled only by TensorE).
         self.psum_by_tensor = np.zeros(PARTITIONS * PSUM_PARTITION_BYTES, np.uint8)
@@ -66,19 +87,47 @@ class Memory:
         return ap.buffer if ap.buffer != "hbm" else ap.tensor.id
 
     def load(self, tensor_id: int, array: np.ndarray) -> None:
-        """Place an input tensor's bytes in its HBM buffer."""
-        self.buffers[tensor_id][:] = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
+        """Place an input tensor's bytes in its HBM buffer: a read-only view of `array` (no
+        copy) when no instruction writes the tensor and `array` is C-contiguous, else a copy."""
+        data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
+        if tensor_id in self.borrowable and data.size == self.program.tensors[tensor_id].nbytes:
+            data.flags.writeable = False  # `data` is a view object of our own, not `array`
+            self.buffers[tensor_id] = data
+        else:
+            self._input_buffer(tensor_id)[:] = data
         self.written[tensor_id] = None
 
     def load_in_place(self, tensor_id: int) -> None:
         """An input whose bytes were written through `tensor_view` is now loaded."""
         self.written[tensor_id] = None
 
+    def _input_buffer(self, tensor_id: int) -> np.ndarray:
+        if tensor_id not in self.buffers:
+            self.buffers[tensor_id] = np.empty(self.program.tensors[tensor_id].nbytes, np.uint8)
+        return self.buffers[tensor_id]
+
     def tensor_view(self, tensor: TensorInfo) -> np.ndarray:
         """An HBM tensor's buffer as a writable array of its storage dtype and shape (no copy):
         inputs are filled in place, and outputs returned without a copy."""
         storage = dtypes.storage_dtype(tensor.dtype)
-        return self.buffers[tensor.id].view(storage).reshape(tensor.shape)
+        return self._input_buffer(tensor.id).view(storage).reshape(tensor.shape)
+
+    def settle(self, ap: AccessPattern, where: Location) -> None:
+        """Make the AP's never-written bytes read as 0xFF (before a read that may observe them)."""
+        shadow = self.written[self.key(ap)]
+        if shadow is None or self.is_written(ap, where):
+            return
+        shape, strides = (*ap.nums, ap.itemsize), (*ap.view_strides, 1)
+        data = np.ndarray(shape, np.uint8, self.buffers[self.key(ap)], where.byte, strides)
+        marks = np.ndarray(shape, np.uint8, shadow, where.byte, strides)
+        np.bitwise_or(data, np.invert(marks), out=data)
+
+    def settle_tensor(self, tensor: TensorInfo) -> None:
+        """Make a whole HBM tensor's never-written bytes read as 0xFF (an output returned)."""
+        shadow = self.written[tensor.id]
+        if shadow is None or shadow.size == 0 or _all_marked(shadow):
+            return
+        np.putmask(self.buffers[tensor.id], shadow == 0, UNWRITTEN)
 
     def tensor_array(self, tensor: TensorInfo) -> np.ndarray:
         """A copy of an HBM tensor's contents in its storage dtype and shape."""

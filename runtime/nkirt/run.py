@@ -143,6 +143,7 @@ def execute(
     outputs = {}
     if executor.memory is not None:
         for name, tensor in zip(program.output_names, program.outputs):
+            executor.memory.settle_tensor(tensor)
             outputs[name] = executor.memory.tensor_view(tensor)  # the run's memory is not reused
     profiles = []
     for core in executors:
