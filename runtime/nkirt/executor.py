@@ -309,6 +309,10 @@ class Executor:
         self.core = 0
         #: The prepare slot: (collective, metadata values or None, setup done ns) or None.
         self.prepared: tuple | None = None
+        #: (the busy intervals of the core's HBM stack, its GB/s): every byte the core's DMAs
+        #: read from or write to HBM passes it; the two cores of an LNC launch share one
+        #: (launch.py). Not where a measured sustained rate already bounds the core (trn1).
+        self.shared_hbm: tuple[DmaRings, float] | None = None
         self.table = TARGETS[program.target]
         self.functional = not timing_only
         #: What-if analysis: ignore the program's semaphore waits and wait instead for exactly
@@ -346,6 +350,8 @@ class Executor:
         #: the core's sustained HBM-side DMA rate as one shared resource (trn1; cost/tables.py)
         self.hbm_rate = self.table.dma_sustained_gbps
         self.hbm = DmaRings(self.horizon, count=1) if self.hbm_rate else None
+        if self.table.hbm_stack_gbps and not self.hbm_rate:
+            self.shared_hbm = (DmaRings(self.horizon, count=1), self.table.hbm_stack_gbps)
         self.ports = PortArbiter(self.horizon)
         self.checker = SemaphoreChecker(self.horizon, None if ideal_waits else self.settled)
         #: vector clocks have one entry per queue the program uses: that queue's lane
@@ -655,6 +661,8 @@ class Executor:
             completion = max(moved, self.dma_done[queue])
             self.dma_done[queue] = busy_end = completion
             self.queue_free[queue] = start + cost.fixed_ns
+            if self.launch is not None and self.shared_hbm is not None:
+                self.launch.step(self.core, start)
         # with ideal waits every conflicting access is waited for by construction
         order = ALL_ORDERED if self.ideal_waits else clock
         try:
@@ -723,6 +731,9 @@ class Executor:
                 done = max(done, self.rings.reserve(engine, data_start, busy))
         if self.hbm is not None and plan.hbm_bytes:
             done = max(done, self.hbm.reserve(0, data_start, plan.hbm_bytes / self.hbm_rate))
+        if self.shared_hbm is not None and plan.hbm_bytes:
+            stack, gbps = self.shared_hbm
+            done = max(done, stack.reserve(0, data_start, plan.hbm_bytes / gbps))
         return done
 
     def _dynamic(self, inst, env, attrs, inputs, outputs) -> dict[str, tuple]:

@@ -16,7 +16,11 @@ import numpy as np
 
 from nkirt import dtypes
 from nkirt.cost.collectives import V_COLLECTIVES, exchange_ns
+from nkirt.dma_rings import DmaRings
 from nkirt.errors import RuntimeFault
+
+#: How far (ns of simulated time) one core may run ahead of another before it hands over.
+STEP_NS = 2000.0
 
 
 class _Abort(Exception):
@@ -33,9 +37,19 @@ class Launch:
         self.done: set[int] = set()
         self.arrived: dict[int, tuple] = {}
         self.meetings = 0
+        #: each core's latest DMA issue time (`step`)
+        self.clock = [0.0] * len(executors)
         self.error: BaseException | None = None
         for core, executor in enumerate(executors):
             executor.launch, executor.core = self, core
+        #: The HBM stack both cores of the launch share: every byte either core's DMAs read
+        #: from or write to HBM passes it at the stack's bandwidth (cost/tables.py).
+        table = executors[0].table
+        self.hbm = None
+        if executors[0].shared_hbm is not None:
+            self.hbm = DmaRings(lambda: min(ex.horizon() for ex in executors), count=1)
+            for executor in executors:
+                executor.shared_hbm = (self.hbm, table.hbm_stack_gbps)
 
     def run(self) -> None:
         threads = [
@@ -71,6 +85,25 @@ class Launch:
                     "without reaching it (the cores' control flow diverged)"
                 )
             self._pass(core)
+
+    def step(self, core: int, now: float) -> None:
+        """Called by a core's executor after it issues a DMA at simulated time `now`: a core
+        that runs `STEP_NS` ahead of another that can still run hands it the baton, so the
+        cores reserve the HBM stack they share in about time order (a fair share, not the
+        first core's traffic first)."""
+        self.clock[core] = now
+        behind = [
+            c
+            for c in range(len(self.executors))
+            if c != core and c not in self.done and c not in self.arrived
+            and self.clock[c] < now - STEP_NS
+        ]  # fmt: skip
+        if not behind:
+            return
+        with self.cond:
+            self.turn = behind[0]
+            self.cond.notify_all()
+            self._wait(lambda: self.turn == core)
 
     def _wait(self, ready) -> None:
         while not ready():
