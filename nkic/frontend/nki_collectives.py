@@ -11,6 +11,7 @@ simulate; it is `err_unsupported_api`.
 from __future__ import annotations
 
 from . import nki_api as api
+from .tensors import TensorView
 from .values import Builtin, UserError
 
 #: The one replica group a launch's own cores form.
@@ -41,17 +42,32 @@ def replica_group(ip, call, groups=None, *args, **kwargs):
 def _check_group(call, name: str, group) -> None:
     if group is None or tuple(map(tuple, group)) == LAUNCH_GROUP:
         return
-    ranks = sorted({r for g in group for r in g})
-    beyond = [r for r in ranks if r not in (0, 1)]
-    what = (
-        f"ranks {beyond} are cores of other launches or devices, which nkic does not simulate "
-        "(one run is one LNC=2 launch, ranks 0 and 1)"
-        if beyond
-        else "nkic simulates the group of both cores of the launch only"
-    )
+    listed = [r for g in group for r in g]
+    shown = [list(g) for g in group]
+    if len(set(listed)) != len(listed):
+        raise UserError(
+            "err_invalid_argument",
+            f"ncc.{name}: replica group {shown} lists rank "
+            f"{max(listed, key=listed.count)} twice; its rank lists must not overlap",
+            call.node,
+            "ncc.ReplicaGroup([[0, 1]]) for the two cores of the launch",
+        )
+    beyond = sorted(r for r in set(listed) if r not in (0, 1))
+    if beyond:
+        what = (
+            f"ranks {beyond} are cores of other launches or devices, which nkic does not "
+            "simulate (one run is one LNC=2 launch, ranks 0 and 1)"
+        )
+    elif all(len(g) == 1 for g in group):
+        what = (
+            "groups of one core each make the collective a local copy on every core; nkic "
+            "simulates the group of both cores of the launch only"
+        )
+    else:
+        what = "nkic simulates the group of both cores of the launch, in core order, only"
     raise UserError(
         "err_unsupported_api",
-        f"ncc.{name}: replica group {[list(g) for g in group]}: {what}",
+        f"ncc.{name}: replica group {shown}: {what}",
         call.node,
         "use ncc.ReplicaGroup([[0, 1]]); check a multi-device kernel rank by rank on hardware",
     )
@@ -244,6 +260,15 @@ def _collective_permute(ip, call, srcs, dsts, source_target_pairs=None, priority
             call.node,
             "permute between ranks 0 and 1",
         )
+    for what, t in (("srcs", src), ("dsts", dst)):
+        if isinstance(t, TensorView) and t.buffer not in ("hbm", "shared_hbm"):
+            raise UserError(
+                "err_unsupported_memory",
+                f"ncc.collective_permute: {what} is in {t.buffer}; its tensors must reside on "
+                "HBM (SBUF is not supported)",
+                call.node,
+                "copy the tile to an HBM tensor first, or use collective_permute_implicit",
+            )
     targets = [t for _, t in pairs]
     if len(set(targets)) != len(targets):
         raise UserError(

@@ -154,6 +154,35 @@ def test_replica_groups_beyond_the_launch_are_reported(tmp_path):
     assert "ranks [2, 3] are cores of other launches or devices" in diags[0].message
 
 
+@pytest.mark.parametrize(
+    ("group", "code", "words"),
+    [
+        ("[[0], [1]]", "err_unsupported_api", "groups of one core each"),
+        ("[[1, 0]]", "err_unsupported_api", "in core order"),
+        ("[[0, 1], [1]]", "err_invalid_argument", "lists rank 1 twice"),
+    ],
+)
+def test_other_groups_within_the_launch_are_reported(tmp_path, group, code, words):
+    body = (
+        "    ncc.all_to_all_v(srcs=[a[core]], dsts=[out[core]], "
+        f"replica_group=ncc.ReplicaGroup({group}), metadata_tensor=m)\n"
+    )
+    diags = _check(tmp_path, body)
+    assert [d.code for d in diags] == [code]
+    assert words in diags[0].message
+
+
+def test_an_explicit_permute_takes_hbm_tensors_only(tmp_path):
+    body = (
+        "    t = nl.ndarray((2, 64), a.dtype, buffer=nl.sbuf)\n"
+        "    nisa.dma_copy(dst=t, src=a)\n"
+        "    ncc.collective_permute(srcs=[t], dsts=[t], source_target_pairs=[(0, 1), (1, 0)])\n"
+    )
+    diags = _check(tmp_path, body)
+    assert [d.code for d in diags] == ["err_unsupported_memory"]
+    assert "srcs is in sbuf" in diags[0].message
+
+
 def test_metadata_must_be_uint32_rows_by_ranks(tmp_path):
     body = (
         "    bad = nl.ndarray((2, 2), nl.uint32, buffer=nl.private_hbm)\n"

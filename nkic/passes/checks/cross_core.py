@@ -14,7 +14,7 @@ import math
 
 from ...diagnostics import DiagnosticSink, Related
 from ...ir.core import Alloc, Inst, Kernel, Loop, Tensor
-from ...ir.isa import CROSS_CORE, PREPARES
+from ...ir.isa import COLLECTIVES, CROSS_CORE, PREPARES
 from .. import offsets
 from ..regions import loop_ranges
 from .accesses import Access, accesses
@@ -43,6 +43,13 @@ def check_cores(kernels: list[Kernel], sink: DiagnosticSink) -> None:
         _races(kernels, sink)
 
 
+def _api(opcode: str) -> str:
+    """How the kernel spells the instruction: `ncc.all_reduce`, `nisa.sendrecv`."""
+    if opcode == "collective_permute_reduce":
+        return "ncc.collective_permute_implicit_reduce"
+    return f"ncc.{opcode}" if opcode in COLLECTIVES else f"nisa.{opcode}"
+
+
 def meetings(kernel: Kernel) -> list[Inst]:
     """The kernel's instructions that meet the other core (`core_barrier`, `sendrecv`)."""
     return [op for op in kernel.instructions() if op.opcode in CROSS_CORE]
@@ -53,7 +60,7 @@ def check_single_core(kernel: Kernel, sink: DiagnosticSink) -> None:
     for op in meetings(kernel):
         sink.error(
             "nkic_lnc_degree",
-            f"nisa.{op.opcode} meets the other core of an LNC=2 launch, but this program is "
+            f"{_api(op.opcode)} meets the other core of an LNC=2 launch, but this program is "
             "compiled for LNC=1",
             op.loc,
             "compile and run the kernel with --lnc 2 (kernel[2], lnc=2 in Python)",
@@ -106,10 +113,10 @@ def _meetings(kernels: list[Kernel], sink: DiagnosticSink) -> bool:
             here, core, there, peer = (
                 (a, 0, b, other.core) if a is not None else (b, other.core, a, 0)
             )
-            met = f"nisa.{there.opcode}" if there is not None else "nothing"
+            met = _api(there.opcode) if there is not None else "nothing"
             sink.error(
                 "nkic_lnc_divergent_control_flow",
-                f"core {core} reaches nisa.{here.opcode} here as its meeting {n + 1} with the "
+                f"core {core} reaches {_api(here.opcode)} here as its meeting {n + 1} with the "
                 f"other core, where core {peer} reaches {met}: the cores would wait for each "
                 "other forever",
                 here.loc,
