@@ -1657,6 +1657,55 @@ def kernel(a: nt.tensor[512, 128]):
 """,
 )
 
+_code(
+    "nkic_collective_prepare_slot",
+    "A split variable-size collective's prepare without exactly one trigger",
+    "checks",
+    """NKI 0.7 splits `ncc.all_to_all_v` and `ncc.all_gather_v` into a prepare (the metadata
+    setup) and a trigger (the data movement). Prepares share a single slot: each prepare must
+    be followed by exactly one trigger of the instruction it returned, with no other prepare
+    in between; the hardware rejects an intervening prepare. nkic also needs the prepare and
+    its trigger in the same loop body, so that every execution of the prepare meets one
+    trigger. Sources:
+    https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/generated/nki.collectives.all_to_all_v_prepare.html
+    and https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/generated/nki.collectives.all_gather_v_prepare.html""",
+    """# nkic check kernel.py --arg a=float32[2,64] --arg meta=uint32[3,2]
+import nki.collectives as ncc
+
+
+@nki.jit
+def kernel(a, meta):
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    group = ncc.ReplicaGroup([[0, 1]])
+    first = ncc.all_gather_v_prepare(srcs=[a[core]], dsts=[out[core]], replica_group=group,
+                                     metadata_tensor=meta, recv_counts_known=True)
+    second = ncc.all_to_all_v_prepare(srcs=[a[core]], dsts=[out[core]], replica_group=group,
+#            ^ nkic_collective_prepare_slot
+                                      metadata_tensor=meta, recv_counts_known=True)
+    ncc.all_gather_v_trigger(first)
+    ncc.all_to_all_v_trigger(second)
+    return out
+""",
+    """# nkic check kernel.py --arg a=float32[2,64] --arg meta=uint32[3,2]
+import nki.collectives as ncc
+
+
+@nki.jit
+def kernel(a, meta):
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    group = ncc.ReplicaGroup([[0, 1]])
+    first = ncc.all_gather_v_prepare(srcs=[a[core]], dsts=[out[core]], replica_group=group,
+                                     metadata_tensor=meta, recv_counts_known=True)
+    ncc.all_gather_v_trigger(first)
+    second = ncc.all_to_all_v_prepare(srcs=[a[core]], dsts=[out[core]], replica_group=group,
+                                      metadata_tensor=meta, recv_counts_known=True)
+    ncc.all_to_all_v_trigger(second)
+    return out
+""",
+)
+
 # ---------------------------------------------------------------------------------------------
 # HBM addresses
 

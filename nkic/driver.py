@@ -191,9 +191,10 @@ def compile_core(
         affine_dependency=rules.affine_dependency,
         nki=language.version,
     )
-    if core[1] == 1:
-        from .passes.checks.cross_core import check_single_core
+    from .passes.checks.cross_core import check_prepares, check_single_core
 
+    check_prepares(ir, sink)
+    if core[1] == 1:
         check_single_core(ir, sink)
     ir = run_pipeline(ir, ctx, dump_after=dump_after, dump=dump)
     result.ir = ir

@@ -160,9 +160,33 @@ _CATALOG = [
     ("register_load", "dst:out, src:in", (_G,)),
     ("register_store", "dst:out, src:in", (_G,)),
     ("register_alu", "dst:out, data0:val, data1:val, op:alu", (_G,)),
+    # variable-size forms over flat buffers: `metadata` holds the counts and displacements,
+    # `dst_counts` (the same tensor) receives the counts when the collective writes them back;
+    # `prepared` marks the trigger of a prepare/trigger split (NKI 0.7)
+    ("all_to_all_v", "dst:out, src:in, metadata:in, dst_counts:out=None, recv_counts_known:bool=False, has_rdispls:bool=False, prepared:bool=False", (_G,), "trn2"),
+    ("all_gather_v", "dst:out, src:in, metadata:in, dst_counts:out=None, recv_counts_known:bool=False, has_rdispls:bool=False, prepared:bool=False", (_G,), "trn2"),
+    ("all_to_all_v_prepare", "metadata:in", (_G,), "trn2"),
+    ("all_gather_v_prepare", "metadata:in", (_G,), "trn2"),
+    # `pairs` flattened (source, target, source, target, ...); the implicit forms send to the
+    # ring successor, which in a group of the launch's two cores is the other core
+    ("collective_permute", "dst:out, src:in, pairs:ints", (_G,), "trn2"),
+    ("collective_permute_reduce", "dst:out, src:in, src1:in, op:alu", (_G,), "trn2"),
 ]
 #: `nki.collectives` calls in the catalogue (not `nki.isa` instructions).
-COLLECTIVES = frozenset({"all_reduce", "all_gather", "reduce_scatter", "all_to_all"})
+COLLECTIVES = frozenset(
+    {
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "all_to_all",
+        "all_to_all_v",
+        "all_gather_v",
+        "collective_permute",
+        "collective_permute_reduce",
+    }
+)
+#: The metadata setup half of a split `_v` collective: local to its core.
+PREPARES = frozenset({"all_to_all_v_prepare", "all_gather_v_prepare"})
 #: Sequencer instructions on registers: bound by the frontend's register API, not as `nisa.*`.
 REGISTER_OPS = frozenset({"register_move", "register_load", "register_store", "register_alu"})
 #: Instructions that meet the other core of the launch (they need LNC=2).

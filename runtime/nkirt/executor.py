@@ -21,7 +21,13 @@ import numpy as np
 from nkirt import dtypes
 from nkirt.access import AccessPattern, BoundsError
 from nkirt.cost import ComputeCost, DmaPlan, InstructionShape, compute_cost, dma_plan
-from nkirt.cost.tables import PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, TARGETS, TargetTable
+from nkirt.cost.tables import (
+    DMA_FIXED_NS,
+    PSUM_BANK_BYTES,
+    PSUM_PARTITION_BYTES,
+    TARGETS,
+    TargetTable,
+)
 from nkirt.cost.throttle import TensorThrottle
 from nkirt.dma_rings import DmaRings
 from nkirt.errors import NeffError, RunError, RuntimeFault
@@ -43,8 +49,21 @@ STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
 
 #: Instructions that meet the other cores of an LNC launch (nkirt/launch.py).
 CROSS_CORE = frozenset(
-    {"core_barrier", "sendrecv", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"}
+    {
+        "core_barrier",
+        "sendrecv",
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "all_to_all",
+        "all_to_all_v",
+        "all_gather_v",
+        "collective_permute",
+        "collective_permute_reduce",
+    }
 )
+#: The metadata setup of a split `_v` collective (nkirt/launch.py runs its trigger).
+PREPARES = frozenset({"all_to_all_v_prepare", "all_gather_v_prepare"})
 
 #: Instructions that accumulate into PSUM (Hardware §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
@@ -319,7 +338,7 @@ def _instruction(
     inst.ports = port_claims(inst.engine, buffers, table)
     inst.bank_ports = per_bank(inst.engine, buffers, table)
     inst.count = 0
-    inst.cross_core = inst.op in CROSS_CORE
+    inst.cross_core = inst.op in CROSS_CORE or inst.op in PREPARES
     inst.busy_ns = 0.0
     return inst
 
@@ -345,6 +364,12 @@ class Executor:
         #: The launch this core belongs to and its physical core (set by nkirt.launch).
         self.launch = None
         self.core = 0
+        #: The prepare slot: (collective, metadata values or None, setup done ns) or None.
+        self.prepared: tuple | None = None
+        #: (the busy intervals of the core's HBM stack, its GB/s): every byte the core's DMAs
+        #: read from or write to HBM passes it; the two cores of an LNC launch share one
+        #: (launch.py). Not where a measured sustained rate already bounds the core (trn1).
+        self.shared_hbm: tuple[DmaRings, float] | None = None
         self.table = TARGETS[program.target]
         #: a dynamic loop's trip count is data: such a program always computes its values
         self.functional = not timing_only or program.has_dynamic_loops
@@ -385,6 +410,8 @@ class Executor:
         #: the core's sustained HBM-side DMA rate as one shared resource (trn1; cost/tables.py)
         self.hbm_rate = self.table.dma_sustained_gbps
         self.hbm = DmaRings(self.horizon, count=1) if self.hbm_rate else None
+        if self.table.hbm_stack_gbps and not self.hbm_rate:
+            self.shared_hbm = (DmaRings(self.horizon, count=1), self.table.hbm_stack_gbps)
         self.ports = PortArbiter(self.horizon)
         self.checker = SemaphoreChecker(self.horizon, None if ideal_waits else self.settled)
         #: vector clocks have one entry per queue the program uses: that queue's lane
@@ -430,6 +457,8 @@ class Executor:
                 del env[var], executions[var]
             elif type(node) is DynLoop:
                 self._dynamic_loop(node, env, executions)
+            elif node.op in PREPARES:
+                self._prepare(node, env, executions)
             elif node.cross_core:
                 self._meet(node, env, executions)
             else:
@@ -535,6 +564,32 @@ class Executor:
                 "runs on one core"
             )
         self.launch.meet(self.core, inst, env, inputs, outputs)
+
+    def _prepare(self, inst, env: dict[str, int], executions) -> None:
+        """The metadata setup of a split `_v` collective: it reads the counts now (the
+        trigger uses these) and completes one DMA round trip after its issue; the core's one
+        prepare slot holds it until the trigger."""
+        inputs = _placed(inst, inst.inputs, env, executions)
+        if self.prepared is not None:
+            raise RuntimeFault(
+                f"{inst.describe(env)}: a prepare while another waits for its trigger (prepares "
+                "share one slot)"
+            )
+        self._time(inst, env, False, inputs, [])
+        values = None
+        if self.memory is not None:
+            ap, where = inputs[0]
+            if not self.memory.is_written(ap, where):
+                raise RuntimeFault(
+                    f"uninitialised read: {inst.describe(env)} reads the metadata "
+                    f"({ap.tensor.name}) before anything wrote it"
+                )
+            values = np.array(self.memory.view(ap, where, writable=False))
+        self.prepared = (
+            inst.op.removesuffix("_prepare"),
+            values,
+            self.records[-1][1] + DMA_FIXED_NS,
+        )
 
     def settle(self, inst, done: float) -> None:
         """The cross-core instruction just issued completes at `done` (its engine waits)."""
@@ -759,6 +814,8 @@ class Executor:
             completion = max(moved, self.dma_done[queue])
             self.dma_done[queue] = busy_end = completion
             self.queue_free[queue] = start + cost.fixed_ns
+            if self.launch is not None and self.shared_hbm is not None:
+                self.launch.step(self.core, start)
         # with ideal waits every conflicting access is waited for by construction
         order = ALL_ORDERED if self.ideal_waits else clock
         try:
@@ -829,6 +886,9 @@ class Executor:
                 done = max(done, self.rings.reserve(engine, data_start, busy))
         if self.hbm is not None and plan.hbm_bytes:
             done = max(done, self.hbm.reserve(0, data_start, plan.hbm_bytes / self.hbm_rate))
+        if self.shared_hbm is not None and plan.hbm_bytes:
+            stack, gbps = self.shared_hbm
+            done = max(done, stack.reserve(0, data_start, plan.hbm_bytes / gbps))
         return done
 
     def _dynamic(self, inst, env, attrs, inputs, outputs) -> dict[str, tuple] | None:

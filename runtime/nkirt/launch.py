@@ -15,8 +15,12 @@ import threading
 import numpy as np
 
 from nkirt import dtypes
-from nkirt.cost.collectives import exchange_ns
+from nkirt.cost.collectives import V_COLLECTIVES, exchange_ns
+from nkirt.dma_rings import DmaRings
 from nkirt.errors import RuntimeFault
+
+#: How far (ns of simulated time) one core may run ahead of another before it hands over.
+STEP_NS = 2000.0
 
 
 class _Abort(Exception):
@@ -33,11 +37,21 @@ class Launch:
         self.done: set[int] = set()
         self.arrived: dict[int, tuple] = {}
         self.meetings = 0
+        #: each core's latest DMA issue time (`step`)
+        self.clock = [0.0] * len(executors)
         self.error: BaseException | None = None
         #: per core, the trip count of each dynamic loop execution so far, in order
         self.dynamic: dict[int, list[tuple[str, int]]] = {}
         for core, executor in enumerate(executors):
             executor.launch, executor.core = self, core
+        #: The HBM stack both cores of the launch share: every byte either core's DMAs read
+        #: from or write to HBM passes it at the stack's bandwidth (cost/tables.py).
+        table = executors[0].table
+        self.hbm = None
+        if executors[0].shared_hbm is not None:
+            self.hbm = DmaRings(lambda: min(ex.horizon() for ex in executors), count=1)
+            for executor in executors:
+                executor.shared_hbm = (self.hbm, table.hbm_stack_gbps)
 
     def trips(self, core: int, node, count: int) -> None:
         """A core finished a dynamic loop after `count` iterations. Every core of a launch
@@ -89,6 +103,25 @@ class Launch:
                     "without reaching it (the cores' control flow diverged)"
                 )
             self._pass(core)
+
+    def step(self, core: int, now: float) -> None:
+        """Called by a core's executor after it issues a DMA at simulated time `now`: a core
+        that runs `STEP_NS` ahead of another that can still run hands it the baton, so the
+        cores reserve the HBM stack they share in about time order (a fair share, not the
+        first core's traffic first)."""
+        self.clock[core] = now
+        behind = [
+            c
+            for c in range(len(self.executors))
+            if c != core and c not in self.done and c not in self.arrived
+            and self.clock[c] < now - STEP_NS
+        ]  # fmt: skip
+        if not behind:
+            return
+        with self.cond:
+            self.turn = behind[0]
+            self.cond.notify_all()
+            self._wait(lambda: self.turn == core)
 
     def _wait(self, ready) -> None:
         while not ready():
@@ -147,15 +180,21 @@ class Launch:
             sides = " and ".join(self._where(c) for c in sorted(self.arrived))
             self._fail(f"the cores meet at different instructions: {sides}")
         op = ops.pop()
+        both = max(ex.records[-1][1] for ex in self.executors)
+        prepared = any(inst.attrs.get("prepared") for inst, *_ in self.arrived.values())
         if op == "sendrecv":
             nbytes = self._sendrecv()
         elif op == "core_barrier":
             nbytes = 4
+        elif op in V_COLLECTIVES:
+            nbytes, setup_done = self._collective_v(op)
+            both = max(both, setup_done)
+        elif op in ("collective_permute", "collective_permute_reduce"):
+            nbytes = self._permute(op)
         else:
             nbytes = self._collective(op)
         table = self.executors[0].table
-        both = max(ex.records[-1][1] for ex in self.executors)
-        done = both + exchange_ns(op, nbytes, table)
+        done = both + exchange_ns(op, nbytes, table, prepared)
         for core, (inst, *_rest) in self.arrived.items():
             self.executors[core].settle(inst, done)
 
@@ -252,5 +291,139 @@ class Launch:
                 )
             memory = self.executors[core].memory
             memory.view(ap, where, writable=True)[...] = dtypes.cast(value, ap.dtype)
+            memory.mark_written(ap, where)
+        return nbytes
+
+    def _operand(self, core: int, name: str, side: int = 2):
+        """(ap, where) of operand `name` of the instruction `core` arrived at (side 2: inputs,
+        3: outputs), or None."""
+        for ap, where in self.arrived[core][side]:
+            if ap.name == name:
+                return ap, where
+        return None
+
+    def _metadata(self, core: int, op: str) -> tuple[np.ndarray | None, float]:
+        """Core `core`'s counts and displacements (rows x ranks) and when its setup is done:
+        a trigger's come from its prepare (the values it read then), a plain call's now."""
+        inst = self.arrived[core][0]
+        executor = self.executors[core]
+        if inst.attrs.get("prepared"):
+            slot = executor.prepared
+            if slot is None or slot[0] != op:
+                self._fail(f"{self._where(core)}: a trigger without a pending {op}_prepare")
+            executor.prepared = None
+            values, ready = slot[1], slot[2]
+        else:
+            ap, where = self._operand(core, "metadata")
+            memory = executor.memory
+            values = None if memory is None else np.array(memory.view(ap, where, writable=False))
+            ready = 0.0
+        if values is None:
+            return None, ready
+        ranks = len(self.executors)
+        return values.reshape(-1, ranks).astype(np.int64), ready
+
+    def _collective_v(self, op: str) -> tuple[int, float]:
+        """all_to_all_v / all_gather_v over flat buffers (nki.collectives docs): sender s's
+        chunk for rank d is src[send_displ : send_displ + send_count] (per destination for
+        all_to_all_v, the same chunk for all with all_gather_v); it lands in d's dst at
+        recv_displs[s] with has_rdispls, else at s * (dst elements / ranks); row 2 of d's
+        metadata receives the counts unless recv_counts_known. The bytes the busiest core
+        sends to the other, and when both setups are done."""
+        cores = sorted(self.arrived)
+        n = len(self.executors)
+        metas, ready = {}, 0.0
+        for core in cores:
+            metas[core], done = self._metadata(core, op)
+            ready = max(ready, done)
+        first = self.arrived[cores[0]][0]
+        dst_ap = self._operand(cores[0], "dst", 3)[0]
+        src_ap = self._operand(cores[0], "src")[0]
+        slot = int(np.prod(dst_ap.nums)) // n
+        if metas[cores[0]] is None:  # timing only: the counts are unknown, a full slot each
+            return slot * src_ap.itemsize, ready
+
+        def count(s: int, d: int) -> tuple[int, int]:
+            meta = metas[s]
+            column = d if op == "all_to_all_v" else 0
+            return int(meta[0, column]), int(meta[1, column])
+
+        srcs, dsts = {}, {}
+        for core in cores:
+            memory = self.executors[core].memory
+            ap, where = self._operand(core, "src")
+            srcs[core] = np.array(memory.view(ap, where, writable=False)).reshape(-1)
+            ap, where = self._operand(core, "dst", 3)
+            dsts[core] = np.array(memory.view(ap, where, writable=False)).reshape(-1)
+        has_rdispls = bool(first.attrs.get("has_rdispls"))
+        sent = 0
+        for s in cores:
+            for d in cores:
+                cnt, disp = count(s, d)
+                if disp + cnt > srcs[s].size:
+                    self._fail(
+                        f"{self._where(s)}: sends elements {disp}..{disp + cnt - 1} of a `src` of "
+                        f"{srcs[s].size} elements to rank {d}"
+                    )
+                at = int(metas[d][3, s]) if has_rdispls else s * slot
+                if (not has_rdispls and cnt > slot) or at + cnt > dsts[d].size:
+                    self._fail(
+                        f"{self._where(d)}: receives {cnt} elements from rank {s} at element {at} "
+                        f"of a `dst` of {dsts[d].size} elements"
+                        + ("" if has_rdispls else f" (slots of {slot} elements per rank)")
+                    )
+                dsts[d][at : at + cnt] = srcs[s][disp : disp + cnt]
+                metas[d][2, s] = cnt
+                if d != s:
+                    sent = max(sent, cnt)
+        for core in cores:
+            memory = self.executors[core].memory
+            ap, where = self._operand(core, "dst", 3)
+            memory.view(ap, where, writable=True)[...] = dsts[core].reshape(ap.nums)
+            memory.mark_written(ap, where)
+            counts = self._operand(core, "dst_counts", 3)
+            if counts is not None:  # row 2 receives the counts; the other rows stay
+                ap, where = counts
+                now = np.array(memory.view(ap, where, writable=False)).reshape(-1, n)
+                now[2] = metas[core][2]
+                memory.view(ap, where, writable=True)[...] = now.reshape(ap.nums).astype(
+                    ap.np_dtype
+                )
+                memory.mark_written(ap, where)
+        return sent * src_ap.itemsize, ready
+
+    def _permute(self, op: str) -> int:
+        """collective_permute: each (source, target) pair moves the source core's `src` into
+        the target core's `dst`; the reducing form sends op(src, src1). The bytes one core
+        sends."""
+        cores = sorted(self.arrived)
+        first = self.arrived[cores[0]][0]
+        flat = first.attrs.get("pairs", (0, 1, 1, 0))  # the reducing ring: the other core
+        pairs = list(zip(flat[::2], flat[1::2], strict=True))
+        src_ap = self._operand(cores[0], "src")[0]
+        nbytes = int(np.prod(src_ap.nums)) * src_ap.itemsize
+        if self.executors[cores[0]].memory is None:
+            return nbytes
+        sent = {}
+        for core in cores:
+            memory = self.executors[core].memory
+            ap, where = self._operand(core, "src")
+            value = dtypes.to_fp32(np.array(memory.view(ap, where, writable=False)), ap.dtype)
+            if op == "collective_permute_reduce":
+                ap1, where1 = self._operand(core, "src1")
+                other = dtypes.to_fp32(
+                    np.array(memory.view(ap1, where1, writable=False)), ap1.dtype
+                )
+                reduce_op = first.attrs.get("op")
+                if reduce_op not in self._REDUCE:
+                    self._fail(f"{self._where(core)}: op {reduce_op!r} (add, minimum or maximum)")
+                value = self._REDUCE[reduce_op](value, other)
+            sent[core] = value
+        for source, target in pairs:
+            ap, where = self._operand(target, "dst", 3)
+            memory = self.executors[target].memory
+            memory.view(ap, where, writable=True)[...] = dtypes.cast(
+                sent[source].reshape(ap.nums), ap.dtype
+            )
             memory.mark_written(ap, where)
         return nbytes

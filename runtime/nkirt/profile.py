@@ -304,6 +304,13 @@ def summarize(profile: dict[str, Any]) -> str:
     else:
         dma += " achieved"
     lines.append(dma)
+    stack = profile.get("hbm_stack")
+    if stack is not None:
+        shared = f", shared by the {stack['cores']} cores" if stack["cores"] > 1 else ""
+        lines.append(
+            f"  HBM stack ({stack['gbps']:,.0f} GB/s{shared}): busy "
+            f"{stack['utilization']:.0%} of the time"
+        )
     summary = profile.get("summary")
     if summary is not None:
         lines += _explorer_lines(summary, bounds)

@@ -166,6 +166,15 @@ def execute(
         profile = dict(max(profiles, key=lambda p: p["total_ns"]))
         profile["lnc"] = len(profiles)
         profile["cores"] = profiles
+    if executor.shared_hbm is not None:
+        stack, gbps = executor.shared_hbm
+        total = profile["total_ns"]
+        profile["hbm_stack"] = {
+            "gbps": gbps,
+            "cores": len(executors),
+            "busy_ns": stack.busy_ns,
+            "utilization": stack.busy_ns / total if total else 0.0,
+        }
     cores = [(c.program, c.instructions, c.records) for c in executors] if program.peers else []
     return RunResult(program, outputs, profile, executor.instructions, executor.records, cores)
 

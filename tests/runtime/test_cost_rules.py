@@ -280,10 +280,13 @@ def hbm_to_hbm(target):
 
 
 def test_hbm_to_hbm_dma_splits_bytes_over_sixteen_engines():
-    total = profile_of(hbm_to_hbm("trn2"))["total_ns"]
-    assert total == pytest.approx(
-        1300 + (2**20 / 16 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
-    )
+    profile = profile_of(hbm_to_hbm("trn2"))
+    engines = (2**20 / 16 + TRN2_DESCRIPTOR_BYTES) / TRN2_DMA_ENGINE_GBPS
+    # it reads and writes HBM: 2 MiB through the core's 725 GB/s HBM stack outlasts the
+    # engines' 1 MiB each way (2.9 TB/s over 4 stacks)
+    stack = 2 * 2**20 / (2900 / 4)
+    assert stack > engines
+    assert profile["total_ns"] == pytest.approx(1300 + stack)
 
 
 def test_hwdge_dma_has_the_shorter_fixed_cost_where_present():

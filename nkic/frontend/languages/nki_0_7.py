@@ -1,13 +1,21 @@
 """NKI 0.7.0 (Neuron 2.33): `nl.dynamic_range` removed (and with it `while reg:` loops); the
 `NkiScalar` API added (`nisa.scalar_load`, `nisa.scalar_store`); the tiled layout (`nl.tiles`,
-`nl.blocks`, `nl.alloc_tiles`, `nl.alloc_blocks`, `nl_grids.py`) added; the new collectives nkic
-does not implement yet are named as such; `is` / `is not` compare any values, as kernels are
+`nl.blocks`, `nl.alloc_tiles`, `nl.alloc_blocks`, `nl_grids.py`) added; the prepare/trigger split
+of the variable-size collectives added; `is` / `is not` compare any values, as kernels are
 specialised as ordinary Python."""
 
 from __future__ import annotations
 
-from .. import nki_surface, nl_grids
+from .. import nki_collectives, nki_surface, nl_grids
 from .nki_0_6 import NKI_0_6
+
+#: The prepare/trigger split of the variable-size collectives.
+_SPLIT = {
+    "all_to_all_v_prepare",
+    "all_to_all_v_trigger",
+    "all_gather_v_prepare",
+    "all_gather_v_trigger",
+}
 
 _LOOPS = (
     "nl.fori_loop(lower, upper, body_fun) (or range() for a loop whose trip count is known "
@@ -20,19 +28,11 @@ NKI_0_7 = NKI_0_6.derive(
     added={
         "nki.isa": nki_surface.scalar_bindings(),
         "nki.language": {"int64": "int64", **nl_grids.bindings()},
-    },
-    removed={"nki.language": {"dynamic_range": _LOOPS}},
-    unsupported={
         "nki.collectives": {
-            name: None
-            for name in (
-                "all_to_all_v_prepare",
-                "all_to_all_v_trigger",
-                "all_gather_v_prepare",
-                "all_gather_v_trigger",
-            )
+            n: b for n, b in nki_collectives.bindings("0.7").items() if n in _SPLIT
         },
     },
+    removed={"nki.language": {"dynamic_range": _LOOPS}},
     # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity
     rules={"is_only_against_none": False},
 )

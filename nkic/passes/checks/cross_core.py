@@ -14,7 +14,7 @@ import math
 
 from ...diagnostics import DiagnosticSink, Related
 from ...ir.core import Alloc, DynLoop, Inst, Kernel, Loop, Tensor
-from ...ir.isa import CROSS_CORE
+from ...ir.isa import COLLECTIVES, CROSS_CORE, PREPARES
 from .. import offsets
 from ..regions import loop_ranges
 from .accesses import Access, accesses
@@ -65,6 +65,13 @@ def _unwritten_outputs(kernels: list[Kernel], sink: DiagnosticSink) -> None:
             )
 
 
+def _api(opcode: str) -> str:
+    """How the kernel spells the instruction: `ncc.all_reduce`, `nisa.sendrecv`."""
+    if opcode == "collective_permute_reduce":
+        return "ncc.collective_permute_implicit_reduce"
+    return f"ncc.{opcode}" if opcode in COLLECTIVES else f"nisa.{opcode}"
+
+
 def meetings(kernel: Kernel) -> list[Inst]:
     """The kernel's instructions that meet the other core (`core_barrier`, `sendrecv`)."""
     return [op for op in kernel.instructions() if op.opcode in CROSS_CORE]
@@ -75,10 +82,43 @@ def check_single_core(kernel: Kernel, sink: DiagnosticSink) -> None:
     for op in meetings(kernel):
         sink.error(
             "nkic_lnc_degree",
-            f"nisa.{op.opcode} meets the other core of an LNC=2 launch, but this program is "
+            f"{_api(op.opcode)} meets the other core of an LNC=2 launch, but this program is "
             "compiled for LNC=1",
             op.loc,
             "compile and run the kernel with --lnc 2 (kernel[2], lnc=2 in Python)",
+        )
+
+
+def check_prepares(kernel: Kernel, sink: DiagnosticSink) -> None:
+    """A split `_v` collective's prepare and trigger in the same loop body, and no prepare
+    left without its trigger: each prepare is followed by exactly one trigger (one slot)."""
+    pending: tuple[Inst, tuple[Loop, ...]] | None = None
+    for op, loops in kernel.walk():
+        if not isinstance(op, Inst):
+            continue
+        if op.opcode in PREPARES:
+            pending = (op, loops)
+        elif op.attrs.get("prepared") and pending is not None:
+            prepare, where = pending
+            pending = None
+            if where != loops:
+                sink.error(
+                    "nkic_collective_prepare_slot",
+                    f"ncc.{op.opcode}_trigger runs in other loops than its prepare: every "
+                    "execution of a prepare needs exactly one trigger before the next prepare",
+                    op.loc,
+                    "call the prepare and its trigger in the same loop body",
+                    related=(Related(prepare.loc, "the prepare"),),
+                )
+    if pending is not None:
+        prepare = pending[0]
+        sink.error(
+            "nkic_collective_prepare_slot",
+            f"ncc.{prepare.opcode} is never triggered: each prepare must be followed by exactly "
+            "one trigger",
+            prepare.loc,
+            f"call ncc.{prepare.opcode.replace('_prepare', '_trigger')} on the instruction it "
+            "returns",
         )
 
 
@@ -95,10 +135,10 @@ def _meetings(kernels: list[Kernel], sink: DiagnosticSink) -> bool:
             here, core, there, peer = (
                 (a, 0, b, other.core) if a is not None else (b, other.core, a, 0)
             )
-            met = f"nisa.{there.opcode}" if there is not None else "nothing"
+            met = _api(there.opcode) if there is not None else "nothing"
             sink.error(
                 "nkic_lnc_divergent_control_flow",
-                f"core {core} reaches nisa.{here.opcode} here as its meeting {n + 1} with the "
+                f"core {core} reaches {_api(here.opcode)} here as its meeting {n + 1} with the "
                 f"other core, where core {peer} reaches {met}: the cores would wait for each "
                 "other forever",
                 here.loc,

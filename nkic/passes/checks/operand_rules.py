@@ -394,6 +394,10 @@ def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:
         )
     if c.d.param(name) is None and name.endswith("scalar_offset"):
         return ("sbuf", "reg")  # the index of a dynamic operand
+    if name in ("metadata", "dst_counts"):
+        return (*_HBM, "sbuf")
+    if c.op in _V_COLLECTIVES:
+        return _HBM  # "Must be HBM-backed" (nki.collectives.all_to_all_v / all_gather_v)
     if c.op in COLLECTIVES:
         return (*_HBM,) if c.op == "all_to_all" else (*_HBM, "sbuf")
     if c.op in ("dma_copy", "dma_compute"):
@@ -805,6 +809,69 @@ def _collective(c: InstCheck) -> None:
             f"`dst` has shape {_shape(dst)}; {c.op} of a `src` of shape {_shape(src)} between "
             f"the 2 cores of the launch gives {list(int(w) for w in want)}",
             "size dst for the result",
+        )
+
+
+_V_COLLECTIVES = ("all_to_all_v", "all_gather_v")
+
+
+@rule(*_V_COLLECTIVES, "all_to_all_v_prepare", "all_gather_v_prepare")
+def _collective_v(c: InstCheck) -> None:
+    """The metadata of a variable-size collective: uint32, (rows, ranks) in HBM or
+    (1, rows, ranks) in SBUF, rows 3, or 4 with recv displacements."""
+    src, dst, meta = c.ap("src"), c.ap("dst"), c.ap("metadata")
+    if src is not None and dst is not None and src.dtype != dst.dtype:
+        c.error(
+            "err_dtype_mismatch",
+            f"`src` is {src.dtype} and `dst` {dst.dtype}; collectives do not convert",
+            "give src and dst the same dtype",
+        )
+    if meta is None:
+        return
+    if meta.dtype != "uint32":
+        c.error(
+            "err_dtype_mismatch",
+            f"`metadata_tensor` is {meta.dtype}; the counts and displacements are uint32",
+            "allocate it with dtype=nl.uint32",
+            tensor=meta.tensor,
+        )
+    rows = 4 if c.value("has_rdispls") else 3
+    want = (rows, 2) if meta.tensor.buffer in _HBM else (1, rows, 2)
+    if tuple(meta.shape) != want:
+        c.error(
+            "err_shape_mismatch",
+            f"`metadata_tensor` has shape {_shape(meta)}; for the 2 ranks of the launch it is "
+            f"{list(want)} ({rows} rows: send counts, send displacements, receive counts"
+            + (", receive displacements" if rows == 4 else "")
+            + ")",
+            "one column per rank of the replica group",
+            tensor=meta.tensor,
+        )
+
+
+@rule("collective_permute", "collective_permute_reduce")
+def _collective_permute(c: InstCheck) -> None:
+    dst = c.ap("dst")
+    for name in ("src", "src1"):
+        src = c.ap(name)
+        if src is None or dst is None:
+            continue
+        if src.dtype != dst.dtype or tuple(src.shape) != tuple(dst.shape):
+            c.error(
+                "err_shape_mismatch",
+                f"`{name}` is {src.dtype}{_shape(src)} and `dst` {dst.dtype}{_shape(dst)}; a "
+                "permute moves a tensor unchanged",
+                "give the sources and dst the same shape and dtype",
+            )
+    if c.op == "collective_permute_reduce" and _name(c.value("op")) not in (
+        "add",
+        "minimum",
+        "maximum",
+    ):
+        c.error(
+            "err_invalid_argument",
+            f"`op={_name(c.value('op'))}`: collectives reduce with add, minimum or maximum",
+            "use nl.add, nl.minimum or nl.maximum",
         )
 
 

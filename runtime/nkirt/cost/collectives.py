@@ -17,8 +17,18 @@ the exchange itself starts when both cores have issued it and takes `exchange_ns
   reducing ones at half that rate before NeuronCore-v4, whose DMA engines reduce at full copy
   throughput while earlier collective-compute engines reach 50 % (Hardware §8, ARCH4).
 
-No published measurement of any of them exists; like every DMA in the model, the two cores'
-transfers do not compete with each other's HBM traffic.
+* The variable-size forms (`all_to_all_v`, `all_gather_v`;
+  https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/api/generated/nki.collectives.all_to_all_v.html)
+  move the elements their metadata counts; before moving they set up from the metadata, which
+  we charge one DMA fixed cost (a round trip that reads the counts). Split into prepare and
+  trigger (NKI 0.7, `..._prepare` / `..._trigger`), the setup runs at the prepare, ahead of
+  the data ("lets the setup run ahead and overlap with unrelated compute"): the trigger then
+  pays only the movement, and waits for the setup if it has not completed.
+* `collective_permute` (and the ring forms, which between two cores are a swap) moves each
+  source core's tensor to its target; `collective_permute_implicit_reduce` sends the
+  reduction of two tensors, charged like the other reducing collectives.
+
+No published measurement of any of them exists.
 """
 
 from __future__ import annotations
@@ -28,17 +38,36 @@ from nkirt.cost.streaming import rule
 from nkirt.cost.tables import DMA_ENGINES, DMA_FIXED_NS, MIN_II, TargetTable
 
 
-@rule("core_barrier", "sendrecv", "all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+@rule(
+    "core_barrier",
+    "sendrecv",
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "all_to_all_v",
+    "all_gather_v",
+    "all_to_all_v_prepare",
+    "all_gather_v_prepare",
+    "collective_permute",
+    "collective_permute_reduce",
+)
 def _issue(inst: InstructionShape, table: TargetTable) -> float:
     return MIN_II
 
 
-def exchange_ns(op: str, nbytes: int, table: TargetTable) -> float:
+#: The variable-size collectives, which set up from their metadata before moving data.
+V_COLLECTIVES = ("all_to_all_v", "all_gather_v")
+REDUCING = ("all_reduce", "reduce_scatter", "collective_permute_reduce")
+
+
+def exchange_ns(op: str, nbytes: int, table: TargetTable, prepared: bool = False) -> float:
     """Time from both cores having issued `op` to its completion on both; `nbytes` is what
-    one core sends to the other."""
+    one core sends to the other; `prepared`: a trigger whose setup ran at its prepare."""
     if op == "core_barrier":
         return DMA_FIXED_NS
     moving = nbytes / (table.dma_engine_bytes_per_ns * DMA_ENGINES)
-    if op in ("all_reduce", "reduce_scatter") and table.nc_version < 4:
+    if op in REDUCING and table.nc_version < 4:
         moving *= 2  # the DMA engines' compute runs at half their copy rate before v4
-    return DMA_FIXED_NS + moving
+    setup = DMA_FIXED_NS if op in V_COLLECTIVES and not prepared else 0.0
+    return setup + DMA_FIXED_NS + moving
