@@ -1359,7 +1359,8 @@ def verify(
             )
         return Verification(kernel, identical, diff, (t0, t1))
     finally:
-        os.unlink(twin)
+        if os.path.exists(twin):
+            os.unlink(twin)
 
 
 def _random(spec, rng):
