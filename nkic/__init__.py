@@ -3,8 +3,10 @@
 __version__ = "0.1.0"  # the single source: pyproject.toml reads it
 
 from . import standin as _standin
+from . import standin_beta1 as _standin_beta1
 
 _standin.install()
+_standin_beta1.install()
 
 _PUBLIC = {
     "CompiledKernel": "api",

@@ -230,6 +230,16 @@ def compile(
         raise TypeError(f"{name} takes {len(params)} argument(s), got {len(args)}")
     named = dict(zip(params or [], args))
     named.update(kwargs)
+    if lnc is not None and bracket != 1 and lnc != bracket and nki in ("0.3", "0.4", "0.5", "0.6"):
+        import warnings
+
+        # the check is NKI 0.7's; earlier compilers took their own degree
+        warnings.warn(
+            f"the kernel's LNC degree (kernel[{bracket}]) differs from the compiler's "
+            f"(lnc={lnc}); NKI {nki} does not check it (0.7 does), nkic compiles for lnc={lnc}",
+            stacklevel=2,
+        )
+        bracket = lnc
     if lnc is not None and bracket != 1 and lnc != bracket:
         from .lnc import kernel_loc
 

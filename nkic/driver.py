@@ -163,7 +163,8 @@ def compile_core(
         grid=grid,
         language=nki,
     )
-    rules = file_language(path, nki).rules
+    language = file_language(path, nki)
+    rules = language.rules
     if emit and sink.has_errors:
         _shape_independent_checks(path, kernel, args, target, sink, nki)
     result = CompileResult(ir.name if ir is not None else kernel, sink.items, ir)
@@ -174,11 +175,22 @@ def compile_core(
         # Checking only: the IR of the statements that did specialise still gets the checks
         # whose findings do not depend on the failed statements (all errors in one run).
         _run_local_checks(
-            ir, PassContext(target=target, sink=sink, affine_dependency=rules.affine_dependency)
+            ir,
+            PassContext(
+                target=target,
+                sink=sink,
+                affine_dependency=rules.affine_dependency,
+                nki=language.version,
+            ),
         )
         result.diagnostics = sink.items
         return result
-    ctx = PassContext(target=target, sink=sink, affine_dependency=rules.affine_dependency)
+    ctx = PassContext(
+        target=target,
+        sink=sink,
+        affine_dependency=rules.affine_dependency,
+        nki=language.version,
+    )
     if core[1] == 1:
         from .passes.checks.cross_core import check_single_core
 

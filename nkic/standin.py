@@ -184,10 +184,11 @@ _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 32
 
 
-def _simulate(fn, lnc: int, args: tuple, kwargs: dict):
-    """Compile `fn` for these arguments (cached per shapes, dtypes and values) and run it:
-    the kernel's results as the caller's kind of array; a kernel that returns nothing
-    updates the input arrays it wrote, in place, and returns None."""
+def _simulate(fn, lnc: int, args: tuple, kwargs: dict, grid: tuple[int, ...] = ()):
+    """Compile `fn` for these arguments (cached per shapes, dtypes and values) and run it
+    (on the Beta 1 SPMD `grid`, if given): the kernel's results as the caller's kind of
+    array; a kernel that returns nothing updates the input arrays it wrote, in place, and
+    returns None."""
     from . import arrays
 
     try:
@@ -205,6 +206,8 @@ def _simulate(fn, lnc: int, args: tuple, kwargs: dict):
         )
     target = simulation_target()
     options = {"lnc": lnc} if lnc != 1 else {}
+    if grid:
+        options["grid"] = tuple(grid)
     compiled = _compiled(fn, given, tensors, target, options)
     result = compiled(**tensors)
     if not compiled.returns_nothing:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import tomllib
 
-from . import library, migrate_runs, report
+from . import beta1_runs, library, migrate_runs, report
 from .discover import REPOS, KernelFile, discover
 from .nkic_runs import OK, Outcome, run_nkic
 
@@ -64,6 +64,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--compare", metavar="OLD.json", help="print what changed since OLD.json")
     p.add_argument("--shapes", default=str(library.SHAPES_TOML), help=argparse.SUPPRESS)
     p.add_argument("--notes", default=str(NOTES_TOML), help=argparse.SUPPRESS)
+    p.add_argument("--beta1-shapes", default=str(beta1_runs.SHAPES_TOML), help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -187,21 +188,29 @@ def run(args: argparse.Namespace) -> dict:
         )
         kernels = []
     cases = [(k, c) for k in kernels for c in k.cases]
+    beta1 = [] if args.no_check else beta1_runs.load_table(args.beta1_shapes)
+    beta1 = [k for k in beta1 if args.filter in k.file and (corpus / k.file).is_file()]
     start = time.monotonic()
     file_results: dict[str, dict] = {}
     case_results: dict[str, dict] = {}
-    total = len(files) + len(cases)
+    beta1_results: dict[str, dict] = {}
+    total = len(files) + len(cases) + len(beta1)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {pool.submit(check_file, f, corpus, args.timeout): ("file", f.key) for f in files}
         for k, c in cases:
             fut = pool.submit(run_library_case, lib_root, k, c, args, corpus)
             futures[fut] = ("case", c.key)
+        for k in beta1:
+            futures[pool.submit(beta1_runs.run_kernel, corpus, k, args.timeout)] = ("beta1", k.key)
         for done, fut in enumerate(as_completed(futures), 1):
             kind, key = futures[fut]
             res = fut.result()
             if kind == "file":
                 file_results[key] = res
                 status = report.file_status(res)
+            elif kind == "beta1":
+                beta1_results[key] = res
+                status = res["status"]
             else:
                 case_results[key] = res
                 status = report.case_status(res)
@@ -234,6 +243,7 @@ def run(args: argparse.Namespace) -> dict:
         },
         "files": [file_results[f.key] for f in files],
         "library": lib,
+        "beta1_runs": [beta1_results[k.key] for k in beta1],
         "skipped": skipped,
         "findings": findings,
         **_migrations(args, corpus, notes),
@@ -290,6 +300,12 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"numerics: {lib['numerics_match']} case(s) match, {lib['numerics_mismatch']} "
             f"mismatch; kernels matching in every compared case: {lib['numerics_kernels']}"
+        )
+    beta1_files = [f["key"] for f in results["files"] if f["dialect"] == "beta1"]
+    for repo, r in beta1_runs.summary(results.get("beta1_runs", []), beta1_files).items():
+        print(
+            f"{repo:>15} beta1 at test shapes: {r['files_run']}/{r['files']} files compile and "
+            f"run, {r['kernels_run']}/{r['kernels']} kernels"
         )
     if results.get("migrate"):
         m = migrate_runs.summary(results["migrate"])

@@ -1,9 +1,9 @@
 """NKI Library kernels at the shapes of the library's own integration tests.
 
 `library_shapes.toml` lists, per kernel, its source file and entry function and the cases of
-its integration tests as `nkic --arg` specs. A kernel whose test arguments `--arg` cannot
-express carries a `limit` (the reason) and no cases. Each case is compiled and run on the
-simulator for timing; with numerics on, a case whose kernel has a numpy reference in
+its integration tests as `nkic --arg` specs (argument expressions included). A kernel that
+cannot run at its tests' cases carries a `limit` (the reason) and no cases. Each case is
+compiled and run on the simulator for timing; with numerics on, a case whose kernel has a numpy reference in
 `references.py` also runs on seeded inputs and its outputs are compared with the reference.
 """
 
@@ -46,6 +46,9 @@ class Case:
     lnc: int = 2  # the library tests' default on trn2
     inputs: dict[str, str] = field(default_factory=dict)
     target: str = ""  # the test's platform when it is not nkic's default (trn2)
+    #: "max": the error bound is atol + rtol * max|reference| per output (for outputs that sum
+    #: large terms with cancellation, like gradients), else per element (numpy allclose)
+    relative_to: str = ""
 
     @property
     def key(self) -> str:
@@ -115,7 +118,10 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
                 int(c.get("lnc", 2)),
                 inputs,
                 str(c.get("target", k.get("target", ""))),
+                str(tol.get("relative_to", "")),
             )
+            if case.relative_to not in ("", "max"):
+                raise TableError(f'{case.key}: tolerance relative_to must be "max" if given')
             cases.append(case)
         limit = k.get("limit", "")
         if not cases and not limit:
@@ -159,7 +165,7 @@ def generate(
     spec: str, shape: tuple[int, ...], rng: np.random.Generator | None, check_only: bool = False
 ) -> np.ndarray | None:
     """The values an `inputs` entry asks for: `const:V`, `arange[:STEP]`, `randint:LO:HI`,
-    or a valid MoE block layout (`moe_routing`). `check_only`: validate the spec against the
+    `rowperm`, or a valid MoE block layout (`moe_routing`). `check_only`: validate the spec against the
     input's shape without making values."""
     kind, _, rest = spec.partition(":")
     parts = rest.split(":") if rest else []
@@ -184,6 +190,9 @@ def generate(
             return (np.arange(int(np.prod(shape))) * step).reshape(shape)
         if kind == "randint" and len(parts) == 2:
             return rng.integers(int(parts[0]), int(parts[1]), size=shape)
+        if kind == "rowperm" and not parts:  # each last-axis row a permutation of its indices
+            rows = int(np.prod(shape[:-1]))
+            return np.stack([rng.permutation(shape[-1]) for _ in range(rows)]).reshape(shape)
         if kind in MOE_ROUTING and len(parts) in (4, 5):
             t, k, e, b = (int(p) for p in parts[:4])
             empty = int(parts[4]) if len(parts) == 5 else t
@@ -195,7 +204,7 @@ def generate(
         if "makes" in str(e):
             raise
     raise ValueError(
-        f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, "
+        f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, rowperm, "
         "moe_token_positions:T:K:E:B[:EMPTY], moe_block_experts:T:K:E:B or moe_token_experts:T:K:E:B"
     )
 
@@ -387,8 +396,17 @@ def compare_numerics(
             got = got.reshape(want.shape)
         if got.shape != want.shape:
             return f"mismatch: {name} has shape {got.shape}, the reference {want.shape}"
-        if not np.allclose(got, want, atol=case.atol, rtol=case.rtol):
+        if case.relative_to == "max":
+            bound = case.atol + case.rtol * (float(np.max(np.abs(want))) if want.size else 0.0)
+            ok = not got.size or float(np.max(np.abs(got - want))) <= bound
+        else:
+            ok = np.allclose(got, want, atol=case.atol, rtol=case.rtol)
+        if not ok:
             err = float(np.max(np.abs(got - want)))
-            return f"mismatch: {name} max abs error {err:.3g} (atol {case.atol}, rtol {case.rtol})"
+            rel = " of max|reference|" if case.relative_to == "max" else ""
+            return (
+                f"mismatch: {name} max abs error {err:.3g} (atol {case.atol}, "
+                f"rtol {case.rtol}{rel})"
+            )
         worst = max(worst, float(np.max(np.abs(got - want))) if got.size else 0.0)
     return f"match (max abs error {worst:.3g}" + "".join(f"; {n}" for n in notes) + ")"

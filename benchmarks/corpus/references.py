@@ -299,7 +299,38 @@ def cross_entropy_backward(t: dict[str, np.ndarray], host: dict[str, object]) ->
     return grad * scale
 
 
+def attention_bwd(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
+    """Attention backward from the saved forward state, per batch and head (q, k, v, o, dy are
+    [B, H, d, S]; kv heads shared by H / H_kv query heads): P = exp(scale q^T k - lse) (causal:
+    zero above the diagonal), dV = P^T dY, dP = dY V^T, D = rowsum(dY * O),
+    dS = P * (dP - D), dQ = scale dS K, dK = scale dS^T Q. lse [B, H, 128, S/128] holds query
+    position i at [.., i % 128, i // 128]."""
+    if host.get("sliding_window") or "sinks_ref" in t or "bound_min" in t:
+        _skip("the reference has no sliding window, sinks or sequence packing")
+    q, k, v = _f64(t["q_ref"]), _f64(t["k_ref"]), _f64(t["v_ref"])
+    o, dy, lse = _f64(t["o_ref"]), _f64(t["dy_ref"]), _f64(t["lse_ref"])
+    b, h, d, sq = q.shape
+    group = h // k.shape[1]
+    scale = host.get("softmax_scale") or 1.0 / np.sqrt(d)
+    lse = lse.transpose(0, 1, 3, 2).reshape(b, h, sq)
+    dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+    for bi in range(b):
+        for hi in range(h):
+            kv = hi // group
+            qm, km, vm = q[bi, hi].T, k[bi, kv].T, v[bi, kv].T  # [S, d]
+            p = np.exp(scale * qm @ km.T - lse[bi, hi][:, None])
+            if host.get("use_causal_mask"):
+                p = np.tril(p)
+            dym, om = dy[bi, hi].T, o[bi, hi].T
+            dv[bi, kv] += (p.T @ dym).T
+            ds = p * (dym @ vm.T - np.sum(dym * om, axis=1, keepdims=True))
+            dq[bi, hi] = (scale * ds @ km).T
+            dk[bi, kv] += (scale * ds.T @ qm).T
+    return dq, dk, dv
+
+
 REFERENCES = {
+    "attention_bwd": attention_bwd,
     "rmsnorm_quant": rmsnorm_quant,
     "rope": rope,
     "rope_hf": rope_hf,

@@ -254,6 +254,7 @@ def render_markdown(results: dict) -> str:
         ]
     else:
         out += ["Numerics were not compared in this run (`make corpus NUMERICS=1` does).", ""]
+    out += _beta1_runs(results)
     file_errors = [(f["key"], f.get("errors", [])) for f in results["files"]]
     case_errors = [
         (c["key"], c.get("compile_errors", []))
@@ -385,3 +386,30 @@ def _files(results: dict) -> dict[str, str]:
 
 def _cases(results: dict) -> dict[str, str]:
     return {c["key"]: case_status(c) for k in results.get("library", []) for c in k["cases"]}
+
+
+def _beta1_runs(results: dict) -> list[str]:
+    """The Beta 1 files compiled and run at their tests' shapes (`beta1_runs.py`)."""
+    from .beta1_runs import summary
+
+    runs = results.get("beta1_runs", [])
+    if not runs:
+        return []
+    beta1 = [f["key"] for f in results["files"] if f["dialect"] == "beta1"]
+    out = [
+        "Beta 1 kernel files compiled and run (`nkic compile` + `nkic run --timing-only`) at the "
+        "shapes of their own tests and drivers (`benchmarks/corpus/beta1_shapes.toml`); a file "
+        "runs when every kernel the table lists for it does:",
+        "",
+        "| repository | Beta 1 files | files running | kernels in the table | kernels running |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for repo, r in summary(runs, beta1).items():
+        out.append(
+            f"| {repo} | {r['files']} | {r['files_run']} | {r['kernels']} | {r['kernels_run']} |"
+        )
+    failing = [r for r in runs if r["status"] != "run ok"]
+    if failing:
+        out += ["", "| Beta 1 kernel | status | first error |", "|---|---|---|"]
+        out += [f"| {r['key']} | {r['status']} | {_cell(r.get('detail', ''))} |" for r in failing]
+    return out + [""]

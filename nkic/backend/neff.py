@@ -165,7 +165,10 @@ class _ProgramWriter:
             "queue": s.queue,
             "operands": operands,
             "attrs": attrs,
-            "waits": [[pid, self.offset(Affine.of(skip))] for pid, skip in s.waits],
+            "waits": [
+                [pid, skip if type(skip) is int else self.offset(Affine.of(skip))]
+                for pid, skip in s.waits
+            ],
             "loc": self.loc(op.loc),
             "stack": [self.loc(f) for f in op.loc.stack],
         }

@@ -62,15 +62,14 @@ class MGrid:
 
 
 class GridTuple(tuple):
-    """The grids of one `nl.mgrid[...]`, also reachable as `.p` and `.x` (Beta 1 names)."""
+    """The grids of one `nl.mgrid[...]`, also reachable by their Beta 1 axis names: `.p` (the
+    partition axis), then `.x`, `.y`, `.z`."""
 
-    @property
-    def p(self) -> IndexGrid:
-        return self[0]
+    AXES = ("p", "x", "y", "z")
 
-    @property
-    def x(self) -> IndexGrid:
-        return self[-1]
+    def axis(self, name: str) -> IndexGrid | None:
+        index = self.AXES.index(name)
+        return self[index] if index < len(self) else None
 
 
 def mgrid(key) -> GridTuple:
@@ -253,3 +252,29 @@ def _mul(a, k: int):
     if isinstance(a, int):
         return a * k
     return Affine.of(a) * k
+
+
+def indirect(view: TensorView, items: tuple) -> TensorView:
+    """`t[idx_tile, i_f]`: the rows of HBM tensor `t` that an SBUF tile of row indices names
+    (an indirect DMA; current NKI's `.ap(vector_offset=idx_tile)`), the other dimensions
+    indexed as usual. Only DMA operands (`nl.load`, `nl.store`, `nisa.dma_copy`) take it."""
+    index = items[0]
+    if view.on_chip:
+        raise UserError(
+            "err_unsupported_api",
+            "a tile of indices selects rows of an HBM tensor only (an indirect DMA)",
+            hint="gather on-chip with nisa.nc_n_gather or nl.gather_flattened",
+        )
+    rows = index.shape[0]
+    if index.buffer != "sbuf" or index.dtype not in ("int32", "uint32") or index.shape != (rows, 1):
+        raise UserError(
+            "err_invalid_argument",
+            f"an index tile must be an int32/uint32 SBUF tile of shape (rows, 1), got "
+            f"{index.dtype} {index.buffer} {index.shape}",
+            hint="load or compute the row indices into an int32 column tile",
+        )
+    rest = items[1:]
+    ndim = max([k.ndim for k in rest if isinstance(k, (IndexGrid, GridSum))] + [2])
+    rows_grid = IndexGrid(0, 1, rows, 0, ndim)
+    base = index_with_grids(view, (rows_grid, *rest))
+    return TensorView(base.tensor, base.offset, base.pattern, base.dtype, ("vector", index, 0))

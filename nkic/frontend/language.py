@@ -64,6 +64,13 @@ class Rules:
     #: Calling an `@nki.jit` kernel from a kernel: "error", or "warning" where the kernel is
     #: inlined like a helper function (the NKI Library relies on it).
     nested_kernel_call: str = "warning"
+    #: quantize_mx's group scale: "ocp", 2^(floor(log2(amax)) - emax) as in the OCP MX sample
+    #: algorithm (up to NKI 0.4), or "doubled", twice that (NKI 0.5's rounding-bias fix).
+    mx_scale: str = "ocp"
+    #: `t[key] += x` on a tile: `t[key] = t[key] + x` (Beta 1's tile operators).
+    tile_augmented_assignment: bool = False
+    #: The buffers a kernel's returned tensors may live in (Beta 1 also accepted `nl.hbm`).
+    output_buffers: tuple[str, ...] = ("shared_hbm",)
 
 
 class Language:
@@ -91,6 +98,8 @@ class Language:
         self.kernel_decorators = kernel_decorators  # `package.X` names that mark a kernel
         #: keywords every `nl` / `nisa` call of the language accepts (Beta 1: `mask=`)
         self.call_keywords: frozenset[str] = frozenset()
+        #: the next version, derived from this one (`derive`)
+        self.successor: Language | None = None
 
     def __repr__(self) -> str:
         return f"<language {self.name}>"
@@ -105,11 +114,12 @@ class Language:
         deprecated: dict[str, dict[str, str | None]] | None = None,
         unsupported: dict[str, dict[str, str | None]] | None = None,
         rules: dict | None = None,
+        lowerings: dict[str, Callable] | None = None,
     ) -> Language:
         """The next version: this one with the names `added` (module → name → binding), the
         names `removed` in it (module → name → replacement), the names `deprecated` in it, the
-        new names nkic does not implement (`unsupported`) and the rule flags changed by
-        `rules`."""
+        new names nkic does not implement (`unsupported`), the rule flags changed by `rules`
+        and the `nl` operators whose lowering changed (`lowerings`)."""
         apis = {module: dict(table) for module, table in self.apis.items()}
         for module, names in (added or {}).items():
             for n, binding in names.items():
@@ -125,16 +135,19 @@ class Language:
         for module, names in (unsupported or {}).items():
             for n, alt in names.items():
                 apis[module][n] = ApiEntry(unsupported=True, replacement=alt)
-        return Language(
+        derived = Language(
             name,
             version,
             apis,
             removed_keywords=self.removed_keywords,
-            lowerings=self.lowerings,
+            lowerings={**self.lowerings, **(lowerings or {})},
             rules=replace(self.rules, **(rules or {})),
             package=self.package,
             kernel_decorators=self.kernel_decorators,
         )
+        if self.successor is None and version != self.version:
+            self.successor = derived
+        return derived
 
     def kernels_in(self, tree: ast.Module, file: str) -> list[tuple[str, Loc]]:
         """The kernels a parsed file defines, by name, with the span of each name."""
@@ -176,6 +189,19 @@ class Language:
             return f"{full} was removed in NKI {entry.removed_in}{alt}"
         return f"{full} is not supported by nkic yet{alt}"
 
+    def added_in(self, module: str, name: str) -> str | None:
+        """The first later `nki.*` version that has `module.name` (bound, or named as not
+        implemented by nkic), which this one lacks."""
+        if self.apis.get(module, {}).get(name) is not None:
+            return None
+        later = self.successor
+        while later is not None:
+            entry = later.apis.get(module, {}).get(name)
+            if entry is not None and entry.removed_in is None:
+                return later.version
+            later = later.successor
+        return None
+
     def is_removed(self, module: str, name: str) -> bool:
         """True when this version removed `module.name` (NKI itself rejects it)."""
         entry = self.apis.get(module, {}).get(name)
@@ -192,6 +218,12 @@ class Language:
             return message, f"use {entry.replacement}"
         return message, "it still works in this version but may be removed in a later one"
 
+    def isa_keywords(self, name: str) -> list[str]:
+        """The keywords a `nisa.<name>` call accepts."""
+        from ..ir.isa import INSTRUCTIONS
+
+        return [p.name for p in INSTRUCTIONS[name].params]
+
     def keyword_hint(self, keyword: str, names: list[str]) -> str:
         """The hint for an unexpected keyword `keyword` of a `nisa` call taking `names`."""
         if keyword in self.removed_keywords:
@@ -205,15 +237,24 @@ class Language:
 
     def subscript(self, ip, obj, key):
         """`obj[key]` when the language gives it a meaning of its own; MISSING otherwise."""
+        from .nl_grids import NkiGrid, norm_key
+        from .values import MISSING
+
+        if isinstance(obj, NkiGrid):
+            return obj.index(ip, norm_key(key))
+        return MISSING
+
+    def binop(self, ip, symbol: str, a, b, call, inplace: bool = False):
+        """`a <symbol> b` (`a <symbol>= b` when `inplace`) when the language gives it a meaning
+        of its own; MISSING otherwise."""
         from .values import MISSING
 
         return MISSING
 
-    def binop(self, ip, symbol: str, a, b, call):
-        """`a <symbol> b` when the language gives it a meaning of its own; MISSING otherwise."""
-        from .values import MISSING
-
-        return MISSING
+    def is_launch_entry_point(self, value) -> bool:
+        """Whether `value` is a kernel decorator whose arguments only configure how the kernel
+        is launched (Beta 1's `nki.profile(working_directory=...)`): they are not evaluated."""
+        return False
 
     @staticmethod
     def selected_by(tree: ast.Module) -> bool:
@@ -223,13 +264,34 @@ class Language:
     def attribute(self, ip, obj, name: str):
         """Attributes of NKI values (tensor metadata and views, enum members, buffers);
         MISSING when `obj` is not an NKI value or has no such attribute."""
+        from .nl_grids import NkiGrid
+        from .nl_grids import attribute as grid_attribute
+        from .values import MISSING
+
         if isinstance(obj, TensorView):
+            if name == "data" and self.has("nki.language", "tiles"):
+                return obj  # NKI 0.7: a tensor is its own operand, as a grid's .data is
             return nki_api.tensor_attribute(ip, obj, name)
+        if isinstance(obj, NkiGrid):
+            found = grid_attribute(ip, obj, name)
+            return MISSING if found is None else found
         return nki_api.constant_attribute(ip, obj, name)
+
+    def has(self, module: str, name: str) -> bool:
+        """Whether this version binds `module.name` (it exists and nkic implements it)."""
+        entry = self.apis.get(module, {}).get(name)
+        return entry is not None and entry.binding is not None
 
     def intercept_call(self, ip, fn, args: list, kwargs: dict, call):
         """A dialect's own handling of a call of an `nl` / `nisa` function (Beta 1's `mask=`);
         MISSING to call it as usual."""
+        from .values import MISSING
+
+        return MISSING
+
+    def call_value(self, ip, fn, args: list, kwargs: dict, call):
+        """Calling a value that is not a function in Python's sense but is in the dialect
+        (Beta 1's `np.float32(0.5)`); MISSING when it is not callable."""
         from .values import MISSING
 
         return MISSING

@@ -15,7 +15,6 @@ import ast
 import os
 
 from ..diagnostics import Diagnostic, DiagnosticSink
-from ..ir.isa import INSTRUCTIONS
 from . import languages, pylib
 from .entry import KernelCall, _find_def
 from .loader import Loader, def_loc
@@ -209,7 +208,7 @@ class _Linter:
         if isinstance(target, (IsaInstr, Builtin, NlOp)):  # a dialect's own keywords (mask=)
             keywords = [k for k in keywords if k.arg not in self.sp.language.call_keywords]
         if isinstance(target, IsaInstr):
-            names = [p.name for p in INSTRUCTIONS[target.name].params]
+            names = self.sp.language.isa_keywords(target.name)
             self.unexpected(f"nisa.{target.name}", keywords, names, self.sp.language.keyword_hint)
         elif isinstance(target, (Builtin, NlOp)):
             if isinstance(target, NlOp):

@@ -14,6 +14,14 @@ from .values import SourceModule, UserError
 
 #: Modules whose decorators and wrappers mark kernels in some NKI version or dialect.
 NKI_PACKAGES = ("nki", "neuronxcc", "neuronxcc.nki", "torch_neuronx")
+#: The last name of a decorator or wrapper that marks a kernel in some NKI version or dialect
+#: (`nki.compiler.psum.alloc(f)` wraps an allocation function, not a kernel).
+ENTRY_POINT_NAMES = frozenset(
+    {"jit", "nki_jit", "baremetal", "benchmark", "simulate_kernel", "trace", "profile"}
+)
+#: Kernel decorators a package exports under another package's name (Beta 1's
+#: `from torch_neuronx import nki_jit`).
+FOREIGN_DECORATORS = {"neuronxcc.nki": {"torch_neuronx": frozenset({"nki_jit"})}}
 
 
 def _is_jit_decorator(
@@ -34,6 +42,7 @@ def _nki_aliases(
     """Names bound to the language's package (`nki`) and to its kernel decorators (`nki.jit`)
     by the module's imports and top-level assignments (`jit = nki.jit`)."""
     nki_names, jit_names = {package}, set()
+    foreign = FOREIGN_DECORATORS.get(package, {})
     for stmt in tree.body:
         if isinstance(stmt, ast.Import):
             for a in stmt.names:
@@ -42,6 +51,12 @@ def _nki_aliases(
         elif isinstance(stmt, ast.ImportFrom) and stmt.module == package and not stmt.level:
             for a in stmt.names:
                 if a.name in decorators:
+                    jit_names.add(a.asname or a.name)
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            for a in stmt.names:
+                if f"{stmt.module}.{a.name}" == package:  # from neuronxcc import nki
+                    nki_names.add(a.asname or a.name)
+                elif a.name in foreign.get(stmt.module, ()):
                     jit_names.add(a.asname or a.name)
         elif (
             isinstance(stmt, ast.Assign)
@@ -113,6 +128,10 @@ def other_kernel_forms(tree: ast.Module, kernels: list[str]) -> list[tuple[str, 
             roots |= {a.asname or a.name for a in stmt.names if a.name != "*"}
 
     def from_nki(node: ast.AST) -> bool:
+        last = node.func if isinstance(node, ast.Call) else node
+        name = last.attr if isinstance(last, ast.Attribute) else getattr(last, "id", None)
+        if name not in ENTRY_POINT_NAMES and not (isinstance(last, ast.Name) and last.id in roots):
+            return False
         while isinstance(node, (ast.Call, ast.Attribute)):
             node = node.func if isinstance(node, ast.Call) else node.value
         return isinstance(node, ast.Name) and node.id in roots

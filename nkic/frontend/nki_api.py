@@ -12,7 +12,7 @@ from ..ir.isa import ACTIVATIONS, ALU_OPS, ENUMS, INSTRUCTIONS
 from ..ir.types import DTYPES
 from .pylib import make_range
 from .registers import Register
-from .tensors import TensorView, type_name
+from .tensors import GridView, TensorView, type_name
 from .values import (
     MISSING,
     POISON,
@@ -255,6 +255,11 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
     return emit_isa(ip, name, values, nodes, call)
 
 
+#: Instructions whose tensor operands may carry a runtime offset (`.ap(vector_offset= /
+#: scalar_offset=)`): the DMAs whose descriptors the DGE generates from an index tile.
+DYNAMIC_OPERANDS = frozenset({"dma_copy", "dma_compute", "dma_transpose"})
+
+
 def emit_isa(ip, name: str, values: dict, nodes: dict, call):
     d = INSTRUCTIONS[name]
     operands: dict[str, object] = {}
@@ -273,7 +278,7 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
             if p.role in ("out", "in"):
                 if v is None and p.default is None:
                     continue
-                if name == "dma_copy" and isinstance(v, TensorView) and v.dynamic is not None:
+                if name in DYNAMIC_OPERANDS and isinstance(v, TensorView) and v.dynamic:
                     index = f"{p.name}.{v.dynamic[0]}_offset"
                     operands[p.name], operands[index] = v.to_dynamic_ap(index)
                     continue
@@ -289,13 +294,20 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
                         "err_invalid_argument", f"'{p.name}' must be a non-empty list of tensors"
                     )
                 for i, item in enumerate(items):
-                    operands[f"{p.name}.{i}"] = _tensor_operand(item, p.name)
+                    key = f"{p.name}.{i}"
+                    if name in DYNAMIC_OPERANDS and isinstance(item, TensorView) and item.dynamic:
+                        index = f"{key}.{item.dynamic[0]}_offset"
+                        operands[key], operands[index] = item.to_dynamic_ap(index)
+                        continue
+                    operands[key] = _tensor_operand(item, p.name)
             else:
                 attrs[p.name] = _attr(ip, p, v)
         except UserError as err:
             if err.node is None:
                 err.node = nodes.get(p.name, call.node)
             raise
+    if name == "quantize_mx" and ip.language.rules.mx_scale == "ocp":
+        attrs["scale_rule"] = "ocp"  # the group scale before NKI 0.5 (Rules.mx_scale)
     ip.emit(name, operands, attrs, call)
     return None
 
@@ -303,7 +315,10 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
 def _tensor_operand(v, pname: str):
     if isinstance(v, TensorView):
         return v.to_ap()
-    raise UserError("err_invalid_argument", f"'{pname}' must be a tensor, got {type_name(v)}")
+    hint = f"pass the grid's tensor view, {pname}=grid.data" if isinstance(v, GridView) else None
+    raise UserError(
+        "err_invalid_argument", f"'{pname}' must be a tensor, got {type_name(v)}", None, hint
+    )
 
 
 def _value_operand(ip, v, pname: str):
@@ -479,7 +494,33 @@ def tensor_attribute(ip, t: TensorView, name: str):
             )
         )
     if name == "select":
-        return method(lambda ip_, call, dim, index: t.select(ip.need_int(dim), norm_int(index)))
+
+        def select(ip_, call, dim, index):
+            if isinstance(index, (TensorView, Register)):
+                return _dynamic_select(ip, call, t, ip.need_int(dim), index)
+            return t.select(ip.need_int(dim), norm_int(index))
+
+        return method(select)
+    if name == "vector_select":
+        return method(lambda ip_, call, dim, vector_offset: _vector_select(
+            ip, call, t, ip.need_int(dim), vector_offset))  # fmt: skip
+    if name == "reshape_dim":
+        return method(lambda ip_, call, dim, shape: t.reshape_dim(
+            ip.need_int(dim), _ints(ip, _dims((shape,)))))  # fmt: skip
+    if name == "flatten_dims":
+        return method(lambda ip_, call, start_dim, end_dim: t.flatten_dims(
+            ip.need_int(start_dim), ip.need_int(end_dim)))  # fmt: skip
+    if name == "rearrange":
+
+        def rearrange(ip_, call, src_pattern, dst_pattern, fixed_sizes=None):
+            sizes = {} if fixed_sizes is None else fixed_sizes
+            if not isinstance(sizes, dict):
+                raise UserError("err_invalid_view", "rearrange: fixed_sizes must be a dict")
+            sizes = {k: ip.need_int(v, "a dimension size") for k, v in sizes.items()}
+            return t.rearrange(ip.deep_concrete(src_pattern), ip.deep_concrete(dst_pattern),
+                               sizes)  # fmt: skip
+
+        return method(rearrange)
     if name == "get_pattern":
         return method(lambda ip_, call: t.get_pattern())
     if name == "is_contiguous":
@@ -503,9 +544,84 @@ def tensor_attribute(ip, t: TensorView, name: str):
             return _dynamic_view(ip, call, view, scalar_offset, vector_offset, indirect_dim)
 
         return method(ap)
-    if name in ("indirect", "vector_select", "rearrange", "flatten_dims", "reshape_dim"):
-        return method(_unsupported_view(name))
+    if name == "indirect":
+        return method(_indirect)
     return MISSING
+
+
+def _indirect(ip, call, index=None, num_elem=None):
+    """`t.indirect(index)`: tensor indirection (NKI 0.5), a gather/scatter operand of compute
+    instructions on NeuronCore-v4 (trn3) only."""
+    if ip.target in ("trn1", "trn2"):
+        raise UserError(
+            "err_unsupported_on_target",
+            f"NkiTensor.indirect (tensor indirection) exists on trn3 only; the target is "
+            f"{ip.target}",
+            call.node,
+            "gather the columns with nisa.dma_copy and .ap(vector_offset=...) on an HBM "
+            "tensor, or compile with --target trn3",
+        )
+    raise UserError(
+        "err_unsupported_api",
+        "NkiTensor.indirect (tensor indirection on compute instructions) is not supported by "
+        "nkic yet",
+        call.node,
+        "gather the data with nisa.dma_copy and .ap(vector_offset=...) first",
+    )
+
+
+def _whole_rows(t: TensorView, dim: int, what: str, call) -> None:
+    """A runtime index along `dim` of an HBM view moves it by whole steps of the tensor's
+    dimension `dim` (the view's dimension must be the tensor's, unpermuted)."""
+    shape = t.tensor.shape
+    row = 1
+    for d in shape[dim + 1 :]:
+        row *= d
+    if t.on_chip or dim >= len(shape) or len(t.pattern) != len(shape) or t.pattern[dim][0] != row:
+        raise UserError(
+            "err_unsupported_api",
+            f"{what} with a runtime index is supported by nkic on an HBM tensor whose "
+            f"dimension {dim} is the tensor's own (not permuted or reshaped)",
+            call.node,
+            "apply it to the HBM tensor (or a slice of it) before other views",
+        )
+
+
+def _dynamic_select(ip, call, t: TensorView, dim: int, index) -> TensorView:
+    """`t.select(dim, idx_tile)`: the runtime index idx moves the view by idx steps of
+    dimension `dim`, which the result drops (a `.ap(scalar_offset=, indirect_dim=dim)`)."""
+    t.static_only("a dynamic select")
+    dim = t._dim(dim)
+    _whole_rows(t, dim, "NkiTensor.select", call)
+    kept = t.index(tuple(0 if d == dim else slice(None) for d in range(len(t.pattern))))
+    kept = TensorView(t.tensor, t.offset, kept.pattern, t.dtype)
+    return _dynamic_view(ip, call, kept, index, None, dim)
+
+
+def _vector_select(ip, call, t: TensorView, dim: int, offsets) -> TensorView:
+    """`t.vector_select(0, offsets)`: partition p reads row offsets[p] of dimension 0 (a
+    gather, `.ap(vector_offset=offsets)`)."""
+    t.static_only("vector_select")
+    if dim != 0:
+        raise UserError(
+            "err_invalid_argument", f"vector_select: dim must be 0, got {dim}", call.node
+        )
+    if t.on_chip:
+        raise UserError(
+            "err_invalid_argument",
+            f"vector_select is only supported on HBM tensors; this one is in {t.buffer}",
+            call.node,
+        )
+    if not isinstance(offsets, TensorView):
+        raise UserError(
+            "err_invalid_argument",
+            f"vector_select: vector_offset must be an SBUF index tile, got {type_name(offsets)}",
+            call.node,
+        )
+    _whole_rows(t, 0, "NkiTensor.vector_select", call)
+    rows = offsets.shape[0]
+    view = TensorView(t.tensor, t.offset, [(t.pattern[0][0], rows), *t.pattern[1:]], t.dtype)
+    return _dynamic_view(ip, call, view, None, offsets, 0)
 
 
 def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indirect_dim):
@@ -561,15 +677,6 @@ def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indi
             call.arg_node(name="indirect_dim"),
         )
     return TensorView(view.tensor, view.offset, view.pattern, view.dtype, (kind, index, dim))
-
-
-def _unsupported_view(name: str):
-    def fail(ip, call, *args, **kwargs):
-        raise UserError(
-            "err_unsupported_api", f"NkiTensor.{name} is not supported by nkic yet", call.node
-        )
-
-    return fail
 
 
 def _dims(args: tuple):

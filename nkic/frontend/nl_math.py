@@ -209,6 +209,22 @@ for _name in ACTIVATION_APIS:
     lowering(_name)(_activation_api(_name))
 
 
+def rsqrt_on_gpsimd(ip, call, x, dtype=None):
+    """`nl.rsqrt` from NKI 0.5 on: the GpSimd ALU's rsqrt (`tensor_scalar`), which cannot read
+    PSUM (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/migration/index.html)."""
+    x, dst = _unary_args(ip, call, "rsqrt", x, dtype)
+    if x.buffer == "psum":
+        raise fail(
+            "err_unsupported_memory",
+            "nl.rsqrt runs on the GpSimd engine (NKI 0.5 and later), which cannot read PSUM",
+            call, 0, "x",
+            "copy the PSUM tile to SBUF with nl.copy first, or use nisa.activation(op=nl.rsqrt)",
+        )  # fmt: skip
+    emit(ip, call, "tensor_scalar", dst=dst, data=x, op0=op("rsqrt"), operand0=0.0,
+         engine=engine("gpsimd"))  # fmt: skip
+    return dst
+
+
 @lowering("negative")
 def negative(ip, call, x, dtype=None):
     """`-x` as `tensor_scalar(multiply, -1.0)` (no negate activation exists)."""

@@ -70,7 +70,7 @@ class TensorView:
             raise UserError(
                 "err_unsupported_api",
                 "a view with a dynamic offset (.ap(vector_offset=/scalar_offset=)) can only be "
-                "an operand of nisa.dma_copy in nkic",
+                "an operand of nisa.dma_copy, nisa.dma_compute or nisa.dma_transpose in nkic",
                 None,
                 "copy the rows with nisa.dma_copy into a tile, then use the tile",
             )
@@ -323,6 +323,129 @@ class TensorView:
         del pattern[dim]
         return TensorView(self.tensor, self.offset, pattern, self.dtype)
 
+    def reshape_dim(self, dim: int, sizes: tuple) -> TensorView:
+        """Split dimension `dim` into `sizes` (one may be -1): always a view."""
+        dim = self._dim(dim)
+        step, num = self.pattern[dim]
+        sizes = tuple(sizes)
+        if not sizes or any(not isinstance(d, int) or isinstance(d, bool) for d in sizes):
+            raise UserError(
+                "err_invalid_view", f"reshape_dim: shape must be a tuple of ints, got {sizes}"
+            )
+        if sum(1 for d in sizes if d == -1) > 1 or any(d == 0 or d < -1 for d in sizes):
+            raise UserError("err_invalid_view", f"reshape_dim: invalid shape {sizes}")
+        known = 1
+        for d in sizes:
+            known *= d if d != -1 else 1
+        if -1 in sizes:
+            if num % known:
+                raise UserError(
+                    "err_invalid_view",
+                    f"reshape_dim: cannot split dimension {dim} of size {num} into {sizes}",
+                )
+            sizes = tuple(num // known if d == -1 else d for d in sizes)
+        total = 1
+        for d in sizes:
+            total *= d
+        if total != num:
+            raise UserError(
+                "err_invalid_view",
+                f"reshape_dim: {sizes} has {total} elements, dimension {dim} has {num}",
+            )
+        if self.on_chip and dim == 0 and len(sizes) > 1 and total != sizes[0]:
+            raise UserError(
+                "err_invalid_view", "reshape_dim cannot split the partition dimension of a tile"
+            )
+        pairs = []
+        stride = step
+        for d in reversed(sizes):
+            pairs.append((stride, d))
+            stride *= d
+        pattern = list(self.pattern)
+        pattern[dim : dim + 1] = reversed(pairs)
+        return TensorView(self.tensor, self.offset, pattern, self.dtype)
+
+    def flatten_dims(self, start: int, end: int) -> TensorView:
+        """Merge dimensions `start`..`end` (inclusive), which must be contiguous in storage."""
+        start, end = self._dim(start), self._dim(end)
+        if start > end:
+            raise UserError(
+                "err_invalid_view", f"flatten_dims: start_dim {start} is after end_dim {end}"
+            )
+        if self.on_chip and start == 0 and end > 0:
+            raise UserError(
+                "err_invalid_view",
+                "flatten_dims cannot merge the partition dimension of a tile",
+                hint="start at dimension 1",
+            )
+        group = [(s, n) for s, n in self.pattern[start : end + 1] if n != 1]
+        for (s0, _), (s1, n1) in zip(group, group[1:]):
+            if s0 != s1 * n1:
+                raise UserError(
+                    "err_invalid_view",
+                    f"flatten_dims: dimensions {start}..{end} of a view with shape "
+                    f"{self.shape} and strides {self.strides} are not contiguous",
+                    hint="copy the data into a contiguous tile first",
+                )
+        total = 1
+        for _, n in self.pattern[start : end + 1]:
+            total *= n
+        step = group[-1][0] if group else self.pattern[end][0]
+        pattern = list(self.pattern)
+        pattern[start : end + 1] = [(step, total)]
+        return TensorView(self.tensor, self.offset, pattern, self.dtype)
+
+    def rearrange(self, src: tuple, dst: tuple, sizes: dict) -> TensorView:
+        """einops-style `rearrange`: split the grouped source dimensions, reorder the named
+        dimensions as `dst` lists them, merge the grouped destination dimensions."""
+
+        def names(pattern, what):
+            if not isinstance(pattern, (tuple, list)):
+                raise UserError(
+                    "err_invalid_view", f"rearrange: the {what} pattern must be a tuple"
+                )
+            out = []
+            for item in pattern:
+                group = tuple(item) if isinstance(item, (tuple, list)) else (item,)
+                if not group or not all(isinstance(n, str) for n in group):
+                    raise UserError(
+                        "err_invalid_view",
+                        f"rearrange: {what} pattern entries are names or tuples of names, "
+                        f"got {item!r}",
+                    )
+                out.append(group)
+            return out
+
+        src_groups, dst_groups = names(src, "source"), names(dst, "destination")
+        if len(src_groups) != len(self.pattern):
+            raise UserError(
+                "err_invalid_view",
+                f"rearrange: the source pattern has {len(src_groups)} entries, the tensor "
+                f"{len(self.pattern)} dimensions",
+            )
+        flat_src = [n for g in src_groups for n in g]
+        flat_dst = [n for g in dst_groups for n in g]
+        if sorted(flat_src) != sorted(flat_dst) or len(set(flat_src)) != len(flat_src):
+            raise UserError(
+                "err_invalid_view",
+                f"rearrange: the patterns must name the same dimensions once each, got "
+                f"{flat_src} and {flat_dst}",
+            )
+        view = self
+        dim = 0
+        for group in src_groups:
+            if len(group) > 1:
+                split = tuple(sizes.get(n, -1) for n in group)
+                view = view.reshape_dim(dim, split)
+            dim += len(group)
+        view = view.permute(tuple(flat_src.index(n) for n in flat_dst))
+        dim = 0
+        for group in dst_groups:
+            if len(group) > 1:
+                view = view.flatten_dims(dim, dim + len(group) - 1)
+            dim += 1
+        return view
+
     def slice_dim(self, dim: int, start, end, step: int = 1) -> TensorView:
         dim = self._dim(dim)
         key = [slice(None)] * len(self.pattern)
@@ -398,6 +521,11 @@ class TensorView:
         if not isinstance(dim, int) or not -rank <= dim < rank:
             raise UserError("err_invalid_view", f"dimension {dim} out of range for rank {rank}")
         return dim % rank
+
+
+class GridView:
+    """The base of the NKI 0.7 grid views (`nl_grids.py`), named here so that instruction
+    binding can recognise a grid passed where a tensor is needed."""
 
 
 def _nocopy_strides(pattern, new_shape: tuple[int, ...]) -> list[int] | None:

@@ -101,7 +101,7 @@ _CATALOG = [
     # data movement
     ("dma_copy", "dst:out, src:in, oob_mode:enum:oob_mode=error, dge_mode:enum:dge_mode=unknown, engine:enum:engine=unknown", (_D,)),
     ("dma_transpose", "dst:out, src:in, axes:ints=None, dge_mode:enum:dge_mode=unknown, oob_mode:enum:oob_mode=error", (_D,), "trn2"),
-    ("dma_compute", "dst:out, srcs:ins, reduce_op:alu, scales:floats=None, unique_indices:bool=True", (_D,)),
+    ("dma_compute", "dst:out, srcs:ins, reduce_op:alu, scales:floats=None, unique_indices:bool=True, oob_mode:enum:oob_mode=error", (_D,)),
     ("tensor_copy", "dst:out, src:in, engine:enum:engine=unknown", (_V, _G, _S)),
     ("memset", "dst:out, value:scalar, engine:enum:engine=unknown", (_V, _G)),
     ("tensor_copy_predicated", "dst:out, src:val, predicate:in, reverse_pred:bool=False", (_V,)),
@@ -113,7 +113,7 @@ _CATALOG = [
     ("tensor_tensor", "dst:out, data1:in, data2:in, op:alu, engine:enum:engine=unknown", (_V, _G)),
     ("tensor_scalar", "dst:out, data:in, op0:alu, operand0:val, reverse0:bool=False, op1:alu=None, operand1:val=None, reverse1:bool=False, engine:enum:engine=unknown", (_V, _S, _G)),
     ("scalar_tensor_tensor", "dst:out, data:in, op0:alu, operand0:val, op1:alu, operand1:in, reverse0:bool=False, reverse1:bool=False", (_V,)),
-    ("tensor_scalar_reduce", "dst:out, data:in, op0:alu, operand0:val, reduce_op:alu, reduce_res:out, reverse0:bool=False", (_V,)),
+    ("tensor_scalar_reduce", "dst:out, data:in, op0:alu, operand0:val, reduce_op:alu, reduce_res:out=None, reverse0:bool=False", (_V,)),
     ("tensor_scalar_cumulative", "dst:out, src:in, op0:alu, op1:alu, imm0:val, imm1:val=None, reduce_cmd:enum:reduce_cmd=reset_reduce", (_V,)),
     ("tensor_reduce", "dst:out, op:alu, data:in, axis:ints, negate:bool=False, keepdims:bool=False", (_V,)),
     ("tensor_partition_reduce", "dst:out, op:alu, data:in", (_G,)),
@@ -136,6 +136,7 @@ _CATALOG = [
     ("nc_n_gather", "dst:out, data:in, indices:in", (_G,)),
     ("nc_stream_shuffle", "dst:out, src:in, shuffle_mask:ints", (_V,)),
     ("max8", "dst:out, src:in", (_V,)),
+    ("topk", "val_dst:out, idx_dst:out, src:in, n:int", (_G,)),
     ("nc_find_index8", "dst:out, data:in, vals:in", (_V,)),
     ("nc_match_replace8", "dst:out, data:in, vals:in, imm:float, dst_idx:out=None", (_V,)),
     ("sequence_bounds", "dst:out, segment_ids:in", (_G,)),
@@ -211,6 +212,7 @@ ACTIVATIONS = (
     "copy", "square", "sigmoid", "relu", "prelu", "gelu", "gelu_dx", "gelu_apprx_tanh",
     "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "silu", "silu_dx", "tanh", "softplus", "mish",
     "erf", "erf_dx", "exp", "log", "sin", "arctan", "sqrt", "rsqrt", "reciprocal", "sign", "abs",
+    "bypass",
 )
 # fmt: on
 

@@ -19,7 +19,7 @@ KINDS = ("input", "output", "internal", "constant")
 
 
 #: Instructions whose HBM operands may carry a dynamic offset (gather/scatter by DMA).
-DYNAMIC_OPCODES = frozenset({"dma_copy"})
+DYNAMIC_OPCODES = frozenset({"dma_copy", "dma_compute", "dma_transpose"})
 
 
 class VerifierError(Exception):

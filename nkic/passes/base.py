@@ -22,6 +22,19 @@ class PassContext:
     #: Run the IR verifier after every pass, not only before the first and after the last
     #: (also set by the environment variable NKIC_VERIFY_EACH; see passes/pipeline.py).
     verify_each: bool = False
+    #: The kernel's NKI language version ("0.3" … "0.7", "beta1"): checks a version introduced
+    #: apply from that version on (`since`).
+    nki: str = "0.7"
+
+    def since(self, version: str) -> bool:
+        """Whether the kernel's language is `version` ("0.4") or later (Beta 1 is older)."""
+        return _version_key(self.nki) >= _version_key(version)
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    if version == "beta1":
+        return (0, 1)
+    return tuple(int(x) for x in version.split("."))
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ def digits(value: int, strides: Sequence[int]) -> list[int]:
 def split(offset: Affine, strides: Sequence[int], ranges: Ranges | None = None) -> list[Affine]:
     """Parts of `offset` along `strides` (see `digits`), settled over the inclusive loop
     `ranges` (see `settle`); they always recombine to `offset`."""
-    parts = [Affine(d) for d in digits(offset.const, strides)]
+    parts = [Affine._make(d, ()) for d in digits(offset.const, strides)]
     for var, coeff in offset.terms:
         for k, d in enumerate(digits(coeff, strides)):
             if d:

@@ -71,7 +71,7 @@ def split_offset(
     whenever the in-partition part stays inside [0, row), which the bounds pass checks."""
     if not offset.terms and offset.const >= 0:  # the common constant case, without `split`
         part, free = divmod(offset.const, row)
-        return Affine(part), Affine(free)
+        return Affine._make(part, ()), Affine._make(free, ())
     part, free = split(offset, (row, 1), ranges)
     return part, free
 

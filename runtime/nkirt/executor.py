@@ -283,7 +283,11 @@ def _instruction(
     read, written, inst.reads_outputs = operand_roles(inst.op, list(raw), attrs, inst.semantics)
     inst.inputs = [aps[n] for n in read if n in aps]
     inst.outputs = [aps[n] for n in written if n in aps]
-    inst.attrs = {**attrs, "_dtypes": {name: ap.dtype for name, ap in aps.items()}}
+    inst.attrs = {
+        **attrs,
+        "_dtypes": {name: ap.dtype for name, ap in aps.items()},
+        "_shapes": {name: ap.nums for name, ap in aps.items()},  # outputs sized by their operand
+    }
     # nc_matmul accumulate {"unless_first": [vars]}: overwrite on the first iteration of all
     inst.unless_first = None
     accumulate = attrs.get("accumulate")
@@ -592,6 +596,8 @@ class Executor:
         memory = self.memory
         ops: dict[str, Any] = dict(inst.immediates)
         dynamic = self._dynamic(inst, env, attrs, inputs, outputs) if inst.dynamic else {}
+        if dynamic is None:  # oob_mode skip of a scalar offset outside its tensor: no transfer
+            return
         for ap, where in inputs:
             if ap.name in dynamic:
                 elements, keep = dynamic[ap.name]
@@ -825,10 +831,10 @@ class Executor:
             done = max(done, self.hbm.reserve(0, data_start, plan.hbm_bytes / self.hbm_rate))
         return done
 
-    def _dynamic(self, inst, env, attrs, inputs, outputs) -> dict[str, tuple]:
+    def _dynamic(self, inst, env, attrs, inputs, outputs) -> dict[str, tuple] | None:
         """For each dynamic operand: (its flat element indices, mask of the first dimension's
         entries to move). An index outside the tensor is a fault, or with `oob_mode` skip
-        drops its row (vector; the whole transfer for a scalar offset)."""
+        drops its row (vector), or the whole transfer (scalar offset: None)."""
         memory, out = self.memory, {}
         views = {ap.name: (ap, where) for ap, where in (*inputs, *outputs)}
         indices = {ap.dynamic["index"] for ap, _ in views.values() if ap.dynamic is not None}
@@ -859,6 +865,8 @@ class Executor:
                         f"{list(ap.tensor.shape)} ({ap.tensor.nbytes} bytes): it reaches bytes "
                         f"{first * size}..{(last + 1) * size - 1}"
                     )
+                if ap.dynamic["kind"] == "scalar":
+                    return None  # the whole transfer is skipped
                 if any(o.nums[0] != ap.nums[0] for o, _ in views.values() if o.name not in indices):
                     raise RuntimeFault(
                         f"{inst.describe(env)}: oob_mode skip needs src and dst with the same "

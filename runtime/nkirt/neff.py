@@ -616,8 +616,11 @@ class _Checker:
         kind = self.choice(dyn, "kind", ("vector", "scalar"), f"{where} dynamic")
         index = self.field(dyn, "index", str, f"{where} dynamic")
         dim = self.field(dyn, "dim", int, f"{where} dynamic")
-        if op != "dma_copy":
-            raise NeffError(f"{where}: only dma_copy operands may have a dynamic offset")
+        if op not in ("dma_copy", "dma_compute", "dma_transpose"):
+            raise NeffError(
+                f"{where}: only dma_copy, dma_compute and dma_transpose operands may have a "
+                "dynamic offset"
+            )
         tensor = self.tensors[operand["tensor"]]
         if tensor.on_chip or not 0 <= dim < len(tensor.shape) or (kind == "vector" and dim):
             raise NeffError(f"{where}: a {kind} offset needs an off-chip tensor and a valid dim")

@@ -140,3 +140,11 @@ inputs = { W_1 = "arange" }
             KERNEL
             + '[[kernel.case]]\nid = "c"\nargs = { W = "[float32[2]]", cfg = "Cfg(x=float32[2])" }\ninputs = { W = "arange" }\n',
         )
+
+
+def test_tolerance_relative_to_max(tmp_path):
+    case = '[[kernel.case]]\nid = "c"\nargs = { x = "float32[2]" }\n'
+    (k,) = table(tmp_path, KERNEL + 'tolerance = { rtol = 0.01, relative_to = "max" }\n' + case)
+    assert (k.cases[0].rtol, k.cases[0].relative_to) == (0.01, "max")
+    with pytest.raises(TableError, match="relative_to"):
+        table(tmp_path, KERNEL + 'tolerance = { relative_to = "mean" }\n' + case)

@@ -39,7 +39,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARKER = re.compile(r"^<!-- doc-test: (?P<kind>[\w-]+)(?::\s*(?P<arg>.*?))? -->$")
 
 #: Blocks deliberately not run (each with its reason in the marker).
-SKIPPED = 15
+SKIPPED = 16
 
 
 @dataclass

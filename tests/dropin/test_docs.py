@@ -64,10 +64,27 @@ def env(tmp_path):
     return run
 
 
+BETA1_KERNELS = """
+import neuronxcc.nki.language as nl
+from neuronxcc import nki
+
+
+@nki.jit
+def add_kernel(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ix = nl.program_id(0) * 128 + nl.arange(128)[:, None]
+    iy = nl.program_id(1) * 512 + nl.arange(512)[None, :]
+    nl.store(out[ix, iy], value=nl.load(a[ix, iy]) + nl.load(b[ix, iy]))
+    return out
+"""
+
+
 def test_docs_dropin_blocks_run(env):
     found = blocks((ROOT / "docs" / "dropin.md").read_text())
-    assert [k for k, _ in found] == ["python", "sh", "python"]
-    (_, script), (_, shell), (_, from_python) = found
+    assert [k for k, _ in found] == ["python", "sh", "python", "python"]
+    (_, script), (_, shell), (_, from_python), (_, beta1) = found
+    (env.work / "my_kernels.py").write_text(BETA1_KERNELS)
+    assert "equal: True" in env("python", beta1).stdout
     first = script.splitlines()[0]
     assert first.startswith("# add.py")
     (env.work / "add.py").write_text(script)

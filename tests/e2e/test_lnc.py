@@ -56,6 +56,10 @@ def test_kernel_bracket_sets_the_launch_degree():
     assert kernel.profile["lnc"] == 2
     with pytest.raises(nkic.CompileError, match="kernel\\[2\\]\\) differs.*lnc=1"):
         nkic.compile(softmax_lnc[2], x, lnc=1)
+    with pytest.warns(UserWarning, match="NKI 0.6 does not check it"):
+        single = nkic.compile(softmax_lnc[2], x, lnc=1, nki="0.6")  # the check is 0.7's
+    np.testing.assert_allclose(single(x), _softmax(x), rtol=1e-5, atol=1e-6)
+    assert single.profile.get("lnc", 1) == 1  # a one-core launch
     with pytest.raises(ValueError, match="LNC\\) degree, 1 or 2"):
         softmax_lnc[2, 2]
 

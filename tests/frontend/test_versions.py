@@ -84,15 +84,11 @@ def test_psum_fmax_deprecated_since_0_4_is_a_warning(tmp_path):
         assert d.hint == "use nl.tile_size.psum_bank_fmax"
 
 
-def test_new_0_7_names_are_not_implemented_rather_than_unknown(tmp_path):
+def test_the_tiled_layout_exists_from_0_7(tmp_path):
     body = "@nki.jit\ndef kernel(a: nt.tensor[128, 512]):\n    s = nl.tiles\n"
-    (new,) = check(tmp_path, body, "0.7")
-    assert (new.code, new.message) == (
-        "err_unsupported_api",
-        "nl.tiles is not supported by nkic yet",
-    )
+    assert check(tmp_path, body, "0.7") == []
     (old,) = check(tmp_path, body, "0.6")
-    assert old.code == "err_unknown_api"
+    assert old.code == "err_unknown_api" and "it is new in NKI 0.7" in old.message
 
 
 def test_nki_scalar_exists_from_0_7(tmp_path):
@@ -142,3 +138,20 @@ def test_pyproject_selects_the_version_and_the_option_wins(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.nkic]\nnki = "0.9"\n')
     bad = subprocess.run([*nkic_cli, str(path)], capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 2 and "nki = '0.9'" in bad.stderr
+
+
+GATHER_V = """import nki.collectives as ncc
+
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    ncc.all_gather_v_prepare(a)
+"""
+
+
+def test_a_collective_of_a_later_version_names_it(tmp_path):
+    (old,) = check(tmp_path, GATHER_V, "0.6")
+    assert old.code == "err_unknown_api"
+    assert old.message.endswith("'all_gather_v_prepare' in NKI 0.6 (it is new in NKI 0.7)")
+    (new,) = check(tmp_path, GATHER_V, "0.7")
+    assert new.code == "err_unsupported_api" and "not supported by nkic yet" in new.message

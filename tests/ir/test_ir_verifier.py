@@ -87,6 +87,30 @@ def test_output_operand_must_be_an_access_pattern():
     only(k, "output operand 'dst' must be an access pattern")
 
 
+def test_unknown_operand_and_attribute_given_as_operand_each_time_they_occur():
+    k, b, a, t = base()
+    for line in (7, 8):
+        at = Loc("k.py", line, 3, line, 9)
+        b.inst("tensor_copy", {"dst": whole(t), "src": whole(t), "sauce": whole(t)}, {}, at)
+        operands = {"dst": whole(t), "data": whole(t), "op0": imm("add")}
+        b.inst("tensor_scalar", operands, {}, at)
+    assert verify(k) == [
+        "tensor_copy at k.py:7:3: unknown operand 'sauce'",
+        "tensor_scalar at k.py:7:3: 'op0' is an attribute, not an operand",
+        "tensor_scalar at k.py:7:3: missing required operand 'operand0'",
+        "tensor_copy at k.py:8:3: unknown operand 'sauce'",
+        "tensor_scalar at k.py:8:3: 'op0' is an attribute, not an operand",
+        "tensor_scalar at k.py:8:3: missing required operand 'operand0'",
+    ]
+
+
+def test_operand_problem_names_the_instruction_location_and_operand():
+    k, b, a, t = base()
+    src = AccessPattern(a, Affine.var("i9"), ((512, 128), (1, 512)), "float32")
+    b.inst("dma_copy", {"dst": whole(t), "src": src}, {}, Loc("k.py", 12, 5, 12, 30))
+    assert verify(k) == ["dma_copy at k.py:12:5 operand src: $i9 is not an enclosing loop variable"]
+
+
 def test_unknown_dtype():
     k, b, a, t = base()
     b.alloc("sbuf", "float64", (128, 4), "x", LOC)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from nkic.passes.allocate import Allocate
+import random
+
+from nkic.ir.core import UNKNOWN_LOC, Tensor
+from nkic.ir.target import target
+from nkic.passes.allocate import LENGTHS, Allocate, _Item, _Layout, _Placed
 
 from .irtext import at, kernel, run, tensors, tile
 
@@ -311,3 +315,21 @@ def test_every_tile_is_double_buffered_before_any_is_tripled():
     t = tensors(k)
     assert t["h"].rotate == ("j", 2, 40000)
     assert t["o"].rotate == ("i", 2, 60000)
+
+
+def test_live_tensors_are_found_whatever_the_length_of_their_live_ranges():
+    """The layout groups live ranges by length; a query must still find exactly the tensors
+    whose ranges meet its interval, in placement order, as a scan of every tensor does."""
+    rng = random.Random(7)
+    layout = _Layout("sbuf", target("trn2"))
+    lengths = [0, 1, *LENGTHS, *(n + 1 for n in LENGTHS), 5000]
+    for n in range(400):
+        lo = rng.randrange(20000)
+        hi = lo + rng.choice(lengths)
+        item = _Item(Tensor(f"t{n}", "sbuf", "float32", (1, 1)), UNKNOWN_LOC, (), n, lo, hi)
+        layout._add(_Placed(item, 0, 0, 1, 4, ((0, 4),), (lo, hi)))
+    for _ in range(300):
+        s = rng.randrange(21000)
+        e = s + rng.choice(lengths)
+        expected = [q for q in layout.placed if q.interval[0] <= e and s <= q.interval[1]]
+        assert layout.live_with((s, e)) == expected

@@ -58,7 +58,13 @@ class Calls:
         fn = self.make_function(node.name, node)
         value: object = fn
         for dec in reversed(node.decorator_list):
-            value = self.call(self.visit(dec), [value], {}, CallSite(dec))
+            decorator = None
+            if isinstance(dec, ast.Call):  # `@nki.profile(working_directory=...)`
+                entry = self.visit(dec.func)
+                decorator = entry if self.language.is_launch_entry_point(entry) else None
+            if decorator is None:
+                decorator = self.visit(dec)
+            value = self.call(decorator, [value], {}, CallSite(dec))
         if fn.is_jit and value is not fn:
             self.wrapped_kernels[node] = fn  # `@user_decorator @nki.jit def k`: k is the kernel
         self.store_name(node.name, value)
@@ -139,6 +145,9 @@ class Calls:
             return self.language.call_api(self, fn, args, kwargs, call)
         if isinstance(fn, (StaticMethod, ClassMethod)):
             return self.call(fn.func, args, kwargs, call)
+        special = self.language.call_value(self, fn, args, kwargs, call)
+        if special is not MISSING:
+            return special
         raise UserError("err_type_error", f"{type_name(fn)} is not callable", call.node)
 
     def call_builtin(self, fn: Builtin, args: list, kwargs: dict, call: CallSite):

@@ -257,7 +257,7 @@ class Expressions:
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         sym = _BINOP_SYMBOLS.get(type(op), "?")
-        special = self.language.binop(self, sym, a, b, CallSite(node))
+        special = self.language.binop(self, sym, a, b, CallSite(node), inplace)
         if special is not MISSING:
             return special
         if isinstance(a, Register) or isinstance(b, Register):

@@ -230,12 +230,12 @@ class PythonObjects:
                     err = UserError("err_unsupported_api", unsupported, node)
                     err.certain = self.language.is_removed(obj.name, name)  # NKI fails too
                     raise err
-                err = UserError(
-                    "err_unknown_api",
-                    f"{obj.name} has no attribute '{name}'",
-                    node,
-                    hint,
-                )
+                message = f"{obj.name} has no attribute '{name}'"
+                later = self.language.added_in(obj.name, name)
+                if later:
+                    message += f" in NKI {self.language.version} (it is new in NKI {later})"
+                    hint = f"compile as NKI {later} or later (--nki {later})"
+                err = UserError("err_unknown_api", message, node, hint)
                 err.certain = obj.name.split(".")[0] == self.language.package  # NKI fails too
                 raise err
             raise UserError(

@@ -67,7 +67,7 @@ class Statements:
         elif isinstance(target, ast.Subscript):
             obj = self.visit(target.value)
             key = self.visit(target.slice)
-            if isinstance(obj, TensorView):
+            if isinstance(obj, TensorView) and not self.language.rules.tile_augmented_assignment:
                 raise UserError(
                     "err_tensor_operator",
                     "augmented assignment to a tensor is not supported",
@@ -75,7 +75,9 @@ class Statements:
                     "compute into the tile with a nki.isa instruction (e.g. tensor_tensor)",
                 )
             current = self.getitem(obj, key)
-            self.setitem(obj, key, self.binop(node.op, current, self.visit(node.value), True, node))
+            new = self.binop(node.op, current, self.visit(node.value), True, node)
+            if new is not current:  # `psum[...] += nc_matmul(...)` accumulated in place
+                self.setitem(obj, key, new)
         else:
             raise self.unsupported(target)
 
@@ -174,7 +176,8 @@ class Statements:
                     node.value,
                     "return a tensor allocated with nl.ndarray(..., buffer=nl.shared_hbm)",
                 )
-            if item.buffer != "shared_hbm" and item.tensor.kind != "input":
+            allowed = self.language.rules.output_buffers
+            if item.buffer not in allowed and item.tensor.kind != "input":
                 raise UserError(
                     "err_output_not_shared_hbm",
                     f"returned tensor '{item.tensor.label or item.tensor.name}' is in "

@@ -24,10 +24,11 @@ What is not (each a diagnostic naming it): other masks, index grids that transpo
 
 from __future__ import annotations
 
-from .. import beta1_mask, nki_surface
-from ..beta1_index import GridSum, IndexGrid, arange, grid_binop, index_with_grids, mgrid
+from ...ir.isa import FP32_MIN
+from .. import beta1_blocks, beta1_index, beta1_lowerings, beta1_mask, beta1_returning
+from ..beta1_index import GridSum, GridTuple, IndexGrid, arange, grid_binop, index_with_grids, mgrid
+from ..beta1_returning import RETURNING
 from ..language import ApiEntry, Language, Rules
-from ..nl_lowering import LOWERINGS, new_tile
 from ..tensors import TensorView
 from ..values import Builtin, UserError
 from .nki_0_3 import REMOVED_KEYWORDS, UNSUPPORTED, UNSUPPORTED_SYNTAX
@@ -38,6 +39,7 @@ MODULES = {
     "neuronxcc.nki.language": "nki.language",
     "neuronxcc.nki.isa": "nki.isa",
     "neuronxcc.nki.typing": "nki.typing",
+    "neuronxcc.nki.isa.constants": "nki.isa.constants",
 }
 
 #: The `nl` function each tile operator computes.
@@ -47,6 +49,12 @@ TILE_OPERATORS = {
     "^": "bitwise_xor",
 }  # fmt: skip
 
+#: `t op= x` on tiles that update `t` in place, with the ALU operator.
+IN_PLACE = {"+": "add", "*": "multiply"}
+
+#: Tile methods of Beta 1 (`t.broadcast_to(shape)`) -> the `nl` function they call on the tile.
+TILE_METHODS = {"broadcast_to": "broadcast_to"}
+
 #: numpy functions Beta 1 kernels pass as `op=` (the ALU operator of the same name).
 NUMPY_OPS = (
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "equal",
@@ -55,32 +63,19 @@ NUMPY_OPS = (
     "right_shift",
 )  # fmt: skip
 
-#: Beta 1 instructions that return their result, with how the result tile is shaped:
-#: (operand giving the shape, buffer, dtype rule) — "transpose" swaps the two dimensions.
-RETURNING = {
-    "nc_matmul": ("matmul", "psum"),
-    "nc_transpose": ("transpose", "psum"),
-    "activation": ("data", "sbuf"),
-    "tensor_tensor": ("data1", "sbuf"),
-    "tensor_scalar": ("data", "sbuf"),
-    "tensor_copy": ("src", "sbuf"),
-    "reciprocal": ("data", "sbuf"),
-}
-
-#: Beta 1 signatures of the returning instructions (positional order, without dst).
-POSITIONAL = {
-    "nc_matmul": ("stationary", "moving"),
-    "nc_transpose": ("data",),
-    "activation": ("op", "data", "bias", "scale"),
-    "tensor_tensor": ("data1", "data2", "op"),
-    "tensor_scalar": ("data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1"),
-    "tensor_copy": ("src",),
-    "reciprocal": ("data",),
-}
+#: numpy functions Beta 1 kernels pass as activations (`op=np.square`), and the numpy names
+#: of ALU reductions (`reduce_op=np.max`).
+NUMPY_ACTIVATIONS = (
+    "square", "tanh", "log", "sin", "abs", "sign", "arctan", "reciprocal", "copy",
+)  # fmt: skip
+NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum"}
+#: numpy functions that are also host functions in kernels (`np.exp(2.0)`): passed to an
+#: instruction, they are its activation of the same name.
+NUMPY_HOST_OPS = ("exp", "sqrt")
 
 
 def _par_dim(ip, call, n):
-    return n
+    return beta1_blocks.ParDim(ip.need_int(n, "the size of nl.par_dim"))
 
 
 def _grid_axis(ip, axis, what: str) -> int:
@@ -135,20 +130,126 @@ def _table():
     serial = "a grid launch, whose programs nkic runs one after another on one core"
     for name in ("spmd_dim", "nc"):
         nl[name] = ApiEntry(None, unsupported=True, replacement=serial)
-    nl["all_reduce"] = ApiEntry(None, unsupported=True)
-    for name in ("fp32",):
-        nl[name] = ApiEntry("float32")
+    for name in ("all_reduce", "loop_reduce", "atomic_rmw"):
+        nl[name] = ApiEntry(None, unsupported=True)
+    # Beta 1 loops take scheduling hints (`directives=`, `precise_schedule=`), which do not
+    # change what the loop computes
+    for name in ("affine_range", "sequential_range", "static_range"):
+        base = nl[name].binding
+        nl[name] = ApiEntry(Builtin(base.name, _ignoring_hints(base.fn), nki_api=base.nki_api))
+    nl["fp32"] = ApiEntry(Fp32("float32"))
+    for name in ("ndarray", "zeros", "ones", "full"):
+        base = nl[name].binding
+        create = beta1_blocks.creation(base.fn)
+        nl[name] = ApiEntry(Builtin(base.name, create, nki_api=base.nki_api))
+    lowerings = beta1_lowerings.lowerings()
+    for name in beta1_lowerings.BUILTINS:
+        nl[name] = ApiEntry(Builtin(f"nl.{name}", lowerings[name], nki_api=True))
     # Beta 1's other kernel entry points compile the same kernel (their execution modes —
     # baremetal, benchmark, profile, the tracing jit — do not change what it computes)
     jit = table["neuronxcc.nki"]["jit"].binding
     for name in ENTRY_POINTS - {"jit"}:
         table["neuronxcc.nki"][name] = ApiEntry(jit)
     table["neuronxcc"] = {"nki": ApiEntry(None, unsupported=True)}
+    table.update(_compiler_tables())
     return table
+
+
+#: `neuronxcc.nki.compiler` decorators that tune the compiler's own passes; what the kernel
+#: computes does not depend on them.
+COMPILER_DECORATORS = (
+    "skip_middle_end_transformations", "enable_stack_allocator", "force_auto_alloc",
+    "disable_sbuf_swizzle",
+)  # fmt: skip
+
+
+def _placement(buffer):
+    """`ncc.sbuf.mod_alloc(...)`, `ncc.psum.alloc(func)`, ...: a direct allocation in
+    `buffer`. nkic places the tensor itself: the placement Beta 1 derives from the allocator
+    only decides which addresses the tensor reuses, not what the kernel computes."""
+
+    def allocator(ip, call, *args, **kwargs):
+        return buffer
+
+    return allocator
+
+
+def _ignoring_hints(loop):
+    def make(ip, call, start, stop=None, step=1, directives=None, precise_schedule=False):
+        return loop(ip, call, start, stop, step)
+
+    return make
+
+
+def _compiler_tables() -> dict[str, dict[str, ApiEntry]]:
+    from .. import nki_api, nki_surface
+
+    tables: dict[str, dict[str, ApiEntry]] = {"neuronxcc.nki.compiler": {}}
+    no_reorder = nki_surface.nl_bindings()["no_reorder"]
+    tables["neuronxcc.nki.compiler"]["no_reorder"] = ApiEntry(no_reorder)
+    for name in COMPILER_DECORATORS:
+        keep = Builtin(f"ncc.{name}", lambda ip, call, fn=None, *a, **k: fn)
+        tables["neuronxcc.nki.compiler"][name] = ApiEntry(keep)
+    for space, buffer in (("sbuf", nki_api.SBUF), ("psum", nki_api.PSUM)):
+        tables[f"neuronxcc.nki.compiler.{space}"] = {
+            name: ApiEntry(Builtin(f"ncc.{space}.{name}", _placement(buffer)))
+            for name in ("alloc", "mod_alloc", "auto_alloc")
+        }
+    return tables
 
 
 #: `neuronxcc.nki.X` decorators that make a Beta 1 kernel.
 ENTRY_POINTS = frozenset({"jit", "trace", "baremetal", "benchmark", "profile"})
+
+
+#: `nl` reductions Beta 1 kernels pass as `op=` of instructions -> the ALU operator.
+NL_REDUCTION_OPS = {"nl.max": "maximum", "nl.min": "minimum", "nl.sum": "add"}
+
+
+def _as_op(value):
+    """`np.exp` passed to an instruction: the activation `nl.exp`; `nl.max`: `maximum`."""
+    from ..values import NlOp
+
+    name = getattr(value, "name", None) if isinstance(value, Builtin) else None
+    if isinstance(name, str) and name.removeprefix("math.") in NUMPY_HOST_OPS:
+        return NlOp(name.removeprefix("math."))
+    if name in NL_REDUCTION_OPS:
+        return NlOp(NL_REDUCTION_OPS[name])
+    return value
+
+
+def _np_identity(ip, call, n, dtype=None):
+    """`np.identity(n, dtype=...)` / `np.eye(n)` at specialisation time, as nested lists (the
+    form `nl.shared_constant` takes)."""
+    n = ip.need_int(n, "the size of np.identity")
+    if not 0 < n <= 512:
+        raise UserError("err_invalid_argument", f"np.identity: size {n} outside 1..512")
+    one = 1.0 if dtype is not None and "float" in str(dtype) else 1
+    return [[one if i == j else one * 0 for j in range(n)] for i in range(n)]
+
+
+#: Beta 1's `perf_mode=` strings of nc_matmul -> the matmul_perf_mode member.
+PERF_MODES = {"none": "none", "double_row": "double_row", "double_row_gen3": "double_row"}
+
+
+def _perf_mode(text: str):
+    from ...ir.isa import ENUMS
+    from ..values import IsaEnumMember
+
+    member = PERF_MODES.get(text)
+    if member is None:
+        raise UserError(
+            "err_invalid_argument",
+            f"nc_matmul: unknown perf_mode {text!r}",
+            None,
+            f"use one of {', '.join(map(repr, PERF_MODES))}",
+        )
+    return IsaEnumMember("matmul_perf_mode", member, ENUMS["matmul_perf_mode"][member])
+
+
+class Fp32(str):
+    """`nl.fp32`: the float32 dtype, whose `.min` is the most negative float32 (Beta 1's
+    `on_false_value=nl.fp32.min`)."""
 
 
 class _MGridValue:
@@ -173,8 +274,13 @@ class Beta1(Language):
         # Beta 1 accepts numpy's functions as ALU operators (op=np.add) and numpy dtypes
         numpy = pylib.known_modules()["numpy"]
         attrs = dict(numpy.attrs)
-        for name in NUMPY_OPS:
+        for name in NUMPY_OPS + NUMPY_ACTIVATIONS:
             attrs.setdefault(name, NlOp(name))
+        for alias, name in NUMPY_ALIASES.items():
+            attrs.setdefault(alias, NlOp(name))
+        attrs.setdefault("identity", Builtin("np.identity", _np_identity))
+        attrs.setdefault("eye", Builtin("np.eye", _np_identity))
+        attrs.setdefault("dtype", Builtin("np.dtype", lambda ip, call, d: d))
         attrs.setdefault("bfloat16", "bfloat16")
         mods["numpy"] = ModuleValue("numpy", attrs)
         return mods
@@ -185,10 +291,14 @@ class Beta1(Language):
 
         if obj is _MGRID:
             return mgrid(key)
+        if isinstance(obj, beta1_blocks.BlockTensor):
+            return ip.getitem(obj.storage, obj.key(key))
         if isinstance(obj, IndexGrid):
             return obj.placed(key if isinstance(key, tuple) else (key,))
         if isinstance(obj, TensorView):
             items = key if isinstance(key, tuple) else (key,)
+            if items and isinstance(items[0], TensorView):
+                return beta1_index.indirect(obj, items)
             if any(isinstance(k, (IndexGrid, GridSum)) for k in items):
                 try:
                     return index_with_grids(obj, items)
@@ -198,7 +308,7 @@ class Beta1(Language):
                     return beta1_mask.OutOfBounds(obj, items, err)  # unless a mask= keeps it in
         return MISSING
 
-    def binop(self, ip, symbol: str, a, b, call):
+    def binop(self, ip, symbol: str, a, b, call, inplace: bool = False):
         """Tile operators and index-grid arithmetic; MISSING for everything else."""
         from ..values import MISSING
 
@@ -218,6 +328,8 @@ class Beta1(Language):
         if isinstance(a, (IndexGrid, GridSum)) or isinstance(b, (IndexGrid, GridSum)):
             if symbol in ("Lt", "LtE", "Gt", "GtE", "Eq", "NotEq"):
                 mask = beta1_mask.compare(symbol, a, b)
+                if mask is None:
+                    mask = beta1_returning.grid_predicate(symbol, a, b)
                 if mask is None:
                     raise UserError(
                         "err_unsupported_api",
@@ -240,14 +352,32 @@ class Beta1(Language):
             accumulated = self._accumulate(ip, a, b)
             if accumulated is not None:
                 return accumulated
+        if inplace and symbol in IN_PLACE and isinstance(a, TensorView) and a.on_chip:
+            return self._update_in_place(ip, IN_PLACE[symbol], a, b, call)
         if isinstance(a, TensorView) or isinstance(b, TensorView):
             name = TILE_OPERATORS.get(symbol)
             if name is None:
                 raise UserError(
                     "err_unsupported_api", f"the operator '{symbol}' is not defined on tiles"
                 )
-            return ip.call_builtin(Builtin(f"nl.{name}", LOWERINGS[name], True), [a, b], {}, call)
+            lower = self.lowerings[name]
+            return ip.call_builtin(Builtin(f"nl.{name}", lower, True), [a, b], {}, call)
         return MISSING
+
+    @staticmethod
+    def _update_in_place(ip, name: str, acc: TensorView, value, call) -> TensorView:
+        """`acc += x`, `acc *= x` on an on-chip tile: one instruction writing `acc` itself (an
+        associative update, which Beta 1's `affine_range` loops may reorder)."""
+        from ..nl_lowering import emit, op
+
+        if isinstance(value, TensorView):
+            if value.shape != acc.shape:
+                value = beta1_lowerings.broadcast_to(ip, call, name, value, acc.shape)
+            emit(ip, call, "tensor_tensor", dst=acc, data1=acc, data2=value, op=op(name))
+        else:
+            number = ip.need_concrete(value, "a number or a tile")
+            emit(ip, call, "tensor_scalar", dst=acc, data=acc, op0=op(name), operand0=number)
+        return acc
 
     @staticmethod
     def _accumulate(ip, acc: TensorView, result: TensorView):
@@ -268,6 +398,11 @@ class Beta1(Language):
     def call_api(self, ip, fn, args: list, kwargs: dict, call):
         from ..values import IsaInstr
 
+        if isinstance(fn, IsaInstr):
+            args = [_as_op(a) for a in args]
+            kwargs = {k: _as_op(v) for k, v in kwargs.items()}
+            if isinstance(kwargs.get("perf_mode"), str):
+                kwargs["perf_mode"] = _perf_mode(kwargs["perf_mode"])
         if isinstance(fn, IsaInstr) and "dst" not in kwargs and fn.name in RETURNING:
             return self._returning(ip, fn.name, args, kwargs, call)
         return super().call_api(ip, fn, args, kwargs, call)
@@ -299,42 +434,73 @@ class Beta1(Language):
         return result
 
     def _returning(self, ip, name: str, args, kwargs, call):
-        from .. import nki_api
-
-        order = POSITIONAL[name]
-        if len(args) > len(order):
-            raise UserError(
-                "err_type_error", f"nisa.{name}() takes at most {len(order)} positional arguments"
-            )
-        named = dict(zip(order, args))
-        for k, v in kwargs.items():
-            if k in named:
-                raise UserError("err_type_error", f"nisa.{name}() got multiple values for {k!r}")
-            named[k] = v
-        dtype = named.pop("dtype", None)
-        shape_of, buffer = RETURNING[name]
-        if shape_of == "matmul":
-            st, mv = named.get("stationary"), named.get("moving")
-            if not isinstance(st, TensorView) or not isinstance(mv, TensorView):
-                raise UserError("err_invalid_argument", "nisa.nc_matmul takes two tiles")
-            shape, out = (st.shape[1], mv.shape[1]), "float32"
-        elif shape_of == "transpose":
-            data = named.get("data")
-            if not isinstance(data, TensorView) or len(data.shape) != 2:
-                raise UserError("err_invalid_argument", "nisa.nc_transpose takes a 2-D tile")
-            shape, out = (data.shape[1], data.shape[0]), data.dtype
-        else:
-            src = named.get(shape_of)
-            if not isinstance(src, TensorView):
-                raise UserError("err_invalid_argument", f"nisa.{name}: `{shape_of}` must be a tile")
-            shape, out = src.shape, src.dtype
-        if dtype is not None:
-            out = nki_api.dtype_arg(dtype)
-        dst = new_tile(ip, call, shape, out, buffer)
-        nki_api.bind_isa(ip, name, [], {"dst": dst, **named}, call)
+        dst = beta1_returning.call(ip, name, args, kwargs, call)
         if name == "nc_matmul":
             ip._beta1_matmul = (dst, ip.builder.block[-1])
         return dst
+
+    def is_launch_entry_point(self, value) -> bool:
+        """`nki.jit(mode=...)`, `nki.baremetal(...)`, `nki.benchmark(...)`, `nki.profile(...)`:
+        their arguments choose how the kernel runs on a device (modes, artifact directories,
+        iteration counts), never what it computes."""
+        from .. import nki_api
+
+        return isinstance(value, Builtin) and value.fn is nki_api.jit
+
+    def call_value(self, ip, fn, args: list, kwargs: dict, call):
+        """`np.float32(0.5)`, `nl.int32(3)`: a dtype called on a number is that number in the
+        dtype (numpy dtypes are scalar types in Beta 1)."""
+        from ...ir.types import DTYPES
+        from ..values import MISSING
+
+        if not isinstance(fn, str) or fn not in DTYPES or kwargs or len(args) != 1:
+            return MISSING
+        value = ip.need_concrete(args[0], "a number")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UserError("err_type_error", f"{fn}() takes a number, got {value!r}")
+        if DTYPES[fn].is_int:
+            return int(value)
+        import ml_dtypes  # the value rounded to the dtype, as numpy would hold it
+        import numpy as np
+
+        scalar = getattr(np, fn, None) or getattr(ml_dtypes, fn, None)
+        return float(scalar(value)) if scalar is not None else float(value)
+
+    def isa_keywords(self, name: str) -> list[str]:
+        """NKI 0.3's keywords, and Beta 1's own (`dtype=`, `iota(expr=)`, ...)."""
+        names = super().isa_keywords(name)
+        extra = beta1_returning.RETURNING.get(name)
+        return names + ["dtype"] + (list(extra.positional) if extra else [])
+
+    def attribute(self, ip, obj, name: str):
+        """`nl.mgrid[...]` results' `.p` / `.x`, and `nl.fp32.min`; else as NKI 0.3."""
+        if isinstance(obj, GridTuple) and name in GridTuple.AXES:
+            grid = obj.axis(name)
+            if grid is None:
+                raise UserError(
+                    "err_attribute_error",
+                    f"this nl.mgrid has {len(obj)} axes: it has no axis '{name}'",
+                    None,
+                    f"use {', '.join('.' + a for a in GridTuple.AXES[: len(obj)])}",
+                )
+            return grid
+        if isinstance(obj, beta1_blocks.BlockTensor):
+            if name in ("shape", "dtype"):
+                return getattr(obj, name)
+            raise UserError(
+                "err_unsupported_api",
+                f"'.{name}' of a tensor with block dimensions is not supported by nkic",
+                None,
+                "index one block first (t[i])",
+            )
+        if isinstance(obj, TensorView) and name in TILE_METHODS:
+            lower = self.lowerings[TILE_METHODS[name]]
+            return Builtin(
+                f"tile.{name}", lambda ip_, call, *a, **k: lower(ip_, call, obj, *a, **k)
+            )
+        if isinstance(obj, Fp32) and name in ("min", "max"):
+            return FP32_MIN if name == "min" else -FP32_MIN
+        return super().attribute(ip, obj, name)
 
 
 BETA1 = Beta1(
@@ -342,9 +508,14 @@ BETA1 = Beta1(
     "beta1",
     _table(),
     removed_keywords=REMOVED_KEYWORDS,
-    lowerings=nki_surface.lowerings(),
+    lowerings=beta1_lowerings.lowerings(),
     # affine_range iterations may run in any order in Beta 1: a dependency between them is wrong
-    rules=Rules(unsupported_syntax=UNSUPPORTED_SYNTAX, affine_dependency="error"),
+    rules=Rules(
+        unsupported_syntax=UNSUPPORTED_SYNTAX,
+        affine_dependency="error",
+        output_buffers=("shared_hbm", "hbm"),
+        tile_augmented_assignment=True,
+    ),
     package="neuronxcc.nki",
     kernel_decorators=ENTRY_POINTS,
 )

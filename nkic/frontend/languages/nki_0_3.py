@@ -17,13 +17,15 @@ UNSUPPORTED = {
         "runs only in its simulator)",
     },
     "nki.isa": {
-        "topk": None,
         "NkiInstruction": None,
         "tensor_copy_dynamic_src": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
         "tensor_copy_dynamic_dst": ".ap(scalar_offset=...) views (removed in NKI 0.4)",
     },
     "nki": {"simulate": None, "baremetal": None, "benchmark": None},
 }
+
+#: Names of the shared tables that later versions add (`languages/nki_0_X.py`).
+LATER = {"nki.isa": ("topk",), "nki.language": ("float8_e8m0fnu",)}
 
 #: Beta 1 names that NKI 0.2.0 removed, with their replacement.
 REMOVED = {
@@ -80,6 +82,9 @@ def _table() -> dict[str, dict[str, ApiEntry]]:
     for module, names in UNSUPPORTED.items():
         for name, alt in names.items():
             table[module][name] = ApiEntry(unsupported=True, replacement=alt)
+    for module, names in LATER.items():
+        for name in names:
+            del table[module][name]
     return table
 
 

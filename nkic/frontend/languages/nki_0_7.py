@@ -1,11 +1,12 @@
 """NKI 0.7.0 (Neuron 2.33): `nl.dynamic_range` removed (and with it `while reg:` loops); the
-`NkiScalar` API added (`nisa.scalar_load`, `nisa.scalar_store`); the new tiling APIs that nkic
+`NkiScalar` API added (`nisa.scalar_load`, `nisa.scalar_store`); the tiled layout (`nl.tiles`,
+`nl.blocks`, `nl.alloc_tiles`, `nl.alloc_blocks`, `nl_grids.py`) added; the new collectives nkic
 does not implement yet are named as such; `is` / `is not` compare any values, as kernels are
 specialised as ordinary Python."""
 
 from __future__ import annotations
 
-from .. import nki_surface
+from .. import nki_surface, nl_grids
 from .nki_0_6 import NKI_0_6
 
 _LOOPS = (
@@ -16,17 +17,20 @@ _LOOPS = (
 NKI_0_7 = NKI_0_6.derive(
     "NKI 0.7",
     "0.7",
-    added={"nki.isa": nki_surface.scalar_bindings(), "nki.language": {"int64": "int64"}},
+    added={
+        "nki.isa": nki_surface.scalar_bindings(),
+        "nki.language": {"int64": "int64", **nl_grids.bindings()},
+    },
     removed={"nki.language": {"dynamic_range": _LOOPS}},
     unsupported={
-        "nki.language": {
-            "tiles": None,
-            "blocks": None,
-            "alloc_tiles": None,
-            "alloc_blocks": None,
-            "NkiGrid": None,
-            "NkiTileGrid": None,
-            "NkiBlockGrid": None,
+        "nki.collectives": {
+            name: None
+            for name in (
+                "all_to_all_v_prepare",
+                "all_to_all_v_trigger",
+                "all_gather_v_prepare",
+                "all_gather_v_trigger",
+            )
         },
     },
     # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity

@@ -27,13 +27,30 @@ class Access:
 
     @property
     def accumulates(self) -> bool:
-        """A matmul adding into PSUM (an associative reduction, not an overwrite)."""
-        return (
-            self.write
-            and self.inst.opcode in ("nc_matmul", "nc_matmul_mx")
-            and self.ap.tensor.buffer == "psum"
-            and self.inst.attrs.get("accumulate") is not False
-        )
+        """A matmul adding into PSUM, or either side of an in-place associative update
+        `tensor_tensor(dst=t, data1=t, data2=x, op=add)`: an associative reduction, whose
+        order does not matter, not an overwrite."""
+        if self.inst.opcode in ("nc_matmul", "nc_matmul_mx"):
+            return (
+                self.write
+                and self.ap.tensor.buffer == "psum"
+                and self.inst.attrs.get("accumulate") is not False
+            )
+        return _in_place_reduction(self)
+
+
+#: ALU operators whose in-place updates of one tensor may run in any order.
+ASSOCIATIVE = frozenset({"add", "maximum", "minimum", "multiply"})
+
+
+def _in_place_reduction(a: Access) -> bool:
+    inst = a.inst
+    if inst.opcode != "tensor_tensor" or inst.attrs.get("op") not in ASSOCIATIVE:
+        return False
+    dst = inst.operands.get("dst")
+    sides = [inst.operands.get(n) for n in ("data1", "data2")]
+    # exactly one side is the updated tensor: `t = t + t` doubles t, it reduces nothing into it
+    return a.ap == dst and a.operand in ("dst", "data1", "data2") and sides.count(dst) == 1
 
 
 def is_write(inst: Inst, operand: str) -> bool:

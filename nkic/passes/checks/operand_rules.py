@@ -4,6 +4,7 @@ targets and per-instruction argument constraints (sources: ISA, Checks §5, §9,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -340,6 +341,16 @@ def _packed_dtype_target(
             f"`{name}` is {ap.dtype}; packed x4 types need trn3, the target is {c.target}",
             "compile with `--target trn3` or use an unpacked fp8 type",
         )
+    # NKI 0.5's MX scale type: the engines of trn3 read it; DMA moves its bytes anywhere
+    scale = ap.dtype == "float8_e8m0fnu" and not c.op.startswith("dma_")
+    if scale and not target_at_least(c.target, "trn3") and key not in flagged:
+        flagged.add(key)
+        c.error(
+            "err_unsupported_on_target",
+            f"`{name}` is float8_e8m0fnu; compute engines read it on trn3 only, the target is "
+            f"{c.target}",
+            "compile with `--target trn3`, or move the bytes as uint8",
+        )
 
 
 def _partition_window(c: InstCheck, name: str, ap: AccessPattern) -> None:
@@ -605,10 +616,16 @@ def _dma_copy(c: InstCheck) -> None:
 def _dma_transpose(c: InstCheck) -> None:
     _dtype_equal(c, "src", "dst", "a DMA transpose does not convert; cast before or after")
     src, dst = c.ap("src"), c.ap("dst")
-    if src is not None and src.itemsize != 2:
+    hwdge = _name(c.value("dge_mode"), "dge_mode") == "hwdge"
+    if src is not None and (src.itemsize != 2 if hwdge else src.itemsize not in (2, 4)):
         c.error(
             "err_dtype_mismatch",
-            f"`src` is {src.dtype}; DMA transpose moves 2-byte elements only",
+            f"`src` is {src.dtype}; "
+            + (
+                "a hardware-DGE transpose moves 2-byte elements only"
+                if hwdge
+                else "DMA transpose moves 2- and 4-byte elements only"
+            ),
             "transpose bfloat16/float16 data, or use `nisa.nc_transpose`",
         )
     if src is None or dst is None:
@@ -623,14 +640,23 @@ def _dma_transpose(c: InstCheck) -> None:
         )
         return
     want = tuple(src.shape[a] for a in axes)
-    if dst.shape != want:
+    if c.ctx.since("0.4") and dst.shape != want:
         c.error(
+            "err_shape_mismatch",
+            f"`dst` has shape {_shape(dst)}; the transposed source has shape {want} (from NKI "
+            "0.4 the shapes match exactly, rank included)",
+            "allocate the destination with the permuted shape",
+        )
+    elif tuple(n for n in dst.shape if n != 1) != tuple(n for n in want if n != 1):
+        c.error(  # NKI 0.3 padded the rank with size-1 dimensions
             "err_shape_mismatch",
             f"`dst` has shape {_shape(dst)}; the transposed source has shape {want}",
             "allocate the destination with the permuted shape",
         )
-    # static (direct) transposes: ISA §5.1 (the indirect form is not supported by nkic)
     dge = _name(c.value("dge_mode"), "dge_mode")
+    if _dynamic_transpose(c, src, dst, dge):
+        return
+    # static (direct) transposes: ISA §5.1 (the indirect form is not supported by nkic)
     if dge not in (None, "unknown", "hwdge"):
         c.error(
             "err_invalid_argument",
@@ -643,13 +669,62 @@ def _dma_transpose(c: InstCheck) -> None:
             "`oob_mode=nisa.oob_mode.skip` needs an indirect (vector_offset) source",
             "drop `oob_mode` for a static transpose",
         )
-    if dge == "hwdge" and (src.shape[0] != 16 or src.shape[-1] % 128):
+    if dge != "hwdge":
+        return
+    s = src.shape
+    if len(s) == 2:
+        leading, rule = s[0] == 16, "src.shape[0] == 16"
+    else:
+        leading = s[0] in (1, 2, 4, 8, 16) and (s[0] * s[-2]) % 16 == 0
+        rule = "src.shape[0] in {1, 2, 4, 8, 16}, (src.shape[0] * src.shape[-2]) % 16 == 0"
+    if c.ctx.since("0.6") and (not leading or s[-1] > 128):
         c.error(
             "err_shape_mismatch",
-            f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI 0.3.0) needs "
+            f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI 0.6) needs {rule} "
+            "and src.shape[-1] <= 128",
+            "use `dge_mode=nisa.dge_mode.unknown` or tile the source",
+        )
+    elif not c.ctx.since("0.6") and (src.shape[0] != 16 or src.shape[-1] % 128):
+        c.error(
+            "err_shape_mismatch",
+            f"`src` has shape {_shape(src)}; a hardware-DGE transpose (NKI {c.ctx.nki}) needs "
             "src.shape[0] == 16 and src.shape[-1] a multiple of 128",
             "use `dge_mode=nisa.dge_mode.unknown` or reshape the source",
         )
+
+
+def _dynamic_transpose(c: InstCheck, src: AccessPattern, dst: AccessPattern, dge) -> bool:
+    """The rules of a transpose whose source has a runtime offset; False for a static one."""
+    if dst.dynamic is not None:
+        c.error(
+            "err_unsupported_api",
+            "a runtime offset on the destination of a DMA transpose is not supported",
+            "transpose into a tile, then scatter it with nisa.dma_copy",
+        )
+        return True
+    if src.dynamic is None:
+        return False
+    if src.dynamic.kind == "vector":
+        c.error(
+            "err_unsupported_api",
+            "the indirect (vector_offset) DMA transpose is not supported by nkic yet",
+            "gather the rows with nisa.dma_copy first, then transpose the tile",
+        )
+    elif not c.ctx.since("0.5"):
+        c.error(
+            "err_invalid_argument",
+            f"a scalar_offset source of nisa.dma_transpose is new in NKI 0.5 (this kernel is "
+            f"NKI {c.ctx.nki})",
+            "move the block with nisa.dma_copy first, or compile as NKI 0.5 or later",
+        )
+    elif dge not in (None, "unknown", "swdge"):
+        c.error(
+            "err_invalid_argument",
+            f"`dge_mode=nisa.dge_mode.{dge}` cannot serve a runtime offset: the software DGE "
+            "generates its descriptors",
+            "drop `dge_mode` or use `nisa.dge_mode.swdge`",
+        )
+    return True
 
 
 @rule("sendrecv")
@@ -1134,6 +1209,20 @@ def _arith_only(c: InstCheck) -> None:
 
 @rule("tensor_scalar_reduce")
 def _tensor_scalar_reduce(c: InstCheck) -> None:
+    if c.ap("reduce_res") is None and not c.ctx.since("0.6"):
+        c.error(
+            "err_missing_argument",
+            f"`reduce_res` is required in NKI {c.ctx.nki}; leaving the result in the Vector "
+            "engine's accumulator (reduce_res=None) is new in NKI 0.6",
+            "pass a (P, 1) tile as `reduce_res`",
+        )
+    op0 = _name(c.value("op0"))
+    if op0 in _TRN3_OP0 and not target_at_least(c.target, "trn3"):
+        c.error(
+            "err_unsupported_on_target",
+            f"`op0=nl.{op0}` requires trn3; the target is {c.target}",
+            "compute the operator with a separate instruction on older targets",
+        )
     _op_in(
         c,
         "reduce_op",
@@ -1251,6 +1340,20 @@ def _activation(c: InstCheck) -> None:
             "err_unsupported_operator",
             f"`op=nl.{op}` is not an activation function",
             "see the activation table (nl.exp, nl.tanh, nl.gelu, nl.copy, ...)",
+        )
+    if op == "bypass" and not target_at_least(c.target, "trn3"):
+        c.error(
+            "err_unsupported_on_target",
+            f"`op=nl.bypass` as an activation function requires trn3; the target is {c.target}",
+            "use `op=nl.copy`",
+        )
+    if op == "prelu":
+        c.error(
+            "err_unsupported_operator",
+            "`op=nl.prelu` takes its negative slope from `relu_param`, which only "
+            "`nisa.activate2` (trn3) has",
+            "use `nisa.activate2(op=nl.prelu, relu_param=alpha, ...)` on trn3, or "
+            "max(x, alpha * x) with two tensor instructions",
         )
     if c.op == "activation" or c.present("reduce_op"):
         _op_in(c, "reduce_op", ("add",), "the Scalar engine accumulates with add only")
@@ -1459,6 +1562,60 @@ def _top8(c: InstCheck) -> None:
         )
 
 
+@rule("topk")
+def _topk(c: InstCheck) -> None:
+    """The constraints of the nki.isa.topk documentation (NKI 0.6)."""
+    src, val, idx = c.ap("src"), c.ap("val_dst"), c.ap("idx_dst")
+    for name, ap, dtype in (("src", src, "bfloat16"), ("val_dst", val, "bfloat16"),
+                            ("idx_dst", idx, "uint32")):  # fmt: skip
+        if ap is not None and ap.dtype != dtype:
+            c.error("err_dtype_mismatch", f"`{name}` is {ap.dtype}; it must be {dtype}",
+                    f"allocate `{name}` as {dtype}")  # fmt: skip
+    if src is None or val is None:
+        return
+    for name, ap in (("val_dst", val), ("idx_dst", idx)):
+        if ap is not None and ap.num_partitions != src.num_partitions:
+            c.error(
+                "err_num_partition_mismatch",
+                f"`{name}` has {ap.num_partitions} partitions but `src` has {src.num_partitions}",
+                "the outputs span the partitions of the input",
+            )
+    if src.num_partitions % 16:
+        c.error(
+            "err_invalid_argument",
+            f"`src` has {src.num_partitions} partitions; topk needs a multiple of 16 (one "
+            "16-partition snake per GpSimd core)",
+            "pad the partition dimension to a multiple of 16",
+        )
+    k, n = val.free_size, c.value("n")
+    if idx is not None and idx.free_size != k:
+        c.error(
+            "err_shape_mismatch",
+            f"`idx_dst` has {idx.free_size} elements per partition but `val_dst` has {k}",
+            "allocate both outputs as (P, K)",
+        )
+    if not isinstance(n, int) or not 8 <= n < 65536:
+        c.error(
+            "err_invalid_argument",
+            f"n={n}; the snake holds 8 <= n < 65536 elements",
+            "give the number of active elements of the 16-partition input snake",
+        )
+        return
+    if not 1 <= k < 32768 or k > n:
+        c.error(
+            "err_invalid_argument",
+            f"K={k} (the free size of `val_dst`); it must be 1 <= K < 32768 and K <= n={n}",
+            "select at most n elements",
+        )
+    if src.free_size < -(-n // 16):
+        c.error(
+            "err_shape_mismatch",
+            f"`src` has {src.free_size} elements per partition; a snake of n={n} needs "
+            f"{-(-n // 16)} (ceil(n / 16))",
+            "allocate `src` as (P, ceil(n / 16))",
+        )
+
+
 @rule("nc_n_gather")
 def _nc_n_gather(c: InstCheck) -> None:
     _dtype_equal(c, "data", "dst", "gathers copy bits; cast separately")
@@ -1570,7 +1727,7 @@ def _rand2(c: InstCheck) -> None:
 @rule("dma_compute")
 def _dma_compute(c: InstCheck) -> None:
     _op_in(c, "reduce_op", ("add",), "DMA compute only adds")
-    srcs = [ap for name, ap in c.inst.aps() if not c.d.param(name) or c.d.param(name).role != "out"]
+    srcs = [ap for name, ap in c.inst.aps() if re.fullmatch(r"srcs\.\d+", name)]
     if len(srcs) > 16:
         c.error(
             "err_invalid_argument", f"{len(srcs)} sources, at most 16", "reduce in several steps"
@@ -1584,6 +1741,15 @@ def _dma_compute(c: InstCheck) -> None:
                 "every source and the destination hold the same number of elements",
             )
             break
+    vector = any(ap.dynamic is not None and ap.dynamic.kind == "vector" for _, ap in c.inst.aps())
+    if _name(c.value("oob_mode"), "oob_mode") == "skip" and not (vector and c.ctx.since("0.4")):
+        c.error(
+            "err_invalid_argument",
+            "`oob_mode=nisa.oob_mode.skip` is new in NKI 0.4"
+            if not c.ctx.since("0.4")
+            else "`oob_mode=nisa.oob_mode.skip` needs an indirect (vector_offset) source",
+            "drop `oob_mode` (indices outside the tensor are then an error)",
+        )
     scales = c.value("scales")
     if isinstance(scales, (tuple, list)) and any(s not in (None, 1, 1.0) for s in scales):
         c.error(

@@ -65,6 +65,7 @@ def _silu_dx(x):
 #: Activation function -> its exact value on float64 inputs (the result is rounded to fp32).
 FUNCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "copy": lambda x: x,
+    "bypass": lambda x: x,  # NKI 0.4 (trn3): the input passes through
     "square": lambda x: x * x,
     "sigmoid": _sigmoid,
     "relu": lambda x: np.maximum(x, 0.0),

@@ -35,7 +35,11 @@ def quantize_mx(ctx, ops, attrs):
     )
     amax = np.abs(groups).max(axis=(1, 3))
     _, exponent = np.frexp(amax)
+    # NKI 0.5 on: twice the OCP sample algorithm's scale 2^(floor(log2 amax) - emax);
+    # `scale_rule="ocp"` (kernels of NKI 0.3/0.4) keeps the OCP scale
     code = (exponent.astype(np.int64) - 1) - (MX_EMAX[dst_dtype] - 1) + E8M0_BIAS
+    if attrs.get("scale_rule") == "ocp":
+        code = code - 1
     code = np.where(amax == 0, 0, np.clip(code, 0, E8M0_NAN - 1))
     code = np.where(np.isfinite(amax), code, E8M0_NAN)
     shift = _per_element(np.where(code == E8M0_NAN, 0, E8M0_BIAS - code))

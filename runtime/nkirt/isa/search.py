@@ -1,4 +1,5 @@
-"""Semantics of the top-8 search family: max8, nc_find_index8, nc_match_replace8."""
+"""Semantics of the search instructions: the top-8 family (max8, nc_find_index8,
+nc_match_replace8) and topk."""
 
 from __future__ import annotations
 
@@ -72,3 +73,33 @@ def nc_match_replace8(ctx, ops, attrs):
         "dst": out.reshape(data.shape),
         "dst_idx": _indices(found, idx_dtype),
     }
+
+
+#: Partitions of one GpSimd core: a topk input snake spans them.
+SNAKE_PARTITIONS = 16
+
+
+@semantics("topk", outputs=("val_dst", "idx_dst"))
+def topk(ctx, ops, attrs):
+    """The K largest of the n elements of each 16-partition snake (element e at partition
+    e % 16 of the group, column e // 16), in ascending order, with their snake indices; every
+    partition of the group receives its group's result. Among equal values the lower index
+    ranks higher (it is kept first when the K-th place is tied, and follows the higher index
+    in the ascending output); NaN ranks above every number."""
+    src = rows(fp32("src", ops, attrs))
+    n = int(param("n", ops, attrs))
+    val_shape = attrs["_shapes"]["val_dst"]
+    k = int(np.prod(val_shape[1:]))
+    partitions = src.shape[0]
+    values = np.empty((partitions, k), np.float32)
+    found = np.empty((partitions, k), np.int64)
+    for group in range(0, partitions, SNAKE_PARTITIONS):
+        snake = src[group : group + SNAKE_PARTITIONS].T.reshape(-1)[:n]
+        # NaN first, then descending by value, ties by ascending index
+        nan = np.isnan(snake)
+        order = np.lexsort((np.arange(snake.size), np.where(nan, 0, -snake), ~nan))
+        best = order[:k][::-1]
+        values[group : group + SNAKE_PARTITIONS] = snake[best]
+        found[group : group + SNAKE_PARTITIONS] = best
+    idx_dtype = dtype_of("idx_dst", ops, attrs, default="uint32")
+    return {"val_dst": values, "idx_dst": _indices(found, idx_dtype)}

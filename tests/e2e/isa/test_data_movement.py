@@ -140,6 +140,14 @@ def test_dma_transpose(target, shape, on_chip):
     assert_bits(got, np.ascontiguousarray(a.transpose(perm)))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_a_direct_dma_transpose_moves_4_byte_elements(dtype):
+    # the 2-byte restriction of the ISA docs is the hardware DGE's and the indirect form's
+    a = (np.random.default_rng(8).standard_normal((32, 64)) * 100).astype(dtype)
+    got = run(FAM, "dma_transpose", [a], "trn2", on_chip=True)
+    assert_bits(got, np.ascontiguousarray(a.T))
+
+
 def test_dma_transpose_is_not_on_trn1():
     # DMA writes SBUF column-major (a transpose) only from Trn2 on: the Trn1 DMA supports the
     # row-major SBUF layout alone (Hardware §1, "SBUF layouts supported by DMA").

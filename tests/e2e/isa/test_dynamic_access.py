@@ -4,6 +4,7 @@ diagnostics for views nkic cannot serve."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from nkirt.errors import RuntimeFault
@@ -133,3 +134,43 @@ def test_a_scalar_offset_block_leaving_the_table_is_skipped_whole():
     strict = compile_kernel("dynamic", "block_at", [TABLE, pos], "trn2")
     with pytest.raises(RuntimeFault, match="with index 290 .* leaves table of shape"):
         strict(TABLE, pos)
+
+
+def test_dma_compute_adds_gathered_rows():
+    ids = RNG.integers(0, 300, (128, 3)).astype(np.int32)
+    k = compile_kernel("dynamic", "gather_accumulate", [TABLE, ids], "trn2")
+    want = np.zeros((128, 32), np.float32)
+    for j in range(3):
+        want = want + TABLE[ids[:, j]]
+    np.testing.assert_array_equal(k(TABLE, ids), want)
+
+
+def test_dma_compute_with_oob_skip_leaves_rows_of_outside_indices():
+    ids = RNG.integers(0, 300, (128, 2)).astype(np.int32)
+    ids[5, 1] = 300  # outside: the second addition skips row 5
+    ids[9, 0] = -1
+    k = compile_kernel("dynamic", "gather_accumulate", [TABLE, ids], "trn2", OOB="skip")
+    want = np.zeros((128, 32), np.float32)
+    for j in range(2):
+        inside = (ids[:, j] >= 0) & (ids[:, j] < 300)
+        want[inside] = want[inside] + TABLE[ids[inside, j]]
+    np.testing.assert_array_equal(k(TABLE, ids), want)
+    with pytest.raises(RuntimeFault, match="out-of-bounds dynamic access"):
+        compile_kernel("dynamic", "gather_accumulate", [TABLE, ids], "trn2")(TABLE, ids)
+
+
+def test_a_dma_transpose_of_a_block_moved_by_a_runtime_index():
+    table = RNG.standard_normal((300, 32)).astype(ml_dtypes.bfloat16)
+    pos = np.array([[101]], np.int32)
+    k = compile_kernel("dynamic", "block_transposed", [table, pos], "trn2")
+    np.testing.assert_array_equal(k(table, pos), table[101:117].T)
+    skip = compile_kernel("dynamic", "block_transposed", [table, pos], "trn2", OOB="skip")
+    far = np.array([[290]], np.int32)  # rows 290..305 leave the table: nothing is moved
+    np.testing.assert_array_equal(skip(table, far), np.zeros((32, 16), ml_dtypes.bfloat16))
+    np.testing.assert_array_equal(skip(table, pos), table[101:117].T)
+    with pytest.raises(RuntimeFault, match="out-of-bounds dynamic access"):
+        k(table, far)
+    diags = nkic.check(KERNELS / "dynamic.py", kernel="block_transposed", table=table, pos=pos,
+                       nki="0.4")  # fmt: skip
+    assert [d.code for d in diags] == ["err_invalid_argument"]
+    assert "new in NKI 0.5" in diags[0].message

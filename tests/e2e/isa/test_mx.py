@@ -32,20 +32,23 @@ def scale_rows(P):
 
 
 @pytest.mark.parametrize("dtype", ["float8_e4m3fn_x4", "float8_e5m2_x4"])
-@pytest.mark.parametrize("P", [32, 64])
-def test_quantize_mx(dtype, P):
+@pytest.mark.parametrize(("P", "nki"), [(32, "0.7"), (64, "0.7"), (32, "0.4")])
+def test_quantize_mx(dtype, P, nki):
+    """The group scale is 2^(floor(log2 amax) - emax + 1) from NKI 0.5 on, twice the OCP
+    sample algorithm's 2^(floor(log2 amax) - emax) that NKI 0.3/0.4 kernels get."""
     F = 16
     x = rnd((P, F), BF16, seed=1, scale=3)
     x[0:8, 0:4] = 0  # an all-zero group -> scale code 0
     x[8:16, 4:8] = BF16(1e30)  # large magnitudes
     x[16, 8] = BF16(-0.0)
-    q, s = run(FAM, "quantize", [x], "trn3", dtype=dtype)
+    q, s = run(FAM, "quantize", [x], "trn3", dtype=dtype, nki=nki)
     xf = f32(x.astype(np.float32))
     g = xf.reshape(P // 8, 8, F // 4, 4)
     amax = np.abs(g).max(axis=(1, 3)).astype(np.float64)
     code = np.zeros(amax.shape, np.int64)
     nz = amax > 0
-    code[nz] = np.floor(np.log2(amax[nz])).astype(np.int64) - (EMAX[dtype] - 1) + 127
+    ocp = np.floor(np.log2(amax[nz])).astype(np.int64) - EMAX[dtype] + 127
+    code[nz] = ocp if nki == "0.4" else ocp + 1
     code = np.clip(code, 0, 254)
     want_scale = np.zeros_like(s)
     want_scale[scale_rows(P)] = code.astype(np.uint8)

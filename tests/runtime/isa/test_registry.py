@@ -1,4 +1,5 @@
-"""The SEMANTICS table: every NKI 0.3.0 instruction registered once, with its outputs."""
+"""The SEMANTICS table: every NKI 0.3.0 instruction (and the 0.6 topk) registered once, with its
+outputs."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ exponential activation activation_reduce activate2 iota affine_select range_sele
 sequence_bounds dropout bn_stats bn_aggr local_gather nc_n_gather nc_stream_shuffle max8
 nc_find_index8 nc_match_replace8 nonzero_with_count quantize_mx rng rand2 set_rng_seed
 rand_set_state rand_get_state register_move register_load register_store register_alu
+topk
 """.split()
 
 

@@ -90,3 +90,19 @@ def activation_lanes(x):
         reduce_cmd=nisa.reduce_cmd.reduce,
     )
     return _store(res)
+
+
+@nki.jit
+def reduce_kept_in_the_accumulator(x, y):
+    """tensor_scalar_reduce without reduce_res (NKI 0.6) leaves sum(x) in the VectorE
+    accumulators; exponential(reduce_cmd=reduce) adds sum(exp(y)) and reads it out."""
+    P, F = x.shape
+    tx, ty = _load_pair(x, y)
+    d0 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    d1 = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    res = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar_reduce(
+        dst=d0, data=tx, op0=nl.multiply, operand0=1.0, reduce_op=nl.add, reduce_res=None
+    )
+    nisa.exponential(dst=d1, src=ty, reduce_cmd=nisa.reduce_cmd.reduce, reduce_res=res)
+    return _store(res)

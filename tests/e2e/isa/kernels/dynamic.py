@@ -120,3 +120,37 @@ def move_rows(table, src_ids, dst_ids):
         oob_mode=nisa.oob_mode.skip,
     )
     return out
+
+
+@nki.jit
+def gather_accumulate(table, ids, OOB="error"):
+    # out[p, :] = sum over k of table[ids[p, k], :]: the first row set is copied, the others
+    # added by dma_compute reading the table through a vector_offset (a DMA read-modify-write)
+    P, K = ids.shape
+    D = table.shape[1]
+    idx = load_index(ids)
+    acc = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=acc, value=0.0)
+    mode = nisa.oob_mode.skip if OOB == "skip" else nisa.oob_mode.error
+    for k in range(K):
+        rows = table.ap([[D, P], [1, D]], vector_offset=idx.ap([[K, P], [1, 1]], offset=k))
+        nisa.dma_compute(dst=acc, srcs=[rows, acc], reduce_op=nl.add, oob_mode=mode)
+    out = nl.ndarray((P, D), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+
+
+@nki.jit
+def block_transposed(table, pos, P=16, OOB="error"):
+    # out = table[pos : pos + P, :].T: a DMA transpose of a block moved by one runtime index
+    # (NKI 0.5); with OOB="skip" a block leaving the table is not moved (out keeps zeros)
+    D = table.shape[1]
+    idx = load_index(pos)
+    t = nl.ndarray((D, P), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)
+    mode = nisa.oob_mode.skip if OOB == "skip" else nisa.oob_mode.error
+    src = table.ap([[D, P], [1, D]], scalar_offset=idx, indirect_dim=0)
+    nisa.dma_transpose(dst=t, src=src, oob_mode=mode)
+    out = nl.ndarray((D, P), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out

@@ -225,9 +225,11 @@ def bad(a, case=""):
         nisa.dma_copy(dst=d, src=a, engine=nisa.engine.sync)  # <- sync_engine_without_hwdge
     if case == "dma_count_mismatch":
         nisa.dma_copy(dst=s4, src=a)  # <- dma_count_mismatch
-    if case == "dma_transpose_4byte":
-        tt = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.dma_transpose(dst=tt, src=s)  # <- dma_transpose_4byte
+    if case == "dma_transpose_1byte":
+        s8 = nl.ndarray((8, 16), dtype=nl.int8, buffer=nl.sbuf)
+        nisa.memset(dst=s8, value=0)
+        tt = nl.ndarray((16, 8), dtype=nl.int8, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=tt, src=s8)  # <- dma_transpose_1byte
     if case == "dma_transpose_shape":
         tt = nl.ndarray((8, 16), dtype=nl.bfloat16, buffer=nl.sbuf)
         nisa.dma_transpose(dst=tt, src=b16)  # <- dma_transpose_shape

@@ -1,0 +1,128 @@
+"""The `nl` calls whose Beta 1 meaning differs from NKI 0.3's, as lowerings over the 0.3 ones.
+
+* Binary operations broadcast their tile operands numpy-style (`a[128, 512] + b[128, 1]`,
+  `a[128, 512] + b[1, 512]`): each operand is first broadcast to the common shape.
+* `nl.store` takes PSUM tiles too: the tile is copied to SBUF first (Beta 1 did the same).
+* `nl.rand(shape)` defaults to float32.
+* `nl.load` of a one-dimensional HBM view gives a column tile (n, 1).
+* `nl.shared_constant(constant, dtype=)` converts the constant to `dtype`.
+"""
+
+from __future__ import annotations
+
+from . import nl_data, nl_math
+from .nl_lowering import LOWERINGS, emit, fail, new_tile, out_dtype, show_shape
+from .tensors import TensorView
+
+
+def _binary(name: str):
+    base = LOWERINGS[name]
+
+    def lower(ip, call, x, y, dtype=None):
+        if isinstance(x, TensorView) and isinstance(y, TensorView) and x.shape != y.shape:
+            shape = _common_shape(call, name, x.shape, y.shape)
+            x = _broadcast(ip, call, x, shape, name, (0, "x"))
+            y = _broadcast(ip, call, y, shape, name, (1, "y"))
+        return base(ip, call, x, y, dtype)
+
+    lower.__name__ = name
+    return lower
+
+
+def _common_shape(call, name: str, a: tuple, b: tuple) -> tuple:
+    if len(a) != len(b) or any(m != n and 1 not in (m, n) for m, n in zip(a, b)):
+        raise fail(
+            "err_shape_mismatch",
+            f"nl.{name}: tiles of shapes {show_shape(a)} and {show_shape(b)} do not broadcast",
+            call,
+            1,
+            "y",
+            "each dimension must be equal, or 1 in one of the tiles",
+        )
+    return tuple(max(m, n) for m, n in zip(a, b))
+
+
+def _broadcast(ip, call, t: TensorView, shape: tuple, name: str, arg) -> TensorView:
+    if t.shape == shape:
+        return t
+    return nl_data.broadcast_tile(ip, call, t, shape, t.dtype, name, arg)
+
+
+def broadcast_to(ip, call, name: str, t: TensorView, shape: tuple) -> TensorView:
+    """`t` broadcast to `shape` for `nl.<name>` (an error when it does not broadcast)."""
+    if _common_shape(call, name, t.shape, shape) != tuple(shape):
+        raise fail(
+            "err_shape_mismatch",
+            f"nl.{name}: a tile of shape {show_shape(t.shape)} cannot update one of shape "
+            f"{show_shape(shape)} in place",
+            call,
+        )
+    return _broadcast(ip, call, t, tuple(shape), name, (1, "y"))
+
+
+def broadcast_to_lowering(ip, call, x, shape, dtype=None):
+    """`nl.broadcast_to`: as NKI 0.3, except that a 4-byte integer row is broadcast across
+    partitions exactly, through HBM (a DMA reading the stored row once per partition), where
+    the Tensor engine would round it."""
+    from ..ir.types import DTYPES
+    from . import nki_api
+
+    if (
+        isinstance(x, TensorView)
+        and x.on_chip
+        and x.shape[0] == 1
+        and DTYPES[x.dtype].is_int
+        and DTYPES[x.dtype].itemsize == 4
+    ):
+        shape = nki_api.shape_arg(ip, shape)
+        if len(shape) == len(x.shape) and shape[0] > 1 and tuple(shape[1:]) == x.shape[1:]:
+            row = ip.alloc(x.shape, x.dtype, "hbm", "broadcast_row", None, call)
+            emit(ip, call, "dma_copy", dst=row, src=x)
+            rows = TensorView(row.tensor, row.offset, ((0, shape[0]), *row.pattern[1:]), x.dtype)
+            dst = new_tile(ip, call, tuple(shape), out_dtype(call, 2, dtype, x.dtype))
+            emit(ip, call, "dma_copy", dst=dst, src=rows)
+            return dst
+    return LOWERINGS["broadcast_to"](ip, call, x, shape, dtype)
+
+
+def store(ip, call, dst, value):
+    if isinstance(value, TensorView) and value.buffer == "psum":
+        copy = new_tile(ip, call, value.shape, value.dtype)
+        emit(ip, call, "tensor_copy", dst=copy, src=value)
+        value = copy
+    return LOWERINGS["store"](ip, call, dst, value)
+
+
+def load(ip, call, src, dtype=None):
+    if isinstance(src, TensorView) and len(src.shape) == 1 and not src.on_chip:
+        # a 1-D HBM view (`t[0:128, j]`) loads as a column: its one dimension is the partition
+        src = TensorView(src.tensor, src.offset, (*src.pattern, (1, 1)), src.dtype, src.dynamic)
+    return LOWERINGS["load"](ip, call, src, dtype)
+
+
+def rand(ip, call, shape, dtype="float32", buffer=None, name=""):
+    return LOWERINGS["rand"](ip, call, shape, dtype, buffer, name)
+
+
+def shared_constant(ip, call, constant, dtype=None):
+    array = nl_data._constant_array(ip, call, constant)
+    if dtype is not None:
+        array = array.astype(nl_data._numpy_dtype(call, out_dtype(call, 1, dtype, "float32")))
+    return nl_data.constant_tensor(ip, call, array, "shared_constant")
+
+
+#: The `nl` calls Beta 1 gives its own meaning, by name (bound as builtins of `nl`).
+BUILTINS = ("load", "store", "rand", "shared_constant", "broadcast_to", "divide", "power")
+
+
+def lowerings() -> dict[str, object]:
+    """The 0.3 lowerings with Beta 1's own in place."""
+    table = dict(LOWERINGS)
+    for name in (*nl_math.ARITHMETIC, *nl_math.COMPARISONS, *nl_math.BITWISE, *nl_math.LOGICAL):
+        table[name] = _binary(name)
+    table["store"] = store
+    table["rand"] = rand
+    table["load"] = load
+    table["shared_constant"] = shared_constant
+    table["broadcast_to"] = broadcast_to_lowering
+    return table
