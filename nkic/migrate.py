@@ -194,6 +194,17 @@ def _names(node: cst.CSTNode) -> set[str]:
     return found
 
 
+def _calls(node: cst.CSTNode) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, n):
+            found.append(n)
+
+    node.visit(Finder())
+    return bool(found)
+
+
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
@@ -974,8 +985,13 @@ class _Migrator(cst.CSTTransformer):
             return call
         if not any(isinstance(e.slice, cst.Slice) for e in head):
             return call
-        j = _code(last.slice.value)
-        if isinstance(last.slice.value, cst.Ellipsis) or j == "None" or self._uses_grid(last.slice):
+        index = last.slice.value
+        # an integer expression only: not nl.ds(...), a tile (indirect), a grid or `...`
+        integer = isinstance(index, cst.Integer | cst.Name | cst.BinaryOperation)
+        if not integer or _calls(index) or _names(index) & self.tiles or self._uses_grid(index):
+            return call
+        j = _code(index)
+        if j == "None":
             return call
         column = cst.parse_expression(f"x[{j}:{j} + 1]").slice[0]
         new = src.with_changes(slice=[*head, last.with_changes(slice=column.slice)])
@@ -1359,7 +1375,8 @@ def verify(
             )
         return Verification(kernel, identical, diff, (t0, t1))
     finally:
-        os.unlink(twin)
+        if os.path.exists(twin):
+            os.unlink(twin)
 
 
 def _random(spec, rng):

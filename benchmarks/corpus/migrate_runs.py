@@ -199,7 +199,7 @@ def migrate_file(kf: KernelFile, shaped: list[Shaped], timeout: float) -> dict:
             entry["check"] = _check(twin, timeout, cwd)
             entry["verify"] = [_verify(kf, k, timeout, cwd) for k in shaped]
     finally:
-        os.unlink(twin)
+        Path(twin).unlink(missing_ok=True)
     entry["seconds"] = round(
         entry["seconds"]
         + entry.get("check", {}).get("seconds", 0.0)

@@ -443,3 +443,15 @@ def test_partition_reduce_result_is_one_row():
     text = migrate_source(source).text
     assert "    r = nl.ndarray((1,) + x.shape[1:], dtype=x.dtype, buffer=nl.sbuf)\n" in text
     assert "    nisa.tensor_partition_reduce(dst=r, op=nl.add, data=x)\n" in text
+
+
+def test_a_dynamic_slice_last_index_is_not_a_column():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a, i):\n"
+        "    x = nl.load(a[0:128, nl.ds(i * 64, 64)])\n"
+    )
+    assert "    x = nl.load(a[0:128, nl.ds(i * 64, 64)])\n" in migrate_source(source).text
