@@ -80,7 +80,9 @@ def _array_view(v: np.ndarray):
 
 def _param_names(path: str, name: str) -> list[str] | None:
     try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        from .frontend.loader import read_source
+
+        tree = ast.parse(read_source(path))
     except (OSError, SyntaxError, ValueError):
         return None
     for node in tree.body:

@@ -26,6 +26,7 @@ place under a `# TODO(nkic migrate): ...` comment, and is returned as a `Todo`.
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -1321,11 +1322,10 @@ def verify(
     seed: int = 0,
     grid: tuple[int, ...] = (),
 ) -> Verification:
-    """Compile `kernel` of the original file and of the migrated source (written beside it for
-    the run, so that its relative imports resolve, then removed) for `args`, run both on the
+    """Compile `kernel` of the original file and of the migrated source (compiled as a file
+    beside it, so that its relative imports resolve, but never written) for `args`, run both on the
     same seeded inputs, and compare every output."""
     import os
-    import tempfile
 
     import numpy as np
     from nkirt.errors import RunError, RuntimeFault
@@ -1333,12 +1333,11 @@ def verify(
     from . import api
     from .diagnostics import CompileError
     from .frontend import TensorSpec
+    from .frontend.loader import source_overrides
 
     folder = os.path.dirname(os.path.abspath(path))
-    fd, twin = tempfile.mkstemp(prefix=".nkic-migrated-", suffix=".py", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(migrated)
+    twin = os.path.join(folder, f".nkic-migrated-{os.getpid()}-{next(_TWINS)}.py")
+    with source_overrides({twin: migrated}):
         rng = np.random.default_rng(seed)
         inputs = {
             name: _random(spec, rng) for name, spec in args.items() if isinstance(spec, TensorSpec)
@@ -1374,9 +1373,10 @@ def verify(
                 for a, b in zip(before, after)
             )
         return Verification(kernel, identical, diff, (t0, t1))
-    finally:
-        if os.path.exists(twin):
-            os.unlink(twin)
+
+
+#: numbers the stand-in paths of migrated sources (`verify`)
+_TWINS = itertools.count()
 
 
 def _random(spec, rng):

@@ -4,6 +4,7 @@ from the kernel file's directory, its package root and sys.path (no Python impor
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import site
 import sys
@@ -189,6 +190,33 @@ def project_roots(directory: str) -> list[str]:
     return roots
 
 
+#: Source texts standing in for files (absolute path -> text): a path here is read from this
+#: table, not from the disk (`source_overrides`).
+_OVERRIDES: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def source_overrides(texts: dict[str, str]):
+    """Compile `texts` as if each were the file at its path (which need not exist): a module
+    is resolved and imports from its folder like a file there, and nothing is written."""
+    texts = {os.path.abspath(p): t for p, t in texts.items()}
+    _OVERRIDES.update(texts)
+    try:
+        yield
+    finally:
+        for p in texts:
+            _OVERRIDES.pop(p, None)
+
+
+def read_source(path: str) -> str:
+    """The text of a source file (or of its stand-in, see `source_overrides`)."""
+    override = _OVERRIDES.get(os.path.abspath(path))
+    if override is not None:
+        return override
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 class Loader:
     """Reads and parses source files (once each) and maps module names to files."""
 
@@ -226,8 +254,7 @@ class Loader:
     @staticmethod
     def _parse(path: str):
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            text = read_source(path)
         except UnicodeDecodeError as e:
             line = 1 + e.object[: e.start].count(b"\n")
             err = UserError(

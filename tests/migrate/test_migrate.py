@@ -455,3 +455,55 @@ def test_a_dynamic_slice_last_index_is_not_a_column():
         "    x = nl.load(a[0:128, nl.ds(i * 64, 64)])\n"
     )
     assert "    x = nl.load(a[0:128, nl.ds(i * 64, 64)])\n" in migrate_source(source).text
+
+
+HELPER_KERNEL = """import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+from scales import FACTOR
+
+
+@nki.jit
+def scaled(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(out, value=nl.multiply(t, FACTOR))
+    return out
+"""
+
+
+def test_verify_compiles_the_migrated_source_beside_the_original_without_writing_it(
+    tmp_path, monkeypatch
+):
+    """The migrated kernel imports its sibling module as the original does, and the kernel's
+    folder is left exactly as it was (nothing is created there, even for a moment)."""
+    import builtins
+    import os
+
+    (tmp_path / "scales.py").write_text("FACTOR = 3.0\n")
+    kernel = tmp_path / "k.py"
+    kernel.write_text(HELPER_KERNEL)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    migrated = migrate_source(HELPER_KERNEL)
+    assert "from scales import FACTOR" in migrated.text
+    created = []
+    real_open, real_os_open = builtins.open, os.open
+
+    def spy_open(file, mode="r", *args, **kwargs):
+        if any(c in mode for c in "wax+"):
+            created.append(str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    def spy_os_open(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            created.append(str(path))
+        return real_os_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spy_open)
+    monkeypatch.setattr(os, "open", spy_os_open)
+    args = {"a": TensorSpec((128, 64), "float32")}
+    outcome = verify(str(kernel), migrated.text, "scaled", args, "trn2")
+    monkeypatch.undo()
+    assert outcome.identical, outcome
+    assert not [f for f in created if f.startswith(str(tmp_path))], created
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
