@@ -35,7 +35,7 @@ from nkirt.hazards import ALL_ORDERED, Access, Hazard, SemaphoreChecker
 from nkirt.memory import Memory
 from nkirt.ports import PortArbiter, bank_claims, per_bank, port_claims
 from nkirt.program import QUEUES, Program, TensorInfo
-from nkirt.roles import operand_roles
+from nkirt.roles import CROSS_CORE, PREPARES, operand_roles
 
 QUEUE_INDEX = {name: i for i, name in enumerate(QUEUES)}
 
@@ -46,24 +46,6 @@ SWEEP_EVERY = 4096
 
 #: Why an instance started later than its queue allowed (kept per trace record).
 STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
-
-#: Instructions that meet the other cores of an LNC launch (nkirt/launch.py).
-CROSS_CORE = frozenset(
-    {
-        "core_barrier",
-        "sendrecv",
-        "all_reduce",
-        "all_gather",
-        "reduce_scatter",
-        "all_to_all",
-        "all_to_all_v",
-        "all_gather_v",
-        "collective_permute",
-        "collective_permute_reduce",
-    }
-)
-#: The metadata setup of a split `_v` collective (nkirt/launch.py runs its trigger).
-PREPARES = frozenset({"all_to_all_v_prepare", "all_gather_v_prepare"})
 
 #: Instructions that accumulate into PSUM (Hardware §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})

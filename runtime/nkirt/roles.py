@@ -4,6 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+#: Instructions that meet the other cores of an LNC launch (nkirt/launch.py).
+CROSS_CORE = frozenset(
+    {
+        "core_barrier",
+        "sendrecv",
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "all_to_all",
+        "all_to_all_v",
+        "all_gather_v",
+        "collective_permute",
+        "collective_permute_reduce",
+    }
+)
+#: The metadata setup of a split `_v` collective (nkirt/launch.py runs its trigger).
+PREPARES = frozenset({"all_to_all_v_prepare", "all_gather_v_prepare"})
+
 #: Output parameters of nki.isa instructions that do not follow the `dst…`/`…_dst` naming.
 _OUTPUT_NAMES = frozenset({"reduce_res"})
 

@@ -36,22 +36,10 @@ from __future__ import annotations
 from nkirt.cost.shapes import InstructionShape
 from nkirt.cost.streaming import rule
 from nkirt.cost.tables import DMA_ENGINES, DMA_FIXED_NS, MIN_II, TargetTable
+from nkirt.roles import CROSS_CORE, PREPARES
 
 
-@rule(
-    "core_barrier",
-    "sendrecv",
-    "all_reduce",
-    "all_gather",
-    "reduce_scatter",
-    "all_to_all",
-    "all_to_all_v",
-    "all_gather_v",
-    "all_to_all_v_prepare",
-    "all_gather_v_prepare",
-    "collective_permute",
-    "collective_permute_reduce",
-)
+@rule(*sorted(CROSS_CORE | PREPARES))
 def _issue(inst: InstructionShape, table: TargetTable) -> float:
     return MIN_II
 
