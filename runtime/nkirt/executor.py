@@ -652,15 +652,20 @@ class Executor:
                     f"({ap.tensor.name} in {ap.tensor.buffer}) before anything wrote it"
                 )
             ops[ap.name] = memory.view(ap, where, writable=False)
+        accumulates = inst.op in MATMULS and attrs.get("accumulate") is True
+        unwritten = set()
+        if inst.semantics.reads_outputs or accumulates:
+            unwritten = {ap.name for ap, where in outputs if not memory.is_written(ap, where)}
         if inst.semantics.reads_outputs:
             for ap, where in outputs:
-                memory.settle(ap, where)
+                if ap.name in unwritten:
+                    memory.settle(ap, where)
                 ops[ap.name] = memory.view(ap, where, writable=False)
-        if inst.op in MATMULS and attrs.get("accumulate") is True:
+        if accumulates:
             for ap, where in outputs:
                 if ap.buffer != "psum":
                     continue
-                if not memory.is_written(ap, where):
+                if ap.name in unwritten:
                     raise RuntimeFault(
                         f"uninitialised read: {inst.describe(env)} accumulates onto "
                         f"{ap.tensor.name} in psum before anything wrote it"

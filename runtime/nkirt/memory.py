@@ -113,9 +113,10 @@ class Memory:
         return self._input_buffer(tensor.id).view(storage).reshape(tensor.shape)
 
     def settle(self, ap: AccessPattern, where: Location) -> None:
-        """Make the AP's never-written bytes read as 0xFF (before a read that may observe them)."""
+        """Make the AP's never-written bytes read as 0xFF (before a read that may observe them;
+        the caller knows some are unwritten: `is_written` said so)."""
         shadow = self.written[self.key(ap)]
-        if shadow is None or self.is_written(ap, where):
+        if shadow is None:
             return
         shape, strides = (*ap.nums, ap.itemsize), (*ap.view_strides, 1)
         data = np.ndarray(shape, np.uint8, self.buffers[self.key(ap)], where.byte, strides)
