@@ -69,6 +69,9 @@ class Rules:
     mx_scale: str = "ocp"
     #: `t[key] += x` on a tile: `t[key] = t[key] + x` (Beta 1's tile operators).
     tile_augmented_assignment: bool = False
+    #: A kernel may return a list of tensors as well as a tuple (NKI 0.7 traces the kernel as
+    #: Python and takes its outputs from whichever sequence it returns).
+    list_returns: bool = False
     #: The buffers a kernel's returned tensors may live in (Beta 1 also accepted `nl.hbm`).
     output_buffers: tuple[str, ...] = ("shared_hbm",)
 

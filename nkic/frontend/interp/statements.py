@@ -165,10 +165,19 @@ class Statements:
         raise ReturnSignal(value)
 
     def mark_outputs(self, value, node: ast.Return) -> None:
-        items = value if isinstance(value, tuple) else (value,)
         if value is None:
             return
+        sequences = (tuple, list) if self.language.rules.list_returns else (tuple,)
+        items = value if isinstance(value, sequences) else (value,)
         for item in items:
+            if isinstance(item, list) and item is value:
+                raise UserError(
+                    "err_type_error",
+                    f"{self.language.name} kernels return a tensor or a tuple of tensors, "
+                    "not a list",
+                    node.value,
+                    "return tuple(...) of the list (NKI 0.7 kernels may return a list)",
+                )
             if not isinstance(item, TensorView):
                 raise UserError(
                     "err_type_error",
