@@ -64,6 +64,8 @@ def nl_bindings() -> dict[str, object]:
         "affine_range": api.loop_iterator("affine"),
         "sequential_range": api.loop_iterator("sequential"),
         "static_range": api.loop_iterator("static"),
+        # not in the API reference; the NKI Library iterates with it: Python's range
+        "range": api.loop_iterator("range"),
         "program_id": _program_id,
         "num_programs": _num_programs,
         "program_ndim": _program_ndim,

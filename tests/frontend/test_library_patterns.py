@@ -1,9 +1,10 @@
 """Python and NKI forms that current NKI accepts and large kernel libraries rely on: package
 imports resolved as in an installed checkout, class attributes set by keyword, ordered
-`nisa.nc_version` members, `nisa` enum arguments given as their integer values."""
+`nisa.nc_version` members, `nisa` enum arguments given as their integer values, `nl.range`."""
 
 import textwrap
 
+import numpy as np
 import pytest
 
 import nkic
@@ -339,3 +340,30 @@ def test_internal_modules_of_the_nki_package_are_opaque(tmp_path):
     assert "'nki.dtype' is not available in kernels" in d.message
     path.write_text(path.read_text().replace("import nki.language", "import nki.langauge"))
     assert ("err_unknown_api", 3) in [(d.code, d.loc.line) for d in nkic.check(path, a=A)]
+
+
+# ---------------------------------------------------------------------------------------------
+# nl.range: not in the API reference, used by the NKI Library as Python's range
+
+
+NL_RANGE = """\
+@nki.jit
+def blocks(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    for b in nl.range(a.shape[1] // 16):
+        t = nl.ndarray((128, 16), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[:, b * 16:(b + 1) * 16])
+        scale = 1.0 if b == 0 else float(b * b)  # b is a compile-time int, as in range()
+        for _ in nl.range(1, 3, 2):
+            nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=scale)
+        nisa.dma_copy(dst=out[:, b * 16:(b + 1) * 16], src=t)
+    return out
+"""
+
+
+@pytest.mark.parametrize("nki", ["0.3", "0.7"])
+def test_nl_range_iterates_like_python_range(tmp_path, nki):
+    a = np.random.default_rng(5).standard_normal((128, 64)).astype(np.float32)
+    got = nkic.compile(str(kernel(tmp_path, NL_RANGE)), a, kernel="blocks", nki=nki)(a)
+    scales = np.repeat([1.0, 1.0, 4.0, 9.0], 16).astype(np.float32)
+    np.testing.assert_array_equal(got, a * scales)
