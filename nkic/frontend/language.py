@@ -69,6 +69,10 @@ class Rules:
     mx_scale: str = "ocp"
     #: `t[key] += x` on a tile: `t[key] = t[key] + x` (Beta 1's tile operators).
     tile_augmented_assignment: bool = False
+    #: A tensor where Python wants a truth value (`if t:`, `t and x`, `not t`, `assert t`):
+    #: "error" where the kernel subset rejects it, "object" where the kernel is traced as
+    #: Python (NKI 0.7) and a tensor is an object without `__bool__`, always true (a warning).
+    tensor_truth: str = "error"
     #: A kernel may return a list of tensors as well as a tuple (NKI 0.7 traces the kernel as
     #: Python and takes its outputs from whichever sequence it returns).
     list_returns: bool = False

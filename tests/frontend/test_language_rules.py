@@ -305,3 +305,42 @@ def test_a_list_holding_something_else_is_still_an_error(tmp_path):
     body = LIST_RETURN.replace("return outputs", "return outputs + [1]")
     (d,) = nkic.check(write(tmp_path, body))
     assert (d.code, d.message) == ("err_type_error", "a kernel returns tensors, not int")
+
+
+# a tensor where Python wants a truth value, as kernels test optional tensor arguments
+TRUTH = """@nki.jit
+def kernel(a: nt.tensor[128, 512], bias: nt.tensor[128, 512]):
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    if bias:
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+    assert bias
+    scale = 5.0 if not bias else 3.0
+    src = bias and t
+    nisa.tensor_scalar(dst=t, data=src, op0=nl.multiply, operand0=scale)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+"""
+
+
+def test_a_tensor_is_true_in_0_7_with_a_warning_at_each_use(tmp_path):
+    path = write(tmp_path, TRUTH)
+    diags = nkic.check(path)
+    assert summary(diags) == [
+        ("nkic_tensor_truth_is_object", "warning", line, col)
+        for line, col in ((6, 8), (8, 12), (9, 24), (10, 11))
+    ]
+    assert "`t is not None`" in diags[0].hint
+    a = np.random.default_rng(2).standard_normal((128, 512)).astype(np.float32)
+    out = nkic.compile(str(path), kernel="kernel")(a, a)
+    np.testing.assert_array_equal(out, a * 6)  # the branch taken, then `bias and t` is t
+
+
+def test_a_tensors_truth_value_is_an_error_before_0_7(tmp_path):
+    diags = nkic.check(write(tmp_path, TRUTH), nki="0.6")
+    assert {(d.code, d.severity) for d in diags} <= {
+        ("err_dynamic_control_flow_not_supported", "error"),
+        ("err_ambiguous_tensor_truth_value", "error"),
+    }
+    assert summary(diags)[0] == ("err_dynamic_control_flow_not_supported", "error", 6, 8)

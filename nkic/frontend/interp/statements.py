@@ -146,12 +146,15 @@ class Statements:
     def condition(self, test: ast.AST) -> bool:
         value = self.visit(test)
         if isinstance(value, TensorView):
-            raise UserError(
-                "err_dynamic_control_flow_not_supported",
-                "control flow cannot depend on a tensor's contents",
+            return self.tensor_truth(
                 test,
-                "conditions must be compile-time values (shapes, ints, bools); select at "
-                "runtime with nisa.affine_select / tensor_copy_predicated",
+                UserError(
+                    "err_dynamic_control_flow_not_supported",
+                    "control flow cannot depend on a tensor's contents",
+                    test,
+                    "conditions must be compile-time values (shapes, ints, bools); select at "
+                    "runtime with nisa.affine_select / tensor_copy_predicated",
+                ),
             )
         return self.truth(value)
 
@@ -203,10 +206,13 @@ class Statements:
     def visit_Assert(self, node: ast.Assert):
         value = self.visit(node.test)
         if isinstance(value, TensorView):
-            raise UserError(
-                "err_ambiguous_tensor_truth_value",
-                "the truth value of a tensor is ambiguous at specialisation time",
+            value = self.tensor_truth(
                 node.test,
+                UserError(
+                    "err_ambiguous_tensor_truth_value",
+                    "the truth value of a tensor is ambiguous at specialisation time",
+                    node.test,
+                ),
             )
         if not self.truth(value):
             text = ast.get_source_segment(_source(self.module), node.test) or "condition"
