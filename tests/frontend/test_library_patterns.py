@@ -152,6 +152,59 @@ def test_a_keyword_naming_no_class_attribute_is_still_an_error(tmp_path):
     assert diags[0].hint == "did you mean 'index'?"
 
 
+@pytest.mark.parametrize("nki", ["0.3", "0.7"])
+def test_an_nkiobject_field_no_argument_gives_is_none_with_or_without_dataclass(tmp_path, nki):
+    # the NKI language guide: "classes with and without the @dataclass decorator will be
+    # compiled in the same way", by an __init__ whose fields default to None
+    path = kernel(
+        tmp_path,
+        """\
+        @dataclass
+        class Dims(nl.NKIObject):
+            T: int
+            H: int
+            spare: int
+            K: int = 4
+
+
+        class Plain(nl.NKIObject):
+            T: int
+            spare: int
+
+
+        @nki.jit
+        def k(a):
+            d = Dims(T=8, H=a.shape[1])
+            assert (d.T, d.H, d.spare, d.K) == (8, 64, None, 4)
+            p = Plain(8)
+            assert (p.T, p.spare) == (8, None)
+        """,
+    )
+    assert nkic.check(path, a=A, nki=nki) == []
+
+
+def test_a_python_dataclass_field_no_argument_gives_is_still_an_error(tmp_path):
+    path = kernel(
+        tmp_path,
+        """\
+        @dataclass
+        class Dims:
+            T: int
+            spare: int
+
+
+        @nki.jit
+        def k(a):
+            d = Dims(T=8)
+        """,
+    )
+    (d,) = nkic.check(path, a=A)
+    assert (d.code, d.message) == (
+        "err_missing_argument",
+        "Dims() missing required argument 'spare'",
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # nisa enums
 
