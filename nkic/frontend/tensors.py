@@ -65,20 +65,7 @@ class TensorView:
         nbytes = self.tensor.free_elems * self.tensor.itemsize
         return nbytes // DTYPES[self.dtype].itemsize
 
-    def not_empty(self) -> None:
-        """An instruction operand holds at least one element."""
-        for dim, (_, num) in enumerate(self.pattern):
-            if num == 0:
-                raise UserError(
-                    "err_tensor_access_out_of_bound",
-                    f"an empty view (no elements along dimension {dim}, shape {self.shape}) "
-                    "cannot be an instruction operand",
-                    None,
-                    "skip the instruction where the slice is empty",
-                )
-
     def to_ap(self) -> AccessPattern:
-        self.not_empty()
         if self.dynamic is not None:
             raise UserError(
                 "err_unsupported_api",
@@ -92,7 +79,6 @@ class TensorView:
     def to_dynamic_ap(self, index_operand: str) -> tuple[AccessPattern, AccessPattern]:
         """(this view as an access pattern whose offset is read at run time from the operand
         `index_operand`, that operand's access pattern)."""
-        self.not_empty()
         kind, index, dim = self.dynamic
         ap = AccessPattern(
             self.tensor, self.offset, self.pattern, self.dtype, Dynamic(kind, index_operand, dim)
@@ -633,8 +619,6 @@ def _slice_bounds(s: slice, num: int, dim: int) -> tuple[object, int, int]:
     extent = norm_int(Affine.of(stop) - Affine.of(start))
     if is_symbolic(extent):
         raise NonConstExtent(extent)
-    if extent == 0 and isinstance(start, int) and 0 <= start <= num:
-        return start, 0, step  # an empty view: an error only where an instruction uses it
     if extent <= 0:
         raise UserError(
             "err_tensor_access_out_of_bound",

@@ -75,19 +75,6 @@ def test_program_ndim_is_the_launch_grids_rank():
     np.testing.assert_array_equal(one(a), a)
 
 
-def test_a_core_whose_share_is_an_empty_slice_does_nothing():
-    a = np.random.default_rng(5).standard_normal((1, 64), dtype=np.float32)
-    kernel = nkic.compile(KERNELS / "uneven_rows.py", a, lnc=2)
-    np.testing.assert_array_equal(kernel(a), a + 1)
-    with pytest.raises(nkic.CompileError) as e:
-        nkic.compile(KERNELS / "uneven_rows.py", a, lnc=2, USE_EMPTY=True)
-    used, sliced = e.value.diagnostics  # copying the empty view, slicing row 0 of it
-    assert {used.code, sliced.code} == {"err_tensor_access_out_of_bound"}
-    assert (used.loc.line, sliced.loc.line) == (20, 22)
-    assert "an empty view (no elements along dimension 0, shape (0, 64))" in used.message
-    assert used.message.endswith("[LNC=2 core 0]")
-
-
 def test_lnc2_is_refused_where_the_target_has_one_core_per_launch():
     x = np.zeros((256, 128), np.float32)
     with pytest.raises(nkic.CompileError) as e:
