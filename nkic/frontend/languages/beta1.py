@@ -8,8 +8,9 @@ What differs from 0.3 and is implemented here:
 * operators on tiles (`a + b`, `a * 2.0`, `acc += x`) as the `nl` function of the operator;
 * `nki.isa` instructions called without `dst` return a new tile (`nisa.nc_matmul(x, y)`,
   `nisa.activation(op, data)`, `nisa.tensor_tensor(a, b, op)`, ...);
-* `nl.par_dim(n)` in shapes (the partition dimension is the first one; it is accepted only
-  there).
+* `nl.par_dim(n)` in shapes, and block dimensions before it (`beta1_blocks.py`);
+* `nl.matmul(x, y)` with its implicit transpose of `x`, `nl.loop_reduce`, and
+  `t[...] = nisa.op(...)` writing `t` directly (`_write_directly`);
 
 * SPMD launch grids of any rank (`kernel[2, 2]`, `--grid 2,2`): `nl.program_id(axis)`,
   `nl.num_programs(axes)` and `nl.program_ndim()` are compile-time values; the grid's programs
@@ -524,7 +525,8 @@ class Beta1(Language):
         """`t[...] = nisa.op(...)`: the instruction just emitted writes `t` itself rather than
         its own new tile and a copy of it, as Beta 1 compiled it (a matmul writes the PSUM
         block it is assigned to). Only when the tile is that instruction's fresh result, in
-        the same buffer, shape and dtype as `t`, and the instruction does not read `t`."""
+        the same buffer and shape as `t`, of `t`'s dtype or float32, and the instruction does
+        not read `t`."""
         fresh = getattr(ip, "_beta1_fresh", None)
         if fresh is None or value is not fresh[0]:
             return False
@@ -533,7 +535,11 @@ class Beta1(Language):
         out = inst.operands.get("dst")
         if not block or block[-1] is not inst or out is None or out.tensor is not value.tensor:
             return False
-        if (dst.buffer, dst.shape, dst.dtype) != (value.buffer, value.shape, value.dtype):
+        if (dst.buffer, dst.shape) != (value.buffer, value.shape):
+            return False
+        # engines compute in float32 and convert on writing: a float32 result copied into `t`
+        # is rounded once, as writing `t` directly rounds it (a matmul's PSUM dtype is its own)
+        if dst.dtype != value.dtype and (value.dtype != "float32" or "matmul" in inst.opcode):
             return False
         if dst.dynamic is not None or any(
             ap.tensor is dst.tensor for name, ap in inst.aps() if name != "dst"
