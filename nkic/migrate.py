@@ -28,6 +28,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -120,6 +121,9 @@ JIT_ENTRY_POINTS = ("baremetal", "benchmark", "profile", "trace", "simulate_kern
 #: compiler hints with no current equivalent that change nothing a kernel computes
 DROPPED_DECORATORS = ("skip_middle_end_transformations",)
 
+#: `nl` reductions taking `axis=`
+REDUCTIONS = ("sum", "max", "min", "prod", "mean", "all", "any")
+
 #: `nl` calls that do not produce a tile
 NOT_TILES = {"arange", "mgrid", "program_id", "num_programs", "par_dim", "ndarray_shape"}
 
@@ -178,6 +182,92 @@ class _Grid:
     size: str  # an int or an expression, as source text
     step: int
     axis: int
+    rank: int = 0  # the number of axes of the grid's space (0: not known)
+
+
+_Term = int | str  # an integer, or an expression as source text
+
+
+_ATOM = re.compile(r"-?[\w.]+(\[\w+\])*")
+
+
+def _paren(t: _Term) -> str:
+    text = str(t)
+    return text if _ATOM.fullmatch(text) else f"({text})"
+
+
+def _term(text: str) -> _Term:
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _add(a: _Term, b: _Term) -> _Term:
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if a == 0:
+        return b
+    if b == 0:
+        return a
+    if isinstance(b, int) and b < 0:
+        return f"{a} - {-b}"
+    return f"{a} + {b}"
+
+
+def _mul(a: _Term, b: _Term) -> _Term:
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if a == 0 or b == 0:
+        return 0
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    if a == -1:
+        return f"-{_paren(b)}"
+    if b == -1:
+        return f"-{_paren(a)}"
+    return f"{_paren(a)} * {_paren(b)}"
+
+
+@dataclass(frozen=True)
+class _Linear:
+    """An index expression as `const + sum(coefs[axis] * grid axis)`; `sizes` holds each axis's
+    size (source text), `rank` the number of axes of the grids' space."""
+
+    coefs: dict[int, _Term]
+    const: _Term = 0
+    sizes: dict[int, str] = field(default_factory=dict)
+    rank: int = 0
+
+    def plus(self, other: _Linear) -> _Linear:
+        coefs = dict(self.coefs)
+        for axis, c in other.coefs.items():
+            coefs[axis] = _add(coefs.get(axis, 0), c)
+        return _Linear(
+            coefs,
+            _add(self.const, other.const),
+            {**self.sizes, **other.sizes},
+            max(self.rank, other.rank),
+        )
+
+    def scaled(self, k: _Term) -> _Linear:
+        return _Linear(
+            {a: _mul(c, k) for a, c in self.coefs.items()},
+            _mul(self.const, k),
+            self.sizes,
+            self.rank,
+        )
+
+
+def _writable(target):
+    """`t.ap(...)`, an access pattern the rewrite put where a subscript was assigned to, as
+    the assignable `t.ap(...)[...]`."""
+    if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute):
+        if target.func.attr.value == "ap":
+            return cst.Subscript(target, [cst.SubscriptElement(cst.Index(cst.Ellipsis()))])
+    return target
 
 
 def _is_return(stmt) -> bool:
@@ -281,6 +371,8 @@ class _Migrator(cst.CSTTransformer):
         self.nisa = {"nisa", "nki.isa"}
         self.np = {"np", "numpy"}
         self.grids: dict[str, _Grid] = {}
+        #: names bound to linear forms of grids (`expr_c = expr_a * -1`), read through them
+        self.exprs: dict[str, _Linear] = {}
         self.tiles: set[str] = set()
         self.unresolved: set[str] = set()
         #: TODO messages of the statement being rewritten (written above it as comments)
@@ -409,7 +501,7 @@ class _Migrator(cst.CSTTransformer):
 
     def _grid_of(self, value) -> _Grid | None:
         """`nl.arange(n)[:, None]` / `[None, :]` / `nl.arange(n)`."""
-        call, axis = value, 0
+        call, axis, rank = value, 0, 1
         if isinstance(value, cst.Subscript):
             call = value.value
             items = [e.slice for e in value.slice]
@@ -420,15 +512,15 @@ class _Migrator(cst.CSTTransformer):
             ]  # fmt: skip
             if "?" in kinds or kinds.count("all") != 1:
                 return None
-            axis = kinds.index("all")
+            axis, rank = kinds.index("all"), len(kinds)
         if not (isinstance(call, cst.Call) and self._is(call.func, self.nl, "arange")):
             return None
         args = [a.value for a in call.args]
         if len(args) == 1:
-            return _Grid("0", _code(args[0]), 1, axis)
+            return _Grid("0", _code(args[0]), 1, axis, rank)
         if len(args) == 2:
             lo, hi = _code(args[0]), _code(args[1])
-            return _Grid(lo, f"{hi} - {lo}" if lo != "0" else hi, 1, axis)
+            return _Grid(lo, f"{hi} - {lo}" if lo != "0" else hi, 1, axis, rank)
         return None
 
     def _shifted_grid(self, value) -> _Grid | None:
@@ -442,7 +534,7 @@ class _Migrator(cst.CSTTransformer):
             if grid is not None and not self._uses_grid(other) and self._grid_of(other) is None:
                 offset = _code(other)
                 start = offset if grid.start == "0" else f"{offset} + {grid.start}"
-                return _Grid(start, grid.size, grid.step, grid.axis)
+                return _Grid(start, grid.size, grid.step, grid.axis, grid.rank)
         return None
 
     def _mgrid(self, value) -> list[_Grid] | None:
@@ -457,8 +549,16 @@ class _Migrator(cst.CSTTransformer):
                 return None
             lo = _code(s.lower) if s.lower is not None else "0"
             hi = _code(s.upper)
-            grids.append(_Grid(lo, f"{hi} - ({lo})" if lo != "0" else hi, 1, axis))
+            grids.append(
+                _Grid(lo, f"{hi} - ({lo})" if lo != "0" else hi, 1, axis, len(value.slice))
+            )
         return grids
+
+    def leave_AssignTarget(self, original, updated):
+        return updated.with_changes(target=_writable(updated.target))
+
+    def leave_AugAssign(self, original, updated):
+        return updated.with_changes(target=_writable(updated.target))
 
     def leave_Assign(self, original, updated):
         if len(updated.targets) != 1:
@@ -481,8 +581,12 @@ class _Migrator(cst.CSTTransformer):
             # still known, so that its uses are explained, but neither removed nor rewritten
             grid = self._grid_of(value) or self._shifted_grid(value)
             grids = self._mgrid(value)
+            form = self._linear(value) if self._uses_grid(value) else None
             if grid is not None:
                 self.grids[target.value] = grid
+                self.kept_names.add(target.value)
+            elif form is not None and form.coefs:
+                self.exprs[target.value] = form
                 self.kept_names.add(target.value)
             elif grids is not None and len(grids) <= len(MGRID_AXES):
                 self.mgrids[target.value] = grids
@@ -507,6 +611,12 @@ class _Migrator(cst.CSTTransformer):
                 for attr, g in zip(MGRID_AXES, grids):
                     self.grids[_mgrid_axis(target.value, attr)] = g
                     self.kept_names.discard(_mgrid_axis(target.value, attr))
+                self._removed(target.value)
+                return cst.RemovalSentinel.REMOVE
+            form = self._linear(value) if self._uses_grid(value) else None
+            if form is not None and form.coefs:
+                # `expr_c = expr_a * -1`: read through where it is used
+                self.exprs[target.value] = form
                 self._removed(target.value)
                 return cst.RemovalSentinel.REMOVE
             if self._uses_grid(value) and self._mask_bounds(value) is not None:
@@ -555,9 +665,8 @@ class _Migrator(cst.CSTTransformer):
                 inner = self._affine(other)
                 if k is not None and inner is not None and inner[1] == "0":
                     g = inner[0]
-                    return _Grid(
-                        f"{k} * {g.start}" if g.start != "0" else "0", g.size, g.step * k, g.axis
-                    ), "0"
+                    start = f"{k} * {g.start}" if g.start != "0" else "0"
+                    return _Grid(start, g.size, g.step * k, g.axis, g.rank), "0"
             if isinstance(node.operator, cst.Add):
                 for grid_side, other in ((node.left, node.right), (node.right, node.left)):
                     inner = self._affine(grid_side)
@@ -567,12 +676,79 @@ class _Migrator(cst.CSTTransformer):
                         return g, text if off == "0" else f"{off} + {text}"
         return None
 
+    def _linear(self, node) -> _Linear | None:
+        """`node` as a linear form of index-grid axes: sums, differences and multiples (by
+        expressions without grids) of grids and of names bound to such forms; None for anything
+        else (a product of two grids, a tile, a call on a grid)."""
+        if isinstance(node, cst.Name) and node.value in self.grids:
+            g = self.grids[node.value]
+            return _Linear({g.axis: g.step}, _term(g.start), {g.axis: g.size}, g.rank)
+        if isinstance(node, cst.Name) and node.value in self.exprs:
+            return self.exprs[node.value]
+        if isinstance(node, cst.Integer):
+            return _Linear({}, int(node.value, 0))
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            inner = self._linear(node.expression)
+            return None if inner is None else inner.scaled(-1)
+        if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, cst.Add | cst.Subtract | cst.Multiply
+        ):
+            left, right = self._linear(node.left), self._linear(node.right)
+            if left is None or right is None:
+                return None
+            if isinstance(node.operator, cst.Add):
+                return left.plus(right)
+            if isinstance(node.operator, cst.Subtract):
+                return left.plus(right.scaled(-1))
+            if left.coefs and right.coefs:
+                return None  # a product of grids is not affine
+            if left.coefs:
+                return left.scaled(right.const)
+            return right.scaled(left.const)
+        if self._uses_grid(node) or _names(node) & self.tiles or _calls(node):
+            return None
+        return _Linear({}, _term(_code(node)))
+
+    def _access_pattern(self, original, updated) -> cst.BaseExpression | None:
+        """`t[e0, e1, ...]` with each index a linear form of index grids (an integer too) as
+        the access pattern it reads, `t.ap(pattern=[[step, num], ...], offset=...)`: element
+        [a0, a1, ...] of the grids' space is t's element sum_i e_i * stride_i. None when the
+        subscript is not of that form."""
+        base = _dotted(updated.value)
+        if base is None:
+            return None
+        forms = []
+        for element in updated.slice:
+            if not isinstance(element.slice, cst.Index) or element.slice.star is not None:
+                return None
+            form = self._linear(element.slice.value)
+            if form is None:
+                return None
+            forms.append(form)
+        total = _Linear({}, 0)
+        n = len(forms)
+        for i, form in enumerate(forms):
+            stride: _Term = 1
+            for j in range(i + 1, n):
+                stride = _mul(stride, f"{base}.shape[{j}]")
+            total = total.plus(form.scaled(stride))
+        rank = max(f.rank for f in forms)
+        if not total.coefs or rank == 0 or max(total.sizes, default=0) >= rank:
+            return None
+        pattern = []
+        for axis in range(rank):
+            if axis not in total.sizes:
+                return None  # an axis of the space no index reads: its size is not known
+            pattern.append(f"[{total.coefs.get(axis, 0)}, {total.sizes[axis]}]")
+        text = f"{base}.ap(pattern=[{', '.join(pattern)}], offset={total.const})"
+        return cst.parse_expression(text)
+
     def _uses_grid(self, node) -> bool:
         found = []
 
         class Finder(cst.CSTVisitor):
             def visit_Name(inner, n):
-                if n.value in self.grids:
+                if n.value in self.grids or n.value in self.exprs:
                     found.append(n)
 
         node.visit(Finder())
@@ -618,13 +794,19 @@ class _Migrator(cst.CSTTransformer):
             self._uses_grid(e.slice) for e in updated.slice if isinstance(e.slice, cst.Index)
         ):
             return updated
+        # a masked call's operands, and grids kept for another use, are not access patterns
+        kept_grid = bool(self._grid_names(updated) & self.kept_names)
+        masked = bool(self.mask_stack and self.mask_stack[-1]) or kept_grid
         elements = []
         axes = []
         for element in updated.slice:
             s = element.slice
             if isinstance(s, cst.Index) and self._uses_grid(s.value):
                 found = self._affine(s.value)
-                if found is None:
+                if found is None or found[0].step < 1:
+                    pattern = None if masked else self._access_pattern(original, updated)
+                    if pattern is not None:
+                        return pattern
                     self._todo(original, f"index {_code(s.value)} is not start + step * grid")
                     self.unresolved.update(self._grid_names(s.value))
                     return updated
@@ -655,12 +837,15 @@ class _Migrator(cst.CSTTransformer):
                 )
             else:
                 elements.append(element)
-        if axes != sorted(axes):
+        if axes != sorted(axes) or len(set(axes)) != len(axes):
+            pattern = None if masked else self._access_pattern(original, updated)
+            if pattern is not None:
+                return pattern
             self._todo(
                 original, "index grids transpose the tensor: load it in order and transpose it"
             )
             return updated
-        if self._grid_names(updated) & self.kept_names:
+        if kept_grid:
             return updated  # its grid stays (its definition says why)
         return updated.with_changes(slice=elements)
 
@@ -692,7 +877,7 @@ class _Migrator(cst.CSTTransformer):
 
         class Finder(cst.CSTVisitor):
             def visit_Name(inner, n):
-                if n.value in self.grids:
+                if n.value in self.grids or n.value in self.exprs:
                     names.add(n.value)
 
         node.visit(Finder())
@@ -706,9 +891,11 @@ class _Migrator(cst.CSTTransformer):
         self.reads_program.append(False)
         self.scope.append(node.name.value)
         # a function's grids are its own: it starts from its enclosing scope's (closures)
-        names = (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum)
+        names = (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
+                 self.exprs)  # fmt: skip
         self.outer.append(names)
         self.grids, self.mgrids, self.masks = dict(self.grids), dict(self.mgrids), dict(self.masks)
+        self.exprs = dict(self.exprs)
         self.kept_names, self.tiles, self.psum = set(self.kept_names), set(self.tiles), set()
         return True
 
@@ -744,7 +931,8 @@ class _Migrator(cst.CSTTransformer):
         updated = self._returned_in_shared_hbm(updated)
         self.scope.pop()
         names = self.outer.pop()
-        self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum = names
+        (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
+         self.exprs) = names  # fmt: skip
         reads = self.reads_program.pop() if self.reads_program else False
         if not reads:
             return updated
@@ -933,6 +1121,8 @@ class _Migrator(cst.CSTTransformer):
         ):
             return updated.args[0].value
         loop = self._is(updated.func, self.nl)
+        if loop in REDUCTIONS:
+            updated = self._trailing_reduction(updated)
         if self.to == "0.7" and loop in RANGES:
             # the same loop in NKI 0.7; `directives=` (a scheduling hint) has no equivalent
             kept = [a for a in updated.args if not (a.keyword and a.keyword.value == "directives")]
@@ -972,6 +1162,43 @@ class _Migrator(cst.CSTTransformer):
         if args and kept is not None:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
+
+    def _trailing_reduction(self, call: cst.Call) -> cst.Call:
+        """`nl.sum(t.ap(pattern=[...]), axis=[2, 4])` (an access pattern the rewrite wrote):
+        current NKI reduces trailing free dimensions only, so the pattern lists the reduced
+        axes last (the same elements, the kept axes in their order) and `axis` names them."""
+        if not call.args or call.args[0].keyword is not None:
+            return call
+        data = call.args[0].value
+        axis_arg = next((a for a in call.args if a.keyword and a.keyword.value == "axis"), None)
+        if axis_arg is None and len(call.args) > 1 and call.args[1].keyword is None:
+            axis_arg = call.args[1]
+        if axis_arg is None or not isinstance(axis_arg.value, cst.List | cst.Tuple):
+            return call
+        axes = [_int(e.value) for e in axis_arg.value.elements]
+        if not (isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute)
+                and data.func.attr.value == "ap" and None not in axes):  # fmt: skip
+            return call
+        pattern = next((a for a in data.args if a.keyword and a.keyword.value == "pattern"), None)
+        if pattern is None or not isinstance(pattern.value, cst.List):
+            return call
+        pairs = [e.value for e in pattern.value.elements]
+        rank = len(pairs)
+        if not all(0 < a < rank for a in axes) or axes == list(range(rank - len(axes), rank)):
+            return call
+        order = [a for a in range(rank) if a not in axes] + sorted(axes)
+        text = "[" + ", ".join(_code(pairs[a]) for a in order) + "]"
+        new_pattern = pattern.with_changes(value=cst.parse_expression(text))
+        data = data.with_changes(args=[new_pattern if a is pattern else a for a in data.args])
+        trailing = "[" + ", ".join(str(a) for a in range(rank - len(axes), rank)) + "]"
+        args = []
+        for a in call.args:
+            if a is call.args[0]:
+                a = a.with_changes(value=data)
+            elif a is axis_arg:
+                a = a.with_changes(value=cst.parse_expression(trailing))
+            args.append(a)
+        return call.with_changes(args=args)
 
     def _column_load(self, call: cst.Call) -> cst.Call:
         """`nl.load(t[a:b, j])`: Beta 1 loaded the partition range as a (b - a, 1) column; in
