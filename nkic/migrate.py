@@ -100,6 +100,18 @@ RETURNING = {
                            "data0"),
 }  # fmt: skip
 
+#: Beta 1 instructions computing a linear form of index grids: their positional parameters
+PATTERN_GENERATORS = {
+    "iota": ("expr", "dtype", "mask"),
+    "affine_select": ("pred", "on_true_tile", "on_false_value", "dtype", "mask"),
+}
+
+#: a comparison of two index expressions, as the ALU operator comparing their difference with 0
+COMPARISONS = {
+    cst.LessThan: "less", cst.LessThanEqual: "less_equal", cst.GreaterThan: "greater",
+    cst.GreaterThanEqual: "greater_equal", cst.Equal: "equal", cst.NotEqual: "not_equal",
+}  # fmt: skip
+
 #: the attributes of an `nl.mgrid[...]` value naming its axes
 MGRID_AXES = ("p", "x", "y", "z")
 
@@ -188,7 +200,7 @@ class _Grid:
 _Term = int | str  # an integer, or an expression as source text
 
 
-_ATOM = re.compile(r"-?[\w.]+(\[\w+\])*")
+_ATOM = re.compile(r"-?[\w.]+(\[[^\[\]()]*\])*")
 
 
 def _paren(t: _Term) -> str:
@@ -581,7 +593,9 @@ class _Migrator(cst.CSTTransformer):
             # still known, so that its uses are explained, but neither removed nor rewritten
             grid = self._grid_of(value) or self._shifted_grid(value)
             grids = self._mgrid(value)
-            form = self._linear(value) if self._uses_grid(value) else None
+            form = (
+                self._linear(value) if self._uses_grid(value) or self._has_grid_api(value) else None
+            )
             if grid is not None:
                 self.grids[target.value] = grid
                 self.kept_names.add(target.value)
@@ -613,7 +627,9 @@ class _Migrator(cst.CSTTransformer):
                     self.kept_names.discard(_mgrid_axis(target.value, attr))
                 self._removed(target.value)
                 return cst.RemovalSentinel.REMOVE
-            form = self._linear(value) if self._uses_grid(value) else None
+            form = (
+                self._linear(value) if self._uses_grid(value) or self._has_grid_api(value) else None
+            )
             if form is not None and form.coefs:
                 # `expr_c = expr_a * -1`: read through where it is used
                 self.exprs[target.value] = form
@@ -685,6 +701,9 @@ class _Migrator(cst.CSTTransformer):
             return _Linear({g.axis: g.step}, _term(g.start), {g.axis: g.size}, g.rank)
         if isinstance(node, cst.Name) and node.value in self.exprs:
             return self.exprs[node.value]
+        g = self._grid_of(node)
+        if g is not None:  # `2 * nl.arange(64)[:, None]`
+            return _Linear({g.axis: g.step}, _term(g.start), {g.axis: g.size}, g.rank)
         if isinstance(node, cst.Integer):
             return _Linear({}, int(node.value, 0))
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
@@ -735,13 +754,57 @@ class _Migrator(cst.CSTTransformer):
         rank = max(f.rank for f in forms)
         if not total.coefs or rank == 0 or max(total.sizes, default=0) >= rank:
             return None
-        pattern = []
-        for axis in range(rank):
-            if axis not in total.sizes:
-                return None  # an axis of the space no index reads: its size is not known
-            pattern.append(f"[{total.coefs.get(axis, 0)}, {total.sizes[axis]}]")
+        if 0 not in total.sizes:
+            return None  # no index reads the partition axis: its size is not known
+        # an axis no index reads has size 1 (`idx[i_p]` of a 1-D tensor: a (n, 1) column)
+        pattern = [
+            f"[{total.coefs.get(axis, 0) if axis in total.sizes else 1}, "
+            f"{total.sizes.get(axis, 1)}]"
+            for axis in range(rank)
+        ]
         text = f"{base}.ap(pattern=[{', '.join(pattern)}], offset={total.const})"
         return cst.parse_expression(text)
+
+    def _indirect_access(self, updated) -> cst.BaseExpression | None:
+        """`t[idx_tile, i_f]` (Beta 1's indirect DMA: row idx_tile[p] of t for partition p,
+        the other indices linear forms of grids) as the access pattern with a vector offset,
+        `t.ap(pattern=[[row, idx.shape[0]], [step, num], ...], offset=...,
+        vector_offset=idx_tile, indirect_dim=0)`."""
+        base = _dotted(updated.value)
+        elements = list(updated.slice)
+        if base is None or len(elements) < 2:
+            return None
+        if not all(isinstance(e.slice, cst.Index) and e.slice.star is None for e in elements):
+            return None
+        index = elements[0].slice.value
+        stem = index.value if isinstance(index, cst.Subscript) else index
+        if not (isinstance(stem, cst.Name) and stem.value in self.tiles):
+            return None
+        if self.mask_stack and self.mask_stack[-1]:
+            return None
+        forms = [self._linear(e.slice.value) for e in elements[1:]]
+        if any(f is None for f in forms) or not any(f.coefs for f in forms):
+            return None
+        n = len(elements)
+        total = _Linear({}, 0)
+        for i, form in enumerate(forms, 1):
+            stride: _Term = 1
+            for j in range(i + 1, n):
+                stride = _mul(stride, f"{base}.shape[{j}]")
+            total = total.plus(form.scaled(stride))
+        if 0 in total.coefs or any(a not in total.sizes for a in range(1, total.rank)):
+            return None
+        row: _Term = 1
+        for j in range(1, n):
+            row = _mul(row, f"{base}.shape[{j}]")
+        idx = _code(index)
+        pattern = [f"[{row}, {_paren(idx)}.shape[0]]"] + [
+            f"[{total.coefs.get(a, 0)}, {total.sizes[a]}]" for a in range(1, total.rank)
+        ]
+        return cst.parse_expression(
+            f"{base}.ap(pattern=[{', '.join(pattern)}], offset={total.const}, "
+            f"vector_offset={idx}, indirect_dim=0)"
+        )
 
     def _uses_grid(self, node) -> bool:
         found = []
@@ -790,6 +853,9 @@ class _Migrator(cst.CSTTransformer):
         whole = self._whole_mgrid(updated)
         if whole is not None:
             return whole
+        indirect = self._indirect_access(updated)
+        if indirect is not None:
+            return indirect
         if not any(
             self._uses_grid(e.slice) for e in updated.slice if isinstance(e.slice, cst.Index)
         ):
@@ -797,6 +863,7 @@ class _Migrator(cst.CSTTransformer):
         # a masked call's operands, and grids kept for another use, are not access patterns
         kept_grid = bool(self._grid_names(updated) & self.kept_names)
         masked = bool(self.mask_stack and self.mask_stack[-1]) or kept_grid
+        rank = 0
         elements = []
         axes = []
         for element in updated.slice:
@@ -812,6 +879,7 @@ class _Migrator(cst.CSTTransformer):
                     return updated
                 grid, offset = found
                 axes.append(grid.axis)
+                rank = max(rank, grid.rank)
                 start = (
                     grid.start
                     if offset == "0"
@@ -847,6 +915,11 @@ class _Migrator(cst.CSTTransformer):
             return updated
         if kept_grid:
             return updated  # its grid stays (its definition says why)
+        if rank > len(elements) and not masked:
+            # the grids' space has more axes than the tensor (`idx[i_p]` of a 1-D tensor)
+            pattern = self._access_pattern(original, updated)
+            if pattern is not None:
+                return pattern
         return updated.with_changes(slice=elements)
 
     def _uses_compiler(self, node) -> bool:
@@ -1260,6 +1333,15 @@ class _Migrator(cst.CSTTransformer):
         return False
 
     def leave_SimpleStatementLine(self, original, updated):
+        if not updated.body:  # every statement of the line removed
+            if any(e.comment is not None for e in original.leading_lines):
+                # its comments stay, above the statement that follows
+                return cst.SimpleStatementLine(
+                    [cst.Pass()],
+                    leading_lines=original.leading_lines,
+                    trailing_whitespace=cst.TrailingWhitespace(comment=cst.Comment(_CARRIED)),
+                )
+            return updated
         self.statement = original
         result = self._statement(updated)
         self.statement = None
@@ -1320,6 +1402,9 @@ class _Migrator(cst.CSTTransformer):
         if len(updated.body) != 1:
             return updated
         stmt = updated.body[0]
+        patterned = self._pattern_generator(updated, stmt)
+        if patterned is not None:
+            return patterned
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0].target
             call = stmt.value
@@ -1354,6 +1439,89 @@ class _Migrator(cst.CSTTransformer):
                 target = _code(stmt.target)  # PSUM accumulation, in place
                 return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _pattern_generator(self, line, stmt):
+        """`x = nisa.iota(expr, dtype)` and `x = nisa.affine_select(pred, tile, value)` of
+        Beta 1, whose value at [p, f...] is a linear form of index grids (`i_p + 2 * i_f`; for
+        the predicate a comparison of two), as the current instruction: a destination tile and
+        `pattern=[[step, num] per free axis]`, `channel_multiplier=` (the partition axis's step),
+        `offset=`."""
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+            target, call = stmt.targets[0].target, stmt.value
+        elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+            target, call = stmt.target, stmt.value
+        else:
+            return None
+        if not isinstance(call, cst.Call) or not isinstance(target, cst.Name | cst.Subscript):
+            return None
+        name = self._is(call.func, self.nisa)
+        if name not in PATTERN_GENERATORS:
+            return None
+        if any(a.keyword and a.keyword.value == "dst" for a in call.args):
+            return None
+        params = PATTERN_GENERATORS[name]
+        named: dict[str, cst.BaseExpression] = {}
+        for i, a in enumerate(call.args):
+            if a.star or (a.keyword is None and i >= len(params)):
+                return None
+            named[a.keyword.value if a.keyword else params[i]] = a.value
+        if "mask" in named:
+            return None
+        nl = self._nl()
+        nisa = _code(call.func).rsplit(".", 1)[0]
+        dst = _code(target)
+        statements = []
+        if name == "iota":
+            if "expr" not in named or "dtype" not in named:
+                return None
+            form = self._linear(named["expr"])
+            if form is None or not form.coefs or form.rank < 2:
+                return None
+            sizes = [form.sizes.get(a, "1") for a in range(form.rank)]
+            if isinstance(target, cst.Name):
+                shape = "(" + ", ".join(sizes) + ")"
+                statements.append(f"{dst} = {nl}.ndarray({shape}, dtype={_code(named['dtype'])}, "
+                                  f"buffer={nl}.sbuf)")  # fmt: skip
+            free = [f"[{form.coefs.get(a, 0)}, {sizes[a]}]" for a in range(1, form.rank)]
+            statements.append(
+                f"{nisa}.iota(dst={dst}, pattern=[{', '.join(free)}], offset={form.const}, "
+                f"channel_multiplier={form.coefs.get(0, 0)})"
+            )
+        else:
+            pred = named.get("pred")
+            if pred is None or "on_true_tile" not in named or "on_false_value" not in named:
+                return None
+            if not (isinstance(pred, cst.Comparison) and len(pred.comparisons) == 1):
+                return None
+            cmp_op = COMPARISONS.get(type(pred.comparisons[0].operator))
+            left, right = self._linear(pred.left), self._linear(pred.comparisons[0].comparator)
+            if cmp_op is None or left is None or right is None:
+                return None
+            form = left.plus(right.scaled(-1))  # pred: (left - right) cmp 0
+            if not form.coefs or form.rank < 2:
+                return None
+            on_true = _code(named["on_true_tile"])
+            if isinstance(target, cst.Name):
+                dtype = _code(named["dtype"]) if "dtype" in named else f"{on_true}.dtype"
+                statements.append(f"{dst} = {nl}.ndarray({on_true}.shape, dtype={dtype}, "
+                                  f"buffer={nl}.sbuf)")  # fmt: skip
+            free = [
+                f"[{form.coefs.get(a, 0)}, {form.sizes.get(a, f'{dst}.shape[{a}]')}]"
+                for a in range(1, form.rank)
+            ]
+            statements.append(
+                f"{nisa}.affine_select(dst={dst}, pattern=[{', '.join(free)}], "
+                f"channel_multiplier={form.coefs.get(0, 0)}, on_true_tile={on_true}, "
+                f"on_false_value={_code(named['on_false_value'])}, cmp_op={nl}.{cmp_op}, "
+                f"offset={form.const})"
+            )
+        if isinstance(target, cst.Name):
+            self.tiles.add(target.value)
+            self.psum.discard(target.value)
+        lines = [cst.parse_statement(s + "\n") for s in statements]
+        lines[0] = lines[0].with_changes(leading_lines=line.leading_lines)
+        lines[-1] = lines[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
+        return cst.FlattenSentinel(lines)
 
     def _fresh(self, stem: str) -> str:
         """A name the file does not use yet."""
@@ -1472,9 +1640,41 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
         if not left:
             break
         keep = keep | left
-    text = new.visit(_MgridAxes()).code
+    text = new.visit(_MgridAxes()).visit(_CarryComments()).code
     todos = sorted(migrator.todos, key=lambda t: (t.line, t.col))
     return Migration(source, text, todos)
+
+
+#: marks the stand-in of a removed line whose comments stay (`_CarryComments`)
+_CARRIED = "# nkic-migrate-carried-comments"
+
+
+class _CarryComments(cst.CSTTransformer):
+    """The comments above a removed line, moved above the statement that follows it (or to the
+    end of its block)."""
+
+    def _body(self, body):
+        out, carried = [], []
+        for stmt in body:
+            ws = getattr(stmt, "trailing_whitespace", None)
+            if ws is not None and ws.comment is not None and ws.comment.value == _CARRIED:
+                carried += stmt.leading_lines
+                continue
+            if carried:
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+                carried = []
+            out.append(stmt)
+        return out, carried
+
+    def leave_IndentedBlock(self, original, updated):
+        body, carried = self._body(updated.body)
+        if not body:
+            body = [cst.SimpleStatementLine([cst.Pass()])]
+        return updated.with_changes(body=body, footer=[*carried, *updated.footer])
+
+    def leave_Module(self, original, updated):
+        body, carried = self._body(updated.body)
+        return updated.with_changes(body=body, footer=[*carried, *updated.footer])
 
 
 _MGRID_AXIS = "_nkic_mgrid_axis__"
@@ -1566,9 +1766,9 @@ def verify(
     twin = os.path.join(folder, f".nkic-migrated-{os.getpid()}-{next(_TWINS)}.py")
     with source_overrides({twin: migrated}):
         rng = np.random.default_rng(seed)
-        inputs = {
-            name: _random(spec, rng) for name, spec in args.items() if isinstance(spec, TensorSpec)
-        }
+        tensors = {name: spec for name, spec in args.items() if isinstance(spec, TensorSpec)}
+        rows = _index_range(tensors.values())
+        inputs = {name: _random(spec, rng, rows) for name, spec in tensors.items()}
         results = []
         for file in (path, twin):
             try:
@@ -1606,10 +1806,24 @@ def verify(
 _TWINS = itertools.count()
 
 
-def _random(spec, rng):
+#: integer dtypes: their inputs are indices (`_index_range`)
+_INTEGER_DTYPES = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
+
+
+def _index_range(specs) -> int:
+    """The values integer inputs are drawn from, [0, n): Beta 1 kernels take integer tensors
+    as row indices of their other tensors (indirect DMA), so n is the smallest first dimension
+    of the non-integer tensors (128 with none)."""
+    rows = [s.shape[0] for s in specs if s.dtype not in _INTEGER_DTYPES and s.shape]
+    return min(rows, default=128)
+
+
+def _random(spec, rng, rows: int = 128):
     import ml_dtypes  # noqa: F401  (registers the bf16/fp8 numpy dtypes)
     import numpy as np
     from nkirt import dtypes
 
+    if spec.dtype in _INTEGER_DTYPES:
+        return rng.integers(0, rows, spec.shape).astype(spec.dtype)
     values = rng.standard_normal(spec.shape, dtype=np.float32)
     return dtypes.cast(values, spec.dtype)
