@@ -29,7 +29,7 @@ def pool_sums(a, k):
     """Sums of the k x k windows of each (h, w) plane of `a` (c, h, w)."""
     c, h, w = a.shape
     out = nl.ndarray((c, h // k, w // k), dtype=a.dtype, buffer=nl.shared_hbm)
-    i0, i1, i2, i3, i4 = nl.mgrid[0:c, 0:h // k, 0:k, 0:w // k, 0:k]
+    i0, i1, i2, i3, i4 = nl.mgrid[0:c, 0 : h // k, 0:k, 0 : w // k, 0:k]
     t = nl.load(a)
     s = nl.sum(t[i0, k * i1 + i2, k * i3 + i4], axis=[2, 4])
     nl.store(out, value=s)
