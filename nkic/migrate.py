@@ -68,7 +68,7 @@ NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": 
 
 #: value-returning Beta 1 instructions: their positional parameter names and where the
 #: destination's shape and dtype come from: an operand (its shape and dtype), "matmul"
-#: ((stationary.shape[1], moving.shape[1]) in PSUM, float32), "transpose" (the operand's two
+#: ((stationary.shape[-1], moving.shape[-1]) in PSUM, float32), "transpose" (the operand's two
 #: dimensions swapped, in PSUM), "shape" (the `shape=` and `dtype=` arguments, memset), or
 #: (operand, free size, dtype) for results of a fixed width per partition.
 RETURNING = {
@@ -132,6 +132,17 @@ JIT_ENTRY_POINTS = ("baremetal", "benchmark", "profile", "trace", "simulate_kern
 
 #: compiler hints with no current equivalent that change nothing a kernel computes
 DROPPED_DECORATORS = ("skip_middle_end_transformations",)
+
+#: parameters of `nl` / `nisa` calls that take an ALU operator
+ALU_PARAMETERS = {
+    "op", "op0", "op1", "reduce_op", "comp_op0", "comp_op1", "cmp_op", "acc_op", "dst_rmw_op",
+}  # fmt: skip
+
+#: numpy scalar types (`np.float32(0.0)` as an immediate) and the kind of number they hold
+SCALAR_TYPES = {
+    "float32": "float", "float16": "float", "float64": "float", "int32": "int", "int16": "int",
+    "int8": "int", "uint32": "int", "uint16": "int", "uint8": "int",
+}  # fmt: skip
 
 #: `nl` reductions taking `axis=`
 REDUCTIONS = ("sum", "max", "min", "prod", "mean", "all", "any")
@@ -1226,6 +1237,8 @@ class _Migrator(cst.CSTTransformer):
             np_name = NUMPY_ALIASES.get(np_name, np_name)
             if kernel_api and np_name in NUMPY_OPS:  # a numpy function as a value: an operator
                 a = a.with_changes(value=cst.parse_expression(f"{self._nl()}.{np_name}"))
+            if kernel_api:
+                a = a.with_changes(value=self._argument(updated, a))
             if a.keyword is not None and a.keyword.value == "mask":
                 if kept is not None:
                     continue  # its subscripts are sliced to what it keeps
@@ -1235,6 +1248,31 @@ class _Migrator(cst.CSTTransformer):
         if args and kept is not None:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
+
+    def _argument(self, call: cst.Call, arg: cst.Arg) -> cst.BaseExpression:
+        """An argument of an `nl` / `nisa` call in the form current NKI takes: `nl.max` as an
+        ALU operator is `nl.maximum`, a numpy scalar `np.float32(0.0)` the plain number, a
+        `perf_mode` string the `nisa.matmul_perf_mode` member."""
+        value = arg.value
+        key = arg.keyword.value if arg.keyword is not None else None
+        nl_name = self._is(value, self.nl)
+        if key in ALU_PARAMETERS and nl_name in NUMPY_ALIASES:
+            return cst.parse_expression(f"{self._nl()}.{NUMPY_ALIASES[nl_name]}")
+        if (isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None
+                and self._is(value.func, self.np) in SCALAR_TYPES):  # fmt: skip
+            number = value.args[0].value
+            kind = SCALAR_TYPES[self._is(value.func, self.np)]
+            if isinstance(number, cst.Float) and kind == "float":
+                return number
+            if isinstance(number, cst.Integer):
+                return cst.Float(f"{number.value}.0") if kind == "float" else number
+        if key == "perf_mode" and isinstance(value, cst.SimpleString):
+            mode = value.evaluated_value
+            member = "double_row" if str(mode).startswith("double_row") else "none"
+            nisa = _code(call.func).rsplit(".", 1)[0]
+            if self._is(call.func, self.nisa) == "nc_matmul":
+                return cst.parse_expression(f"{nisa}.matmul_perf_mode.{member}")
+        return value
 
     def _trailing_reduction(self, call: cst.Call) -> cst.Call:
         """`nl.sum(t.ap(pattern=[...]), axis=[2, 4])` (an access pattern the rewrite wrote):
@@ -1566,7 +1604,7 @@ class _Migrator(cst.CSTTransformer):
             view, target, new = target, self._fresh("psum_result"), True
         if new:
             if shape_of == "matmul":
-                shape = f"({named['stationary']}.shape[1], {named['moving']}.shape[1])"
+                shape = f"({named['stationary']}.shape[-1], {named['moving']}.shape[-1])"
                 dt, buf = dtype or f"{nl}.float32", "psum"
             elif shape_of == "transpose":
                 if "axes" in named:
@@ -1773,7 +1811,8 @@ def verify(
         for file in (path, twin):
             try:
                 launch = {"grid": tuple(grid)} if grid and file == path else {}
-                compiled = api.compile(file, kernel=kernel, target=target, **launch, **args)
+                given = args if file == path else _migrated_args(args)
+                compiled = api.compile(file, kernel=kernel, target=target, **launch, **given)
             except CompileError as e:
                 which = "original" if file == path else "migrated"
                 first = e.diagnostics[0] if e.diagnostics else None
@@ -1800,6 +1839,24 @@ def verify(
                 for a, b in zip(before, after)
             )
         return Verification(kernel, identical, diff, (t0, t1))
+
+
+def _migrated_args(args: dict) -> dict:
+    """The kernel arguments as the migrated kernel takes them: an argument expression naming
+    a numpy function as an operator (`np.greater_equal`, which Beta 1 accepted) names the `nl`
+    operator."""
+    from .frontend.args import ArgExpr
+
+    def operator(m: re.Match) -> str:
+        name = NUMPY_ALIASES.get(m.group(2), m.group(2))
+        return f"nl.{name}" if name in NUMPY_OPS else m.group(0)
+
+    out = {}
+    for name, value in args.items():
+        if isinstance(value, ArgExpr):
+            value = ArgExpr(re.sub(r"\b(np|numpy)\.(\w+)\b", operator, value.text))
+        out[name] = value
+    return out
 
 
 #: numbers the stand-in paths of migrated sources (`verify`)

@@ -234,7 +234,7 @@ def test_results_written_into_views_annotated_or_accumulated(results):
     assert "            nisa.nc_matmul(dst=acc[:, j, :], stationary=s, moving=m)\n" in text
     # a matmul result assigned into an SBUF view: its own PSUM tile, then copied
     assert (
-        "    psum_result0 = nl.ndarray((s.shape[1], m.shape[1]), dtype=nl.float32, "
+        "    psum_result0 = nl.ndarray((s.shape[-1], m.shape[-1]), dtype=nl.float32, "
         "buffer=nl.psum)\n"
         "    nisa.nc_matmul(dst=psum_result0, stationary=s, moving=m)\n"
         "    nisa.tensor_copy(dst=prod[...], src=psum_result0)\n"

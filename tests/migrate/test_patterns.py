@@ -11,6 +11,7 @@ import pytest
 
 from nkic import api
 from nkic.frontend import TensorSpec
+from nkic.frontend.args import ArgExpr
 from nkic.migrate import migrate_source, verify
 
 PATTERNS = Path(__file__).resolve().parent / "beta1_patterns.py"
@@ -133,3 +134,47 @@ def test_comments_above_a_removed_grid_stay():
     assert "    # EXAMPLE_BEGIN: the grids\n    t = nl.load(a[0:128, 0:64])\n" in text
     assert "    # EXAMPLE_END\n    return out\n" in text
     assert "arange" not in text
+
+
+ARGUMENTS = Path(__file__).resolve().parent / "beta1_arguments.py"
+
+
+def test_arguments_current_nki_spells_differently():
+    migrated = migrate_source(ARGUMENTS.read_text())
+    assert migrated.todos == []
+    assert "op0=nl.add, operand0=2.0, op1=nl.maximum, operand1=0.5)" in migrated.text
+    spec = TensorSpec((128, 64), "float32")
+    outcome = verify(str(ARGUMENTS), migrated.text, "shifted_max", {"a": spec}, "trn2")
+    assert outcome.identical, outcome.describe()
+    # Beta 1 took numpy functions as operators; the migrated kernel is given the nl operator
+    args = {"a": spec, "b": spec, "op": ArgExpr("np.greater_equal")}
+    outcome = verify(str(ARGUMENTS), migrated.text, "compared", args, "trn2")
+    assert outcome.identical, outcome.describe()
+
+
+def test_numpy_scalars_and_max_become_numbers_and_maximum_in_the_migrated_run(tmp_path):
+    migrated = migrate_source(ARGUMENTS.read_text())
+    path = tmp_path / "migrated.py"
+    path.write_text(migrated.text)
+    a = np.random.default_rng(4).standard_normal((128, 64)).astype(np.float32)
+    compiled = api.compile(str(path), kernel="shifted_max", target="trn2", a=TensorSpec(a.shape))
+    np.testing.assert_array_equal(compiled(a=a), np.maximum(a + np.float32(2), np.float32(0.5)))
+
+
+def test_perf_mode_strings_become_the_enum_member():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.isa as nisa\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a, b):\n"
+        '    c = nisa.nc_matmul(a, b, perf_mode="double_row_gen3")\n'
+        "    return c\n"
+    )
+    text = migrate_source(source).text
+    assert (
+        "    c = nl.ndarray((a.shape[-1], b.shape[-1]), dtype=nl.float32, buffer=nl.psum)\n"
+        "    nisa.nc_matmul(dst=c, stationary=a, moving=b, "
+        "perf_mode=nisa.matmul_perf_mode.double_row)\n"
+    ) in text
