@@ -12,9 +12,7 @@ def shifted_max(a):
     """max(a + 2, 0.5) per element, the immediates given as numpy scalars."""
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     t = nl.load(a)
-    u = nisa.tensor_scalar(
-        t, np.add, np.float32(2), op1=nl.max, operand1=np.float32(0.5)
-    )
+    u = nisa.tensor_scalar(t, np.add, np.float32(2), op1=nl.max, operand1=np.float32(0.5))
     nl.store(out, value=u)
     return out
 
