@@ -296,6 +296,11 @@ class Language:
 
         return MISSING
 
+    def bind_name(self, ip, name: str, value):
+        """The value `name = value` binds: `value` itself, unless the dialect completes it
+        there (Beta 1 names the blocks of a tensor, and reduces into the tile `name` holds)."""
+        return value
+
     def store_into(self, ip, dst: TensorView, value, call) -> None:
         """`t[...] = value`: a copy of a tile or a fill with a constant."""
         nki_api.store_into(ip, dst, value, call)

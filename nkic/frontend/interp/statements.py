@@ -83,6 +83,7 @@ class Statements:
 
     def assign(self, target: ast.AST, value) -> None:
         if isinstance(target, ast.Name):
+            value = self.language.bind_name(self, target.id, value)
             if isinstance(value, TensorView) and not value.tensor.label:
                 value.tensor.label = target.id
             self.store_name(target.id, value)
