@@ -198,6 +198,31 @@ def test_an_all_reduce_through_shared_hbm_ordered_by_a_barrier():
     assert all(c["total_ns"] > 1300 for c in cores)
 
 
+def test_a_barrier_on_a_kernel_input_orders_the_cores_writes_to_it():
+    # the launch's inputs are the HBM both cores share, as nl.shared_hbm tensors are
+    a = np.random.default_rng(7).standard_normal((256, 64), dtype=np.float32)
+    kernel = nkic.compile(EXCHANGE, a, kernel="doubled_in_place", lnc=2)
+    total = 2 * a[:128] + 2 * a[128:]
+    np.testing.assert_array_equal(kernel(a.copy()), np.concatenate([total, total]))
+
+
+def test_a_barrier_on_a_cores_private_hbm_is_refused(tmp_path):
+    path = _write(
+        tmp_path,
+        """
+@nki.jit
+def kernel(a):
+    private = nl.ndarray(a.shape, a.dtype, buffer=nl.hbm)
+    nisa.dma_copy(dst=private, src=a)
+    nisa.core_barrier(data=private, cores=(0, 1))
+    return a
+""",
+    )
+    diags = nkic.check(path, lnc=2, a=nkic.TensorSpec((128, 64), "float32"))
+    assert [d.code for d in diags] == ["err_unsupported_memory"]
+    assert "`data` is in HBM; it must be in shared HBM" in diags[0].message
+
+
 def test_a_sendrecv_ring_matches_numpy():
     a = np.random.default_rng(6).standard_normal((256, 512), dtype=np.float32)
     kernel = nkic.compile(EXCHANGE, a, kernel="ring_sum", lnc=2)
