@@ -970,7 +970,7 @@ _code(
     """An operand has a dtype the instruction does not accept: e.g. `nc_matmul` inputs must be
     fp8/bf16/fp16/tf32/fp32 with fp32 PSUM output (bf16 too on trn3), bitwise operators need
     integer tiles, transposes and gathers do not convert, and `memset` needs an integer value
-    for an integer tile.""",
+    for an integer tile (a whole float such as `0.0` is the integer it equals).""",
     """
 @nki.jit
 def kernel():

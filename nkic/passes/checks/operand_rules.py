@@ -4,6 +4,7 @@ targets and per-instruction argument constraints (sources: ISA, Checks §5, §9,
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -901,11 +902,13 @@ def _memset(c: InstCheck) -> None:
             f"`value={value!r}` is not a number",
             "memset fills the tile with a compile-time int or float",
         )
-    elif dt is not None and dt.is_int and not isinstance(value, int):
+    elif dt is not None and dt.is_int and not isinstance(value, int) and not value.is_integer():
+        # a whole float (0.0) names the integer it equals; a fraction has no integer meaning
         c.error(
             "err_dtype_mismatch",
             f"`value={value!r}` is a float but `dst` is {dst.dtype}",
-            f"use an integer value such as `{int(value)}` for integer tiles",
+            "use an integer value such as "
+            f"`{int(value) if math.isfinite(value) else 0}` for integer tiles",
         )
     elif dt is not None and dt.kind == "packed" and value != 0:
         c.error(

@@ -230,6 +230,8 @@ def test_tensor_copy_same_dtype_is_bit_copy(target):
         ("bfloat16", 1.00390625),
         ("float16", 1e5),
         ("int32", -7),
+        ("uint32", 0.0),  # a whole float is the integer it equals
+        ("int16", -3.0),
         ("uint8", 255),
         ("int16", -32768),
         ("float8_e4m3fn", 3.0),
