@@ -138,3 +138,27 @@ def kernel(a):
 """,
     )
     assert _codes(path, a=nkic.TensorSpec((128, 64), "float32")) == ["nkic_lnc_shared_hbm_race"]
+
+
+#: Each core fills a scratch tile with its own values, then loads the input over `{cover}` of it
+#: and stores columns 64..127 of the tile on every core.
+OVERWRITE = """
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 64), a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 256), a.dtype, buffer=nl.sbuf)
+    nisa.memset(t, value=float(nl.program_id()))
+    nisa.dma_copy(dst=t[:, {cover}], src=a[:, {cover}])
+    nisa.dma_copy(dst=out, src=t[:, 64:128])
+    return out
+"""
+
+
+def test_a_read_inside_the_last_whole_write_ignores_what_came_before(tmp_path):
+    a = np.random.default_rng(2).standard_normal((128, 256), dtype=np.float32)
+    path = _write(tmp_path, OVERWRITE.format(cover="0:256"))
+    assert _codes(path, a=nkic.TensorSpec(a.shape, "float32")) == []
+    np.testing.assert_array_equal(nkic.compile(path, a, lnc=2)(a), a[:, 64:128])
+    # the load covers columns 0..95 only: columns 96..127 still hold each core's own fill
+    racy = _write(tmp_path, OVERWRITE.format(cover="0:96"))
+    assert _codes(racy, a=nkic.TensorSpec(a.shape, "float32")) == ["nkic_lnc_shared_hbm_race"]

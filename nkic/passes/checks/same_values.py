@@ -11,7 +11,8 @@ Each core's program is walked in program order. A value is a term built from the
 instruction (opcode, engine, attributes, immediates), the canonical access patterns of its
 operands and the values it reads; each tensor has a history (the chain of writes to it since
 its allocation), and a read is the history it reads and the pattern it reads with, or simply the
-value of the last write when that wrote exactly the pattern being read. Terms are interned, so
+value of the last write when that wrote exactly the pattern being read (or the part of it being
+read, when it wrote every element of a box holding them). Terms are interned, so
 equal terms get equal numbers. What may differ between the cores gets a number of its own on
 each core:
 
@@ -37,6 +38,7 @@ from collections.abc import Iterator
 from ...ir.core import AccessPattern, Alloc, DynLoop, Imm, Inst, Kernel, Loop, Op, Tensor
 from ...ir.isa import COLLECTIVES, CROSS_CORE
 from .accesses import _writes as is_write
+from .regions import footprint
 
 #: `tensor_tensor` operators whose operands may be swapped without changing a bit.
 COMMUTATIVE = frozenset(
@@ -112,8 +114,12 @@ class SameValues:
         if hist is None:
             hist = self._initial(t)
         last = self._last.get(hist)
-        if last is not None and last[0] == canon:
-            return last[1]
+        if last is not None:
+            if last[0] == canon:
+                return last[1]
+            # the last write covers every element read: what it wrote there, whatever came before
+            if last[2] is not None and _within(_hull(ap), last[2]):
+                return self._term("part", last[1], last[0], canon)
         return self._term("read", hist, canon)
 
     def _write(self, core: int, inst: Inst, name: str, ap: AccessPattern, value: int) -> None:
@@ -124,7 +130,7 @@ class SameValues:
             return  # reads of a written shared tensor are the core's own anyway
         prev = self._hist[core].get(id(t))
         node = self._term("write", prev if prev is not None else self._initial(t), canon, value)
-        self._last[node] = (canon, value)
+        self._last[node] = (canon, value, _box(ap))
         self._hist[core][id(t)] = node
 
     # ---- one instruction ----------------------------------------------------------------
@@ -229,6 +235,39 @@ class SameValues:
             return False
         x, y = self.writes[i].get(a), self.writes[j].get(b)
         return x is not None and x == y
+
+
+def _hull(ap: AccessPattern) -> list[tuple[int, int]] | None:
+    """The element box (per dimension, inclusive) around a loop-free static access."""
+    if ap.offset.terms or ap.dynamic is not None:
+        return None
+    f = footprint(ap, {})
+    if f.kind != "elements":
+        return None
+    return f.intervals({})
+
+
+def _box(ap: AccessPattern) -> list[tuple[int, int]] | None:
+    """The access's element box when it touches every element of it (a dense box)."""
+    hull = _hull(ap)
+    if hull is None:
+        return None
+    size = 1
+    for lo, hi in hull:
+        size *= hi - lo + 1
+    count, reach = 1, 0
+    for step, num in sorted(p for p in ap.pattern if p[1] > 1):
+        if step <= reach:
+            return None  # two steps may land on one element: not one element per step
+        count *= num
+        reach += step * (num - 1)
+    return hull if size == count else None
+
+
+def _within(inner: list[tuple[int, int]] | None, outer: list[tuple[int, int]]) -> bool:
+    return inner is not None and all(
+        o[0] <= i[0] and i[1] <= o[1] for i, o in zip(inner, outer, strict=True)
+    )
 
 
 def _send(walk, values):
