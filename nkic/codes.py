@@ -1487,7 +1487,10 @@ _code(
     "PSUM tiles do not fit",
     "allocation",
     """PSUM has 8 banks of 2 KiB per partition (16 KiB). The PSUM tiles live at the same time
-    need more than that. Copy results to SBUF earlier or use fewer accumulators.""",
+    need more than that, even with each tile read out as soon as it is final (nkic moves an
+    instruction that reads a tile's final value up to the tile's last write, past everything it
+    does not depend on, when program order does not fit). Copy results to SBUF earlier or use
+    fewer accumulators.""",
     """
 @nki.jit
 def kernel():

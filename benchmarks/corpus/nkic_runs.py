@@ -51,7 +51,8 @@ class Outcome:
     status: str
     seconds: float
     errors: list[Diag] = field(default_factory=list)
-    detail: str = ""  # the internal error's or usage error's one line, or the stdout wanted
+    #: the internal error's or usage error's one line, a run's fault, or the stdout wanted
+    detail: str = ""
     stdout: str = ""
 
 
@@ -88,7 +89,9 @@ def run_nkic(
         errors = _json_errors(out) if "--format" in args else None
         if errors is None:
             errors = text_errors(err)
-        return Outcome(DIAGNOSTICS, seconds, errors=errors, stdout=out)
+        # a run's fault (`runtime fault: ...`) is one line, not a rendered diagnostic
+        detail = "" if errors else _last_line(err)
+        return Outcome(DIAGNOSTICS, seconds, errors=errors, detail=detail, stdout=out)
     last = (err.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
     if proc.returncode < 0:
         return Outcome(INTERNAL, seconds, detail=f"killed by signal {-proc.returncode}")
@@ -117,6 +120,12 @@ def _env(pythonpath: tuple[str, ...] = ()) -> dict[str, str]:
             os.pathsep
         )
     return env
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    faults = [ln for ln in lines if ln.startswith("runtime fault:")]
+    return (faults or lines or [""])[-1]
 
 
 def _internal_error(stderr: str) -> str:

@@ -20,6 +20,7 @@ from ..diagnostics import Related
 from ..ir.core import Alloc, Inst, Kernel, Loc, Loop, Op, Tensor
 from ..ir.target import ALIGN_BYTES, Target, start_partitions, target
 from .base import Pass, PassContext
+from .evacuate import hoist_psum_reads
 from .regions import loop_ranges, region, runs
 
 MATMULS = ("nc_matmul", "nc_matmul_mx")
@@ -263,6 +264,8 @@ class Allocate(Pass):
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         tgt = target(kernel.target)
         items = _collect(kernel)
+        if not self._psum_fits(items, tgt) and hoist_psum_reads(kernel):
+            items = _collect(kernel)  # PSUM tiles now read out as soon as they are final
         ok = True
         for buffer in ("sbuf", "psum"):
             mine = [it for it in items if it.tensor.buffer == buffer]
@@ -286,6 +289,10 @@ class Allocate(Pass):
                 t.rotate = (q.item.loops[-1].var, q.count, q.stride) if q.count > 1 else None
         if ok and self.check_psum_banks:
             self.check_banks(kernel, tgt, ctx)
+
+    def _psum_fits(self, items: list[_Item], tgt: Target) -> bool:
+        mine = [it for it in items if it.tensor.buffer == "psum"]
+        return self.layout(mine, {it: 1 for it in mine}, "psum", tgt)[1] is None
 
     def layout(
         self,

@@ -74,6 +74,8 @@ class AccessPattern:
         "rotate",
         "view_strides",
         "lattice",
+        "row_period",
+        "row_reach",
         "dense",
         "bucket",
         "dynamic",
@@ -138,6 +140,7 @@ class AccessPattern:
             for step in moving:
                 self.lattice = gcd(self.lattice, step * isz)
             self.lattice = max(self.lattice, isz)
+        self.row_period, self.row_reach = _row_period(row_dims)
         cols = prod(n for s, n in col_dims if s)
         rows = prod(n for s, n in row_dims if s)
         self.dense = cols == self.col_hi - self.col_lo + 1 and rows == self.row_hi - self.row_lo + 1
@@ -237,3 +240,15 @@ class AccessPattern:
             (col + self.col_hi + 1) * isz,
             col * isz,
         )
+
+
+def _row_period(row_dims: list[tuple[int, int]]) -> tuple[int, int]:
+    """(P, r): the rows an AP touches (from its first row) lie in k·P + [0, r), P the largest
+    row step, when the other row dims span fewer than P rows (even and odd rows of a tensor
+    have P = 2, r = 1); (0, 0) when they do not or a step is negative."""
+    moving = sorted((s, n) for s, n in row_dims if n > 1 and s)
+    if not moving or moving[0][0] < 0:
+        return 0, 0
+    period = moving[-1][0]
+    reach = 1 + sum(s * (n - 1) for s, n in moving[:-1])
+    return (period, reach) if reach <= period else (0, 0)

@@ -37,6 +37,8 @@ class Access:
         "col_hi",
         "anchor",
         "lattice",
+        "row_period",
+        "row_reach",
         "width",
         "dense",
         "end",
@@ -54,6 +56,7 @@ class Access:
         self.col_lo, self.col_hi = where.col_lo, where.col_hi
         self.anchor = where.anchor
         self.lattice = ap.lattice
+        self.row_period, self.row_reach = ap.row_period, ap.row_reach
         self.width = ap.itemsize
         self.dense = ap.dense and where.anchor >= 0
         self.end = end
@@ -74,6 +77,12 @@ class Access:
             return False
         if self.anchor < 0 or other.anchor < 0:
             return True
+        # rows interleaved with a common period (even and odd rows) do not overlap
+        period = self.row_period
+        if period and period == other.row_period:
+            d = (other.row_lo - self.row_lo) % period
+            if d >= self.row_reach and d + other.row_reach <= period:
+                return False
         # both touch only bytes anchor + k·lattice + [0, width): compare residues modulo the
         # common lattice (interleaved strided accesses do not overlap)
         g = _gcd(self.lattice, other.lattice)

@@ -69,3 +69,14 @@ def test_compile_errors_come_from_the_text_rendering():
         ("err_import_error", "'os' is not available", "/a/k.py", 12),
         ("err_type_error", "dict keys must be strings", "/a/h.py", 46),
     ]
+
+
+def test_a_runs_fault_is_the_outcomes_detail(fake_nkic):
+    fake_nkic(
+        "print('latency so far', file=sys.stderr); print('runtime fault: missing semaphore "
+        "(compiler bug): dma_copy at k.py:9', file=sys.stderr); print('  at k.py:9', "
+        "file=sys.stderr); sys.exit(1)"
+    )
+    o = run_nkic(["run", "k.neff"], timeout=30)
+    assert (o.status, o.errors) == ("diagnostics", [])
+    assert o.detail == "runtime fault: missing semaphore (compiler bug): dma_copy at k.py:9"

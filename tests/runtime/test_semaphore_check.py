@@ -110,6 +110,30 @@ def test_disjoint_column_blocks_of_an_hbm_matrix_need_no_semaphore():
     assert run(k).profile["instructions"] == 4
 
 
+def _rows(step: int, first: int, second: int, blocks: int = 8) -> Kernel:
+    """Two DMAs on different queues, unordered, each storing `blocks` row-blocks, every
+    `step`-th, of a [16, 4, 64] HBM output (blocks of 4 rows), from block `first` and from
+    block `second`."""
+    k = Kernel("trn2")
+    y = k.output("y", "float32", [16, 4, 64])
+    a = k.sbuf("a", "float32", [8, 256])
+    k.inst("memset", "vector", {"dst": k.ap(a), "value": {"imm": 1.0}})
+    half = blocks
+    for n, start in enumerate((first, second)):
+        dst = k.ap(y, [[step * 256, half], [64, 4], [1, 64]], offset=start * 256)
+        src = k.ap(a, [[256, half], [64, 4], [1, 64]])
+        k.dma(dst, src, waits=[(0, 0)], queue=f"dma{n}")
+    return k
+
+
+def test_interleaved_row_blocks_of_an_hbm_tensor_do_not_overlap():
+    # even and odd blocks of rows (every row in each block, all columns): no byte in common
+    assert run(_rows(2, 0, 1)).profile["instructions"] == 3
+    # every block of rows from block 0 and from block 2: blocks 2, 4, ... in common
+    with pytest.raises(nkirt.RuntimeFault, match="WAW"):
+        run(_rows(2, 0, 2, blocks=7))
+
+
 def test_tensors_sharing_sbuf_addresses_are_checked_as_one_memory():
     k = Kernel("trn2")
     k.output("unused", "float32", [1, 1])

@@ -19,6 +19,7 @@ from .. import offsets
 from ..regions import loop_ranges
 from .accesses import Access, accesses
 from .regions import comparable, footprint
+from .same_values import SameValues
 
 
 def shared_tensors(kernel: Kernel) -> dict[tuple, Tensor]:
@@ -225,10 +226,12 @@ def _writes(kernel: Kernel, keys: dict[int, tuple]) -> list[tuple[tuple, int, Ac
 
 
 def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
-    writes = []
+    writes, shared = [], []
     for k in kernels:
         keys = {id(t): key for key, t in shared_tensors(k).items()}
+        shared.append(keys)
         writes.append(_writes(k, keys))
+    values: SameValues | None = None
     for i in range(len(kernels)):
         for j in range(i + 1, len(kernels)):
             reported: set[tuple] = set()
@@ -242,9 +245,14 @@ def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
                     if a.ap.dynamic is not None or b.ap.dynamic is not None:
                         continue  # a run-time offset: no overlap can be proved here
                     overlap = _overlap(a, b)
-                    if overlap is not None:
-                        reported.add((a.inst.loc, b.inst.loc))
-                        _report_race(sink, kernels[i], a, kernels[j], b, overlap)
+                    if overlap is None:
+                        continue
+                    # both cores storing the same values there leave them whatever the timing
+                    values = values or SameValues(kernels, shared)
+                    if values.same(i, (a.inst.uid, a.operand), j, (b.inst.uid, b.operand)):
+                        continue
+                    reported.add((a.inst.loc, b.inst.loc))
+                    _report_race(sink, kernels[i], a, kernels[j], b, overlap)
 
 
 def _lattice(ap) -> tuple[int, int]:

@@ -63,15 +63,17 @@ def drained_blocks(a, b):
 
 
 @nki.jit
-def all_blocks_live(a, b):
-    """9 blocks of 2 KiB in PSUM all written before any is read: more than 8 banks."""
+def all_blocks_live(a, b, c):
+    """9 blocks of 2 KiB in PSUM all written before any is read, each read together with a
+    tile loaded only after the last one is written: more than 8 banks live at once."""
     out = nl.ndarray((9, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
     a_sb = nl.load(a)
     acc = nl.ndarray((9, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
     for i in nl.affine_range(9):
         acc[i] = nisa.nc_matmul(a_sb, nl.load(b[i]))
+    c_sb = nl.load(c)
     for i in nl.affine_range(9):
-        nl.store(out[i], value=acc[i])
+        nl.store(out[i], value=nl.add(acc[i], c_sb))
     return out
 
 

@@ -55,9 +55,9 @@ def test_psum_blocks_larger_than_psum_fit_when_each_is_short_lived():
 def test_more_psum_blocks_live_at_once_than_banks_is_a_capacity_error():
     a = np.zeros((128, 128), np.float32)
     b = np.zeros((9, 128, 512), np.float32)
-    errors = [
-        d for d in nkic.check(KERNELS, kernel="all_blocks_live", a=a, b=b) if d.severity == "error"
-    ]
+    c = np.zeros((128, 512), np.float32)
+    diags = nkic.check(KERNELS, kernel="all_blocks_live", a=a, b=b, c=c)
+    errors = [d for d in diags if d.severity == "error"]
     assert [d.code for d in errors] == ["err_psum_capacity_exceeded"]
     assert "'acc[8]'" in errors[0].message and "16384 bytes per partition" in errors[0].message
     assert errors[0].loc.line > 0
