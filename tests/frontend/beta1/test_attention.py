@@ -60,6 +60,7 @@ def test_more_psum_blocks_live_at_once_than_banks_is_a_capacity_error():
     ]
     assert [d.code for d in errors] == ["err_psum_capacity_exceeded"]
     assert "'acc[8]'" in errors[0].message and "16384 bytes per partition" in errors[0].message
+    assert "9 blocks of 'acc' would be live at once" in errors[0].hint
     assert errors[0].loc.line > 0
 
 
