@@ -72,3 +72,10 @@ def test_loop_reduce_reduces_into_its_destination():
     prods = np.einsum("km,ikn->imn", a.astype(np.float64), b.astype(np.float64))
     np.testing.assert_allclose(total, prods.sum(axis=0), rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(top, prods.max(axis=0), rtol=1e-5, atol=1e-4)
+
+
+def test_a_named_returned_tile_stays_written_when_copied_into_another():
+    a = np.random.default_rng(4).uniform(-1, 1, (128, 512)).astype(np.float32)
+    out, twice = nkic.compile(KERNELS, a, kernel="kept_result")(a)
+    np.testing.assert_allclose(out, np.exp(np.exp(a.astype(np.float64))), rtol=1e-5)
+    np.testing.assert_allclose(twice, 2 * np.exp(a.astype(np.float64)), rtol=1e-5)
