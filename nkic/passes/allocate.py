@@ -11,6 +11,7 @@ when space is short, the most executed (innermost) tensors get their slots first
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from math import gcd
@@ -29,6 +30,8 @@ MATMULS = ("nc_matmul", "nc_matmul_mx")
 #: a group, so a window of short ranges does not hold every range that started before it.
 LENGTHS = (16, 128, 1024)
 NOTE_TENSORS = 5
+#: The label of one block of a Beta 1 tensor with block dimensions: `qk[3, 1]`.
+BLOCK_LABEL = re.compile(r"^(\w+)\[\d+(?:, \d+)*\]$")
 
 
 def _align(n: int, a: int = ALIGN_BYTES) -> int:
@@ -412,14 +415,26 @@ class Allocate(Pass):
             for q in largest[:NOTE_TENSORS]
         )
         what = "SBUF" if buffer == "sbuf" else "PSUM"
+        hint = (
+            "use smaller tiles, or allocate tiles inside the loop that uses them so they "
+            "are not live for the whole kernel"
+        )
+        block = BLOCK_LABEL.match(t.label or "")
+        if block:  # a Beta 1 block tensor, one tensor per block
+            base = block.group(1)
+            live_blocks = sum(1 for q in live if (q.item.tensor.label or "").startswith(base + "["))
+            hint = (
+                f"{live_blocks + 1} blocks of '{base}' would be live at once here (a block is live "
+                "from its first write to its last read): read each block before writing more "
+                "of them, or allocate the tensor inside the loop that uses its blocks"
+            )
         ctx.sink.error(
             f"err_{buffer}_capacity_exceeded",
             f"cannot allocate {what} tensor {_name(t)} ({t.bytes_per_partition} bytes per "
             f"partition, {t.num_partitions} partitions): {used} bytes per partition are already "
             f"live here and {tgt.name} has {layout.capacity} usable",
             item.loc,
-            hint="use smaller tiles, or allocate tiles inside the loop that uses them so they "
-            "are not live for the whole kernel",
+            hint=hint,
             notes=("largest live tensors:",) + notes if notes else (),
         )
 

@@ -26,6 +26,10 @@ def _source(module: SourceModule) -> str:
 class Statements:
     """Part of the `Specialiser`: statements."""
 
+    #: The expression whose value the one target of the assignment being made receives (None
+    #: with several targets): a dialect may let that expression write the target directly.
+    assigned_expr: ast.expr | None = None
+
     def visit_Expr(self, node: ast.Expr):
         self.visit(node.value)
 
@@ -40,8 +44,13 @@ class Statements:
 
     def visit_Assign(self, node: ast.Assign):
         value = self.visit(node.value)
-        for target in node.targets:
-            self.assign(target, value)
+        outer = self.assigned_expr
+        self.assigned_expr = node.value if len(node.targets) == 1 else None
+        try:
+            for target in node.targets:
+                self.assign(target, value)
+        finally:
+            self.assigned_expr = outer
 
     def visit_AnnAssign(self, node: ast.AnnAssign):
         if node.value is not None:

@@ -517,19 +517,22 @@ class Beta1(Language):
         dst = beta1_returning.call(ip, name, args, kwargs, call)
         if name == "nc_matmul":
             ip._beta1_matmul = (dst, ip.builder.block[-1])
-        ip._beta1_fresh = (dst, ip.builder.block[-1])
+        ip._beta1_fresh = (dst, ip.builder.block[-1], call.node)
         return dst
 
     @staticmethod
     def _write_directly(ip, dst: TensorView, value) -> bool:
         """`t[...] = nisa.op(...)`: the instruction just emitted writes `t` itself rather than
         its own new tile and a copy of it, as Beta 1 compiled it (a matmul writes the PSUM
-        block it is assigned to). Only when the tile is that instruction's fresh result, in
-        the same buffer and shape as `t`, of `t`'s dtype or float32, and the instruction does
+        block it is assigned to). Only when the tile is that instruction's fresh result, the
+        call is the assignment's whole right-hand side (nothing else keeps the tile), in the
+        same buffer and shape as `t`, of `t`'s dtype or float32, and the instruction does
         not read `t`."""
         fresh = getattr(ip, "_beta1_fresh", None)
         if fresh is None or value is not fresh[0]:
             return False
+        if fresh[2] is None or getattr(ip, "assigned_expr", None) is not fresh[2]:
+            return False  # the tile may be read again through a name, list, ...: keep it
         inst = fresh[1]
         block = ip.builder.block
         out = inst.operands.get("dst")

@@ -43,17 +43,24 @@ class AffineRaces(Pass):
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         # a runtime offset (gather/scatter) cannot be compared statically: not checked
         everything = [a for a in accesses(kernel) if a.reachable and a.ap.dynamic is None]
+        # the accesses inside each loop, found once (unrolled code holds thousands of loops)
+        within: dict[int, list[Access]] = {}
+        for a in everything:
+            for lp in a.loops:
+                within.setdefault(id(lp), []).append(a)
         for op, outer in kernel.walk():
             if isinstance(op, Loop) and op.mode == "affine" and op.trip_count >= 2:
-                _check_loop(ctx, op, len(outer), everything)
+                _check_loop(ctx, op, len(outer), within.get(id(op), []))
         _check_unrolled(ctx, everything)
 
 
-def _check_loop(ctx: PassContext, loop: Loop, depth: int, everything: list[Access]) -> None:
+def _check_loop(ctx: PassContext, loop: Loop, depth: int, candidates: list[Access]) -> None:
+    """Races between iterations of `loop` (at nesting `depth`) among `candidates`, the
+    accesses inside it in program order."""
     private = {id(o.result) for o in _ops(loop.body) if isinstance(o, Alloc)}
     inside = [
         a
-        for a in everything
+        for a in candidates
         if len(a.loops) > depth and a.loops[depth] is loop and not _out_of_bounds(a)
     ]
     by_tensor: dict[int, list[Access]] = {}

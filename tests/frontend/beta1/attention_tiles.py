@@ -94,3 +94,17 @@ def loop_reduced(a, b):
     nl.store(out, value=total[1])
     nl.store(top_out, value=top)
     return out, top_out
+
+
+@nki.jit
+def kept_result(a):
+    """A returned tile that is named is still written (only a bare call writes its target)."""
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    twice = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.sbuf)
+    y = nisa.activation(op=nl.exp, data=nl.load(a))
+    t[...] = y
+    t[...] = nisa.activation(op=nl.exp, data=t)
+    nl.store(out, value=t)
+    nl.store(twice, value=y * 2.0)
+    return out, twice

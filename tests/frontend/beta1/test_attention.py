@@ -60,6 +60,7 @@ def test_more_psum_blocks_live_at_once_than_banks_is_a_capacity_error():
     errors = [d for d in diags if d.severity == "error"]
     assert [d.code for d in errors] == ["err_psum_capacity_exceeded"]
     assert "'acc[8]'" in errors[0].message and "16384 bytes per partition" in errors[0].message
+    assert "9 blocks of 'acc' would be live at once" in errors[0].hint
     assert errors[0].loc.line > 0
 
 
@@ -71,3 +72,10 @@ def test_loop_reduce_reduces_into_its_destination():
     prods = np.einsum("km,ikn->imn", a.astype(np.float64), b.astype(np.float64))
     np.testing.assert_allclose(total, prods.sum(axis=0), rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(top, prods.max(axis=0), rtol=1e-5, atol=1e-4)
+
+
+def test_a_named_returned_tile_stays_written_when_copied_into_another():
+    a = np.random.default_rng(4).uniform(-1, 1, (128, 512)).astype(np.float32)
+    out, twice = nkic.compile(KERNELS, a, kernel="kept_result")(a)
+    np.testing.assert_allclose(out, np.exp(np.exp(a.astype(np.float64))), rtol=1e-5)
+    np.testing.assert_allclose(twice, 2 * np.exp(a.astype(np.float64)), rtol=1e-5)
