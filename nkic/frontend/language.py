@@ -289,6 +289,12 @@ class Language:
 
         return MISSING
 
+    def split_instruction(self, name: str, operands: dict, tiles: tuple[str, ...]) -> list:
+        """The operands of the instructions one `nisa.<name>` call becomes (Beta 1 splits
+        index grids of more dimensions than an access pattern has); `tiles` names its tile
+        operands."""
+        return [operands]
+
     def store_into(self, ip, dst: TensorView, value, call) -> None:
         """`t[...] = value`: a copy of a tile or a fill with a constant."""
         nki_api.store_into(ip, dst, value, call)

@@ -18,14 +18,25 @@ What differs from 0.3 and is implemented here:
 * `mask=` predicates comparing an affine index-grid expression with a compile-time bound, and
   their `&` (`beta1_mask.py`): the call runs on the sub-tiles the mask keeps.
 
-What is not (each a diagnostic naming it): other masks, index grids that transpose or broadcast,
-`ncc.sbuf.mod_alloc` allocation.
+* index grids in any order (`t[i_f, i_p]`, `t[i_p, i_j, i_j]`, an unused axis broadcast), and
+  elementwise operations on grids of more free axes than an access pattern has, split into
+  several instructions (`beta1_split.py`).
+
+What is not (each a diagnostic naming it): other masks, an on-chip partition dimension indexed
+by another grid axis than the first.
 """
 
 from __future__ import annotations
 
 from ...ir.isa import FP32_MIN
-from .. import beta1_blocks, beta1_index, beta1_lowerings, beta1_mask, beta1_returning
+from .. import (
+    beta1_blocks,
+    beta1_index,
+    beta1_lowerings,
+    beta1_mask,
+    beta1_returning,
+    beta1_split,
+)
 from ..beta1_index import GridSum, GridTuple, IndexGrid, arange, grid_binop, index_with_grids, mgrid
 from ..beta1_returning import RETURNING
 from ..language import ApiEntry, Language, Rules
@@ -458,6 +469,11 @@ class Beta1(Language):
         from .. import nki_api
 
         return isinstance(value, Builtin) and value.fn is nki_api.jit
+
+    def split_instruction(self, name: str, operands: dict, tiles: tuple[str, ...]) -> list:
+        """An elementwise operation on index grids of more axes than an access pattern has
+        dimensions: several instructions (`beta1_split.py`)."""
+        return beta1_split.split(name, operands, tiles)
 
     def store_into(self, ip, dst: TensorView, value, call) -> None:
         """`t[i, j] = 5` on partitions an engine cannot start at (`t[1, j]`: one partition,
