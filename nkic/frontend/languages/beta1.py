@@ -162,6 +162,7 @@ def _table():
     for name in ENTRY_POINTS - {"jit"}:
         table["neuronxcc.nki"][name] = ApiEntry(jit)
     table["neuronxcc"] = {"nki": ApiEntry(None, unsupported=True)}
+    table["torch_neuronx"] = {"nki_jit": ApiEntry(jit)}
     table.update(_compiler_tables())
     return table
 
