@@ -112,7 +112,10 @@ def shared_constant(ip, call, constant, dtype=None):
 
 
 #: The `nl` calls Beta 1 gives its own meaning, by name (bound as builtins of `nl`).
-BUILTINS = ("load", "store", "rand", "shared_constant", "broadcast_to", "divide", "power")
+BUILTINS = (
+    "load", "store", "rand", "shared_constant", "broadcast_to", "divide", "power",
+    "load_transpose2d",
+)  # fmt: skip
 
 
 def lowerings() -> dict[str, object]:
@@ -125,4 +128,11 @@ def lowerings() -> dict[str, object]:
     table["load"] = load
     table["shared_constant"] = shared_constant
     table["broadcast_to"] = broadcast_to_lowering
+    table["load_transpose2d"] = load_transpose2d
     return table
+
+
+def load_transpose2d(ip, call, src, dtype=None):
+    """`nl.load_transpose2d` of Beta 1, which also took 4-byte dtypes (its documented example
+    transposes float32 data); the DMA moves them bit for bit, as it does 2-byte ones."""
+    return nl_data.load_transpose2d(ip, call, src, dtype, itemsizes=(2, 4))
