@@ -38,6 +38,15 @@ _HOLDS = {
 #: iteration grid's).
 NOT_MASKABLE = {"nc_matmul", "nc_transpose", "matmul", "transpose"}
 
+#: Instructions whose iteration space is one operand's (the others are per-partition
+#: vectors of their own shape, e.g. the 8 values of `nc_match_replace8`): the mask restricts
+#: only the named operands.
+ITERATION_OPERANDS = {
+    "nc_match_replace8": ("data",),
+    "nc_find_index8": ("data",),
+    "max8": ("src",),
+}
+
 UNSUPPORTED_HINT = (
     "write the mask as comparisons of an index grid expression with a compile-time bound, "
     "joined with & (mask=(i * 128 + i_p < N)), or slice the operands to the rows and "
@@ -170,7 +179,16 @@ def restrict(ip, fn_name: str, args: list, kwargs: dict, mask) -> tuple[list, di
             return _slice(v, kept, origins.get(id(v.tensor)))
         return v
 
-    return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
+    masked = ITERATION_OPERANDS.get(fn_name)
+    if masked is None:
+        return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
+    from .beta1_returning import RETURNING
+
+    order = RETURNING[fn_name].positional
+    return (
+        [one(a) if i < len(order) and order[i] in masked else a for i, a in enumerate(args)],
+        {k: one(v) if k in masked else v for k, v in kwargs.items()},
+    )
 
 
 def _subscript(v: OutOfBounds, kept: dict[int, tuple[int, int]]) -> TensorView:

@@ -26,3 +26,14 @@ def test_local_gather_returns_the_indices_of_each_core_in_read_order():
         for k, off in enumerate(offsets):
             want[rows, k] = flat[rows, off : off + per]
     np.testing.assert_array_equal(out, want.reshape(32, K, 16, per))
+
+
+def test_a_mask_on_match_replace8_restricts_its_data_not_its_eight_values():
+    a = np.random.default_rng(1).permutation(64 * 32).reshape(64, 32).astype(np.float32)
+    out, idx = nkic.compile(KERNELS, a, kernel="replace_top8_in_half")(a)
+    half = a[:, :16]
+    want_idx = np.argsort(-half, axis=1, kind="stable")[:, :8]
+    want = half.copy()
+    np.put_along_axis(want, want_idx, 0.0, axis=1)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(np.sort(idx, axis=1), np.sort(want_idx, axis=1))
