@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.affine import Affine
-from .beta1_index import IndexGrid, index_with_grids
+from .beta1_index import GridSum, IndexGrid, index_with_grids
 from .tensors import TensorView, type_name
 from .values import UserError, is_symbolic, norm_int
 
@@ -199,6 +199,14 @@ def _subscript(v: OutOfBounds, kept: dict[int, tuple[int, int]]) -> TensorView:
             lo, hi = min(lo, item.size), min(hi, item.size)
             item = IndexGrid(_add(item.start, item.step * lo), item.step, hi - lo, item.axis,
                              item.ndim)  # fmt: skip
+        elif isinstance(item, GridSum) and any(axis in kept for _, _, axis in item.terms):
+            start, terms = item.start, []
+            for step, size, axis in item.terms:
+                lo, hi = kept.get(axis, (0, size))
+                lo, hi = min(lo, size), min(hi, size)
+                start = _add(start, step * lo)
+                terms.append((step, hi - lo, axis))
+            item = GridSum(start, tuple(terms), item.ndim)
         items.append(item)
     return index_with_grids(v.view, tuple(items))
 

@@ -83,3 +83,18 @@ def partition_from_free(a):
     t = nl.load(a[i_p, i_f])
     nl.store(out[i_p, i_f], value=t[i_f, i_p])
     return out
+
+
+@nki.jit
+def row_windows(a, k):
+    """out[h, j, w] = a[h + j, w] for the N - k + 1 windows of k rows, 128 windows a tile; the
+    tail tile's load is masked, its row index a sum of two grid axes."""
+    N, W = a.shape
+    n_out = N - (k - 1)
+    out = nl.ndarray((n_out, k, W), dtype=a.dtype, buffer=nl.shared_hbm)
+    for t in nl.affine_range((n_out + 127) // 128):
+        i_h, i_k, i_w = nl.mgrid[0:128, 0:k, 0:W]
+        i_h = t * 128 + i_h
+        win = nl.load(a[i_h + i_k, i_w], mask=(i_h < n_out))
+        nl.store(out[i_h, i_k, i_w], value=win, mask=(i_h < n_out))
+    return out

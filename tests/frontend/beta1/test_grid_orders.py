@@ -55,3 +55,10 @@ def test_a_partition_dimension_on_a_free_axis_is_a_diagnostic():
     diags = [d for d in nkic.check(KERNELS, kernel="partition_from_free", a=a)]
     assert [d.code for d in diags if d.severity == "error"] == ["err_unsupported_api"]
     assert "partition dimension" in diags[0].message and diags[0].loc.line > 0
+
+
+def test_a_mask_shortens_a_sum_of_grids_in_the_tail_tile():
+    a = np.random.default_rng(5).standard_normal((200, 16)).astype(np.float32)
+    out = nkic.compile(KERNELS, a, 3, kernel="row_windows")(a)
+    want = np.stack([a[j : j + 198] for j in range(3)], axis=1)
+    np.testing.assert_array_equal(out, want)
