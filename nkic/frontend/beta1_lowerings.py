@@ -111,10 +111,23 @@ def shared_constant(ip, call, constant, dtype=None):
     return nl_data.constant_tensor(ip, call, array, "shared_constant")
 
 
+def shared_identity_matrix(ip, call, n, dtype="uint8"):
+    """Beta 1's `nl.shared_identity_matrix(n, dtype)`: `nl.shared_constant` of the identity, a
+    shared-HBM tensor (Beta 1 kernels `nl.load` it), not the SBUF tile of NKI 0.3+."""
+    import numpy as np
+
+    n = ip.need_int(n, "the size of nl.shared_identity_matrix")
+    if not 0 < n <= 512:
+        raise fail("err_invalid_argument", f"nl.shared_identity_matrix: size {n} outside 1..512",
+                   call)  # fmt: skip
+    kind = nl_data._numpy_dtype(call, out_dtype(call, 1, dtype, "uint8"))
+    return nl_data.constant_tensor(ip, call, np.eye(n, dtype=kind), "identity")
+
+
 #: The `nl` calls Beta 1 gives its own meaning, by name (bound as builtins of `nl`).
 BUILTINS = (
     "load", "store", "rand", "shared_constant", "broadcast_to", "divide", "power",
-    "load_transpose2d",
+    "load_transpose2d", "shared_identity_matrix",
 )  # fmt: skip
 
 
@@ -129,6 +142,7 @@ def lowerings() -> dict[str, object]:
     table["shared_constant"] = shared_constant
     table["broadcast_to"] = broadcast_to_lowering
     table["load_transpose2d"] = load_transpose2d
+    table["shared_identity_matrix"] = shared_identity_matrix
     return table
 
 

@@ -13,3 +13,24 @@ def transpose_f32(a):
     t = nl.load_transpose2d(a)
     nl.store(out, value=t)
     return out
+
+
+@nki.jit
+def diagonal_by_identity(a):
+    """a (128, 128) float32 times the loaded shared identity (a bfloat16 HBM constant in Beta
+    1, loaded as float32), elementwise: the diagonal of a."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    identity = nl.shared_identity_matrix(n=128, dtype=nl.bfloat16)
+    eye = nl.load(identity, dtype=a.dtype)
+    t = nl.load(a)
+    nl.store(out, value=nl.multiply(t, eye))
+    return out
+
+
+@nki.jit
+def identity_values(n):
+    """The shared identity of size n, as int32."""
+    out = nl.ndarray((n, n), dtype=nl.int32, buffer=nl.shared_hbm)
+    eye = nl.load(nl.shared_identity_matrix(n, dtype=nl.int32))
+    nl.store(out, value=eye)
+    return out

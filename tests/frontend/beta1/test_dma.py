@@ -14,3 +14,11 @@ KERNELS = str(Path(__file__).parent / "dma_kernels.py")
 def test_load_transpose2d_moves_float32_bit_for_bit():
     a = np.random.default_rng(0).standard_normal((512, 128)).astype(np.float32)
     np.testing.assert_array_equal(nkic.compile(KERNELS, a, kernel="transpose_f32")(a), a.T)
+
+
+def test_the_shared_identity_is_an_hbm_constant_kernels_load():
+    a = np.random.default_rng(1).standard_normal((128, 128)).astype(np.float32)
+    out = nkic.compile(KERNELS, a, kernel="diagonal_by_identity")(a)
+    np.testing.assert_array_equal(out, np.diag(np.diag(a)))
+    out = nkic.compile(KERNELS, 96, kernel="identity_values")()
+    np.testing.assert_array_equal(out, np.eye(96, dtype=np.int32))
