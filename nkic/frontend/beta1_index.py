@@ -377,6 +377,8 @@ def indirect(view: TensorView, items: tuple) -> TensorView:
         )
     rest = items[1:]
     ndim = max([k.ndim for k in rest if isinstance(k, (IndexGrid, GridSum))] + [2])
-    rows_grid = IndexGrid(0, 1, rows, 0, ndim)
-    base = index_with_grids(view, (rows_grid, *rest))
-    return TensorView(base.tensor, base.offset, base.pattern, base.dtype, ("vector", index, 0))
+    # the rows are read at run time (a row outside the tensor is a run-time fault): the view is
+    # built on row 0 and then given one entry per index, however many rows the tensor has
+    base = index_with_grids(view, (IndexGrid(0, 1, 1, 0, ndim), *rest))
+    pattern = ((base.pattern[0][0], rows), *base.pattern[1:])
+    return TensorView(base.tensor, base.offset, pattern, base.dtype, ("vector", index, 0))

@@ -337,6 +337,49 @@ def _loop_reduce(ip, call, x, op, loop_indices=None, *, dtype=None, mask=None, n
     return LoopReduce(x, NUMPY_ALIASES.get(op.name, op.name), call)
 
 
+def _dma_read_modify_write(ip, args: list, kwargs: dict, call):
+    """`nisa.dma_copy(dst=t[idx, i_f], src=x, dst_rmw_op=np.add)`: every row of `x` added onto
+    the row of `t` it goes to, rows with the same index all accumulating (Beta 1's compiler
+    serialised them). It is NKI 0.3's `dma_compute(dst, [dst, src], nl.add,
+    unique_indices=False)`, which nkic runs row by row."""
+    from .. import nki_api
+    from ..values import NlOp
+
+    kwargs = dict(kwargs)
+    op = kwargs.pop("dst_rmw_op")
+    names = ("dst", "src", "mask", "dst_rmw_op", "oob_mode", "dge_mode")
+    named = {**dict(zip(names, args)), **kwargs}
+    if op is None:
+        return nki_api.bind_isa(ip, "dma_copy", [], named, call)
+    if not isinstance(op, NlOp) or op.name != "add":
+        raise UserError(
+            "err_invalid_argument",
+            f"nisa.dma_copy: dst_rmw_op must be np.add (the only read-modify-write of Beta 1's "
+            f"DMA), got {op!r}",
+            call.arg_node(name="dst_rmw_op"),
+            "pass dst_rmw_op=np.add, or copy without it",
+        )
+    oob = named.get("oob_mode")
+    if oob is not None and getattr(oob, "name", None) != "error":
+        raise UserError(
+            "err_invalid_argument",
+            "nisa.dma_copy: a read-modify-write takes only oob_mode=oob_mode.error (Beta 1)",
+            call.arg_node(name="oob_mode"),
+            "remove oob_mode=",
+        )
+    unknown = set(named) - {"dst", "src", "oob_mode", "dge_mode"}
+    if unknown or "dst" not in named or "src" not in named:
+        raise UserError(
+            "err_invalid_argument",
+            "nisa.dma_copy with dst_rmw_op takes dst= and src= (and dge_mode=)",
+            call.node,
+        )
+    dst = named["dst"]
+    values = {"dst": dst, "srcs": [dst, named["src"]], "reduce_op": NlOp("add"),
+              "unique_indices": False}  # fmt: skip
+    return nki_api.bind_isa(ip, "dma_compute", [], values, call)
+
+
 class Fp32(str):
     """`nl.fp32`: the float32 dtype, whose `.min` is the most negative float32 (Beta 1's
     `on_false_value=nl.fp32.min`)."""
@@ -495,6 +538,8 @@ class Beta1(Language):
             kwargs = {k: _as_op(v) for k, v in kwargs.items()}
             if isinstance(kwargs.get("perf_mode"), str):
                 kwargs["perf_mode"] = _perf_mode(kwargs["perf_mode"])
+        if isinstance(fn, IsaInstr) and fn.name == "dma_copy" and "dst_rmw_op" in kwargs:
+            return _dma_read_modify_write(ip, args, kwargs, call)
         if isinstance(fn, IsaInstr) and "dst" not in kwargs and fn.name in RETURNING:
             return self._returning(ip, fn.name, args, kwargs, call)
         return super().call_api(ip, fn, args, kwargs, call)

@@ -2,7 +2,9 @@
 nl.load_transpose2d, dma_copy with dst_rmw_op, indirect dma_transpose)."""
 
 import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
+import numpy as np
 
 
 @nki.jit
@@ -33,4 +35,16 @@ def identity_values(n):
     out = nl.ndarray((n, n), dtype=nl.int32, buffer=nl.shared_hbm)
     eye = nl.load(nl.shared_identity_matrix(n, dtype=nl.int32))
     nl.store(out, value=eye)
+    return out
+
+
+@nki.jit
+def scatter_add(base, src, rows):
+    """out = base, then every row p of src added onto row rows[p] of out (rows may repeat)."""
+    n, m = src.shape
+    out = nl.ndarray(base.shape, dtype=base.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(base))
+    idx = nl.load(rows)
+    iy = nl.arange(m)[None, :]
+    nisa.dma_copy(dst=out[idx, iy], src=nl.load(src), dst_rmw_op=np.add)
     return out

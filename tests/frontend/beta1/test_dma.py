@@ -22,3 +22,15 @@ def test_the_shared_identity_is_an_hbm_constant_kernels_load():
     np.testing.assert_array_equal(out, np.diag(np.diag(a)))
     out = nkic.compile(KERNELS, 96, kernel="identity_values")()
     np.testing.assert_array_equal(out, np.eye(96, dtype=np.int32))
+
+
+def test_dma_copy_read_modify_write_accumulates_repeated_rows_in_order():
+    rng = np.random.default_rng(2)
+    base = rng.standard_normal((32, 64)).astype(np.float32)
+    src = rng.standard_normal((96, 64)).astype(np.float32)
+    rows = rng.integers(0, 32, size=(96, 1)).astype(np.int32)  # every row hit about 3 times
+    out = nkic.compile(KERNELS, base, src, rows, kernel="scatter_add")(base, src, rows)
+    want = base.copy()
+    for p in range(96):  # one row after another, in float32, as the DMA serialises them
+        want[rows[p, 0]] += src[p]
+    np.testing.assert_array_equal(out, want)
