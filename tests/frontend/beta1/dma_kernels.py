@@ -48,3 +48,18 @@ def scatter_add(base, src, rows):
     iy = nl.arange(m)[None, :]
     nisa.dma_copy(dst=out[idx, iy], src=nl.load(src), dst_rmw_op=np.add)
     return out
+
+
+@nki.jit
+def gather_transpose(src, rows):
+    """The rows of src (N, B, F) that `rows` (R, 1) names, gathered and transposed into a
+    (F, B, R) tile: an indirect DMA transpose."""
+    _, B, F = src.shape
+    R = rows.shape[0]
+    out = nl.ndarray((F, B, R), dtype=src.dtype, buffer=nl.shared_hbm)
+    idx = nl.load(rows)
+    i_p = nl.arange(R)[:, None]
+    iy = nl.arange(B)[None, :, None]
+    iz = nl.arange(F)[None, None, :]
+    nl.store(out, value=nisa.dma_transpose(src[idx[i_p, 0], iy, iz], axes=(2, 1, 0)))
+    return out

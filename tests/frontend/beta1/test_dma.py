@@ -34,3 +34,11 @@ def test_dma_copy_read_modify_write_accumulates_repeated_rows_in_order():
     for p in range(96):  # one row after another, in float32, as the DMA serialises them
         want[rows[p, 0]] += src[p]
     np.testing.assert_array_equal(out, want)
+
+
+def test_an_indirect_dma_transpose_gathers_then_transposes():
+    rng = np.random.default_rng(3)
+    src = rng.integers(0, 2**16, size=(64, 4, 96)).astype(np.uint16)
+    rows = rng.integers(0, 64, size=(48, 1)).astype(np.uint32)
+    out = nkic.compile(KERNELS, src, rows, kernel="gather_transpose")(src, rows)
+    np.testing.assert_array_equal(out, np.transpose(src[rows[:, 0]], (2, 1, 0)))
