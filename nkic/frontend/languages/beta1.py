@@ -686,7 +686,8 @@ class Beta1(Language):
         """NKI 0.3's keywords, and Beta 1's own (`dtype=`, `iota(expr=)`, ...)."""
         names = super().isa_keywords(name)
         extra = beta1_returning.RETURNING.get(name)
-        return names + ["dtype"] + (list(extra.positional) if extra else [])
+        rmw = ["dst_rmw_op"] if name == "dma_copy" else []
+        return names + ["dtype"] + rmw + (list(extra.positional) if extra else [])
 
     def attribute(self, ip, obj, name: str):
         """`nl.mgrid[...]` results' `.p` / `.x`, and `nl.fp32.min`; else as NKI 0.3."""

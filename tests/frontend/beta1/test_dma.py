@@ -42,3 +42,9 @@ def test_an_indirect_dma_transpose_gathers_then_transposes():
     rows = rng.integers(0, 64, size=(48, 1)).astype(np.uint32)
     out = nkic.compile(KERNELS, src, rows, kernel="gather_transpose")(src, rows)
     np.testing.assert_array_equal(out, np.transpose(src[rows[:, 0]], (2, 1, 0)))
+
+
+def test_checking_without_shapes_accepts_dst_rmw_op():
+    # the syntactic check of a file (no shapes) knows Beta 1's dma_copy keyword
+    codes = {d.code for d in nkic.check(KERNELS)}
+    assert "err_unexpected_keyword" not in codes and "nkic_shapes_unknown" in codes
