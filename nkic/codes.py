@@ -635,9 +635,9 @@ _code(
     "frontend",
     """`nkic check` finds the kernels of a file by their `@nki.jit` decorator (also through an
     alias such as `from nki import jit as j` or `jit = nki.jit`) or by a call-site wrapper
-    (`nki.jit(f)`, `nki.jit(mode=...)(f)`). In a current-NKI file, a function that another
-    form from an NKI package marks as a kernel (`@nki.baremetal`, `@nki.benchmark(...)`,
-    `@nki_jit` from `torch_neuronx`, ...) is not checked, and this error says so rather than
+    (`nki.jit(f)`, `nki.jit(mode=...)(f)`), and torch-neuronx's `@nki_jit` (which is `nki.jit`).
+    In a current-NKI file, a function that another form from an NKI package marks as a kernel
+    (`@nki.baremetal`, `@nki.benchmark(...)`, ...) is not checked, and this error says so rather than
     reporting the file clean. Decorate the kernel with `@nki.jit`, or name it with `-k` to check
     it. (A Beta 1 file, importing only `neuronxcc.nki`, has all of these as kernel forms.)""",
     """

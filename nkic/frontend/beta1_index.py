@@ -6,10 +6,13 @@ second, and `t[i * 128 + i_p, i_f]` selects rows `i*128 .. i*128+127` and every 
 grid is `start + step * k` for `k` in `0 .. size-1` along one axis; adding a compile-time value
 (an int or a loop variable) moves `start`, multiplying scales both. Indexing a tensor with grids
 whose axes follow the tensor's dimensions in order is an ordinary strided view (what NKI 0.2+
-writes as slices); anything else (a transposed or broadcast grid, two grids on one dimension)
-is reported as unsupported, never computed differently. Grids of different axes added into one
-index (`t[i_p, rows * i_c + i_r]`, a `GridSum`) split that tensor dimension into one view
-dimension per grid axis.
+writes as slices). Grids of different axes added into one index (`t[i_p, rows * i_c + i_r]`, a
+`GridSum`) split that tensor dimension into one view dimension per grid axis.
+
+Grids in any other order follow numpy's advanced indexing (`_grid_space_view`): the view has
+the grid's shape, each grid axis moving by the sum of the strides of the tensor dimensions
+whose index uses it. So `t[i_f, i_p]` reads the transpose, `t[i_p, i_j, i_j]` a diagonal, and
+an axis no index uses is a dimension of size 1 with stride 0 (a broadcast read).
 """
 
 from __future__ import annotations
@@ -130,13 +133,24 @@ class GridSum:
         return _add(self.start, sum(step * (size - 1) for step, size, _ in self.terms if size))
 
 
-def _sum(a, b) -> GridSum | None:
+def _sum(a, b) -> GridSum | IndexGrid | None:
+    """The sum of two grid expressions; terms on one axis add their steps (`i + i` is
+    `2 * i`)."""
     a, b = GridSum.of(a), GridSum.of(b)
-    axes = [t[2] for t in a.terms + b.terms]
-    if a.ndim != b.ndim or len(set(axes)) != len(axes):
+    if a.ndim != b.ndim:
         return None
-    terms = tuple(sorted(a.terms + b.terms, key=lambda t: t[2]))
-    return GridSum(_add(a.start, b.start), terms, a.ndim)
+    merged: dict[int, tuple[int, int]] = {}
+    for step, size, axis in a.terms + b.terms:
+        if axis in merged:
+            if merged[axis][1] != size:
+                return None
+            step += merged[axis][0]
+        merged[axis] = (step, size)
+    terms = tuple((step, size, axis) for axis, (step, size) in sorted(merged.items()))
+    start = _add(a.start, b.start)
+    if len(terms) == 1:
+        return IndexGrid(start, terms[0][0], terms[0][1], terms[0][2], a.ndim)
+    return GridSum(start, terms, a.ndim)
 
 
 def grid_binop(symbol: str, a, b):
@@ -178,13 +192,8 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
         if isinstance(k, (IndexGrid, GridSum))
         for a in ([k.axis] if isinstance(k, IndexGrid) else [t[2] for t in k.terms])
     ]
-    if axes != sorted(axes) or len(set(axes)) != len(axes):
-        raise UserError(
-            "err_unsupported_api",
-            "index grids that transpose or repeat an axis (e.g. t[i_f, i_p]) are not supported "
-            "by nkic",
-            hint="load the tile in its stored order and transpose it with nl.transpose",
-        )
+    if axes != sorted(axes) or len(set(axes)) != len(axes) or _broadcasts(items, rank):
+        return _grid_space_view(view, items)
     # grids placed at their own positions (`t[0, i_f]` with i_f = nl.arange(n)[None, :]): the
     # view has the grid's rank, an int giving a dimension of size 1
     placed = all(
@@ -203,12 +212,7 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
                     "a sum of index grids on the partition dimension is not supported by nkic",
                     hint="index the partition dimension with one grid",
                 )
-            for bound in (item.start, item.last()):
-                if isinstance(bound, int) and not 0 <= bound < num:
-                    raise UserError(
-                        "err_tensor_access_out_of_bound",
-                        f"index {bound} is out of bounds for dimension {dim} of size {num}",
-                    )
+            _check_bounds(item, dim, num)
             offset = offset + _mul(item.start, step)
             pattern += [(step * t_step, size) for t_step, size, _ in item.terms]
         elif isinstance(item, IndexGrid):
@@ -239,6 +243,104 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
     pattern += list(view.pattern[len(items) :])
     if view.on_chip and not pattern:
         pattern = [(view.pattern[0][0], 1)]
+    return TensorView(view.tensor, offset, pattern, view.dtype)
+
+
+def _terms(item) -> tuple[tuple[int, int, int], ...]:
+    """(step, size, axis) of every grid axis in an index item; () for an int."""
+    if isinstance(item, IndexGrid):
+        return ((item.step, item.size, item.axis),)
+    if isinstance(item, GridSum):
+        return item.terms
+    return ()
+
+
+def _check_bounds(item, dim: int, num: int) -> None:
+    """The smallest and the largest index `item` takes must lie in `0 .. num-1` (when known at
+    compile time; a loop variable's range is checked where the loop is known)."""
+    start = item.start if isinstance(item, (IndexGrid, GridSum)) else item
+    if not isinstance(start, int):
+        return
+    spans = [step * (size - 1) for step, size, _ in _terms(item) if size]
+    for bound in (start + sum(min(0, s) for s in spans), start + sum(max(0, s) for s in spans)):
+        if not 0 <= bound < num:
+            raise UserError(
+                "err_tensor_access_out_of_bound",
+                f"index {bound} is out of bounds for dimension {dim} of size {num}",
+            )
+
+
+def _broadcasts(items: tuple, rank: int) -> bool:
+    """Whether grids index every dimension and leave an axis of their grid unused (`t[i_p,
+    i_w]` with `i_p, i_x, i_w = nl.mgrid[...]`): a read broadcast along that axis."""
+    if len(items) != rank or not all(isinstance(k, (IndexGrid, GridSum)) for k in items):
+        return False
+    used = {axis for k in items for _, _, axis in _terms(k)}
+    ndims = {k.ndim for k in items}
+    return len(ndims) == 1 and len(used) < ndims.pop()
+
+
+def _grid_space_view(view: TensorView, items: tuple) -> TensorView:
+    """`view[items]` with grids in any order: the view has the shape of the index grid (one
+    dimension per grid axis, as numpy's advanced indexing broadcasts the index arrays), and
+    each grid axis moves through the tensor by the sum of the strides of the dimensions whose
+    index uses it. A transposed grid (`t[i_f, i_p]`) swaps strides, an axis used by two
+    dimensions (`t[i_p, i_p]`) walks both at once, and an axis no index uses is a dimension of
+    size 1."""
+    grids = [k for k in items if isinstance(k, (IndexGrid, GridSum))]
+    ndim = grids[0].ndim
+    if any(k.ndim != ndim for k in grids):
+        raise UserError(
+            "err_unsupported_api",
+            "the index grids of one subscript have different ranks; nkic supports grids of one "
+            "nl.mgrid (or nl.arange grids placed in a grid of one rank) here",
+            hint="build every index of the subscript from one nl.mgrid[...]",
+        )
+    strides = [0] * ndim
+    sizes: list[int | None] = [None] * ndim
+    offset = view.offset
+    uses: dict[int, set[int]] = {}
+    for dim, (item, (step, num)) in enumerate(zip(items, view.pattern)):
+        if not isinstance(item, (IndexGrid, GridSum)):
+            item = norm_int(item)
+            if not isinstance(item, (int, Affine)) or isinstance(item, bool):
+                raise UserError(
+                    "err_invalid_index",
+                    "a tensor index must be an int, a loop variable expression or an index grid",
+                )
+        _check_bounds(item, dim, num)
+        start = item.start if isinstance(item, (IndexGrid, GridSum)) else item
+        offset = offset + _mul(start, step)
+        for t_step, size, axis in _terms(item):
+            if sizes[axis] not in (None, size):
+                raise UserError(
+                    "err_shape_mismatch",
+                    f"axis {axis} of the index grid has size {sizes[axis]} in one index and "
+                    f"{size} in another",
+                    hint="build the indices from one nl.mgrid[...]",
+                )
+            sizes[axis] = size
+            strides[axis] += step * t_step
+            uses.setdefault(axis, set()).add(dim)
+    if len(items) < len(view.pattern):
+        raise UserError(
+            "err_unsupported_api",
+            "index grids in a transposed or repeated order must index every dimension of the "
+            "tensor in nkic",
+            hint="add the missing dimensions' grids to the subscript",
+        )
+    if view.on_chip and (uses.get(0, {0}) != {0} or any(0 in d for a, d in uses.items() if a)):
+        raise UserError(
+            "err_unsupported_api",
+            "on an SBUF or PSUM tile the partition dimension is indexed by the first grid axis "
+            "and only by it: an engine reads one partition per element of that axis",
+            hint="load the tile in its stored order and transpose it with nisa.nc_transpose, or "
+            "index the HBM tensor with the transposed grid in nl.load",
+        )
+    pattern = [
+        (strides[a] if sizes[a] is not None else (step0 if a == 0 else 0), sizes[a] or 1)
+        for a, step0 in ((a, view.pattern[0][0]) for a in range(ndim))
+    ]
     return TensorView(view.tensor, offset, pattern, view.dtype)
 
 
@@ -275,6 +377,8 @@ def indirect(view: TensorView, items: tuple) -> TensorView:
         )
     rest = items[1:]
     ndim = max([k.ndim for k in rest if isinstance(k, (IndexGrid, GridSum))] + [2])
-    rows_grid = IndexGrid(0, 1, rows, 0, ndim)
-    base = index_with_grids(view, (rows_grid, *rest))
-    return TensorView(base.tensor, base.offset, base.pattern, base.dtype, ("vector", index, 0))
+    # the rows are read at run time (a row outside the tensor is a run-time fault): the view is
+    # built on row 0 and then given one entry per index, however many rows the tensor has
+    base = index_with_grids(view, (IndexGrid(0, 1, 1, 0, ndim), *rest))
+    pattern = ((base.pattern[0][0], rows), *base.pattern[1:])
+    return TensorView(base.tensor, base.offset, pattern, base.dtype, ("vector", index, 0))

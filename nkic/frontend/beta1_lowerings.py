@@ -137,9 +137,23 @@ def shared_constant(ip, call, constant, dtype=None):
     return nl_data.constant_tensor(ip, call, array, "shared_constant")
 
 
+def shared_identity_matrix(ip, call, n, dtype="uint8"):
+    """Beta 1's `nl.shared_identity_matrix(n, dtype)`: `nl.shared_constant` of the identity, a
+    shared-HBM tensor (Beta 1 kernels `nl.load` it), not the SBUF tile of NKI 0.3+."""
+    import numpy as np
+
+    n = ip.need_int(n, "the size of nl.shared_identity_matrix")
+    if not 0 < n <= 512:
+        raise fail("err_invalid_argument", f"nl.shared_identity_matrix: size {n} outside 1..512",
+                   call)  # fmt: skip
+    kind = nl_data._numpy_dtype(call, out_dtype(call, 1, dtype, "uint8"))
+    return nl_data.constant_tensor(ip, call, np.eye(n, dtype=kind), "identity")
+
+
 #: The `nl` calls Beta 1 gives its own meaning, by name (bound as builtins of `nl`).
 BUILTINS = (
     "load", "store", "rand", "shared_constant", "broadcast_to", "divide", "power", "matmul",
+    "load_transpose2d", "shared_identity_matrix",
 )  # fmt: skip
 
 
@@ -153,5 +167,13 @@ def lowerings() -> dict[str, object]:
     table["load"] = load
     table["shared_constant"] = shared_constant
     table["broadcast_to"] = broadcast_to_lowering
+    table["load_transpose2d"] = load_transpose2d
+    table["shared_identity_matrix"] = shared_identity_matrix
     table["matmul"] = matmul
     return table
+
+
+def load_transpose2d(ip, call, src, dtype=None):
+    """`nl.load_transpose2d` of Beta 1, which also took 4-byte dtypes (its documented example
+    transposes float32 data); the DMA moves them bit for bit, as it does 2-byte ones."""
+    return nl_data.load_transpose2d(ip, call, src, dtype, itemsizes=(2, 4))

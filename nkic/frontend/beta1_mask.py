@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.affine import Affine
-from .beta1_index import IndexGrid, index_with_grids
+from .beta1_index import GridSum, IndexGrid, index_with_grids
 from .tensors import TensorView, type_name
 from .values import UserError, is_symbolic, norm_int
 
@@ -37,6 +37,15 @@ _HOLDS = {
 #: Calls whose mask nkic does not turn into a sub-tile (their operands' dimensions are not the
 #: iteration grid's).
 NOT_MASKABLE = {"nc_matmul", "nc_transpose", "matmul", "transpose"}
+
+#: Instructions whose iteration space is one operand's (the others are per-partition
+#: vectors of their own shape, e.g. the 8 values of `nc_match_replace8`): the mask restricts
+#: only the named operands.
+ITERATION_OPERANDS = {
+    "nc_match_replace8": ("data",),
+    "nc_find_index8": ("data",),
+    "max8": ("src",),
+}
 
 UNSUPPORTED_HINT = (
     "write the mask as comparisons of an index grid expression with a compile-time bound, "
@@ -170,7 +179,16 @@ def restrict(ip, fn_name: str, args: list, kwargs: dict, mask) -> tuple[list, di
             return _slice(v, kept, origins.get(id(v.tensor)))
         return v
 
-    return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
+    masked = ITERATION_OPERANDS.get(fn_name)
+    if masked is None:
+        return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
+    from .beta1_returning import RETURNING
+
+    order = RETURNING[fn_name].positional
+    return (
+        [one(a) if i < len(order) and order[i] in masked else a for i, a in enumerate(args)],
+        {k: one(v) if k in masked else v for k, v in kwargs.items()},
+    )
 
 
 def _subscript(v: OutOfBounds, kept: dict[int, tuple[int, int]]) -> TensorView:
@@ -181,6 +199,14 @@ def _subscript(v: OutOfBounds, kept: dict[int, tuple[int, int]]) -> TensorView:
             lo, hi = min(lo, item.size), min(hi, item.size)
             item = IndexGrid(_add(item.start, item.step * lo), item.step, hi - lo, item.axis,
                              item.ndim)  # fmt: skip
+        elif isinstance(item, GridSum) and any(axis in kept for _, _, axis in item.terms):
+            start, terms = item.start, []
+            for step, size, axis in item.terms:
+                lo, hi = kept.get(axis, (0, size))
+                lo, hi = min(lo, size), min(hi, size)
+                start = _add(start, step * lo)
+                terms.append((step, hi - lo, axis))
+            item = GridSum(start, tuple(terms), item.ndim)
         items.append(item)
     return index_with_grids(v.view, tuple(items))
 

@@ -166,11 +166,16 @@ def _gather(name, named):
     src, index = _tile(named, "src_buffer", name), _tile(named, "index", name)
     per = named.get("num_elem_per_idx", 1)
     valid = named.get("num_valid_indices")
+    per = per if isinstance(per, int) else 1
     n = 1
     for d in index.shape[1:]:
         n *= d
-    count = (valid if isinstance(valid, int) else n * 16) * (per if isinstance(per, int) else 1)
-    return (src.shape[0], count // 16), src.dtype, "sbuf"
+    if not isinstance(valid, int) or valid == n * 16:
+        # every index of a core's 16 partitions, in the order the core reads them (down the
+        # partitions first, as numpy's flatten(order="F")), each `per` elements long: the
+        # shape Beta 1's documented example annotates, (128, 4, 16, 4) for a (128, 4) index
+        return (src.shape[0], *index.shape[1:][::-1], 16, per), src.dtype, "sbuf"
+    return (src.shape[0], valid, per), src.dtype, "sbuf"
 
 
 def _sequence_bounds(name, named):

@@ -296,6 +296,12 @@ class Language:
 
         return MISSING
 
+    def split_instruction(self, name: str, operands: dict, tiles: tuple[str, ...]) -> list:
+        """The operands of the instructions one `nisa.<name>` call becomes (Beta 1 splits
+        index grids of more dimensions than an access pattern has); `tiles` names its tile
+        operands."""
+        return [operands]
+
     def bind_name(self, ip, name: str, value):
         """The value `name = value` binds: `value` itself, unless the dialect completes it
         there (Beta 1 names the blocks of a tensor, and reduces into the tile `name` holds)."""

@@ -24,7 +24,9 @@ ENTRY_POINT_NAMES = frozenset(
 )
 #: Kernel decorators a package exports under another package's name (Beta 1's
 #: `from torch_neuronx import nki_jit`).
-FOREIGN_DECORATORS = {"neuronxcc.nki": {"torch_neuronx": frozenset({"nki_jit"})}}
+FOREIGN_DECORATORS = {
+    package: {"torch_neuronx": frozenset({"nki_jit"})} for package in ("nki", "neuronxcc.nki")
+}
 
 
 def _is_jit_decorator(

@@ -339,7 +339,9 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
             raise
     if name == "quantize_mx" and ip.language.rules.mx_scale == "ocp":
         attrs["scale_rule"] = "ocp"  # the group scale before NKI 0.5 (Rules.mx_scale)
-    ip.emit(name, operands, attrs, call)
+    tiles = tuple(p.name for p in d.params if p.role in ("in", "out"))
+    for part in ip.language.split_instruction(name, operands, tiles):
+        ip.emit(name, part, attrs, call)
     return None
 
 

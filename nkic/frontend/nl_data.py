@@ -91,14 +91,16 @@ def store(ip, call, dst, value):
 
 
 @lowering("load_transpose2d")
-def load_transpose2d(ip, call, src, dtype=None):
-    """HBM (a, b) -> SBUF (b, a) with `dma_transpose` (trn2+, 2-byte dtypes)."""
+def load_transpose2d(ip, call, src, dtype=None, itemsizes=(2,)):
+    """HBM (a, b) -> SBUF (b, a) with `dma_transpose` (trn2+, 2-byte dtypes; Beta 1 also
+    4-byte ones, `itemsizes`)."""
     src = tile(call, 0, "src", src, "load_transpose2d", HBM)
     _rank2(call, 0, "src", src, "load_transpose2d")
-    if DTYPES[src.dtype].itemsize != 2:
+    if DTYPES[src.dtype].itemsize not in itemsizes:
+        sizes = " or ".join(f"{n}-byte" for n in itemsizes)
         raise fail(
             "err_dtype_mismatch",
-            f"nl.load_transpose2d: `src` is {src.dtype}; the DMA transposes 2-byte elements only",
+            f"nl.load_transpose2d: `src` is {src.dtype}; the DMA transposes {sizes} elements only",
             call, 0, "src", "load bfloat16/float16 data, or nl.load then nl.transpose",
         )  # fmt: skip
     _partitions(call, 0, "src", src, "load_transpose2d", src.shape[1])

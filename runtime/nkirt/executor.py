@@ -635,6 +635,9 @@ class Executor:
         dynamic = self._dynamic(inst, env, attrs, inputs, outputs) if inst.dynamic else {}
         if dynamic is None:  # oob_mode skip of a scalar offset outside its tensor: no transfer
             return
+        if dynamic and inst.op == "dma_compute" and attrs.get("unique_indices") is False:
+            self._row_by_row(inst, env, attrs, inputs, outputs, dynamic)
+            return
         for ap, where in inputs:
             if ap.name in dynamic:
                 elements, keep = dynamic[ap.name]
@@ -877,6 +880,52 @@ class Executor:
             stack, gbps = self.shared_hbm
             done = max(done, stack.reserve(0, data_start, plan.hbm_bytes / gbps))
         return done
+
+    def _row_by_row(self, inst, env, attrs, inputs, outputs, dynamic) -> None:
+        """`dma_compute(..., unique_indices=False)`: the rows of the transfer one after another,
+        each reading what the previous ones wrote, so that rows with the same index (a
+        read-modify-write onto one destination row) all accumulate, in row order, as the DMA
+        serialises them."""
+        memory = self.memory
+        keep = np.logical_and.reduce([k for _, k in dynamic.values()])
+        ops: dict[str, Any] = dict(inst.immediates)
+        for ap, where in inputs:
+            if ap.name not in dynamic:
+                if not memory.is_written(ap, where):
+                    raise RuntimeFault(
+                        f"uninitialised read: {inst.describe(env)} reads operand {ap.name!r} "
+                        f"({ap.tensor.name} in {ap.tensor.buffer}) before anything wrote it"
+                    )
+                ops[ap.name] = memory.view(ap, where, writable=False)
+        one = np.ones(1, bool)
+        for row in np.flatnonzero(keep):
+            row_ops = {}
+            for name, value in ops.items():
+                sliced = isinstance(value, np.ndarray) and value.ndim and len(value) == len(keep)
+                row_ops[name] = value[row : row + 1] if sliced else value
+            for ap, _ in inputs:
+                if ap.name in dynamic:
+                    values, written = memory.gather(ap, dynamic[ap.name][0][row : row + 1], one)
+                    if not written:
+                        raise RuntimeFault(
+                            f"uninitialised read: {inst.describe(env)} gathers operand "
+                            f"{ap.name!r} from elements of {ap.tensor.name} that nothing wrote"
+                        )
+                    row_ops[ap.name] = values
+            try:
+                result = inst.semantics.fn(self.ctx, row_ops, attrs)
+            except Exception as e:
+                raise RuntimeFault(f"{inst.describe(env)}: {type(e).__name__}: {e}") from e
+            for ap, where in outputs:
+                value = np.asarray(result[ap.name])
+                if value.dtype != ap.np_dtype:
+                    value = dtypes.cast(value, ap.dtype)
+                value = value.reshape((1, *ap.nums[1:]))
+                if ap.name in dynamic:
+                    memory.scatter(ap, dynamic[ap.name][0][row : row + 1], value)
+                else:
+                    memory.view(ap, where, writable=True)[row : row + 1] = value
+                    memory.mark_written(ap, where, slice(row, row + 1))
 
     def _dynamic(self, inst, env, attrs, inputs, outputs) -> dict[str, tuple] | None:
         """For each dynamic operand: (its flat element indices, mask of the first dimension's

@@ -19,8 +19,12 @@ What differs from 0.3 and is implemented here:
 * `mask=` predicates comparing an affine index-grid expression with a compile-time bound, and
   their `&` (`beta1_mask.py`): the call runs on the sub-tiles the mask keeps.
 
-What is not (each a diagnostic naming it): other masks, index grids that transpose or broadcast,
-`ncc.sbuf.mod_alloc` allocation.
+* index grids in any order (`t[i_f, i_p]`, `t[i_p, i_j, i_j]`, an unused axis broadcast), and
+  elementwise operations on grids of more free axes than an access pattern has, split into
+  several instructions (`beta1_split.py`).
+
+What is not (each a diagnostic naming it): other masks, an on-chip partition dimension indexed
+by another grid axis than the first.
 """
 
 from __future__ import annotations
@@ -28,7 +32,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...ir.isa import FP32_MIN
-from .. import beta1_blocks, beta1_index, beta1_lowerings, beta1_mask, beta1_returning
+from .. import (
+    beta1_blocks,
+    beta1_index,
+    beta1_lowerings,
+    beta1_mask,
+    beta1_returning,
+    beta1_split,
+)
 from ..beta1_index import GridSum, GridTuple, IndexGrid, arange, grid_binop, index_with_grids, mgrid
 from ..beta1_returning import RETURNING
 from ..language import ApiEntry, Language, Rules
@@ -161,6 +172,7 @@ def _table():
     for name in ENTRY_POINTS - {"jit"}:
         table["neuronxcc.nki"][name] = ApiEntry(jit)
     table["neuronxcc"] = {"nki": ApiEntry(None, unsupported=True)}
+    table["torch_neuronx"] = {"nki_jit": ApiEntry(jit)}
     table.update(_compiler_tables())
     return table
 
@@ -325,6 +337,49 @@ def _loop_reduce(ip, call, x, op, loop_indices=None, *, dtype=None, mask=None, n
     return LoopReduce(x, NUMPY_ALIASES.get(op.name, op.name), call)
 
 
+def _dma_read_modify_write(ip, args: list, kwargs: dict, call):
+    """`nisa.dma_copy(dst=t[idx, i_f], src=x, dst_rmw_op=np.add)`: every row of `x` added onto
+    the row of `t` it goes to, rows with the same index all accumulating (Beta 1's compiler
+    serialised them). It is NKI 0.3's `dma_compute(dst, [dst, src], nl.add,
+    unique_indices=False)`, which nkic runs row by row."""
+    from .. import nki_api
+    from ..values import NlOp
+
+    kwargs = dict(kwargs)
+    op = kwargs.pop("dst_rmw_op")
+    names = ("dst", "src", "mask", "dst_rmw_op", "oob_mode", "dge_mode")
+    named = {**dict(zip(names, args)), **kwargs}
+    if op is None:
+        return nki_api.bind_isa(ip, "dma_copy", [], named, call)
+    if not isinstance(op, NlOp) or op.name != "add":
+        raise UserError(
+            "err_invalid_argument",
+            f"nisa.dma_copy: dst_rmw_op must be np.add (the only read-modify-write of Beta 1's "
+            f"DMA), got {op!r}",
+            call.arg_node(name="dst_rmw_op"),
+            "pass dst_rmw_op=np.add, or copy without it",
+        )
+    oob = named.get("oob_mode")
+    if oob is not None and getattr(oob, "name", None) != "error":
+        raise UserError(
+            "err_invalid_argument",
+            "nisa.dma_copy: a read-modify-write takes only oob_mode=oob_mode.error (Beta 1)",
+            call.arg_node(name="oob_mode"),
+            "remove oob_mode=",
+        )
+    unknown = set(named) - {"dst", "src", "oob_mode", "dge_mode"}
+    if unknown or "dst" not in named or "src" not in named:
+        raise UserError(
+            "err_invalid_argument",
+            "nisa.dma_copy with dst_rmw_op takes dst= and src= (and dge_mode=)",
+            call.node,
+        )
+    dst = named["dst"]
+    values = {"dst": dst, "srcs": [dst, named["src"]], "reduce_op": NlOp("add"),
+              "unique_indices": False}  # fmt: skip
+    return nki_api.bind_isa(ip, "dma_compute", [], values, call)
+
+
 class Fp32(str):
     """`nl.fp32`: the float32 dtype, whose `.min` is the most negative float32 (Beta 1's
     `on_false_value=nl.fp32.min`)."""
@@ -483,6 +538,8 @@ class Beta1(Language):
             kwargs = {k: _as_op(v) for k, v in kwargs.items()}
             if isinstance(kwargs.get("perf_mode"), str):
                 kwargs["perf_mode"] = _perf_mode(kwargs["perf_mode"])
+        if isinstance(fn, IsaInstr) and fn.name == "dma_copy" and "dst_rmw_op" in kwargs:
+            return _dma_read_modify_write(ip, args, kwargs, call)
         if isinstance(fn, IsaInstr) and "dst" not in kwargs and fn.name in RETURNING:
             return self._returning(ip, fn.name, args, kwargs, call)
         return super().call_api(ip, fn, args, kwargs, call)
@@ -562,6 +619,11 @@ class Beta1(Language):
 
         return isinstance(value, Builtin) and value.fn is nki_api.jit
 
+    def split_instruction(self, name: str, operands: dict, tiles: tuple[str, ...]) -> list:
+        """An elementwise operation on index grids of more axes than an access pattern has
+        dimensions: several instructions (`beta1_split.py`)."""
+        return beta1_split.split(name, operands, tiles)
+
     def store_into(self, ip, dst: TensorView, value, call) -> None:
         """`t[i, j] = 5` on partitions an engine cannot start at (`t[1, j]`: one partition,
         not at 0/32/64/96): the constant is set in a tile of its own and DMA-copied there (a
@@ -627,7 +689,8 @@ class Beta1(Language):
         """NKI 0.3's keywords, and Beta 1's own (`dtype=`, `iota(expr=)`, ...)."""
         names = super().isa_keywords(name)
         extra = beta1_returning.RETURNING.get(name)
-        return names + ["dtype"] + (list(extra.positional) if extra else [])
+        rmw = ["dst_rmw_op"] if name == "dma_copy" else []
+        return names + ["dtype"] + rmw + (list(extra.positional) if extra else [])
 
     def attribute(self, ip, obj, name: str):
         """`nl.mgrid[...]` results' `.p` / `.x`, and `nl.fp32.min`; else as NKI 0.3."""

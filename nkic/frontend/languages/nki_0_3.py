@@ -85,6 +85,8 @@ def _table() -> dict[str, dict[str, ApiEntry]]:
     for module, names in LATER.items():
         for name in names:
             del table[module][name]
+    # `from torch_neuronx import nki_jit`: torch-neuronx's kernel decorator, `nki.jit` itself
+    table["torch_neuronx"] = {"nki_jit": table["nki"]["jit"]}
     return table
 
 

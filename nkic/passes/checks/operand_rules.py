@@ -664,7 +664,7 @@ def _dma_transpose(c: InstCheck) -> None:
     dge = _name(c.value("dge_mode"), "dge_mode")
     if _dynamic_transpose(c, src, dst, dge):
         return
-    # static (direct) transposes: ISA §5.1 (the indirect form is not supported by nkic)
+    # static (direct) transposes: ISA §5.1
     if dge not in (None, "unknown", "hwdge"):
         c.error(
             "err_invalid_argument",
@@ -713,11 +713,7 @@ def _dynamic_transpose(c: InstCheck, src: AccessPattern, dst: AccessPattern, dge
     if src.dynamic is None:
         return False
     if src.dynamic.kind == "vector":
-        c.error(
-            "err_unsupported_api",
-            "the indirect (vector_offset) DMA transpose is not supported by nkic yet",
-            "gather the rows with nisa.dma_copy first, then transpose the tile",
-        )
+        _indirect_transpose(c, src, dge)
     elif not c.ctx.since("0.5"):
         c.error(
             "err_invalid_argument",
@@ -733,6 +729,53 @@ def _dynamic_transpose(c: InstCheck, src: AccessPattern, dst: AccessPattern, dge
             "drop `dge_mode` or use `nisa.dge_mode.swdge`",
         )
     return True
+
+
+def _indirect_transpose(c: InstCheck, src: AccessPattern, dge) -> None:
+    """A gather-transpose: the rows an index tile names, transposed (ISA `dma_transpose`,
+    indirect form): software DGE, HBM source, 2-byte elements, 16..128 indices in blocks of 16,
+    rows of at most 128 elements."""
+    index = c.ap(src.dynamic.index)
+    if dge not in (None, "unknown", "swdge"):
+        c.error(
+            "err_invalid_argument",
+            f"`dge_mode=nisa.dge_mode.{dge}`: an indirect transpose is served by the software "
+            "DGE (`unknown` or `swdge`)",
+            "drop `dge_mode`",
+        )
+    if src.tensor.on_chip:
+        c.error(
+            "err_unsupported_memory",
+            "the source of an indirect DMA transpose is in HBM",
+            "gather from the HBM tensor, or transpose the SBUF tile with nisa.nc_transpose",
+        )
+    if src.itemsize != 2:
+        c.error(
+            "err_dtype_mismatch",
+            f"`src` is {src.dtype}; an indirect DMA transpose moves 2-byte elements only",
+            "transpose bfloat16/float16/uint16 data",
+        )
+    rows = src.shape[0]
+    if rows % 16 or not 16 <= rows <= 128 or src.shape[-1] > 128:
+        c.error(
+            "err_shape_mismatch",
+            f"`src` has shape {_shape(src)}; an indirect transpose gathers 16..128 rows (a "
+            "multiple of 16) of at most 128 elements each",
+            "gather in blocks of 16 to 128 indices",
+        )
+    if len(src.shape) == 4 and 1 not in src.shape[1:3]:
+        c.error(
+            "err_shape_mismatch",
+            f"`src` has shape {_shape(src)}; a 4-D indirect transpose needs shape[1] or "
+            "shape[2] equal to 1",
+            "split the source along one of its middle dimensions",
+        )
+    if index is not None and index.dtype not in ("uint32", "int32"):
+        c.error(
+            "err_dtype_mismatch",
+            f"the index tile is {index.dtype}; an indirect transpose reads uint32 indices",
+            "load the indices as uint32",
+        )
 
 
 @rule("sendrecv")
