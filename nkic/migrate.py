@@ -347,8 +347,15 @@ class _Migrator(cst.CSTTransformer):
         source: str = "",
         to: str = "0.7",
         keep: frozenset[tuple[tuple[str, ...], str]] = frozenset(),
+        blocked: dict | None = None,
     ):
         super().__init__()
+        #: (enclosing functions, name) -> (block dimensions, rank, on chip) of the tensors
+        #: allocated with block dimensions before `nl.par_dim` whose every use is a subscript
+        #: (`_BlockedTensors`): their layout becomes (p, blocks..., f...)
+        self.blocked = blocked or {}
+        #: the blocked tensor whose allocation is being rewritten
+        self.allocating: tuple | None = None
         self.grid = grid
         self.to = to
         self.source = source
@@ -577,6 +584,44 @@ class _Migrator(cst.CSTTransformer):
             )
         return grids
 
+    def visit_Assign(self, node):
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Name) and (tuple(self.scope), target.value) in self.blocked:
+            self.allocating = (tuple(self.scope), target.value)
+        return True
+
+    def _unblocked(self, updated):
+        """The allocation of a blocked tensor with the partition dimension first."""
+        key, self.allocating = self.allocating, None
+        blocks, _, on_chip = self.blocked[key]
+        call = updated.value
+        if not on_chip:
+            return updated  # an HBM tensor keeps its layout; nl.par_dim is gone
+        args = []
+        for i, a in enumerate(call.args):
+            shape = (a.keyword is None and i == 0) or (a.keyword and a.keyword.value == "shape")
+            if shape and isinstance(a.value, cst.Tuple | cst.List):
+                dims = [_code(e.value) for e in a.value.elements]
+                dims = [dims[blocks], *dims[:blocks], *dims[blocks + 1 :]]
+                a = a.with_changes(value=cst.parse_expression("(" + ", ".join(dims) + ")"))
+            args.append(a)
+        return updated.with_changes(value=call.with_changes(args=args))
+
+    def _blocked_subscript(self, updated):
+        """`t[i]`, `t[i, 0:128, 0:64]` of a blocked tensor: `t[:, i, :]`, `t[0:128, i, 0:64]`."""
+        if not isinstance(updated.value, cst.Name):
+            return updated
+        found = self.blocked.get((tuple(self.scope), updated.value.value))
+        if found is None or not found[2]:
+            return updated
+        blocks, rank, _ = found
+        elements = [_code(e.slice) for e in updated.slice]
+        if any(e.strip() == "..." for e in elements) or len(elements) > rank:
+            return updated
+        elements += [":"] * (rank - len(elements))
+        order = [elements[blocks], *elements[:blocks], *elements[blocks + 1 :]]
+        return updated.with_changes(slice=cst.parse_expression(f"x[{', '.join(order)}]").slice)
+
     def leave_AssignTarget(self, original, updated):
         return updated.with_changes(target=_writable(updated.target))
 
@@ -584,6 +629,8 @@ class _Migrator(cst.CSTTransformer):
         return updated.with_changes(target=_writable(updated.target))
 
     def leave_Assign(self, original, updated):
+        if self.allocating is not None:
+            return self._unblocked(updated)
         if len(updated.targets) != 1:
             return updated
         target, value = updated.targets[0].target, updated.value
@@ -861,6 +908,7 @@ class _Migrator(cst.CSTTransformer):
         return updated.with_changes(slice=cst.parse_expression(f"x[{text}]").slice)
 
     def leave_Subscript(self, original, updated):
+        updated = self._blocked_subscript(updated)
         whole = self._whole_mgrid(updated)
         if whole is not None:
             return whole
@@ -1102,6 +1150,8 @@ class _Migrator(cst.CSTTransformer):
     def visit_Tuple(self, node):
         """`(n, nl.par_dim(p), f)`: Beta 1 block dimensions before the partition dimension; in
         current NKI the first dimension is the partition one, a layout change left to the user."""
+        if self.allocating is not None:
+            return True  # rewritten by leave_Assign
         for element in node.elements[1:]:
             call = element.value
             if isinstance(call, cst.Call) and (
@@ -1669,8 +1719,9 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
         )
     module = cst.parse_module(source)
     keep: frozenset[tuple[tuple[str, ...], str]] = frozenset()
+    blocked = _BlockedTensors.of(module)
     while True:
-        migrator = _Migrator(tuple(grid), source, to, keep)
+        migrator = _Migrator(tuple(grid), source, to, keep, blocked)
         new = MetadataWrapper(module).visit(migrator)
         # an index grid whose definition went while one of its uses stayed (a grid passed to
         # a call, arithmetic slices cannot express) stays whole: a second pass keeps it
@@ -1681,6 +1732,102 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
     text = new.visit(_MgridAxes()).visit(_CarryComments()).code
     todos = sorted(migrator.todos, key=lambda t: (t.line, t.col))
     return Migration(source, text, todos)
+
+
+#: `nl` calls that allocate a tensor of the shape given first
+ALLOCATIONS = ("ndarray", "zeros", "ones", "full", "empty", "rand", "random")
+
+#: buffers off chip: a tensor there keeps its layout
+HBM_BUFFERS = ("hbm", "shared_hbm", "private_hbm")
+
+
+class _BlockedTensors(cst.CSTVisitor):
+    """The tensors allocated with block dimensions before `nl.par_dim`
+    (`t = nl.ndarray((n, nl.par_dim(p), f), ...)`) that the rewrite moves to the layout
+    (p, n, f): allocated once in their function, and every other use a subscript `t[...]`.
+    Beta 1's block dimension is a list of tiles; the free-dimension layout keeps every block
+    alive at once, as the migration guide's first form does."""
+
+    def __init__(self):
+        self.scope: list[str] = []
+        self.found: dict = {}  # (scope, name) -> (blocks, rank, on chip)
+        self.assigned: dict = {}  # (scope, name) -> times assigned
+        self.other_use: set = set()  # (scope, name) read other than as t[...]
+
+    @classmethod
+    def of(cls, module: cst.Module) -> dict:
+        finder = cls()
+        module.visit(finder)
+        return {
+            k: v
+            for k, v in finder.found.items()
+            if not v[2] or (finder.assigned.get(k) == 1 and k not in finder.other_use)
+        }  # an HBM tensor keeps its layout: any use is fine
+
+    def visit_FunctionDef(self, node):
+        self.scope.append(node.name.value)
+
+    def leave_FunctionDef(self, node):
+        self.scope.pop()
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                key = (tuple(self.scope), t.target.value)
+                self.assigned[key] = self.assigned.get(key, 0) + 1
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        call = node.value
+        if not (isinstance(target, cst.Name) and isinstance(call, cst.Call) and call.args):
+            return
+        func = _dotted(call.func) or ""
+        if func.rsplit(".", 1)[-1] not in ALLOCATIONS:
+            return
+        shape = next((a.value for a in call.args if a.keyword and a.keyword.value == "shape"),
+                     call.args[0].value if call.args[0].keyword is None else None)  # fmt: skip
+        if not isinstance(shape, cst.Tuple | cst.List):
+            return
+        dims = [e.value for e in shape.elements]
+        at = [
+            i for i, d in enumerate(dims)
+            if isinstance(d, cst.Call) and (_dotted(d.func) or "").endswith("par_dim")
+        ]  # fmt: skip
+        if len(at) != 1 or at[0] == 0:
+            return
+        buffer = next((a.value for a in call.args if a.keyword and a.keyword.value == "buffer"),
+                      None)  # fmt: skip
+        name = buffer.attr.value if isinstance(buffer, cst.Attribute) else ""
+        self.found[(tuple(self.scope), target.value)] = (at[0], len(dims), name not in HBM_BUFFERS)
+
+    def _candidate(self, name: str):
+        """(key, in this very function) of the candidate `name` reads here, else None."""
+        for depth in range(len(self.scope), -1, -1):
+            key = (tuple(self.scope[:depth]), name)
+            if key in self.found:
+                return key, depth == len(self.scope)
+            if key in self.assigned:
+                return None  # a name of its own there
+        return None
+
+    def visit_Name(self, node):
+        # a use other than t[...] and the allocation's target (neither is visited)
+        found = self._candidate(node.value)
+        if found is not None:
+            self.other_use.add(found[0])
+
+    def visit_Subscript(self, node):
+        if not isinstance(node.value, cst.Name):
+            return True
+        found = self._candidate(node.value.value)
+        if found is not None and not found[1]:
+            self.other_use.add(found[0])  # read in a nested function
+        for element in node.slice:
+            element.visit(self)
+        return False
+
+    def visit_AssignTarget(self, node):
+        if isinstance(node.target, cst.Name):
+            return False
+        return True
 
 
 #: marks the stand-in of a removed line whose comments stay (`_CarryComments`)

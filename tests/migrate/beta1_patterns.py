@@ -88,3 +88,18 @@ def even_rows(data):
     t = nl.load(data[idx, i_f])
     nl.store(out, value=t)
     return out
+
+
+@nki.jit
+def block_sums(a):
+    """The sum over the first axis of `a` (n, p, f), through a tile with a block dimension."""
+    n, p, f = a.shape
+    out = nl.ndarray((p, f), dtype=a.dtype, buffer=nl.shared_hbm)
+    parts = nl.ndarray((n, nl.par_dim(p), f), dtype=a.dtype, buffer=nl.sbuf)
+    for i in nl.affine_range(n):
+        parts[i] = nl.load(a[i])
+    acc = nl.zeros((p, f), dtype=nl.float32)
+    for i in nl.sequential_range(n):
+        acc[...] = nl.add(acc, parts[i, 0:p, 0:f])
+    nl.store(out, value=acc)
+    return out

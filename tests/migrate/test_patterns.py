@@ -46,6 +46,7 @@ def _rng_inputs():
             "idx": rng.integers(0, 100, 32).astype(np.int32),
         },
         "even_rows": {"data": rng.standard_normal((128, 256)).astype(np.float32)},
+        "block_sums": {"a": rng.integers(-50, 50, (4, 128, 64)).astype(np.float32)},
     }
 
 
@@ -57,6 +58,7 @@ REFERENCES = {
     "lower_triangle": lambda a: np.where(np.tril(np.ones((128, 128), bool)), a, -1.0),
     "gather_rows": lambda data, idx: data[idx],
     "even_rows": lambda data: data[0::2],
+    "block_sums": lambda a: a.sum(axis=0),
 }
 LITERALS = {"swap_blocks": {"blocks": (3, 4)}, "pool_sums": {"k": 2}}
 
@@ -73,7 +75,7 @@ def migrated():
 
 def test_no_grid_is_left_and_no_manual_step(migrated):
     body = migrated.text.split('"""', 2)[2]
-    assert "arange" not in body and "mgrid" not in body
+    assert "arange" not in body and "mgrid" not in body and "par_dim" not in body
     assert migrated.todos == []
     text = migrated.text
     assert (
@@ -90,6 +92,10 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
     ) in text
     assert "rows = nl.load(idx.ap(pattern=[[1, n], [1, 1]], offset=0))" in text
     assert "vector_offset=idx, indirect_dim=0)" in text
+    # block dimensions: the partition dimension first, the blocks indexed as a free dimension
+    assert "parts = nl.ndarray((p, n, f), dtype=a.dtype, buffer=nl.sbuf)" in text
+    assert "parts[:, i, :] = nl.load(a[i])" in text
+    assert "acc[...] = nl.add(acc, parts[0:p, i, 0:f])" in text
 
 
 @pytest.mark.parametrize("kernel", sorted(INPUTS))
@@ -178,3 +184,23 @@ def test_perf_mode_strings_become_the_enum_member():
         "    nisa.nc_matmul(dst=c, stationary=a, moving=b, "
         "perf_mode=nisa.matmul_perf_mode.double_row)\n"
     ) in text
+
+
+def test_a_blocked_tensor_read_whole_keeps_its_block_dimensions_with_a_todo():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    out = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.shared_hbm)\n"
+        "    t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)\n"
+        "    t[0] = nl.load(a[0])\n"
+        "    helper(t)\n"
+        "    return out\n"
+    )
+    m = migrate_source(source)
+    # the HBM output keeps its layout; the SBUF tile passed whole is left to the user
+    assert "out = nl.ndarray((2, 128, 64), dtype=a.dtype, buffer=nl.shared_hbm)" in m.text
+    assert "t = nl.ndarray((2, nl.par_dim(128), 64)" in m.text
+    assert [t.message.split(":")[0] for t in m.todos] == ["block dimensions before nl.par_dim"]
