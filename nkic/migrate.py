@@ -356,6 +356,9 @@ class _Migrator(cst.CSTTransformer):
         self.blocked = blocked or {}
         #: the blocked tensor whose allocation is being rewritten
         self.allocating: tuple | None = None
+        #: names bound to a `nki.compiler` allocator (`sb_mod = nki.compiler.sbuf.mod_alloc`)
+        #: and the buffer it allocates in
+        self.allocators: dict[str, str] = {}
         self.grid = grid
         self.to = to
         self.source = source
@@ -643,6 +646,11 @@ class _Migrator(cst.CSTTransformer):
             # `nki_jit = nki.trace`: current NKI has nki.jit
             self.entry_aliases.add(target.value)
             return updated.with_changes(value=cst.parse_expression("nki.jit"))
+        kind = self._allocator(value)
+        if isinstance(target, cst.Name) and kind and not isinstance(value, cst.Call):
+            # `sb_mod = nki.compiler.sbuf.mod_alloc`: its allocations go to the buffer
+            self.allocators[target.value] = kind
+            return cst.RemovalSentinel.REMOVE
         if isinstance(target, cst.Name) and _dotted(value) == "nki.simulate_kernel":
             # `simulate_kernel = nki.simulate_kernel`: its calls become nki.simulate(k)(...)
             self.simulate_aliases.add(target.value)
@@ -1299,6 +1307,20 @@ class _Migrator(cst.CSTTransformer):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
 
+    def _allocator(self, node) -> str | None:
+        """ "sbuf" / "psum" when `node` is a `nki.compiler` allocator or a call of one
+        (`ncc.sbuf.mod_alloc(base_addr=0)`, `nki.compiler.psum.alloc(f)`, `sb_mod(...)`)."""
+        if isinstance(node, cst.Call):
+            node = node.func
+        dotted = _dotted(node) or ""
+        if dotted in self.allocators:
+            return self.allocators[dotted]
+        parts = dotted.split(".")
+        head = 2 if parts[:2] == ["nki", "compiler"] else 1 if parts[0] in self.compiler else 0
+        if head and len(parts) > head and parts[head] in ("sbuf", "psum"):
+            return parts[head]
+        return None
+
     def _argument(self, call: cst.Call, arg: cst.Arg) -> cst.BaseExpression:
         """An argument of an `nl` / `nisa` call in the form current NKI takes: `nl.max` as an
         ALU operator is `nl.maximum`, a numpy scalar `np.float32(0.0)` the plain number, a
@@ -1316,6 +1338,9 @@ class _Migrator(cst.CSTTransformer):
                 return number
             if isinstance(number, cst.Integer):
                 return cst.Float(f"{number.value}.0") if kind == "float" else number
+        if key == "buffer" and self._allocator(value):
+            # direct allocation (`ncc.sbuf.mod_alloc(...)`): nkic allocates the tensor itself
+            return cst.parse_expression(f"{self._nl()}.{self._allocator(value)}")
         if key == "perf_mode" and isinstance(value, cst.SimpleString):
             mode = value.evaluated_value
             member = "double_row" if str(mode).startswith("double_row") else "none"

@@ -2,9 +2,12 @@
 `iota` / `affine_select` pattern or an indirect DMA with a vector offset in current NKI."""
 
 import neuronxcc.nki as nki
+import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 import numpy as np
+
+sb_mod = nki.compiler.sbuf.mod_alloc
 
 
 @nki.jit
@@ -102,4 +105,16 @@ def block_sums(a):
     for i in nl.sequential_range(n):
         acc[...] = nl.add(acc, parts[i, 0:p, 0:f])
     nl.store(out, value=acc)
+    return out
+
+
+@nki.jit
+def allocated_scale(a):
+    """2 * a, through tiles placed by direct allocation (which current NKI does itself)."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 512), dtype=a.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+    t[...] = nl.load(a)
+    u = nl.ndarray((128, 512), dtype=a.dtype, buffer=sb_mod(base_addr=4096))
+    u[...] = nl.multiply(t, 2.0)
+    nl.store(out, value=u)
     return out

@@ -47,6 +47,7 @@ def _rng_inputs():
         },
         "even_rows": {"data": rng.standard_normal((128, 256)).astype(np.float32)},
         "block_sums": {"a": rng.integers(-50, 50, (4, 128, 64)).astype(np.float32)},
+        "allocated_scale": {"a": rng.standard_normal((128, 512)).astype(np.float32)},
     }
 
 
@@ -59,6 +60,7 @@ REFERENCES = {
     "gather_rows": lambda data, idx: data[idx],
     "even_rows": lambda data: data[0::2],
     "block_sums": lambda a: a.sum(axis=0),
+    "allocated_scale": lambda a: 2 * a,
 }
 LITERALS = {"swap_blocks": {"blocks": (3, 4)}, "pool_sums": {"k": 2}}
 
@@ -96,6 +98,9 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
     assert "parts = nl.ndarray((p, n, f), dtype=a.dtype, buffer=nl.sbuf)" in text
     assert "parts[:, i, :] = nl.load(a[i])" in text
     assert "acc[...] = nl.add(acc, parts[0:p, i, 0:f])" in text
+    # direct allocation dropped: nkic places the tiles
+    assert "sb_mod" not in text and "mod_alloc" not in text
+    assert "t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)" in text
 
 
 @pytest.mark.parametrize("kernel", sorted(INPUTS))
