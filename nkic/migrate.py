@@ -354,6 +354,8 @@ class _Migrator(cst.CSTTransformer):
         #: allocated with block dimensions before `nl.par_dim` whose every use is a subscript
         #: (`_BlockedTensors`): their layout becomes (p, blocks..., f...)
         self.blocked = blocked or {}
+        #: the mask of the call assigned by the statement being rewritten (`_mask_bounds`)
+        self.assign_mask = None
         #: the blocked tensor whose allocation is being rewritten
         self.allocating: tuple | None = None
         #: names bound to a `nki.compiler` allocator (`sb_mod = nki.compiler.sbuf.mod_alloc`)
@@ -588,6 +590,12 @@ class _Migrator(cst.CSTTransformer):
         return grids
 
     def visit_Assign(self, node):
+        # `t[...] = nl.load(..., mask=...)`: Beta 1's mask keeps the same elements of the target
+        value = node.value
+        mask = None
+        if isinstance(value, cst.Call):
+            mask = next((a for a in value.args if a.keyword and a.keyword.value == "mask"), None)
+        self.assign_mask = self._mask_bounds(mask.value) if mask is not None else None
         target = node.targets[0].target if len(node.targets) == 1 else None
         if isinstance(target, cst.Name) and (tuple(self.scope), target.value) in self.blocked:
             self.allocating = (tuple(self.scope), target.value)
@@ -625,7 +633,12 @@ class _Migrator(cst.CSTTransformer):
         order = [elements[blocks], *elements[:blocks], *elements[blocks + 1 :]]
         return updated.with_changes(slice=cst.parse_expression(f"x[{', '.join(order)}]").slice)
 
+    def visit_AssignTarget(self, node):
+        self.mask_stack.append(self.assign_mask)
+        return True
+
     def leave_AssignTarget(self, original, updated):
+        self.mask_stack.pop()
         return updated.with_changes(target=_writable(updated.target))
 
     def leave_AugAssign(self, original, updated):
@@ -823,12 +836,24 @@ class _Migrator(cst.CSTTransformer):
         if 0 not in total.sizes:
             return None  # no index reads the partition axis: its size is not known
         # an axis no index reads has size 1 (`idx[i_p]` of a 1-D tensor: a (n, 1) column)
-        pattern = [
-            f"[{total.coefs.get(axis, 0) if axis in total.sizes else 1}, "
-            f"{total.sizes.get(axis, 1)}]"
-            for axis in range(rank)
-        ]
-        text = f"{base}.ap(pattern=[{', '.join(pattern)}], offset={total.const})"
+        steps = {a: total.coefs.get(a, 0) if a in total.sizes else 1 for a in range(rank)}
+        sizes: dict[int, _Term] = {a: total.sizes.get(a, "1") for a in range(rank)}
+        offset = total.const
+        mask = self.mask_stack[-1] if self.mask_stack else None
+        for axis, (start, lows, highs) in (mask or {}).items():
+            # the mask keeps positions a of the axis with low <= start + a < high
+            if axis not in sizes:
+                return None
+            first: _Term = 0
+            for low in lows:
+                first = f"max({first}, {low} - {_paren(start)})"
+            end: _Term = sizes[axis]
+            for high in highs:
+                end = f"min({end}, {high} - {_paren(start)})"
+            sizes[axis] = end if first == 0 else f"{end} - {first}"
+            offset = _add(offset, _mul(steps[axis], first))
+        pattern = [f"[{steps[a]}, {sizes[a]}]" for a in range(rank)]
+        text = f"{base}.ap(pattern=[{', '.join(pattern)}], offset={offset})"
         return cst.parse_expression(text)
 
     def _indirect_access(self, updated) -> cst.BaseExpression | None:
@@ -938,7 +963,7 @@ class _Migrator(cst.CSTTransformer):
             if isinstance(s, cst.Index) and self._uses_grid(s.value):
                 found = self._affine(s.value)
                 if found is None or found[0].step < 1:
-                    pattern = None if masked else self._access_pattern(original, updated)
+                    pattern = None if kept_grid else self._access_pattern(original, updated)
                     if pattern is not None:
                         return pattern
                     self._todo(original, f"index {_code(s.value)} is not start + step * grid")
@@ -973,7 +998,7 @@ class _Migrator(cst.CSTTransformer):
             else:
                 elements.append(element)
         if axes != sorted(axes) or len(set(axes)) != len(axes):
-            pattern = None if masked else self._access_pattern(original, updated)
+            pattern = None if kept_grid else self._access_pattern(original, updated)
             if pattern is not None:
                 return pattern
             self._todo(
@@ -982,7 +1007,7 @@ class _Migrator(cst.CSTTransformer):
             return updated
         if kept_grid:
             return updated  # its grid stays (its definition says why)
-        if rank > len(elements) and not masked:
+        if rank > len(elements) and not kept_grid:
             # the grids' space has more axes than the tensor (`idx[i_p]` of a 1-D tensor)
             pattern = self._access_pattern(original, updated)
             if pattern is not None:
@@ -1184,7 +1209,10 @@ class _Migrator(cst.CSTTransformer):
             expr = self.masks[expr.value]
         if self._grid_names(expr) & self.kept_names:
             return None  # its grid stays, and the mask with it
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitAnd):
+        both = (
+            isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitAnd)
+        ) or (isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And))
+        if both:  # `a & b`, and `a and b` as Beta 1 read it in a mask
             left, right = self._mask_bounds(expr.left), self._mask_bounds(expr.right)
             if left is None or right is None:
                 return None
@@ -1229,14 +1257,24 @@ class _Migrator(cst.CSTTransformer):
     def _clamp(self, node, kept, grid: _Grid, start: str, stop: str) -> tuple[str, str] | None:
         """The slice `start:stop` of an index grid shortened to what the call's mask keeps."""
         mask_start, lows, highs = kept
-        if grid.step != 1 or mask_start != start:
+        if grid.step != 1:
             self._todo(node, "the mask is written on another index expression than the "
                        "subscript: slice the operands to the rows and columns it keeps")  # fmt: skip
             return None
+        # the mask bounds the grid's position a (mask_start + a < high): the subscript, at
+        # start + a, keeps the same positions
+        origin = start
+
+        def moved(bound: str) -> str:  # the bound on mask_start + a, moved to origin + a
+            if mask_start == origin:
+                return bound
+            head = "" if origin == "0" else f"{origin} + "
+            return f"{head}{bound} - {_paren(mask_start)}"
+
         for low in lows:
-            start = f"max({start}, {low})"
+            start = f"max({start}, {moved(low)})"
         for high in highs:
-            stop = f"min({stop}, {high})"
+            stop = f"min({stop}, {moved(high)})"
         return start, stop
 
     def leave_Call(self, original, updated):

@@ -118,3 +118,34 @@ def allocated_scale(a):
     u[...] = nl.multiply(t, 2.0)
     nl.store(out, value=u)
     return out
+
+
+@nki.jit
+def row_pair_max(a):
+    """max(a[r], a[r + 1]) per element for r < n - 1, in tiles of 128 rows; the tail tile's
+    rows kept by masks."""
+    n, m = a.shape
+    out = nl.ndarray((n - 1, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range((n + 126) // 128):
+        i_p, i_k, i_f = nl.mgrid[0:128, 0:2, 0:m]
+        rows = i * 128 + i_p
+        t = nl.load(a[rows + i_k, i_f], mask=(rows < n - 1))
+        j_p, j_f, j_k = nl.mgrid[0:128, 0:m, 0:2]
+        mx = nl.max(t[j_p, j_k, j_f], axis=[2], mask=(i * 128 + j_p < n - 1))
+        o_p, o_f = nl.mgrid[0:128, 0:m]
+        nl.store(out[i * 128 + o_p, o_f], value=mx, mask=(i * 128 + o_p < n - 1))
+    return out
+
+
+@nki.jit
+def tail_copy(a):
+    """a copied in tiles of 128 rows through SBUF; the tail tile's rows kept by masks."""
+    n, m = a.shape
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range((n + 127) // 128):
+        i_p, i_f = nl.mgrid[0:128, 0:m]
+        rows = i * 128 + i_p
+        t = nl.ndarray((128, m), dtype=a.dtype, buffer=nl.sbuf)
+        t[i_p, i_f] = nl.load(a[rows, i_f], mask=(rows < n))
+        nl.store(out[rows, i_f], value=t[i_p, i_f], mask=(rows < n))
+    return out
