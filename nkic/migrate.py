@@ -952,9 +952,8 @@ class _Migrator(cst.CSTTransformer):
             self._uses_grid(e.slice) for e in updated.slice if isinstance(e.slice, cst.Index)
         ):
             return updated
-        # a masked call's operands, and grids kept for another use, are not access patterns
+        # grids kept for another use are not rewritten into access patterns
         kept_grid = bool(self._grid_names(updated) & self.kept_names)
-        masked = bool(self.mask_stack and self.mask_stack[-1]) or kept_grid
         rank = 0
         elements = []
         axes = []
