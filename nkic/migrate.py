@@ -69,7 +69,8 @@ NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": 
 #: value-returning Beta 1 instructions: their positional parameter names and where the
 #: destination's shape and dtype come from: an operand (its shape and dtype), "matmul"
 #: ((stationary.shape[-1], moving.shape[-1]) in PSUM, float32), "transpose" (the operand's two
-#: dimensions swapped, in PSUM), "shape" (the `shape=` and `dtype=` arguments, memset), or
+#: dimensions swapped, in PSUM), "shape" (the `shape=` and `dtype=` arguments, memset),
+#: "bounds" ((P, 2, F) of the segment ids, sequence_bounds), or
 #: (operand, free size, dtype) for results of a fixed width per partition.
 RETURNING = {
     "nc_matmul": (("stationary", "moving"), "matmul"),
@@ -98,6 +99,7 @@ RETURNING = {
                               "reverse1"), "data"),
     "tensor_tensor_scan": (("data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1"),
                            "data0"),
+    "sequence_bounds": (("segment_ids",), "bounds"),
 }  # fmt: skip
 
 #: Beta 1 instructions computing a linear form of index grids: their positional parameters
@@ -1325,6 +1327,8 @@ class _Migrator(cst.CSTTransformer):
             return updated.with_changes(
                 func=cst.parse_expression(f"{self._nl()}.broadcast_to"), args=[tile, *updated.args]
             )
+        if self._is(updated.func, self.nisa) == "dma_copy":
+            updated = self._dma_compute(updated)
         kernel_api = bool(self._is(updated.func, self.nl) or self._is(updated.func, self.nisa))
         args = []
         for a in updated.args:
@@ -1343,6 +1347,28 @@ class _Migrator(cst.CSTTransformer):
         if args and kept is not None:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
+
+    def _dma_compute(self, call: cst.Call) -> cst.Call:
+        """`nisa.dma_copy(dst=d, src=s, dst_rmw_op=np.add)` (Beta 1's read-modify-write DMA) is
+        `nisa.dma_compute(dst=d, srcs=[d, s], reduce_op=nl.add)` in current NKI."""
+        named = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if "dst_rmw_op" not in named or "dst" not in named or "src" not in named:
+            return call
+        if any(a.keyword is None for a in call.args):
+            return call
+        op = named["dst_rmw_op"]
+        name = self._is(op, self.np) or self._is(op, self.nl)
+        if name != "add":
+            return call  # current NKI's dma_compute adds only: left for the check to report
+        dst = _code(named["dst"])
+        rest = "".join(
+            f", {k}={_code(v)}" for k, v in named.items() if k not in ("dst", "src", "dst_rmw_op")
+        )
+        nisa = _code(call.func).rsplit(".", 1)[0]
+        return cst.parse_expression(
+            f"{nisa}.dma_compute(dst={dst}, srcs=[{dst}, {_code(named['src'])}], "
+            f"reduce_op={self._nl()}.add{rest})"
+        )
 
     def _allocator(self, node) -> str | None:
         """ "sbuf" / "psum" when `node` is a `nki.compiler` allocator or a call of one
@@ -1732,6 +1758,9 @@ class _Migrator(cst.CSTTransformer):
                                "destination and pass it as dst=")  # fmt: skip
                     return line
                 shape, dt, buf = shape_arg, dtype, "sbuf"
+            elif shape_of == "bounds":  # each element's segment start and end
+                src = named["segment_ids"]
+                shape, dt, buf = f"({src}.shape[0], 2, {src}.shape[1])", f"{src}.dtype", "sbuf"
             elif shape_of == "partition_reduce":  # across partitions: one row
                 src = named["data"]
                 shape, dt, buf = f"(1,) + {src}.shape[1:]", dtype or f"{src}.dtype", "sbuf"

@@ -149,3 +149,28 @@ def tail_copy(a):
         t[i_p, i_f] = nl.load(a[rows, i_f], mask=(rows < n))
         nl.store(out[rows, i_f], value=t[i_p, i_f], mask=(rows < n))
     return out
+
+
+@nki.jit
+def scatter_add(a):
+    """ones (2n, m), with row i of `a` (n, m) added to row 2i by a read-modify-write DMA."""
+    n, m = a.shape
+    out = nl.ndarray((2 * n, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_f = nl.arange(m)[None, :]
+    t = nl.load(a)
+    idx = nisa.iota(2 * nl.arange(n)[:, None], dtype=np.int32)
+    ones = nisa.memset(shape=(2 * n, m), value=1, dtype=a.dtype)
+    nl.store(out, value=ones)
+    nisa.dma_copy(dst=out[idx, i_f], src=t, dst_rmw_op=np.add)
+    return out
+
+
+@nki.jit
+def segment_bounds(ids):
+    """The start and end of the segment of each element of `ids` (1, n)."""
+    _, n = ids.shape
+    out = nl.ndarray((1, 2, n), dtype=ids.dtype, buffer=nl.shared_hbm)
+    t = nl.load(ids)
+    bounds = nisa.sequence_bounds(segment_ids=t)
+    nl.store(out, value=bounds)
+    return out

@@ -34,6 +34,23 @@ def _ramps():
     return a, b, c
 
 
+def _bounds(ids):
+    """[start, end) of each element's run of equal ids; id 0 (padding) is [n, -1]."""
+    n = ids.shape[1]
+    out = np.zeros((1, 2, n), ids.dtype)
+    for j, v in enumerate(ids[0]):
+        if v == 0:
+            out[0, :, j] = (n, -1)
+            continue
+        start, end = j, j + 1
+        while start > 0 and ids[0, start - 1] == v:
+            start -= 1
+        while end < n and ids[0, end] == v:
+            end += 1
+        out[0, :, j] = (start, end)
+    return out
+
+
 def _rng_inputs():
     rng = np.random.default_rng(7)
     return {
@@ -50,6 +67,8 @@ def _rng_inputs():
         "allocated_scale": {"a": rng.standard_normal((128, 512)).astype(np.float32)},
         "row_pair_max": {"a": rng.standard_normal((200, 64)).astype(np.float32)},
         "tail_copy": {"a": rng.standard_normal((200, 64)).astype(np.float32)},
+        "scatter_add": {"a": rng.standard_normal((64, 512)).astype(np.float32)},
+        "segment_bounds": {"ids": np.array([[0, 1, 1, 2, 2, 2, 0, 3, 3] * 4], np.int32)},
     }
 
 
@@ -65,10 +84,12 @@ REFERENCES = {
     "allocated_scale": lambda a: 2 * a,
     "row_pair_max": lambda a: np.maximum(a[:-1], a[1:]),
     "tail_copy": lambda a: a,
+    "scatter_add": lambda a: np.insert(a + 1, range(1, 65), 1, axis=0),
+    "segment_bounds": lambda ids: _bounds(ids),
 }
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
-#: assigned to a tile): checked against numpy only
-BETA1_UNSUPPORTED = {"row_pair_max", "tail_copy"}
+#: assigned to a tile, dst_rmw_op): checked against numpy only
+BETA1_UNSUPPORTED = {"row_pair_max", "tail_copy", "scatter_add"}
 LITERALS = {"swap_blocks": {"blocks": (3, 4)}, "pool_sums": {"k": 2}}
 
 
@@ -117,6 +138,9 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
         "t[0:min(128, n - (i * 128)), 0:m] = nl.load(a[i * 128:min(i * 128 + 128, n), 0:m])"
     ) in text
     assert "value=t[0:min(128, n - (i * 128)), 0:m])" in text
+    # a read-modify-write DMA: dma_compute with the destination as the first source
+    assert "nisa.dma_compute(dst=out.ap(" in text and "reduce_op=nl.add)" in text
+    assert "bounds = nl.ndarray((t.shape[0], 2, t.shape[1]), dtype=t.dtype, buffer=nl.sbuf)" in text
 
 
 @pytest.mark.parametrize("kernel", sorted(set(INPUTS) - BETA1_UNSUPPORTED))
