@@ -146,6 +146,13 @@ SCALAR_TYPES = {
     "int8": "int", "uint32": "int", "uint16": "int", "uint8": "int",
 }  # fmt: skip
 
+#: elementwise binary `nl` operations (Beta 1 broadcast their operands)
+ELEMENTWISE = {
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "equal",
+    "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+}  # fmt: skip
+
 #: `nl` reductions taking `axis=`
 REDUCTIONS = ("sum", "max", "min", "prod", "mean", "all", "any")
 
@@ -408,6 +415,8 @@ class _Migrator(cst.CSTTransformer):
         self.nisa = {"nisa", "nki.isa"}
         self.np = {"np", "numpy"}
         self.grids: dict[str, _Grid] = {}
+        #: tiles whose shape is written as numbers (`_static_shape`)
+        self.shapes: dict[str, tuple[int, ...]] = {}
         #: names bound to linear forms of grids (`expr_c = expr_a * -1`), read through them
         self.exprs: dict[str, _Linear] = {}
         self.tiles: set[str] = set()
@@ -719,6 +728,11 @@ class _Migrator(cst.CSTTransformer):
             if self._uses_grid(value) and self._mask_bounds(value) is not None:
                 self.masks[target.value] = value  # becomes the slices of the calls it masks
                 return cst.RemovalSentinel.REMOVE
+            shape = self._static_shape(value)
+            if shape is None:
+                self.shapes.pop(target.value, None)
+            else:
+                self.shapes[target.value] = shape
             if isinstance(value, cst.Call):
                 fn = value.func
                 nl_name = self._is(fn, self.nl)
@@ -1058,10 +1072,10 @@ class _Migrator(cst.CSTTransformer):
         self.scope.append(node.name.value)
         # a function's grids are its own: it starts from its enclosing scope's (closures)
         names = (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
-                 self.exprs)  # fmt: skip
+                 self.exprs, self.shapes)  # fmt: skip
         self.outer.append(names)
         self.grids, self.mgrids, self.masks = dict(self.grids), dict(self.mgrids), dict(self.masks)
-        self.exprs = dict(self.exprs)
+        self.exprs, self.shapes = dict(self.exprs), {}
         self.kept_names, self.tiles, self.psum = set(self.kept_names), set(self.tiles), set()
         return True
 
@@ -1098,7 +1112,7 @@ class _Migrator(cst.CSTTransformer):
         self.scope.pop()
         names = self.outer.pop()
         (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
-         self.exprs) = names  # fmt: skip
+         self.exprs, self.shapes) = names  # fmt: skip
         reads = self.reads_program.pop() if self.reads_program else False
         if not reads:
             return updated
@@ -1329,6 +1343,14 @@ class _Migrator(cst.CSTTransformer):
             )
         if self._is(updated.func, self.nisa) == "dma_copy":
             updated = self._dma_compute(updated)
+        if loop in ELEMENTWISE and len(updated.args) >= 2:
+            x, y = updated.args[0], updated.args[1]
+            if x.keyword is None and y.keyword is None:
+                bx, by = self._broadcast(_code(x.value), _code(y.value))
+                args = [x.with_changes(value=cst.parse_expression(bx)),
+                        y.with_changes(value=cst.parse_expression(by)), *updated.args[2:]]  # fmt: skip
+                updated = updated.with_changes(args=args)
+                self._result_shape(_code(updated), _code(x.value), _code(y.value))
         kernel_api = bool(self._is(updated.func, self.nl) or self._is(updated.func, self.nisa))
         args = []
         for a in updated.args:
@@ -1494,10 +1516,64 @@ class _Migrator(cst.CSTTransformer):
             return updated
         if self._is_tile(updated.left) or self._is_tile(updated.right):
             nl = self._nl()
-            return cst.parse_expression(
-                f"{nl}.{name}({_code(updated.left)}, {_code(updated.right)})"
-            )
+            x, y = self._broadcast(_code(updated.left), _code(updated.right))
+            text = f"{nl}.{name}({x}, {y})"
+            self._result_shape(text, _code(updated.left), _code(updated.right))
+            return cst.parse_expression(text)
         return updated
+
+    def _static_shape(self, value) -> tuple[int, ...] | None:
+        """The shape of a tile whose every dimension is written as a number: `nl.load(t[0:128,
+        0:1])`, `nl.ndarray((128, 512), ...)`."""
+        if not isinstance(value, cst.Call) or not value.args:
+            return None
+        name = self._is(value.func, self.nl)
+        first = value.args[0].value if value.args[0].keyword is None else None
+        if name == "load" and isinstance(first, cst.Subscript):
+            dims = []
+            for element in first.slice:
+                s = element.slice
+                if not isinstance(s, cst.Slice) or s.step is not None:
+                    return None
+                lo = 0 if s.lower is None else _int(s.lower)
+                hi = _int(s.upper) if s.upper is not None else None
+                if lo is None or hi is None:
+                    return None
+                dims.append(hi - lo)
+            return tuple(dims)
+        if name in ALLOCATIONS and isinstance(first, cst.Tuple | cst.List):
+            dims = [_int(e.value) for e in first.elements]
+            return None if None in dims else tuple(dims)
+        return None
+
+    def _result_shape(self, result: str, x: str, y: str) -> None:
+        """The shape of an elementwise operation's result (source text), where its operands'
+        are known: the operation it is part of may broadcast it in turn."""
+        sx, sy = self.shapes.get(x), self.shapes.get(y)
+        if sx is not None and sy is not None and len(sx) == len(sy):
+            self.shapes[result] = tuple(max(a, b) for a, b in zip(sx, sy))
+
+    def _broadcast(self, x: str, y: str) -> tuple[str, str]:
+        """Beta 1's implicit broadcasting of the operands of an elementwise `nl` operation,
+        where both shapes are written as numbers ((128, 1) with (128, 512), (1, 512) with
+        (128, 512)): current NKI broadcasts explicitly, a size-1 free dimension by a view
+        (`b.broadcast(1, 512)`), a single partition by `nl.broadcast_to`."""
+        sx, sy = self.shapes.get(x), self.shapes.get(y)
+        if sx is None or sy is None or sx == sy or len(sx) != 2 or len(sy) != 2:
+            return x, y
+        if any(a != b and 1 not in (a, b) for a, b in zip(sx, sy)):
+            return x, y
+        full = tuple(max(a, b) for a, b in zip(sx, sy))
+        nl = self._nl()
+
+        def widened(code: str, shape: tuple[int, ...]) -> str:
+            if shape[0] != full[0]:
+                return f"{nl}.broadcast_to({code}, shape={full})"
+            if shape[1] != full[1]:
+                return f"{code}.broadcast(1, {full[1]})"
+            return code
+
+        return widened(x, sx), widened(y, sy)
 
     def _is_tile(self, node) -> bool:
         if isinstance(node, cst.Name):

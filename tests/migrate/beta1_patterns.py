@@ -174,3 +174,15 @@ def segment_bounds(ids):
     bounds = nisa.sequence_bounds(segment_ids=t)
     nl.store(out, value=bounds)
     return out
+
+
+@nki.jit
+def scaled_bias(a, row_bias, col_scale):
+    """(a + row_bias) * col_scale, the (128, 1) and (1, 512) operands broadcast implicitly."""
+    out = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a[0:128, 0:512])
+    b = nl.load(row_bias[0:128, 0:1])
+    s = nl.load(col_scale[0:1, 0:512])
+    y = nl.multiply(x + b, s)
+    nl.store(out, value=y)
+    return out

@@ -69,6 +69,11 @@ def _rng_inputs():
         "tail_copy": {"a": rng.standard_normal((200, 64)).astype(np.float32)},
         "scatter_add": {"a": rng.standard_normal((64, 512)).astype(np.float32)},
         "segment_bounds": {"ids": np.array([[0, 1, 1, 2, 2, 2, 0, 3, 3] * 4], np.int32)},
+        "scaled_bias": {
+            "a": rng.standard_normal((128, 512)).astype(np.float32),
+            "row_bias": rng.standard_normal((128, 1)).astype(np.float32),
+            "col_scale": rng.standard_normal((1, 512)).astype(np.float32),
+        },
     }
 
 
@@ -86,6 +91,7 @@ REFERENCES = {
     "tail_copy": lambda a: a,
     "scatter_add": lambda a: np.insert(a + 1, range(1, 65), 1, axis=0),
     "segment_bounds": lambda ids: _bounds(ids),
+    "scaled_bias": lambda a, row_bias, col_scale: (a + row_bias) * col_scale,
 }
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
 #: assigned to a tile, dst_rmw_op): checked against numpy only
@@ -141,6 +147,10 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
     # a read-modify-write DMA: dma_compute with the destination as the first source
     assert "nisa.dma_compute(dst=out.ap(" in text and "reduce_op=nl.add)" in text
     assert "bounds = nl.ndarray((t.shape[0], 2, t.shape[1]), dtype=t.dtype, buffer=nl.sbuf)" in text
+    # implicit broadcasting made explicit where both shapes are written as numbers
+    assert (
+        "y = nl.multiply(nl.add(x, b.broadcast(1, 512)), nl.broadcast_to(s, shape=(128, 512)))"
+    ) in text
 
 
 @pytest.mark.parametrize("kernel", sorted(set(INPUTS) - BETA1_UNSUPPORTED))
