@@ -70,7 +70,8 @@ NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": 
 #: destination's shape and dtype come from: an operand (its shape and dtype), "matmul"
 #: ((stationary.shape[-1], moving.shape[-1]) in PSUM, float32), "transpose" (the operand's two
 #: dimensions swapped, in PSUM), "shape" (the `shape=` and `dtype=` arguments, memset),
-#: "bounds" ((P, 2, F) of the segment ids, sequence_bounds), or
+#: "bounds" ((P, 2, F) of the segment ids, sequence_bounds), "annotation" (the shape of the
+#: statement's `tensor[...]` annotation), or
 #: (operand, free size, dtype) for results of a fixed width per partition.
 RETURNING = {
     "nc_matmul": (("stationary", "moving"), "matmul"),
@@ -100,6 +101,8 @@ RETURNING = {
     "tensor_tensor_scan": (("data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1"),
                            "data0"),
     "sequence_bounds": (("segment_ids",), "bounds"),
+    "local_gather": (("src_buffer", "index", "num_elem_per_idx", "num_valid_indices"),
+                     "annotation"),
 }  # fmt: skip
 
 #: Beta 1 instructions computing a linear form of index grids: their positional parameters
@@ -291,6 +294,18 @@ class _Linear:
             self.sizes,
             self.rank,
         )
+
+
+def _annotated_shape(annotation) -> str:
+    """`(128, 4, 16)` of the annotation `tensor[128, 4, 16]` (also `nt.tensor[...]`); "" for
+    any other annotation."""
+    if not (isinstance(annotation, cst.Subscript) and (_dotted(annotation.value) or "").endswith(
+            "tensor")):  # fmt: skip
+        return ""
+    dims = [e.slice for e in annotation.slice]
+    if not all(isinstance(d, cst.Index) for d in dims):
+        return ""
+    return "(" + ", ".join(_code(d.value) for d in dims) + ("," if len(dims) == 1 else "") + ")"
 
 
 def _writable(target):
@@ -1670,7 +1685,10 @@ class _Migrator(cst.CSTTransformer):
         if isinstance(stmt, cst.AnnAssign) and isinstance(stmt.target, cst.Name) and stmt.value:
             name = self._returning(stmt.value)
             if name:  # `a: tensor[128, 1] = nisa.X(...)`: the annotation goes with the value
-                return self._dst_first(updated, name, stmt.value, stmt.target.value, new=True)
+                shape = _annotated_shape(stmt.annotation.annotation)
+                return self._dst_first(
+                    updated, name, stmt.value, stmt.target.value, new=True, annotated=shape
+                )
         if (isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Subscript)
                 and not self._returning(stmt.value) and self._is_tile(stmt.value)):  # fmt: skip
             # `t[...] += x` on tiles: the operation in place, into the view
@@ -1791,7 +1809,9 @@ class _Migrator(cst.CSTTransformer):
             return None
         return name
 
-    def _dst_first(self, line, name: str, call: cst.Call, target: str, new: bool):
+    def _dst_first(
+        self, line, name: str, call: cst.Call, target: str, new: bool, annotated: str = ""
+    ):
         params, shape_of = RETURNING[name]
         named: dict[str, str] = {}
         dtype = None
@@ -1834,6 +1854,13 @@ class _Migrator(cst.CSTTransformer):
                                "destination and pass it as dst=")  # fmt: skip
                     return line
                 shape, dt, buf = shape_arg, dtype, "sbuf"
+            elif shape_of == "annotation":  # the shape the statement's annotation gives
+                if not annotated:
+                    self._todo(line, f"nisa.{name} without a shape annotation: allocate the "
+                               "destination and pass it as dst=")  # fmt: skip
+                    return line
+                src = named[params[0]]
+                shape, dt, buf = annotated, dtype or f"{src}.dtype", "sbuf"
             elif shape_of == "bounds":  # each element's segment start and end
                 src = named["segment_ids"]
                 shape, dt, buf = f"({src}.shape[0], 2, {src}.shape[1])", f"{src}.dtype", "sbuf"

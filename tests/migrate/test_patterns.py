@@ -277,3 +277,28 @@ def test_a_mask_joined_with_and_slices_like_one_joined_with_ampersand():
     m = migrate_source(source)
     assert m.todos == []
     assert "nisa.max8(dst=m, src=t[0:min(128, 64), 0:min(512, 256)])" in m.text
+
+
+def test_a_result_shaped_by_its_annotation():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.isa as nisa\n"
+        "import neuronxcc.nki.language as nl\n"
+        "from neuronxcc.nki.typing import tensor\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(src, idx):\n"
+        "    g: tensor[128, 4, 16] = nisa.local_gather(src, idx, 4, 64)\n"
+        "    h = nisa.local_gather(src, idx, 4, 64)\n"
+        "    return g\n"
+    )
+    m = migrate_source(source)
+    assert (
+        "    g = nl.ndarray((128, 4, 16), dtype=src.dtype, buffer=nl.sbuf)\n"
+        "    nisa.local_gather(dst=g, src_buffer=src, index=idx, num_elem_per_idx=4, "
+        "num_valid_indices=64)\n"
+    ) in m.text
+    # without an annotation the result's shape is not known: left to the user
+    assert [t.message.split(":")[0] for t in m.todos] == [
+        "nisa.local_gather without a shape annotation"
+    ]
