@@ -427,6 +427,8 @@ class _Migrator(cst.CSTTransformer):
         self.reads_program: list[bool] = []  # per function being rewritten
         self.todos: list[Todo] = []
         self.nl = {"nl", "nki.language"}
+        #: the names an `import ... isa as X` of the file binds
+        self.isa_imported: set[str] = set()
         self.nisa = {"nisa", "nki.isa"}
         self.np = {"np", "numpy"}
         self.grids: dict[str, _Grid] = {}
@@ -459,6 +461,12 @@ class _Migrator(cst.CSTTransformer):
         line, col = self._line(node)
         self.todos.append(Todo(line, message, col))
         self.pending.append(message)
+
+    def _nisa(self) -> str:
+        """The name the file binds `nki.isa` to (`nki.isa` written out when it binds none)."""
+        if not self.isa_imported:
+            return "nki.isa"
+        return "nisa" if "nisa" in self.isa_imported else sorted(self.isa_imported)[0]
 
     def _nl(self) -> str:
         """The name the file binds `nki.language` to."""
@@ -555,6 +563,7 @@ class _Migrator(cst.CSTTransformer):
             self.nl.add(local)
         elif module == "nki.isa":
             self.nisa.add(local)
+            self.isa_imported.add(local)
         elif module == "nki.compiler":
             self.compiler.add(local)
 
@@ -1672,6 +1681,9 @@ class _Migrator(cst.CSTTransformer):
         patterned = self._pattern_generator(updated, stmt)
         if patterned is not None:
             return patterned
+        element = self._element_store(updated, stmt)
+        if element is not None:
+            return element
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0].target
             call = stmt.value
@@ -1695,7 +1707,7 @@ class _Migrator(cst.CSTTransformer):
             op = AUG_OPERATORS.get(type(stmt.operator))
             if op is not None:
                 view, value = _code(stmt.target), _code(stmt.value)
-                nisa = "nisa" if "nisa" in self.nisa else sorted(self.nisa)[0]
+                nisa = self._nisa()
                 text = (f"{nisa}.tensor_tensor(dst={view}, data1={view}, data2={value}, "
                         f"op={self._nl()}.{op})\n")  # fmt: skip
                 new = cst.parse_statement(text)
@@ -1709,6 +1721,42 @@ class _Migrator(cst.CSTTransformer):
                 target = _code(stmt.target)  # PSUM accumulation, in place
                 return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _element_store(self, line, stmt):
+        """`t[i, j] = c` (a number into one element of a tile, at a partition that is not a
+        literal 0, 32, 64 or 96): an instruction reaches one partition only at those, so the
+        number is set in a tile of its own and copied into place by DMA, as Beta 1 did."""
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+            return None
+        target, value = stmt.targets[0].target, stmt.value
+        if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)):
+            return None
+        if target.value.value not in self.tiles or target.value.value in self.psum:
+            return None
+        indices = [e.slice for e in target.slice]
+        if len(indices) < 2 or not all(isinstance(i, cst.Index) for i in indices):
+            return None
+        if any(self._uses_grid(i.value) or _names(i.value) & self.tiles for i in indices):
+            return None
+        if _int(indices[0].value) in (0, 32, 64, 96):
+            return None
+        if not isinstance(value, cst.Integer | cst.Float | cst.BinaryOperation | cst.Name):
+            return None
+        if _calls(value) or _names(value) & self.tiles or self._uses_grid(value):
+            return None
+        nl = self._nl()
+        nisa = self._nisa()
+        tile = self._fresh("element")
+        dst = _code(target)
+        lines = [
+            f"{tile} = {nl}.ndarray((1, 1), dtype={target.value.value}.dtype, buffer={nl}.sbuf)",
+            f"{nisa}.memset(dst={tile}, value={_code(value)})",
+            f"{nisa}.dma_copy(dst={dst}, src={tile})",
+        ]
+        nodes = [cst.parse_statement(t + "\n") for t in lines]
+        nodes[0] = nodes[0].with_changes(leading_lines=line.leading_lines)
+        nodes[-1] = nodes[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
+        return cst.FlattenSentinel(nodes)
 
     def _pattern_generator(self, line, stmt):
         """`x = nisa.iota(expr, dtype)` and `x = nisa.affine_select(pred, tile, value)` of

@@ -186,3 +186,15 @@ def scaled_bias(a, row_bias, col_scale):
     y = nl.multiply(x + b, s)
     nl.store(out, value=y)
     return out
+
+
+@nki.jit
+def column_ramp():
+    """An (8, 3) tile with t[i, j] = 5 * j + 1, set one element at a time."""
+    out = nl.ndarray((8, 3), dtype=nl.int32, buffer=nl.shared_hbm)
+    t = nl.zeros((8, 3), dtype=nl.int32)
+    for i in nl.static_range(8):
+        for j in nl.static_range(3):
+            t[i, j] = j * 5 + 1
+    nl.store(out, value=t)
+    return out

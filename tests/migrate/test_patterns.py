@@ -74,6 +74,7 @@ def _rng_inputs():
             "row_bias": rng.standard_normal((128, 1)).astype(np.float32),
             "col_scale": rng.standard_normal((1, 512)).astype(np.float32),
         },
+        "column_ramp": {},
     }
 
 
@@ -92,6 +93,7 @@ REFERENCES = {
     "scatter_add": lambda a: np.insert(a + 1, range(1, 65), 1, axis=0),
     "segment_bounds": lambda ids: _bounds(ids),
     "scaled_bias": lambda a, row_bias, col_scale: (a + row_bias) * col_scale,
+    "column_ramp": lambda: np.tile(np.arange(3, dtype=np.int32) * 5 + 1, (8, 1)),
 }
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
 #: assigned to a tile, dst_rmw_op): checked against numpy only
@@ -147,6 +149,12 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
     # a read-modify-write DMA: dma_compute with the destination as the first source
     assert "nisa.dma_compute(dst=out.ap(" in text and "reduce_op=nl.add)" in text
     assert "bounds = nl.ndarray((t.shape[0], 2, t.shape[1]), dtype=t.dtype, buffer=nl.sbuf)" in text
+    # one element set at any partition: a tile of its own, copied into place by DMA
+    assert (
+        "            element0 = nl.ndarray((1, 1), dtype=t.dtype, buffer=nl.sbuf)\n"
+        "            nisa.memset(dst=element0, value=j * 5 + 1)\n"
+        "            nisa.dma_copy(dst=t[i, j], src=element0)\n"
+    ) in text
     # implicit broadcasting made explicit where both shapes are written as numbers
     assert (
         "y = nl.multiply(nl.add(x, b.broadcast(1, 512)), nl.broadcast_to(s, shape=(128, 512)))"
