@@ -399,6 +399,8 @@ class _Migrator(cst.CSTTransformer):
         self.outer: list[tuple] = []
         #: tiles known to be in PSUM (Beta 1 stores them; current NKI copies them out first)
         self.psum: set[str] = set()
+        #: the float32 ones among them (a matmul may write them directly)
+        self.psum_f32: set[str] = set()
         #: the grids (of `keep`) now in scope
         self.kept_names: set[str] = set()
         #: the statement being rewritten (its original node)
@@ -681,7 +683,7 @@ class _Migrator(cst.CSTTransformer):
 
     def leave_Assign(self, original, updated):
         if self.allocating is not None:
-            return self._unblocked(updated)
+            updated = self._unblocked(updated)
         if len(updated.targets) != 1:
             return updated
         target, value = updated.targets[0].target, updated.value
@@ -766,10 +768,17 @@ class _Migrator(cst.CSTTransformer):
                     (a.value for a in value.args if a.keyword and a.keyword.value == "buffer"),
                     None,
                 )
+                dtype = next(
+                    (a.value for a in value.args if a.keyword and a.keyword.value == "dtype"),
+                    None,
+                )
                 if nl_name and buffer is not None and self._is(buffer, self.nl, "psum"):
                     self.psum.add(target.value)
+                    if dtype is not None and (_dotted(dtype) or "").split(".")[-1] == "float32":
+                        self.psum_f32.add(target.value)
                 else:
                     self.psum.discard(target.value)
+                    self.psum_f32.discard(target.value)
         elif isinstance(target, cst.Tuple):
             grids = self._mgrid(value)
             names = [e.value for e in target.elements]
@@ -1096,10 +1105,10 @@ class _Migrator(cst.CSTTransformer):
         self.scope.append(node.name.value)
         # a function's grids are its own: it starts from its enclosing scope's (closures)
         names = (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
-                 self.exprs, self.shapes)  # fmt: skip
+                 self.exprs, self.shapes, self.psum_f32)  # fmt: skip
         self.outer.append(names)
         self.grids, self.mgrids, self.masks = dict(self.grids), dict(self.mgrids), dict(self.masks)
-        self.exprs, self.shapes = dict(self.exprs), {}
+        self.exprs, self.shapes, self.psum_f32 = dict(self.exprs), {}, set(self.psum_f32)
         self.kept_names, self.tiles, self.psum = set(self.kept_names), set(self.tiles), set()
         return True
 
@@ -1136,7 +1145,7 @@ class _Migrator(cst.CSTTransformer):
         self.scope.pop()
         names = self.outer.pop()
         (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
-         self.exprs, self.shapes) = names  # fmt: skip
+         self.exprs, self.shapes, self.psum_f32) = names  # fmt: skip
         reads = self.reads_program.pop() if self.reads_program else False
         if not reads:
             return updated
@@ -1881,9 +1890,17 @@ class _Migrator(cst.CSTTransformer):
         nisa = _code(call.func).rsplit(".", 1)[0]
         statements = []
         view = None
-        if not new and line.body and isinstance(line.body[0], cst.Assign) and name == "nc_matmul":
-            # `t[...] = nisa.nc_matmul(...)`: a fresh PSUM tile, then copied into the view
-            view, target, new = target, self._fresh("psum_result"), True
+        assigned = line.body and isinstance(line.body[0], cst.Assign)
+        if not new and assigned and name == "nc_matmul":
+            base = line.body[0].targets[0].target
+            while isinstance(base, cst.Subscript):
+                base = base.value
+            if isinstance(base, cst.Name) and base.value in self.psum_f32:
+                # into a float32 PSUM tile: the matmul writes the view, overwriting it
+                named["accumulate"] = "False"
+            else:
+                # `t[...] = nisa.nc_matmul(...)`: a fresh PSUM tile, then copied into the view
+                view, target, new = target, self._fresh("psum_result"), True
         if new:
             if shape_of == "matmul":
                 shape = f"({named['stationary']}.shape[-1], {named['moving']}.shape[-1])"

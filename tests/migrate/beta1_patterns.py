@@ -198,3 +198,17 @@ def column_ramp():
             t[i, j] = j * 5 + 1
     nl.store(out, value=t)
     return out
+
+
+@nki.jit
+def products_in_psum(a, b):
+    """a.T @ b for two (128, 128) blocks of columns of `b`, each written into a view of one
+    float32 PSUM tile."""
+    out = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum)
+    for j in nl.affine_range(2):
+        acc[:, nl.ds(j * 128, 128)] = nisa.nc_matmul(x, y[:, nl.ds(j * 128, 128)])
+    nl.store(out, value=acc)
+    return out

@@ -75,6 +75,10 @@ def _rng_inputs():
             "col_scale": rng.standard_normal((1, 512)).astype(np.float32),
         },
         "column_ramp": {},
+        "products_in_psum": {
+            "a": rng.integers(-4, 4, (128, 128)).astype(np.float32),
+            "b": rng.integers(-4, 4, (128, 256)).astype(np.float32),
+        },
     }
 
 
@@ -94,6 +98,7 @@ REFERENCES = {
     "segment_bounds": lambda ids: _bounds(ids),
     "scaled_bias": lambda a, row_bias, col_scale: (a + row_bias) * col_scale,
     "column_ramp": lambda: np.tile(np.arange(3, dtype=np.int32) * 5 + 1, (8, 1)),
+    "products_in_psum": lambda a, b: a.T @ b,
 }
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
 #: assigned to a tile, dst_rmw_op): checked against numpy only
@@ -154,6 +159,11 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
         "            element0 = nl.ndarray((1, 1), dtype=t.dtype, buffer=nl.sbuf)\n"
         "            nisa.memset(dst=element0, value=j * 5 + 1)\n"
         "            nisa.dma_copy(dst=t[i, j], src=element0)\n"
+    ) in text
+    # a matmul assigned to a view of a float32 PSUM tile writes it directly
+    assert (
+        "nisa.nc_matmul(dst=acc[:, nl.ds(j * 128, 128)], stationary=x, "
+        "moving=y[:, nl.ds(j * 128, 128)], accumulate=False)"
     ) in text
     # implicit broadcasting made explicit where both shapes are written as numbers
     assert (
