@@ -156,6 +156,9 @@ ELEMENTWISE = {
     "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
 }  # fmt: skip
 
+#: `nl` operations of the Tensor engine, whose results are in PSUM
+PSUM_RESULTS = ("transpose", "matmul")
+
 #: `nl` reductions taking `axis=`
 REDUCTIONS = ("sum", "max", "min", "prod", "mean", "all", "any")
 
@@ -434,6 +437,8 @@ class _Migrator(cst.CSTTransformer):
         self.nisa = {"nisa", "nki.isa"}
         self.np = {"np", "numpy"}
         self.grids: dict[str, _Grid] = {}
+        #: tiles made by a reduction along axis 1: (P, 1) columns
+        self.columns: set[str] = set()
         #: tiles whose shape is written as numbers (`_static_shape`)
         self.shapes: dict[str, tuple[int, ...]] = {}
         #: names bound to linear forms of grids (`expr_c = expr_a * -1`), read through them
@@ -674,6 +679,17 @@ class _Migrator(cst.CSTTransformer):
         self.mask_stack.append(self.assign_mask)
         return True
 
+    def leave_AnnAssign(self, original, updated):
+        # `qk: nt.tensor[128, 512] = nl.matmul(...)`: a tile, like an assignment's
+        value = updated.value
+        if isinstance(updated.target, cst.Name) and isinstance(value, cst.Call):
+            name = self._is(value.func, self.nl)
+            if (name and name not in NOT_TILES) or self._is(value.func, self.nisa):
+                self.tiles.add(updated.target.value)
+            if name in PSUM_RESULTS:
+                self.psum.add(updated.target.value)
+        return updated
+
     def leave_AssignTarget(self, original, updated):
         self.mask_stack.pop()
         return updated.with_changes(target=_writable(updated.target))
@@ -754,6 +770,10 @@ class _Migrator(cst.CSTTransformer):
             if self._uses_grid(value) and self._mask_bounds(value) is not None:
                 self.masks[target.value] = value  # becomes the slices of the calls it masks
                 return cst.RemovalSentinel.REMOVE
+            if self._column(value):
+                self.columns.add(target.value)
+            else:
+                self.columns.discard(target.value)
             shape = self._static_shape(value)
             if shape is None:
                 self.shapes.pop(target.value, None)
@@ -772,7 +792,8 @@ class _Migrator(cst.CSTTransformer):
                     (a.value for a in value.args if a.keyword and a.keyword.value == "dtype"),
                     None,
                 )
-                if nl_name and buffer is not None and self._is(buffer, self.nl, "psum"):
+                in_psum = buffer is not None and self._is(buffer, self.nl, "psum")
+                if nl_name in PSUM_RESULTS or (nl_name and in_psum):
                     self.psum.add(target.value)
                     if dtype is not None and (_dotted(dtype) or "").split(".")[-1] == "float32":
                         self.psum_f32.add(target.value)
@@ -1376,6 +1397,8 @@ class _Migrator(cst.CSTTransformer):
             )
         if self._is(updated.func, self.nisa) == "dma_copy":
             updated = self._dma_compute(updated)
+        if loop == "matmul":
+            updated = self._transposed_matmul(updated)
         if loop in ELEMENTWISE and len(updated.args) >= 2:
             x, y = updated.args[0], updated.args[1]
             if x.keyword is None and y.keyword is None:
@@ -1402,6 +1425,41 @@ class _Migrator(cst.CSTTransformer):
         if args and kept is not None:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
+
+    def _transposed_matmul(self, call: cst.Call) -> cst.Call:
+        """`nl.matmul(x, y)` (Beta 1 transposed `x` itself when `transpose_x` was False, its
+        default): current NKI takes `x` transposed only, so `nl.transpose(x)` is passed with
+        `transpose_x=True`."""
+        args = list(call.args)
+        flag = next((i for i, a in enumerate(args) if a.keyword and a.keyword.value ==
+                     "transpose_x"), None)  # fmt: skip
+        for i, a in enumerate(args):  # Beta 1 copied PSUM operands to SBUF itself
+            if (a.keyword is None and i == 1) or (a.keyword and a.keyword.value == "y"):
+                if isinstance(a.value, cst.Name) and a.value.value in self.psum:
+                    copy = cst.parse_expression(f"{self._nl()}.copy({a.value.value})")
+                    args[i] = a.with_changes(value=copy)
+        call = call.with_changes(args=args)
+        if flag is not None and _dotted(args[flag].value) != "False":
+            return call
+        if flag is None and len(args) > 2 and args[2].keyword is None:
+            return call  # transpose_x given by position
+        at = next((i for i, a in enumerate(args) if (a.keyword is None and i == 0) or
+                   (a.keyword and a.keyword.value == "x")), None)  # fmt: skip
+        if at is None or any(a.star for a in args):
+            return call
+        x = args[at]
+        args[at] = x.with_changes(
+            value=cst.parse_expression(
+                f"{self._nl()}.copy({self._nl()}.transpose({_code(x.value)}))"
+            )
+        )
+        true = cst.parse_expression("f(transpose_x=True)").args[0]
+        if flag is None:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            args.append(true)
+        else:
+            args[flag] = args[flag].with_changes(value=cst.Name("True"))
+        return call.with_changes(args=args)
 
     def _dma_compute(self, call: cst.Call) -> cst.Call:
         """`nisa.dma_copy(dst=d, src=s, dst_rmw_op=np.add)` (Beta 1's read-modify-write DMA) is
@@ -1586,11 +1644,28 @@ class _Migrator(cst.CSTTransformer):
         if sx is not None and sy is not None and len(sx) == len(sy):
             self.shapes[result] = tuple(max(a, b) for a, b in zip(sx, sy))
 
+    def _column(self, value) -> bool:
+        """Whether `value` is a reduction along axis 1 (`nl.max(t, axis=1)`): a (P, 1) column
+        of a 2-D tile."""
+        if not isinstance(value, cst.Call) or self._is(value.func, self.nl) not in REDUCTIONS:
+            return False
+        axis = next((a.value for a in value.args if a.keyword and a.keyword.value == "axis"),
+                     value.args[1].value if len(value.args) > 1 and value.args[1].keyword is None
+                     else None)  # fmt: skip
+        if isinstance(axis, cst.List | cst.Tuple) and len(axis.elements) == 1:
+            axis = axis.elements[0].value
+        return _int(axis) == 1
+
     def _broadcast(self, x: str, y: str) -> tuple[str, str]:
         """Beta 1's implicit broadcasting of the operands of an elementwise `nl` operation,
         where both shapes are written as numbers ((128, 1) with (128, 512), (1, 512) with
         (128, 512)): current NKI broadcasts explicitly, a size-1 free dimension by a view
         (`b.broadcast(1, 512)`), a single partition by `nl.broadcast_to`."""
+        for column, tile in ((x, y), (y, x)):
+            # a row reduction against the tile it was reduced from (softmax's max and sum)
+            if column in self.columns and tile in self.tiles and tile not in self.columns:
+                widened = f"{column}.broadcast(1, {tile}.shape[1])"
+                return (widened, y) if column == x else (x, widened)
         sx, sy = self.shapes.get(x), self.shapes.get(y)
         if sx is None or sy is None or sx == sy or len(sx) != 2 or len(sy) != 2:
             return x, y

@@ -212,3 +212,16 @@ def products_in_psum(a, b):
         acc[:, nl.ds(j * 128, 128)] = nisa.nc_matmul(x, y[:, nl.ds(j * 128, 128)])
     nl.store(out, value=acc)
     return out
+
+
+@nki.jit
+def centered_product(a, b):
+    """(a - the maximum of each row of a) @ b, for (128, 128) `a` and (128, 256) `b`."""
+    out = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    top = nl.max(x, axis=1)
+    centered = nl.subtract(x, top)
+    product = nl.matmul(centered, y)
+    nl.store(out, value=product)
+    return out

@@ -75,6 +75,10 @@ def _rng_inputs():
             "col_scale": rng.standard_normal((1, 512)).astype(np.float32),
         },
         "column_ramp": {},
+        "centered_product": {
+            "a": rng.integers(-4, 4, (128, 128)).astype(np.float32),
+            "b": rng.integers(-4, 4, (128, 256)).astype(np.float32),
+        },
         "products_in_psum": {
             "a": rng.integers(-4, 4, (128, 128)).astype(np.float32),
             "b": rng.integers(-4, 4, (128, 256)).astype(np.float32),
@@ -99,6 +103,7 @@ REFERENCES = {
     "scaled_bias": lambda a, row_bias, col_scale: (a + row_bias) * col_scale,
     "column_ramp": lambda: np.tile(np.arange(3, dtype=np.int32) * 5 + 1, (8, 1)),
     "products_in_psum": lambda a, b: a.T @ b,
+    "centered_product": lambda a, b: (a - a.max(axis=1, keepdims=True)) @ b,
 }
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
 #: assigned to a tile, dst_rmw_op): checked against numpy only
@@ -165,6 +170,10 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
         "nisa.nc_matmul(dst=acc[:, nl.ds(j * 128, 128)], stationary=x, "
         "moving=y[:, nl.ds(j * 128, 128)], accumulate=False)"
     ) in text
+    # a row reduction broadcast against its tile; nl.matmul's implicit transpose made explicit
+    assert "centered = nl.subtract(x, top.broadcast(1, x.shape[1]))" in text
+    assert "product = nl.matmul(nl.copy(nl.transpose(centered)), y, transpose_x=True)" in text
+    assert "nl.store(out, value=nl.copy(product))" in text
     # implicit broadcasting made explicit where both shapes are written as numbers
     assert (
         "y = nl.multiply(nl.add(x, b.broadcast(1, 512)), nl.broadcast_to(s, shape=(128, 512)))"
