@@ -1824,8 +1824,10 @@ class _Migrator(cst.CSTTransformer):
             return None
         if _int(indices[0].value) in (0, 32, 64, 96):
             return None
-        if not isinstance(value, cst.Integer | cst.Float | cst.BinaryOperation | cst.Name):
-            return None
+        if not isinstance(
+            value, cst.Integer | cst.Float | cst.BinaryOperation | cst.UnaryOperation
+        ):
+            return None  # a number written out (a bare name may be a tile)
         if _calls(value) or _names(value) & self.tiles or self._uses_grid(value):
             return None
         nl = self._nl()
