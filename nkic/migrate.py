@@ -69,7 +69,9 @@ NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": 
 #: value-returning Beta 1 instructions: their positional parameter names and where the
 #: destination's shape and dtype come from: an operand (its shape and dtype), "matmul"
 #: ((stationary.shape[-1], moving.shape[-1]) in PSUM, float32), "transpose" (the operand's two
-#: dimensions swapped, in PSUM), "shape" (the `shape=` and `dtype=` arguments, memset), or
+#: dimensions swapped, in PSUM), "shape" (the `shape=` and `dtype=` arguments, memset),
+#: "bounds" ((P, 2, F) of the segment ids, sequence_bounds), "annotation" (the shape of the
+#: statement's `tensor[...]` annotation), or
 #: (operand, free size, dtype) for results of a fixed width per partition.
 RETURNING = {
     "nc_matmul": (("stationary", "moving"), "matmul"),
@@ -98,6 +100,9 @@ RETURNING = {
                               "reverse1"), "data"),
     "tensor_tensor_scan": (("data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1"),
                            "data0"),
+    "sequence_bounds": (("segment_ids",), "bounds"),
+    "local_gather": (("src_buffer", "index", "num_elem_per_idx", "num_valid_indices"),
+                     "annotation"),
 }  # fmt: skip
 
 #: Beta 1 instructions computing a linear form of index grids: their positional parameters
@@ -143,6 +148,16 @@ SCALAR_TYPES = {
     "float32": "float", "float16": "float", "float64": "float", "int32": "int", "int16": "int",
     "int8": "int", "uint32": "int", "uint16": "int", "uint8": "int",
 }  # fmt: skip
+
+#: elementwise binary `nl` operations (Beta 1 broadcast their operands)
+ELEMENTWISE = {
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "equal",
+    "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+}  # fmt: skip
+
+#: `nl` operations of the Tensor engine, whose results are in PSUM
+PSUM_RESULTS = ("transpose", "matmul")
 
 #: `nl` reductions taking `axis=`
 REDUCTIONS = ("sum", "max", "min", "prod", "mean", "all", "any")
@@ -284,6 +299,18 @@ class _Linear:
         )
 
 
+def _annotated_shape(annotation) -> str:
+    """`(128, 4, 16)` of the annotation `tensor[128, 4, 16]` (also `nt.tensor[...]`); "" for
+    any other annotation."""
+    if not (isinstance(annotation, cst.Subscript) and (_dotted(annotation.value) or "").endswith(
+            "tensor")):  # fmt: skip
+        return ""
+    dims = [e.slice for e in annotation.slice]
+    if not all(isinstance(d, cst.Index) for d in dims):
+        return ""
+    return "(" + ", ".join(_code(d.value) for d in dims) + ("," if len(dims) == 1 else "") + ")"
+
+
 def _writable(target):
     """`t.ap(...)`, an access pattern the rewrite put where a subscript was assigned to, as
     the assignable `t.ap(...)[...]`."""
@@ -347,8 +374,20 @@ class _Migrator(cst.CSTTransformer):
         source: str = "",
         to: str = "0.7",
         keep: frozenset[tuple[tuple[str, ...], str]] = frozenset(),
+        blocked: dict | None = None,
     ):
         super().__init__()
+        #: (enclosing functions, name) -> (block dimensions, rank, on chip) of the tensors
+        #: allocated with block dimensions before `nl.par_dim` whose every use is a subscript
+        #: (`_BlockedTensors`): their layout becomes (p, blocks..., f...)
+        self.blocked = blocked or {}
+        #: the mask of the call assigned by the statement being rewritten (`_mask_bounds`)
+        self.assign_mask = None
+        #: the blocked tensor whose allocation is being rewritten
+        self.allocating: tuple | None = None
+        #: names bound to a `nki.compiler` allocator (`sb_mod = nki.compiler.sbuf.mod_alloc`)
+        #: and the buffer it allocates in
+        self.allocators: dict[str, str] = {}
         self.grid = grid
         self.to = to
         self.source = source
@@ -363,6 +402,8 @@ class _Migrator(cst.CSTTransformer):
         self.outer: list[tuple] = []
         #: tiles known to be in PSUM (Beta 1 stores them; current NKI copies them out first)
         self.psum: set[str] = set()
+        #: the float32 ones among them (a matmul may write them directly)
+        self.psum_f32: set[str] = set()
         #: the grids (of `keep`) now in scope
         self.kept_names: set[str] = set()
         #: the statement being rewritten (its original node)
@@ -391,9 +432,15 @@ class _Migrator(cst.CSTTransformer):
         self.reads_program: list[bool] = []  # per function being rewritten
         self.todos: list[Todo] = []
         self.nl = {"nl", "nki.language"}
+        #: the names an `import ... isa as X` of the file binds
+        self.isa_imported: set[str] = set()
         self.nisa = {"nisa", "nki.isa"}
         self.np = {"np", "numpy"}
         self.grids: dict[str, _Grid] = {}
+        #: tiles made by a reduction along axis 1: (P, 1) columns
+        self.columns: set[str] = set()
+        #: tiles whose shape is written as numbers (`_static_shape`)
+        self.shapes: dict[str, tuple[int, ...]] = {}
         #: names bound to linear forms of grids (`expr_c = expr_a * -1`), read through them
         self.exprs: dict[str, _Linear] = {}
         self.tiles: set[str] = set()
@@ -421,6 +468,12 @@ class _Migrator(cst.CSTTransformer):
         line, col = self._line(node)
         self.todos.append(Todo(line, message, col))
         self.pending.append(message)
+
+    def _nisa(self) -> str:
+        """The name the file binds `nki.isa` to (`nki.isa` written out when it binds none)."""
+        if not self.isa_imported:
+            return "nki.isa"
+        return "nisa" if "nisa" in self.isa_imported else sorted(self.isa_imported)[0]
 
     def _nl(self) -> str:
         """The name the file binds `nki.language` to."""
@@ -517,6 +570,7 @@ class _Migrator(cst.CSTTransformer):
             self.nl.add(local)
         elif module == "nki.isa":
             self.nisa.add(local)
+            self.isa_imported.add(local)
         elif module == "nki.compiler":
             self.compiler.add(local)
 
@@ -577,13 +631,75 @@ class _Migrator(cst.CSTTransformer):
             )
         return grids
 
+    def visit_Assign(self, node):
+        # `t[...] = nl.load(..., mask=...)`: Beta 1's mask keeps the same elements of the target
+        value = node.value
+        mask = None
+        if isinstance(value, cst.Call):
+            mask = next((a for a in value.args if a.keyword and a.keyword.value == "mask"), None)
+        self.assign_mask = self._mask_bounds(mask.value) if mask is not None else None
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Name) and (tuple(self.scope), target.value) in self.blocked:
+            self.allocating = (tuple(self.scope), target.value)
+        return True
+
+    def _unblocked(self, updated):
+        """The allocation of a blocked tensor with the partition dimension first."""
+        key, self.allocating = self.allocating, None
+        blocks, _, on_chip = self.blocked[key]
+        call = updated.value
+        if not on_chip:
+            return updated  # an HBM tensor keeps its layout; nl.par_dim is gone
+        args = []
+        for i, a in enumerate(call.args):
+            shape = (a.keyword is None and i == 0) or (a.keyword and a.keyword.value == "shape")
+            if shape and isinstance(a.value, cst.Tuple | cst.List):
+                dims = [_code(e.value) for e in a.value.elements]
+                dims = [dims[blocks], *dims[:blocks], *dims[blocks + 1 :]]
+                a = a.with_changes(value=cst.parse_expression("(" + ", ".join(dims) + ")"))
+            args.append(a)
+        return updated.with_changes(value=call.with_changes(args=args))
+
+    def _blocked_subscript(self, updated):
+        """`t[i]`, `t[i, 0:128, 0:64]` of a blocked tensor: `t[:, i, :]`, `t[0:128, i, 0:64]`."""
+        if not isinstance(updated.value, cst.Name):
+            return updated
+        found = self.blocked.get((tuple(self.scope), updated.value.value))
+        if found is None or not found[2]:
+            return updated
+        blocks, rank, _ = found
+        elements = [_code(e.slice) for e in updated.slice]
+        if any(e.strip() == "..." for e in elements) or len(elements) > rank:
+            return updated
+        elements += [":"] * (rank - len(elements))
+        order = [elements[blocks], *elements[:blocks], *elements[blocks + 1 :]]
+        return updated.with_changes(slice=cst.parse_expression(f"x[{', '.join(order)}]").slice)
+
+    def visit_AssignTarget(self, node):
+        self.mask_stack.append(self.assign_mask)
+        return True
+
+    def leave_AnnAssign(self, original, updated):
+        # `qk: nt.tensor[128, 512] = nl.matmul(...)`: a tile, like an assignment's
+        value = updated.value
+        if isinstance(updated.target, cst.Name) and isinstance(value, cst.Call):
+            name = self._is(value.func, self.nl)
+            if (name and name not in NOT_TILES) or self._is(value.func, self.nisa):
+                self.tiles.add(updated.target.value)
+            if name in PSUM_RESULTS:
+                self.psum.add(updated.target.value)
+        return updated
+
     def leave_AssignTarget(self, original, updated):
+        self.mask_stack.pop()
         return updated.with_changes(target=_writable(updated.target))
 
     def leave_AugAssign(self, original, updated):
         return updated.with_changes(target=_writable(updated.target))
 
     def leave_Assign(self, original, updated):
+        if self.allocating is not None:
+            updated = self._unblocked(updated)
         if len(updated.targets) != 1:
             return updated
         target, value = updated.targets[0].target, updated.value
@@ -596,6 +712,11 @@ class _Migrator(cst.CSTTransformer):
             # `nki_jit = nki.trace`: current NKI has nki.jit
             self.entry_aliases.add(target.value)
             return updated.with_changes(value=cst.parse_expression("nki.jit"))
+        kind = self._allocator(value)
+        if isinstance(target, cst.Name) and kind and not isinstance(value, cst.Call):
+            # `sb_mod = nki.compiler.sbuf.mod_alloc`: its allocations go to the buffer
+            self.allocators[target.value] = kind
+            return cst.RemovalSentinel.REMOVE
         if isinstance(target, cst.Name) and _dotted(value) == "nki.simulate_kernel":
             # `simulate_kernel = nki.simulate_kernel`: its calls become nki.simulate(k)(...)
             self.simulate_aliases.add(target.value)
@@ -649,6 +770,15 @@ class _Migrator(cst.CSTTransformer):
             if self._uses_grid(value) and self._mask_bounds(value) is not None:
                 self.masks[target.value] = value  # becomes the slices of the calls it masks
                 return cst.RemovalSentinel.REMOVE
+            if self._column(value):
+                self.columns.add(target.value)
+            else:
+                self.columns.discard(target.value)
+            shape = self._static_shape(value)
+            if shape is None:
+                self.shapes.pop(target.value, None)
+            else:
+                self.shapes[target.value] = shape
             if isinstance(value, cst.Call):
                 fn = value.func
                 nl_name = self._is(fn, self.nl)
@@ -658,10 +788,18 @@ class _Migrator(cst.CSTTransformer):
                     (a.value for a in value.args if a.keyword and a.keyword.value == "buffer"),
                     None,
                 )
-                if nl_name and buffer is not None and self._is(buffer, self.nl, "psum"):
+                dtype = next(
+                    (a.value for a in value.args if a.keyword and a.keyword.value == "dtype"),
+                    None,
+                )
+                in_psum = buffer is not None and self._is(buffer, self.nl, "psum")
+                if nl_name in PSUM_RESULTS or (nl_name and in_psum):
                     self.psum.add(target.value)
+                    if dtype is not None and (_dotted(dtype) or "").split(".")[-1] == "float32":
+                        self.psum_f32.add(target.value)
                 else:
                     self.psum.discard(target.value)
+                    self.psum_f32.discard(target.value)
         elif isinstance(target, cst.Tuple):
             grids = self._mgrid(value)
             names = [e.value for e in target.elements]
@@ -768,12 +906,24 @@ class _Migrator(cst.CSTTransformer):
         if 0 not in total.sizes:
             return None  # no index reads the partition axis: its size is not known
         # an axis no index reads has size 1 (`idx[i_p]` of a 1-D tensor: a (n, 1) column)
-        pattern = [
-            f"[{total.coefs.get(axis, 0) if axis in total.sizes else 1}, "
-            f"{total.sizes.get(axis, 1)}]"
-            for axis in range(rank)
-        ]
-        text = f"{base}.ap(pattern=[{', '.join(pattern)}], offset={total.const})"
+        steps = {a: total.coefs.get(a, 0) if a in total.sizes else 1 for a in range(rank)}
+        sizes: dict[int, _Term] = {a: total.sizes.get(a, "1") for a in range(rank)}
+        offset = total.const
+        mask = self.mask_stack[-1] if self.mask_stack else None
+        for axis, (start, lows, highs) in (mask or {}).items():
+            # the mask keeps positions a of the axis with low <= start + a < high
+            if axis not in sizes:
+                return None
+            first: _Term = 0
+            for low in lows:
+                first = f"max({first}, {low} - {_paren(start)})"
+            end: _Term = sizes[axis]
+            for high in highs:
+                end = f"min({end}, {high} - {_paren(start)})"
+            sizes[axis] = end if first == 0 else f"{end} - {first}"
+            offset = _add(offset, _mul(steps[axis], first))
+        pattern = [f"[{steps[a]}, {sizes[a]}]" for a in range(rank)]
+        text = f"{base}.ap(pattern=[{', '.join(pattern)}], offset={offset})"
         return cst.parse_expression(text)
 
     def _indirect_access(self, updated) -> cst.BaseExpression | None:
@@ -861,6 +1011,7 @@ class _Migrator(cst.CSTTransformer):
         return updated.with_changes(slice=cst.parse_expression(f"x[{text}]").slice)
 
     def leave_Subscript(self, original, updated):
+        updated = self._blocked_subscript(updated)
         whole = self._whole_mgrid(updated)
         if whole is not None:
             return whole
@@ -871,9 +1022,8 @@ class _Migrator(cst.CSTTransformer):
             self._uses_grid(e.slice) for e in updated.slice if isinstance(e.slice, cst.Index)
         ):
             return updated
-        # a masked call's operands, and grids kept for another use, are not access patterns
+        # grids kept for another use are not rewritten into access patterns
         kept_grid = bool(self._grid_names(updated) & self.kept_names)
-        masked = bool(self.mask_stack and self.mask_stack[-1]) or kept_grid
         rank = 0
         elements = []
         axes = []
@@ -882,7 +1032,7 @@ class _Migrator(cst.CSTTransformer):
             if isinstance(s, cst.Index) and self._uses_grid(s.value):
                 found = self._affine(s.value)
                 if found is None or found[0].step < 1:
-                    pattern = None if masked else self._access_pattern(original, updated)
+                    pattern = None if kept_grid else self._access_pattern(original, updated)
                     if pattern is not None:
                         return pattern
                     self._todo(original, f"index {_code(s.value)} is not start + step * grid")
@@ -917,7 +1067,7 @@ class _Migrator(cst.CSTTransformer):
             else:
                 elements.append(element)
         if axes != sorted(axes) or len(set(axes)) != len(axes):
-            pattern = None if masked else self._access_pattern(original, updated)
+            pattern = None if kept_grid else self._access_pattern(original, updated)
             if pattern is not None:
                 return pattern
             self._todo(
@@ -926,7 +1076,7 @@ class _Migrator(cst.CSTTransformer):
             return updated
         if kept_grid:
             return updated  # its grid stays (its definition says why)
-        if rank > len(elements) and not masked:
+        if rank > len(elements) and not kept_grid:
             # the grids' space has more axes than the tensor (`idx[i_p]` of a 1-D tensor)
             pattern = self._access_pattern(original, updated)
             if pattern is not None:
@@ -976,10 +1126,10 @@ class _Migrator(cst.CSTTransformer):
         self.scope.append(node.name.value)
         # a function's grids are its own: it starts from its enclosing scope's (closures)
         names = (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
-                 self.exprs)  # fmt: skip
+                 self.exprs, self.shapes, self.psum_f32)  # fmt: skip
         self.outer.append(names)
         self.grids, self.mgrids, self.masks = dict(self.grids), dict(self.mgrids), dict(self.masks)
-        self.exprs = dict(self.exprs)
+        self.exprs, self.shapes, self.psum_f32 = dict(self.exprs), {}, set(self.psum_f32)
         self.kept_names, self.tiles, self.psum = set(self.kept_names), set(self.tiles), set()
         return True
 
@@ -1016,7 +1166,7 @@ class _Migrator(cst.CSTTransformer):
         self.scope.pop()
         names = self.outer.pop()
         (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
-         self.exprs) = names  # fmt: skip
+         self.exprs, self.shapes, self.psum_f32) = names  # fmt: skip
         reads = self.reads_program.pop() if self.reads_program else False
         if not reads:
             return updated
@@ -1102,6 +1252,8 @@ class _Migrator(cst.CSTTransformer):
     def visit_Tuple(self, node):
         """`(n, nl.par_dim(p), f)`: Beta 1 block dimensions before the partition dimension; in
         current NKI the first dimension is the partition one, a layout change left to the user."""
+        if self.allocating is not None:
+            return True  # rewritten by leave_Assign
         for element in node.elements[1:]:
             call = element.value
             if isinstance(call, cst.Call) and (
@@ -1126,7 +1278,10 @@ class _Migrator(cst.CSTTransformer):
             expr = self.masks[expr.value]
         if self._grid_names(expr) & self.kept_names:
             return None  # its grid stays, and the mask with it
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitAnd):
+        both = (
+            isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitAnd)
+        ) or (isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And))
+        if both:  # `a & b`, and `a and b` as Beta 1 read it in a mask
             left, right = self._mask_bounds(expr.left), self._mask_bounds(expr.right)
             if left is None or right is None:
                 return None
@@ -1171,14 +1326,24 @@ class _Migrator(cst.CSTTransformer):
     def _clamp(self, node, kept, grid: _Grid, start: str, stop: str) -> tuple[str, str] | None:
         """The slice `start:stop` of an index grid shortened to what the call's mask keeps."""
         mask_start, lows, highs = kept
-        if grid.step != 1 or mask_start != start:
+        if grid.step != 1:
             self._todo(node, "the mask is written on another index expression than the "
                        "subscript: slice the operands to the rows and columns it keeps")  # fmt: skip
             return None
+        # the mask bounds the grid's position a (mask_start + a < high): the subscript, at
+        # start + a, keeps the same positions
+        origin = start
+
+        def moved(bound: str) -> str:  # the bound on mask_start + a, moved to origin + a
+            if mask_start == origin:
+                return bound
+            head = "" if origin == "0" else f"{origin} + "
+            return f"{head}{bound} - {_paren(mask_start)}"
+
         for low in lows:
-            start = f"max({start}, {low})"
+            start = f"max({start}, {moved(low)})"
         for high in highs:
-            stop = f"min({stop}, {high})"
+            stop = f"min({stop}, {moved(high)})"
         return start, stop
 
     def leave_Call(self, original, updated):
@@ -1230,6 +1395,18 @@ class _Migrator(cst.CSTTransformer):
             return updated.with_changes(
                 func=cst.parse_expression(f"{self._nl()}.broadcast_to"), args=[tile, *updated.args]
             )
+        if self._is(updated.func, self.nisa) == "dma_copy":
+            updated = self._dma_compute(updated)
+        if loop == "matmul":
+            updated = self._transposed_matmul(updated)
+        if loop in ELEMENTWISE and len(updated.args) >= 2:
+            x, y = updated.args[0], updated.args[1]
+            if x.keyword is None and y.keyword is None:
+                bx, by = self._broadcast(_code(x.value), _code(y.value))
+                args = [x.with_changes(value=cst.parse_expression(bx)),
+                        y.with_changes(value=cst.parse_expression(by)), *updated.args[2:]]  # fmt: skip
+                updated = updated.with_changes(args=args)
+                self._result_shape(_code(updated), _code(x.value), _code(y.value))
         kernel_api = bool(self._is(updated.func, self.nl) or self._is(updated.func, self.nisa))
         args = []
         for a in updated.args:
@@ -1249,6 +1426,77 @@ class _Migrator(cst.CSTTransformer):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
 
+    def _transposed_matmul(self, call: cst.Call) -> cst.Call:
+        """`nl.matmul(x, y)` (Beta 1 transposed `x` itself when `transpose_x` was False, its
+        default): current NKI takes `x` transposed only, so `nl.transpose(x)` is passed with
+        `transpose_x=True`."""
+        args = list(call.args)
+        flag = next((i for i, a in enumerate(args) if a.keyword and a.keyword.value ==
+                     "transpose_x"), None)  # fmt: skip
+        for i, a in enumerate(args):  # Beta 1 copied PSUM operands to SBUF itself
+            if (a.keyword is None and i == 1) or (a.keyword and a.keyword.value == "y"):
+                if isinstance(a.value, cst.Name) and a.value.value in self.psum:
+                    copy = cst.parse_expression(f"{self._nl()}.copy({a.value.value})")
+                    args[i] = a.with_changes(value=copy)
+        call = call.with_changes(args=args)
+        if flag is not None and _dotted(args[flag].value) != "False":
+            return call
+        if flag is None and len(args) > 2 and args[2].keyword is None:
+            return call  # transpose_x given by position
+        at = next((i for i, a in enumerate(args) if (a.keyword is None and i == 0) or
+                   (a.keyword and a.keyword.value == "x")), None)  # fmt: skip
+        if at is None or any(a.star for a in args):
+            return call
+        x = args[at]
+        args[at] = x.with_changes(
+            value=cst.parse_expression(
+                f"{self._nl()}.copy({self._nl()}.transpose({_code(x.value)}))"
+            )
+        )
+        true = cst.parse_expression("f(transpose_x=True)").args[0]
+        if flag is None:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            args.append(true)
+        else:
+            args[flag] = args[flag].with_changes(value=cst.Name("True"))
+        return call.with_changes(args=args)
+
+    def _dma_compute(self, call: cst.Call) -> cst.Call:
+        """`nisa.dma_copy(dst=d, src=s, dst_rmw_op=np.add)` (Beta 1's read-modify-write DMA) is
+        `nisa.dma_compute(dst=d, srcs=[d, s], reduce_op=nl.add)` in current NKI."""
+        named = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if "dst_rmw_op" not in named or "dst" not in named or "src" not in named:
+            return call
+        if any(a.keyword is None for a in call.args):
+            return call
+        op = named["dst_rmw_op"]
+        name = self._is(op, self.np) or self._is(op, self.nl)
+        if name != "add":
+            return call  # current NKI's dma_compute adds only: left for the check to report
+        dst = _code(named["dst"])
+        rest = "".join(
+            f", {k}={_code(v)}" for k, v in named.items() if k not in ("dst", "src", "dst_rmw_op")
+        )
+        nisa = _code(call.func).rsplit(".", 1)[0]
+        return cst.parse_expression(
+            f"{nisa}.dma_compute(dst={dst}, srcs=[{dst}, {_code(named['src'])}], "
+            f"reduce_op={self._nl()}.add{rest})"
+        )
+
+    def _allocator(self, node) -> str | None:
+        """ "sbuf" / "psum" when `node` is a `nki.compiler` allocator or a call of one
+        (`ncc.sbuf.mod_alloc(base_addr=0)`, `nki.compiler.psum.alloc(f)`, `sb_mod(...)`)."""
+        if isinstance(node, cst.Call):
+            node = node.func
+        dotted = _dotted(node) or ""
+        if dotted in self.allocators:
+            return self.allocators[dotted]
+        parts = dotted.split(".")
+        head = 2 if parts[:2] == ["nki", "compiler"] else 1 if parts[0] in self.compiler else 0
+        if head and len(parts) > head and parts[head] in ("sbuf", "psum"):
+            return parts[head]
+        return None
+
     def _argument(self, call: cst.Call, arg: cst.Arg) -> cst.BaseExpression:
         """An argument of an `nl` / `nisa` call in the form current NKI takes: `nl.max` as an
         ALU operator is `nl.maximum`, a numpy scalar `np.float32(0.0)` the plain number, a
@@ -1266,6 +1514,9 @@ class _Migrator(cst.CSTTransformer):
                 return number
             if isinstance(number, cst.Integer):
                 return cst.Float(f"{number.value}.0") if kind == "float" else number
+        if key == "buffer" and self._allocator(value):
+            # direct allocation (`ncc.sbuf.mod_alloc(...)`): nkic allocates the tensor itself
+            return cst.parse_expression(f"{self._nl()}.{self._allocator(value)}")
         if key == "perf_mode" and isinstance(value, cst.SimpleString):
             mode = value.evaluated_value
             member = "double_row" if str(mode).startswith("double_row") else "none"
@@ -1356,10 +1607,81 @@ class _Migrator(cst.CSTTransformer):
             return updated
         if self._is_tile(updated.left) or self._is_tile(updated.right):
             nl = self._nl()
-            return cst.parse_expression(
-                f"{nl}.{name}({_code(updated.left)}, {_code(updated.right)})"
-            )
+            x, y = self._broadcast(_code(updated.left), _code(updated.right))
+            text = f"{nl}.{name}({x}, {y})"
+            self._result_shape(text, _code(updated.left), _code(updated.right))
+            return cst.parse_expression(text)
         return updated
+
+    def _static_shape(self, value) -> tuple[int, ...] | None:
+        """The shape of a tile whose every dimension is written as a number: `nl.load(t[0:128,
+        0:1])`, `nl.ndarray((128, 512), ...)`."""
+        if not isinstance(value, cst.Call) or not value.args:
+            return None
+        name = self._is(value.func, self.nl)
+        first = value.args[0].value if value.args[0].keyword is None else None
+        if name == "load" and isinstance(first, cst.Subscript):
+            dims = []
+            for element in first.slice:
+                s = element.slice
+                if not isinstance(s, cst.Slice) or s.step is not None:
+                    return None
+                lo = 0 if s.lower is None else _int(s.lower)
+                hi = _int(s.upper) if s.upper is not None else None
+                if lo is None or hi is None:
+                    return None
+                dims.append(hi - lo)
+            return tuple(dims)
+        if name in ALLOCATIONS and isinstance(first, cst.Tuple | cst.List):
+            dims = [_int(e.value) for e in first.elements]
+            return None if None in dims else tuple(dims)
+        return None
+
+    def _result_shape(self, result: str, x: str, y: str) -> None:
+        """The shape of an elementwise operation's result (source text), where its operands'
+        are known: the operation it is part of may broadcast it in turn."""
+        sx, sy = self.shapes.get(x), self.shapes.get(y)
+        if sx is not None and sy is not None and len(sx) == len(sy):
+            self.shapes[result] = tuple(max(a, b) for a, b in zip(sx, sy))
+
+    def _column(self, value) -> bool:
+        """Whether `value` is a reduction along axis 1 (`nl.max(t, axis=1)`): a (P, 1) column
+        of a 2-D tile."""
+        if not isinstance(value, cst.Call) or self._is(value.func, self.nl) not in REDUCTIONS:
+            return False
+        axis = next((a.value for a in value.args if a.keyword and a.keyword.value == "axis"),
+                     value.args[1].value if len(value.args) > 1 and value.args[1].keyword is None
+                     else None)  # fmt: skip
+        if isinstance(axis, cst.List | cst.Tuple) and len(axis.elements) == 1:
+            axis = axis.elements[0].value
+        return _int(axis) == 1
+
+    def _broadcast(self, x: str, y: str) -> tuple[str, str]:
+        """Beta 1's implicit broadcasting of the operands of an elementwise `nl` operation,
+        where both shapes are written as numbers ((128, 1) with (128, 512), (1, 512) with
+        (128, 512)): current NKI broadcasts explicitly, a size-1 free dimension by a view
+        (`b.broadcast(1, 512)`), a single partition by `nl.broadcast_to`."""
+        for column, tile in ((x, y), (y, x)):
+            # a row reduction against the tile it was reduced from (softmax's max and sum)
+            if column in self.columns and tile in self.tiles and tile not in self.columns:
+                widened = f"{column}.broadcast(1, {tile}.shape[1])"
+                return (widened, y) if column == x else (x, widened)
+        sx, sy = self.shapes.get(x), self.shapes.get(y)
+        if sx is None or sy is None or sx == sy or len(sx) != 2 or len(sy) != 2:
+            return x, y
+        if any(a != b and 1 not in (a, b) for a, b in zip(sx, sy)):
+            return x, y
+        full = tuple(max(a, b) for a, b in zip(sx, sy))
+        nl = self._nl()
+
+        def widened(code: str, shape: tuple[int, ...]) -> str:
+            if shape[0] != full[0]:
+                return f"{nl}.broadcast_to({code}, shape={full})"
+            if shape[1] != full[1]:
+                return f"{code}.broadcast(1, {full[1]})"
+            return code
+
+        return widened(x, sx), widened(y, sy)
 
     def _is_tile(self, node) -> bool:
         if isinstance(node, cst.Name):
@@ -1443,6 +1765,9 @@ class _Migrator(cst.CSTTransformer):
         patterned = self._pattern_generator(updated, stmt)
         if patterned is not None:
             return patterned
+        element = self._element_store(updated, stmt)
+        if element is not None:
+            return element
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0].target
             call = stmt.value
@@ -1456,14 +1781,17 @@ class _Migrator(cst.CSTTransformer):
         if isinstance(stmt, cst.AnnAssign) and isinstance(stmt.target, cst.Name) and stmt.value:
             name = self._returning(stmt.value)
             if name:  # `a: tensor[128, 1] = nisa.X(...)`: the annotation goes with the value
-                return self._dst_first(updated, name, stmt.value, stmt.target.value, new=True)
+                shape = _annotated_shape(stmt.annotation.annotation)
+                return self._dst_first(
+                    updated, name, stmt.value, stmt.target.value, new=True, annotated=shape
+                )
         if (isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Subscript)
                 and not self._returning(stmt.value) and self._is_tile(stmt.value)):  # fmt: skip
             # `t[...] += x` on tiles: the operation in place, into the view
             op = AUG_OPERATORS.get(type(stmt.operator))
             if op is not None:
                 view, value = _code(stmt.target), _code(stmt.value)
-                nisa = "nisa" if "nisa" in self.nisa else sorted(self.nisa)[0]
+                nisa = self._nisa()
                 text = (f"{nisa}.tensor_tensor(dst={view}, data1={view}, data2={value}, "
                         f"op={self._nl()}.{op})\n")  # fmt: skip
                 new = cst.parse_statement(text)
@@ -1477,6 +1805,44 @@ class _Migrator(cst.CSTTransformer):
                 target = _code(stmt.target)  # PSUM accumulation, in place
                 return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _element_store(self, line, stmt):
+        """`t[i, j] = c` (a number into one element of a tile, at a partition that is not a
+        literal 0, 32, 64 or 96): an instruction reaches one partition only at those, so the
+        number is set in a tile of its own and copied into place by DMA, as Beta 1 did."""
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+            return None
+        target, value = stmt.targets[0].target, stmt.value
+        if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)):
+            return None
+        if target.value.value not in self.tiles or target.value.value in self.psum:
+            return None
+        indices = [e.slice for e in target.slice]
+        if len(indices) < 2 or not all(isinstance(i, cst.Index) for i in indices):
+            return None
+        if any(self._uses_grid(i.value) or _names(i.value) & self.tiles for i in indices):
+            return None
+        if _int(indices[0].value) in (0, 32, 64, 96):
+            return None
+        if not isinstance(
+            value, cst.Integer | cst.Float | cst.BinaryOperation | cst.UnaryOperation
+        ):
+            return None  # a number written out (a bare name may be a tile)
+        if _calls(value) or _names(value) & self.tiles or self._uses_grid(value):
+            return None
+        nl = self._nl()
+        nisa = self._nisa()
+        tile = self._fresh("element")
+        dst = _code(target)
+        lines = [
+            f"{tile} = {nl}.ndarray((1, 1), dtype={target.value.value}.dtype, buffer={nl}.sbuf)",
+            f"{nisa}.memset(dst={tile}, value={_code(value)})",
+            f"{nisa}.dma_copy(dst={dst}, src={tile})",
+        ]
+        nodes = [cst.parse_statement(t + "\n") for t in lines]
+        nodes[0] = nodes[0].with_changes(leading_lines=line.leading_lines)
+        nodes[-1] = nodes[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
+        return cst.FlattenSentinel(nodes)
 
     def _pattern_generator(self, line, stmt):
         """`x = nisa.iota(expr, dtype)` and `x = nisa.affine_select(pred, tile, value)` of
@@ -1577,7 +1943,9 @@ class _Migrator(cst.CSTTransformer):
             return None
         return name
 
-    def _dst_first(self, line, name: str, call: cst.Call, target: str, new: bool):
+    def _dst_first(
+        self, line, name: str, call: cst.Call, target: str, new: bool, annotated: str = ""
+    ):
         params, shape_of = RETURNING[name]
         named: dict[str, str] = {}
         dtype = None
@@ -1599,9 +1967,17 @@ class _Migrator(cst.CSTTransformer):
         nisa = _code(call.func).rsplit(".", 1)[0]
         statements = []
         view = None
-        if not new and line.body and isinstance(line.body[0], cst.Assign) and name == "nc_matmul":
-            # `t[...] = nisa.nc_matmul(...)`: a fresh PSUM tile, then copied into the view
-            view, target, new = target, self._fresh("psum_result"), True
+        assigned = line.body and isinstance(line.body[0], cst.Assign)
+        if not new and assigned and name == "nc_matmul":
+            base = line.body[0].targets[0].target
+            while isinstance(base, cst.Subscript):
+                base = base.value
+            if isinstance(base, cst.Name) and base.value in self.psum_f32:
+                # into a float32 PSUM tile: the matmul writes the view, overwriting it
+                named["accumulate"] = "False"
+            else:
+                # `t[...] = nisa.nc_matmul(...)`: a fresh PSUM tile, then copied into the view
+                view, target, new = target, self._fresh("psum_result"), True
         if new:
             if shape_of == "matmul":
                 shape = f"({named['stationary']}.shape[-1], {named['moving']}.shape[-1])"
@@ -1620,6 +1996,16 @@ class _Migrator(cst.CSTTransformer):
                                "destination and pass it as dst=")  # fmt: skip
                     return line
                 shape, dt, buf = shape_arg, dtype, "sbuf"
+            elif shape_of == "annotation":  # the shape the statement's annotation gives
+                if not annotated:
+                    self._todo(line, f"nisa.{name} without a shape annotation: allocate the "
+                               "destination and pass it as dst=")  # fmt: skip
+                    return line
+                src = named[params[0]]
+                shape, dt, buf = annotated, dtype or f"{src}.dtype", "sbuf"
+            elif shape_of == "bounds":  # each element's segment start and end
+                src = named["segment_ids"]
+                shape, dt, buf = f"({src}.shape[0], 2, {src}.shape[1])", f"{src}.dtype", "sbuf"
             elif shape_of == "partition_reduce":  # across partitions: one row
                 src = named["data"]
                 shape, dt, buf = f"(1,) + {src}.shape[1:]", dtype or f"{src}.dtype", "sbuf"
@@ -1669,8 +2055,9 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
         )
     module = cst.parse_module(source)
     keep: frozenset[tuple[tuple[str, ...], str]] = frozenset()
+    blocked = _BlockedTensors.of(module)
     while True:
-        migrator = _Migrator(tuple(grid), source, to, keep)
+        migrator = _Migrator(tuple(grid), source, to, keep, blocked)
         new = MetadataWrapper(module).visit(migrator)
         # an index grid whose definition went while one of its uses stayed (a grid passed to
         # a call, arithmetic slices cannot express) stays whole: a second pass keeps it
@@ -1681,6 +2068,102 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
     text = new.visit(_MgridAxes()).visit(_CarryComments()).code
     todos = sorted(migrator.todos, key=lambda t: (t.line, t.col))
     return Migration(source, text, todos)
+
+
+#: `nl` calls that allocate a tensor of the shape given first
+ALLOCATIONS = ("ndarray", "zeros", "ones", "full", "empty", "rand", "random")
+
+#: buffers off chip: a tensor there keeps its layout
+HBM_BUFFERS = ("hbm", "shared_hbm", "private_hbm")
+
+
+class _BlockedTensors(cst.CSTVisitor):
+    """The tensors allocated with block dimensions before `nl.par_dim`
+    (`t = nl.ndarray((n, nl.par_dim(p), f), ...)`) that the rewrite moves to the layout
+    (p, n, f): allocated once in their function, and every other use a subscript `t[...]`.
+    Beta 1's block dimension is a list of tiles; the free-dimension layout keeps every block
+    alive at once, as the migration guide's first form does."""
+
+    def __init__(self):
+        self.scope: list[str] = []
+        self.found: dict = {}  # (scope, name) -> (blocks, rank, on chip)
+        self.assigned: dict = {}  # (scope, name) -> times assigned
+        self.other_use: set = set()  # (scope, name) read other than as t[...]
+
+    @classmethod
+    def of(cls, module: cst.Module) -> dict:
+        finder = cls()
+        module.visit(finder)
+        return {
+            k: v
+            for k, v in finder.found.items()
+            if not v[2] or (finder.assigned.get(k) == 1 and k not in finder.other_use)
+        }  # an HBM tensor keeps its layout: any use is fine
+
+    def visit_FunctionDef(self, node):
+        self.scope.append(node.name.value)
+
+    def leave_FunctionDef(self, node):
+        self.scope.pop()
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                key = (tuple(self.scope), t.target.value)
+                self.assigned[key] = self.assigned.get(key, 0) + 1
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        call = node.value
+        if not (isinstance(target, cst.Name) and isinstance(call, cst.Call) and call.args):
+            return
+        func = _dotted(call.func) or ""
+        if func.rsplit(".", 1)[-1] not in ALLOCATIONS:
+            return
+        shape = next((a.value for a in call.args if a.keyword and a.keyword.value == "shape"),
+                     call.args[0].value if call.args[0].keyword is None else None)  # fmt: skip
+        if not isinstance(shape, cst.Tuple | cst.List):
+            return
+        dims = [e.value for e in shape.elements]
+        at = [
+            i for i, d in enumerate(dims)
+            if isinstance(d, cst.Call) and (_dotted(d.func) or "").endswith("par_dim")
+        ]  # fmt: skip
+        if len(at) != 1 or at[0] == 0:
+            return
+        buffer = next((a.value for a in call.args if a.keyword and a.keyword.value == "buffer"),
+                      None)  # fmt: skip
+        name = buffer.attr.value if isinstance(buffer, cst.Attribute) else ""
+        self.found[(tuple(self.scope), target.value)] = (at[0], len(dims), name not in HBM_BUFFERS)
+
+    def _candidate(self, name: str):
+        """(key, in this very function) of the candidate `name` reads here, else None."""
+        for depth in range(len(self.scope), -1, -1):
+            key = (tuple(self.scope[:depth]), name)
+            if key in self.found:
+                return key, depth == len(self.scope)
+            if key in self.assigned:
+                return None  # a name of its own there
+        return None
+
+    def visit_Name(self, node):
+        # a use other than t[...] and the allocation's target (neither is visited)
+        found = self._candidate(node.value)
+        if found is not None:
+            self.other_use.add(found[0])
+
+    def visit_Subscript(self, node):
+        if not isinstance(node.value, cst.Name):
+            return True
+        found = self._candidate(node.value.value)
+        if found is not None and not found[1]:
+            self.other_use.add(found[0])  # read in a nested function
+        for element in node.slice:
+            element.visit(self)
+        return False
+
+    def visit_AssignTarget(self, node):
+        if isinstance(node.target, cst.Name):
+            return False
+        return True
 
 
 #: marks the stand-in of a removed line whose comments stay (`_CarryComments`)

@@ -2,9 +2,12 @@
 `iota` / `affine_select` pattern or an indirect DMA with a vector offset in current NKI."""
 
 import neuronxcc.nki as nki
+import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 import numpy as np
+
+sb_mod = nki.compiler.sbuf.mod_alloc
 
 
 @nki.jit
@@ -87,4 +90,138 @@ def even_rows(data):
     idx = nisa.iota(2 * nl.arange(64)[:, None], dtype=np.int32)
     t = nl.load(data[idx, i_f])
     nl.store(out, value=t)
+    return out
+
+
+@nki.jit
+def block_sums(a):
+    """The sum over the first axis of `a` (n, p, f), through a tile with a block dimension."""
+    n, p, f = a.shape
+    out = nl.ndarray((p, f), dtype=a.dtype, buffer=nl.shared_hbm)
+    parts = nl.ndarray((n, nl.par_dim(p), f), dtype=a.dtype, buffer=nl.sbuf)
+    for i in nl.affine_range(n):
+        parts[i] = nl.load(a[i])
+    acc = nl.zeros((p, f), dtype=nl.float32)
+    for i in nl.sequential_range(n):
+        acc[...] = nl.add(acc, parts[i, 0:p, 0:f])
+    nl.store(out, value=acc)
+    return out
+
+
+@nki.jit
+def allocated_scale(a):
+    """2 * a, through tiles placed by direct allocation (which current NKI does itself)."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 512), dtype=a.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+    t[...] = nl.load(a)
+    u = nl.ndarray((128, 512), dtype=a.dtype, buffer=sb_mod(base_addr=4096))
+    u[...] = nl.multiply(t, 2.0)
+    nl.store(out, value=u)
+    return out
+
+
+@nki.jit
+def row_pair_max(a):
+    """max(a[r], a[r + 1]) per element for r < n - 1, in tiles of 128 rows; the tail tile's
+    rows kept by masks."""
+    n, m = a.shape
+    out = nl.ndarray((n - 1, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range((n + 126) // 128):
+        i_p, i_k, i_f = nl.mgrid[0:128, 0:2, 0:m]
+        rows = i * 128 + i_p
+        t = nl.load(a[rows + i_k, i_f], mask=(rows < n - 1))
+        j_p, j_f, j_k = nl.mgrid[0:128, 0:m, 0:2]
+        mx = nl.max(t[j_p, j_k, j_f], axis=[2], mask=(i * 128 + j_p < n - 1))
+        o_p, o_f = nl.mgrid[0:128, 0:m]
+        nl.store(out[i * 128 + o_p, o_f], value=mx, mask=(i * 128 + o_p < n - 1))
+    return out
+
+
+@nki.jit
+def tail_copy(a):
+    """a copied in tiles of 128 rows through SBUF; the tail tile's rows kept by masks."""
+    n, m = a.shape
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range((n + 127) // 128):
+        i_p, i_f = nl.mgrid[0:128, 0:m]
+        rows = i * 128 + i_p
+        t = nl.ndarray((128, m), dtype=a.dtype, buffer=nl.sbuf)
+        t[i_p, i_f] = nl.load(a[rows, i_f], mask=(rows < n))
+        nl.store(out[rows, i_f], value=t[i_p, i_f], mask=(rows < n))
+    return out
+
+
+@nki.jit
+def scatter_add(a):
+    """ones (2n, m), with row i of `a` (n, m) added to row 2i by a read-modify-write DMA."""
+    n, m = a.shape
+    out = nl.ndarray((2 * n, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_f = nl.arange(m)[None, :]
+    t = nl.load(a)
+    idx = nisa.iota(2 * nl.arange(n)[:, None], dtype=np.int32)
+    ones = nisa.memset(shape=(2 * n, m), value=1, dtype=a.dtype)
+    nl.store(out, value=ones)
+    nisa.dma_copy(dst=out[idx, i_f], src=t, dst_rmw_op=np.add)
+    return out
+
+
+@nki.jit
+def segment_bounds(ids):
+    """The start and end of the segment of each element of `ids` (1, n)."""
+    _, n = ids.shape
+    out = nl.ndarray((1, 2, n), dtype=ids.dtype, buffer=nl.shared_hbm)
+    t = nl.load(ids)
+    bounds = nisa.sequence_bounds(segment_ids=t)
+    nl.store(out, value=bounds)
+    return out
+
+
+@nki.jit
+def scaled_bias(a, row_bias, col_scale):
+    """(a + row_bias) * col_scale, the (128, 1) and (1, 512) operands broadcast implicitly."""
+    out = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a[0:128, 0:512])
+    b = nl.load(row_bias[0:128, 0:1])
+    s = nl.load(col_scale[0:1, 0:512])
+    y = nl.multiply(x + b, s)
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def column_ramp():
+    """An (8, 3) tile with t[i, j] = 5 * j + 1, set one element at a time."""
+    out = nl.ndarray((8, 3), dtype=nl.int32, buffer=nl.shared_hbm)
+    t = nl.zeros((8, 3), dtype=nl.int32)
+    for i in nl.static_range(8):
+        for j in nl.static_range(3):
+            t[i, j] = j * 5 + 1
+    nl.store(out, value=t)
+    return out
+
+
+@nki.jit
+def products_in_psum(a, b):
+    """a.T @ b for two (128, 128) blocks of columns of `b`, each written into a view of one
+    float32 PSUM tile."""
+    out = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum)
+    for j in nl.affine_range(2):
+        acc[:, nl.ds(j * 128, 128)] = nisa.nc_matmul(x, y[:, nl.ds(j * 128, 128)])
+    nl.store(out, value=acc)
+    return out
+
+
+@nki.jit
+def centered_product(a, b):
+    """(a - the maximum of each row of a) @ b, for (128, 128) `a` and (128, 256) `b`."""
+    out = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    top = nl.max(x, axis=1)
+    centered = nl.subtract(x, top)
+    product = nl.matmul(centered, y)
+    nl.store(out, value=product)
     return out
