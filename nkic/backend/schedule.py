@@ -554,6 +554,10 @@ class _Index:
         self.buckets: dict[tuple, tuple[list, list, list, list]] = {}
         # instruction id -> for each of its accesses, its buckets (`_spans`)
         self.spans: dict[int, list[list[tuple[int, int, int]]]] = {}
+        # key -> last bucket -> the same four lists for the inexact accesses in every bucket
+        # of their memory up to that one (a dynamic access counts as touching its whole
+        # tensor): kept once, not in each bucket, and examined once per consumer access
+        self.wide: dict[tuple, dict[int, tuple[list, list, list, list]]] = {}
 
     @staticmethod
     def _extent(a: Access) -> int:
@@ -562,11 +566,15 @@ class _Index:
             return a.tensor.size * a.tensor.itemsize
         return target_bytes(a.key[0])
 
+    @staticmethod
+    def _bucket_size(extent: int) -> int:
+        return max(BUCKET_BYTES, -(-extent // MAX_BUCKETS))
+
     def _spans(self, a: Access):
         """(bucket, first byte, last byte) of the buckets the access's box meets; at most
         MAX_BUCKETS + 1 buckets per memory (bytes past its end count as its last one)."""
         extent = self._extent(a)
-        size = max(BUCKET_BYTES, -(-extent // MAX_BUCKETS))
+        size = self._bucket_size(extent)
         _, _, lo, hi = a.box
         lo, hi = min(max(lo, 0), extent), min(max(hi, 0), extent)
         for b in range(lo // size, hi // size + 1):
@@ -578,6 +586,14 @@ class _Index:
         ]
         for a, buckets in zip(s.accesses, spans):
             at = 0 if a.write else 2
+            if self._meets_all(a, buckets):
+                by_last = self.wide.setdefault(a.key, {})
+                lists = by_last.get(buckets[-1][0])
+                if lists is None:
+                    lists = by_last[buckets[-1][0]] = ([], [], [], [])
+                lists[at].append(s.id)
+                lists[at + 1].append((s, a))
+                continue
             for b, _, _ in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
@@ -591,9 +607,12 @@ class _Index:
         earlier: set[Scheduled] = set()
         later: set[Scheduled] = set()
         for a, buckets in zip(c.accesses, self.spans[c.id]):
+            # per bucket: where the look-back stopped, and the queues hidden from there on
+            seen: list[tuple[int, int, dict[str, int]]] = []
             for b, lo, hi in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
+                    seen.append((b, -1, {}))
                     continue
                 wids, writes, rids, reads = lists
                 stop = -1
@@ -605,9 +624,10 @@ class _Index:
                             stop = p.id
                             break
                 _later(a, wids, writes, c.id, last, later)
+                hidden: dict[str, int] = {}  # queue -> id of the read that hides its older ones
+                seen.append((b, stop, hidden))
                 if not a.write:
                     continue
-                hidden: set[str] = set()
                 for j in range(bisect_left(rids, c.id) - 1, -1, -1):
                     if rids[j] < stop:
                         break
@@ -616,9 +636,57 @@ class _Index:
                         continue
                     earlier.add(p)
                     if pa.exact and _covers(pa, a, lo, hi):
-                        hidden.add(p.queue)
+                        hidden[p.queue] = p.id
                 _later(a, rids, reads, c.id, last, later)
+            for end, wide in self.wide.get(a.key, {}).items():
+                # the buckets where the look-back would have met them
+                shared = [(stop, hidden) for b, stop, hidden in seen if b <= end]
+                if shared:
+                    _wide(a, c.id, last, wide, shared, earlier, later)
         return earlier, later
+
+    def _meets_all(self, a: Access, buckets: list[tuple[int, int, int]]) -> bool:
+        """Is `a` inexact and in every bucket of its memory (the one past its end aside)?"""
+        if a.exact or not buckets or buckets[0][0] != 0:
+            return False
+        extent = self._extent(a)
+        return buckets[-1][0] >= (extent - 1) // self._bucket_size(extent)
+
+
+def _wide(
+    a: Access,
+    cid: int,
+    last: int,
+    wide: tuple[list, list, list, list],
+    seen: list[tuple[int, dict[str, int]]],
+    earlier: set,
+    later: set,
+) -> None:
+    """What the look-back of `candidates` finds among the accesses that are in every bucket,
+    as if they were in each bucket's lists: one of them is found when it meets `a` and the
+    look-back of some bucket of `a` reaches it (it is not older than where that bucket's
+    look-back stopped, nor, for a read, than the read that hides its queue there). Being
+    inexact, they neither stop a look-back nor hide a queue."""
+    wids, writes, rids, reads = wide
+    low = min(stop for stop, _ in seen)
+    for j in range(bisect_left(wids, cid) - 1, -1, -1):
+        if wids[j] < low:
+            break
+        p, pa = writes[j]
+        if _boxes_meet(a, pa):
+            earlier.add(p)
+    _later(a, wids, writes, cid, last, later)
+    if not a.write:
+        return
+    queues = {q for _, hidden in seen for q in hidden}
+    floor = {q: min(max(stop, hidden.get(q, -1)) for stop, hidden in seen) for q in queues}
+    for j in range(bisect_left(rids, cid) - 1, -1, -1):
+        if rids[j] < low:
+            break
+        p, pa = reads[j]
+        if rids[j] >= floor.get(p.queue, low) and _boxes_meet(a, pa):
+            earlier.add(p)
+    _later(a, rids, reads, cid, last, later)
 
 
 def _later(a: Access, ids: list[int], entries: list, after: int, last: int, out: set) -> None:

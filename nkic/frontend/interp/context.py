@@ -28,6 +28,9 @@ from ..values import (
 )
 from .state import ABORT_CODES, Frame, is_error, is_none_literal
 
+#: Values a name may hold that are not its value: reading one is handled by `load_name`.
+MARKED_VALUES = frozenset({Poison, Deferred, Escaped})
+
 #: Hints for diagnostics raised without a more specific one.
 _DEFAULT_HINTS = {
     "err_type_error": "specialisation follows Python semantics: check the types of the values",
