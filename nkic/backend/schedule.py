@@ -472,7 +472,7 @@ def _waits(
     waits: dict[Scheduled, Skip] = {}
     settled: set[str] = set()
     last = ends[c.loops[0]] if c.loops else c.id
-    earlier, later = index.candidates(c, last)
+    earlier, later = index.candidates(c, last, base)
     for p in sorted(earlier, key=_newest_first):
         if p.queue == c.queue or p.queue in settled or not p.runs:
             continue
@@ -554,10 +554,10 @@ class _Index:
         self.buckets: dict[tuple, tuple[list, list, list, list]] = {}
         # instruction id -> for each of its accesses, its buckets (`_spans`)
         self.spans: dict[int, list[list[tuple[int, int, int]]]] = {}
-        # key -> last bucket -> the same four lists for the inexact accesses in every bucket
-        # of their memory up to that one (a dynamic access counts as touching its whole
-        # tensor): kept once, not in each bucket, and examined once per consumer access
-        self.wide: dict[tuple, dict[int, tuple[list, list, list, list]]] = {}
+        # key -> last bucket -> queue -> the same four lists for the inexact accesses in
+        # every bucket of their memory up to that one (a dynamic access counts as touching
+        # its whole tensor): kept once, not in each bucket, examined once per consumer access
+        self.wide: dict[tuple, dict[int, dict[str, tuple[list, list, list, list]]]] = {}
 
     @staticmethod
     def _extent(a: Access) -> int:
@@ -587,10 +587,10 @@ class _Index:
         for a, buckets in zip(s.accesses, spans):
             at = 0 if a.write else 2
             if self._meets_all(a, buckets):
-                by_last = self.wide.setdefault(a.key, {})
-                lists = by_last.get(buckets[-1][0])
+                by_queue = self.wide.setdefault(a.key, {}).setdefault(buckets[-1][0], {})
+                lists = by_queue.get(s.queue)
                 if lists is None:
-                    lists = by_last[buckets[-1][0]] = ([], [], [], [])
+                    lists = by_queue[s.queue] = ([], [], [], [])
                 lists[at].append(s.id)
                 lists[at + 1].append((s, a))
                 continue
@@ -601,9 +601,13 @@ class _Index:
                 lists[at].append(s.id)
                 lists[at + 1].append((s, a))
 
-    def candidates(self, c: Scheduled, last: int) -> tuple[set[Scheduled], set[Scheduled]]:
+    def candidates(
+        self, c: Scheduled, last: int, base: dict[str, int]
+    ) -> tuple[set[Scheduled], set[Scheduled]]:
         """The instructions before c that may conflict with it and are not hidden, and those
-        after it, up to id `last`, that may conflict with it."""
+        after it, up to id `last`, that may conflict with it. Of the accesses in every
+        bucket, those `_waits` passes over are left out: on c's queue, and before c up to
+        `base` (the newest instruction of each queue known complete)."""
         earlier: set[Scheduled] = set()
         later: set[Scheduled] = set()
         for a, buckets in zip(c.accesses, self.spans[c.id]):
@@ -638,11 +642,17 @@ class _Index:
                     if pa.exact and _covers(pa, a, lo, hi):
                         hidden[p.queue] = p.id
                 _later(a, rids, reads, c.id, last, later)
-            for end, wide in self.wide.get(a.key, {}).items():
+            for end, by_queue in self.wide.get(a.key, {}).items():
                 # the buckets where the look-back would have met them
                 shared = [(stop, hidden) for b, stop, hidden in seen if b <= end]
-                if shared:
-                    _wide(a, c.id, last, wide, shared, earlier, later)
+                if not shared:
+                    continue
+                low = min(stop for stop, _ in shared)
+                floor = _read_floors(shared) if a.write else {}
+                for queue, wide in by_queue.items():
+                    if queue != c.queue:
+                        known = base.get(queue, -1)
+                        _wide(a, c.id, last, wide, max(low, known + 1), floor, earlier, later)
         return earlier, later
 
     def _meets_all(self, a: Access, buckets: list[tuple[int, int, int]]) -> bool:
@@ -653,22 +663,31 @@ class _Index:
         return buckets[-1][0] >= (extent - 1) // self._bucket_size(extent)
 
 
+def _read_floors(seen: list[tuple[int, dict[str, int]]]) -> dict[str, int]:
+    """For each queue some bucket's look-back hides, the oldest read of it that the look-back
+    of some bucket still reaches."""
+    queues = {q for _, hidden in seen for q in hidden}
+    return {q: min(max(stop, hidden.get(q, -1)) for stop, hidden in seen) for q in queues}
+
+
 def _wide(
     a: Access,
     cid: int,
     last: int,
     wide: tuple[list, list, list, list],
-    seen: list[tuple[int, dict[str, int]]],
+    low: int,
+    floor: dict[str, int],
     earlier: set,
     later: set,
 ) -> None:
     """What the look-back of `candidates` finds among the accesses that are in every bucket,
     as if they were in each bucket's lists: one of them is found when it meets `a` and the
-    look-back of some bucket of `a` reaches it (it is not older than where that bucket's
-    look-back stopped, nor, for a read, than the read that hides its queue there). Being
-    inexact, they neither stop a look-back nor hide a queue."""
+    look-back of some bucket of `a` reaches it (it is not older than `low`, where the
+    look-back of every bucket stopped, nor, for a read, than `floor` of its queue: the read
+    that hides that queue in every bucket). Being inexact, they neither stop a look-back nor
+    hide a queue. All are on one queue; `low` also leaves out its instructions known
+    complete."""
     wids, writes, rids, reads = wide
-    low = min(stop for stop, _ in seen)
     for j in range(bisect_left(wids, cid) - 1, -1, -1):
         if wids[j] < low:
             break
@@ -678,8 +697,6 @@ def _wide(
     _later(a, wids, writes, cid, last, later)
     if not a.write:
         return
-    queues = {q for _, hidden in seen for q in hidden}
-    floor = {q: min(max(stop, hidden.get(q, -1)) for stop, hidden in seen) for q in queues}
     for j in range(bisect_left(rids, cid) - 1, -1, -1):
         if rids[j] < low:
             break
