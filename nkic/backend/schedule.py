@@ -472,7 +472,7 @@ def _waits(
     waits: dict[Scheduled, Skip] = {}
     settled: set[str] = set()
     last = ends[c.loops[0]] if c.loops else c.id
-    earlier, later = index.candidates(c, last)
+    earlier, later = index.candidates(c, last, base)
     for p in sorted(earlier, key=_newest_first):
         if p.queue == c.queue or p.queue in settled or not p.runs:
             continue
@@ -554,6 +554,10 @@ class _Index:
         self.buckets: dict[tuple, tuple[list, list, list, list]] = {}
         # instruction id -> for each of its accesses, its buckets (`_spans`)
         self.spans: dict[int, list[list[tuple[int, int, int]]]] = {}
+        # key -> last bucket -> queue -> the same four lists for the inexact accesses in
+        # every bucket of their memory up to that one (a dynamic access counts as touching
+        # its whole tensor): kept once, not in each bucket, examined once per consumer access
+        self.wide: dict[tuple, dict[int, dict[str, tuple[list, list, list, list]]]] = {}
 
     @staticmethod
     def _extent(a: Access) -> int:
@@ -562,11 +566,15 @@ class _Index:
             return a.tensor.size * a.tensor.itemsize
         return target_bytes(a.key[0])
 
+    @staticmethod
+    def _bucket_size(extent: int) -> int:
+        return max(BUCKET_BYTES, -(-extent // MAX_BUCKETS))
+
     def _spans(self, a: Access):
         """(bucket, first byte, last byte) of the buckets the access's box meets; at most
         MAX_BUCKETS + 1 buckets per memory (bytes past its end count as its last one)."""
         extent = self._extent(a)
-        size = max(BUCKET_BYTES, -(-extent // MAX_BUCKETS))
+        size = self._bucket_size(extent)
         _, _, lo, hi = a.box
         lo, hi = min(max(lo, 0), extent), min(max(hi, 0), extent)
         for b in range(lo // size, hi // size + 1):
@@ -578,6 +586,14 @@ class _Index:
         ]
         for a, buckets in zip(s.accesses, spans):
             at = 0 if a.write else 2
+            if self._meets_all(a, buckets):
+                by_queue = self.wide.setdefault(a.key, {}).setdefault(buckets[-1][0], {})
+                lists = by_queue.get(s.queue)
+                if lists is None:
+                    lists = by_queue[s.queue] = ([], [], [], [])
+                lists[at].append(s.id)
+                lists[at + 1].append((s, a))
+                continue
             for b, _, _ in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
@@ -585,15 +601,22 @@ class _Index:
                 lists[at].append(s.id)
                 lists[at + 1].append((s, a))
 
-    def candidates(self, c: Scheduled, last: int) -> tuple[set[Scheduled], set[Scheduled]]:
+    def candidates(
+        self, c: Scheduled, last: int, base: dict[str, int]
+    ) -> tuple[set[Scheduled], set[Scheduled]]:
         """The instructions before c that may conflict with it and are not hidden, and those
-        after it, up to id `last`, that may conflict with it."""
+        after it, up to id `last`, that may conflict with it. Of the accesses in every
+        bucket, those `_waits` passes over are left out: on c's queue, and before c up to
+        `base` (the newest instruction of each queue known complete)."""
         earlier: set[Scheduled] = set()
         later: set[Scheduled] = set()
         for a, buckets in zip(c.accesses, self.spans[c.id]):
+            # per bucket: where the look-back stopped, and the queues hidden from there on
+            seen: list[tuple[int, int, dict[str, int]]] = []
             for b, lo, hi in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
+                    seen.append((b, -1, {}))
                     continue
                 wids, writes, rids, reads = lists
                 stop = -1
@@ -605,9 +628,10 @@ class _Index:
                             stop = p.id
                             break
                 _later(a, wids, writes, c.id, last, later)
+                hidden: dict[str, int] = {}  # queue -> id of the read that hides its older ones
+                seen.append((b, stop, hidden))
                 if not a.write:
                     continue
-                hidden: set[str] = set()
                 for j in range(bisect_left(rids, c.id) - 1, -1, -1):
                     if rids[j] < stop:
                         break
@@ -616,9 +640,70 @@ class _Index:
                         continue
                     earlier.add(p)
                     if pa.exact and _covers(pa, a, lo, hi):
-                        hidden.add(p.queue)
+                        hidden[p.queue] = p.id
                 _later(a, rids, reads, c.id, last, later)
+            for end, by_queue in self.wide.get(a.key, {}).items():
+                # the buckets where the look-back would have met them
+                shared = [(stop, hidden) for b, stop, hidden in seen if b <= end]
+                if not shared:
+                    continue
+                low = min(stop for stop, _ in shared)
+                floor = _read_floors(shared) if a.write else {}
+                for queue, wide in by_queue.items():
+                    if queue != c.queue:
+                        known = base.get(queue, -1)
+                        _wide(a, c.id, last, wide, max(low, known + 1), floor, earlier, later)
         return earlier, later
+
+    def _meets_all(self, a: Access, buckets: list[tuple[int, int, int]]) -> bool:
+        """Is `a` inexact and in every bucket of its memory (the one past its end aside)?"""
+        if a.exact or not buckets or buckets[0][0] != 0:
+            return False
+        extent = self._extent(a)
+        return buckets[-1][0] >= (extent - 1) // self._bucket_size(extent)
+
+
+def _read_floors(seen: list[tuple[int, dict[str, int]]]) -> dict[str, int]:
+    """For each queue some bucket's look-back hides, the oldest read of it that the look-back
+    of some bucket still reaches."""
+    queues = {q for _, hidden in seen for q in hidden}
+    return {q: min(max(stop, hidden.get(q, -1)) for stop, hidden in seen) for q in queues}
+
+
+def _wide(
+    a: Access,
+    cid: int,
+    last: int,
+    wide: tuple[list, list, list, list],
+    low: int,
+    floor: dict[str, int],
+    earlier: set,
+    later: set,
+) -> None:
+    """What the look-back of `candidates` finds among the accesses that are in every bucket,
+    as if they were in each bucket's lists: one of them is found when it meets `a` and the
+    look-back of some bucket of `a` reaches it (it is not older than `low`, where the
+    look-back of every bucket stopped, nor, for a read, than `floor` of its queue: the read
+    that hides that queue in every bucket). Being inexact, they neither stop a look-back nor
+    hide a queue. All are on one queue; `low` also leaves out its instructions known
+    complete."""
+    wids, writes, rids, reads = wide
+    for j in range(bisect_left(wids, cid) - 1, -1, -1):
+        if wids[j] < low:
+            break
+        p, pa = writes[j]
+        if _boxes_meet(a, pa):
+            earlier.add(p)
+    _later(a, wids, writes, cid, last, later)
+    if not a.write:
+        return
+    for j in range(bisect_left(rids, cid) - 1, -1, -1):
+        if rids[j] < low:
+            break
+        p, pa = reads[j]
+        if rids[j] >= floor.get(p.queue, low) and _boxes_meet(a, pa):
+            earlier.add(p)
+    _later(a, rids, reads, cid, last, later)
 
 
 def _later(a: Access, ids: list[int], entries: list, after: int, last: int, out: set) -> None:

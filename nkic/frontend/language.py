@@ -17,8 +17,10 @@ from dataclasses import dataclass, field, replace
 from ..ir.core import Loc
 from . import nki_api
 from .loader import kernels_in
+from .nl_grids import NkiGrid, norm_key
+from .nl_grids import attribute as grid_attribute
 from .tensors import TensorView
-from .values import Builtin, ModuleValue, NlOp, UserError
+from .values import MISSING, Builtin, ModuleValue, NlOp, UserError
 
 #: How the language names its modules in messages (`nl.arange`, `nisa.dma_copy`).
 SHORT_NAMES = {"nki.language": "nl", "nki.isa": "nisa"}
@@ -244,8 +246,6 @@ class Language:
 
     def subscript(self, ip, obj, key):
         """`obj[key]` when the language gives it a meaning of its own; MISSING otherwise."""
-        from .nl_grids import NkiGrid, norm_key
-        from .values import MISSING
 
         if isinstance(obj, NkiGrid):
             return obj.index(ip, norm_key(key))
@@ -254,7 +254,6 @@ class Language:
     def binop(self, ip, symbol: str, a, b, call, inplace: bool = False):
         """`a <symbol> b` (`a <symbol>= b` when `inplace`) when the language gives it a meaning
         of its own; MISSING otherwise."""
-        from .values import MISSING
 
         return MISSING
 
@@ -271,9 +270,6 @@ class Language:
     def attribute(self, ip, obj, name: str):
         """Attributes of NKI values (tensor metadata and views, enum members, buffers);
         MISSING when `obj` is not an NKI value or has no such attribute."""
-        from .nl_grids import NkiGrid
-        from .nl_grids import attribute as grid_attribute
-        from .values import MISSING
 
         if isinstance(obj, TensorView):
             if name == "data" and self.has("nki.language", "tiles"):
@@ -292,7 +288,6 @@ class Language:
     def intercept_call(self, ip, fn, args: list, kwargs: dict, call):
         """A dialect's own handling of a call of an `nl` / `nisa` function (Beta 1's `mask=`);
         MISSING to call it as usual."""
-        from .values import MISSING
 
         return MISSING
 
@@ -314,7 +309,6 @@ class Language:
     def call_value(self, ip, fn, args: list, kwargs: dict, call):
         """Calling a value that is not a function in Python's sense but is in the dialect
         (Beta 1's `np.float32(0.5)`); MISSING when it is not callable."""
-        from .values import MISSING
 
         return MISSING
 

@@ -425,11 +425,13 @@ _TYPES = {
 def call_type(ip, t: PyType, args: list, kwargs: dict, call):
     if t.convert is None:
         raise UserError("err_type_error", f"cannot call {t.name}()")
-    b = Builtin(t.name, t.convert)
-    err = check_signature(b, args, kwargs)
-    if err is not None:
-        raise UserError(err[0], f"{t.name}() {err[1]}", call.node)
-    return t.convert(ip, call, *args, **kwargs)
+    try:
+        return t.convert(ip, call, *args, **kwargs)
+    except TypeError:  # raised before the body runs when the arguments do not bind
+        err = check_signature(Builtin(t.name, t.convert), args, kwargs)
+        if err is None:
+            raise
+    raise UserError(err[0], f"{t.name}() {err[1]}", call.node)
 
 
 def python_builtins() -> dict[str, object]:

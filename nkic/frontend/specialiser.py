@@ -55,6 +55,7 @@ class Specialiser(
         self.output: list[str] = []  # compile-time print() output, written when done
         self.frames: list[Frame] = []
         self.call_stack: list[Loc] = []
+        self._spans: dict[int, tuple] = {}  # id(AST node) -> (node, file, its stackless Loc)
         self.attempts: list[Attempt] = []
         self.in_kernel = False
         self.lambda_depth = 0

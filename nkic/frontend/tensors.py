@@ -598,6 +598,17 @@ def _int_index(item, num: int, dim: int):
 
 def _slice_bounds(s: slice, num: int, dim: int) -> tuple[object, int, int]:
     """(start, count, step) of a slice over a dimension of size `num`."""
+    start, stop, step = s.start, s.stop, s.step
+    if (
+        (start is None or type(start) is int)
+        and (stop is None or type(stop) is int)
+        and (step is None or type(step) is int)
+    ):  # the common case, plain ints in range, without building index expressions
+        start = 0 if start is None else start + num if start < 0 else start
+        stop = num if stop is None else stop + num if stop < 0 else stop
+        step = 1 if step is None else step
+        if step >= 1 and 0 <= start < stop <= num:
+            return start, _ceil_div(stop - start, step), step
     step = 1 if s.step is None else norm_int(s.step)
     if not isinstance(step, int) or isinstance(step, bool) or step < 1:
         raise UserError("err_invalid_index", f"slice steps must be integers >= 1, got {step}")

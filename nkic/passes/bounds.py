@@ -103,7 +103,8 @@ class CheckBounds(Pass):
                     if ap.dynamic is None:
                         self.check(op, operand, ap, by_var, ctx)
                     elif ap.dynamic.kind == "scalar":  # else checked at run time
-                        registers = registers or register_ranges(kernel)
+                        if registers is None:  # once: it walks the whole kernel
+                            registers = register_ranges(kernel)
                         self.check_register(op, operand, ap, by_var, registers, ctx)
 
     def check_register(self, op: Inst, operand: str, ap: AccessPattern, loops, registers, ctx):

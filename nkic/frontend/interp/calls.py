@@ -153,13 +153,16 @@ class Calls:
     def call_builtin(self, fn: Builtin, args: list, kwargs: dict, call: CallSite):
         if fn.nki_api:
             self.check_nki_context(fn.name, call)
-        bind_error = pylib.check_signature(fn, args, kwargs)
-        if bind_error is not None:
-            code, message, kw = bind_error
-            raise UserError(
-                code, f"{fn.name}() {message}", call.arg_node(name=kw) if kw else call.node
-            )
-        return fn.fn(self, call, *args, **kwargs)
+        try:
+            return fn.fn(self, call, *args, **kwargs)
+        except TypeError:
+            # Arguments that do not bind raise before the body runs: say which, at the call.
+            # A TypeError from inside a builtin whose call binds is a bug in nkic.
+            bind_error = pylib.check_signature(fn, args, kwargs)
+            if bind_error is None:
+                raise
+        code, message, kw = bind_error
+        raise UserError(code, f"{fn.name}() {message}", call.arg_node(name=kw) if kw else call.node)
 
     def call_function(self, fn: Function, args: list, kwargs: dict, call: CallSite):
         if len(self.call_stack) >= MAX_CALL_DEPTH:

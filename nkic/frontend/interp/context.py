@@ -28,6 +28,9 @@ from ..values import (
 )
 from .state import ABORT_CODES, Frame, is_error, is_none_literal
 
+#: Values a name may hold that are not its value: reading one is handled by `load_name`.
+MARKED_VALUES = frozenset({Poison, Deferred, Escaped})
+
 #: Hints for diagnostics raised without a more specific one.
 _DEFAULT_HINTS = {
     "err_type_error": "specialisation follows Python semantics: check the types of the values",
@@ -114,12 +117,19 @@ class Context:
         file = self.module.file if self.frames else "<unknown>"
         if node is None or not hasattr(node, "lineno"):
             return Loc(file, 1, 1, 1, 1, tuple(self.call_stack) if with_stack else ())
-        line = node.lineno
-        end_line = getattr(node, "end_lineno", None) or line
-        end_offset = getattr(node, "end_col_offset", None)
-        col = self._column(line, node.col_offset)
-        end_col = self._column(end_line, node.col_offset if end_offset is None else end_offset)
-        return Loc(file, line, col, end_line, end_col, tuple(self.call_stack) if with_stack else ())
+        # A node's span is computed once: every unrolled iteration emits its ops again.
+        hit = self._spans.get(id(node))
+        if hit is not None and hit[0] is node and hit[1] == file:
+            span = hit[2]
+        else:
+            line = node.lineno
+            end_line = getattr(node, "end_lineno", None) or line
+            end_offset = getattr(node, "end_col_offset", None)
+            col = self._column(line, node.col_offset)
+            end_col = self._column(end_line, node.col_offset if end_offset is None else end_offset)
+            span = Loc(file, line, col, end_line, end_col)
+            self._spans[id(node)] = (node, file, span)  # holds the node: its id stays unique
+        return span.with_stack(tuple(self.call_stack)) if with_stack and self.call_stack else span
 
     def _column(self, line: int, byte_offset: int) -> int:
         """1-based character column of a UTF-8 byte offset (what `ast` records)."""

@@ -27,6 +27,7 @@ from ..values import (
     is_symbolic,
     norm_int,
 )
+from .context import MARKED_VALUES
 from .state import (
     INT32_MAX,
     INT32_MIN,
@@ -149,7 +150,19 @@ class Expressions:
         return node.value
 
     def visit_Name(self, node: ast.Name):
-        return self.load_name(node.id, node)
+        # the common case inline (most nodes are names): a plain value outside symbolic loops
+        name = node.id
+        s = self.frames[-1].scope
+        while s is not None:
+            found = s.vars
+            if name in found:
+                if not self.attempts:
+                    value = found[name]
+                    if type(value) not in MARKED_VALUES:
+                        return value
+                break
+            s = s.parent
+        return self.load_name(name, node)
 
     def visit_Tuple(self, node: ast.Tuple):
         return tuple(self._elements(node.elts))
