@@ -63,7 +63,7 @@ def explorer_tables(result: RunResult) -> dict[str, dict[str, list[Any]]]:
     }  # fmt: skip
     flops = {}
     busy: dict[str, list[tuple[float, float]]] = {e: [] for e in ENGINE_NAMES}
-    for index, start, busy_end, _, stall_from, _, _ in result.records:
+    for index, start, busy_end, _, stall_from, _, _, queue in result.records:
         inst = result.instructions[index]
         busy[inst.engine].append((start, busy_end))
         if inst.engine == "dma":
@@ -72,7 +72,7 @@ def explorer_tables(result: RunResult) -> dict[str, dict[str, list[Any]]]:
             dma["end_ts"].append(round(busy_end))
             dma["duration_ns"].append(round(busy_end - start))
             dma["queue_type"].append("data")
-            dma["queue"].append(QUEUES[inst.queue])
+            dma["queue"].append(QUEUES[queue])
             dma["transfer_bytes"].append(nbytes)
             dma["throughput"].append(nbytes / (busy_end - start) if busy_end > start else 0.0)
             dma["variable"].append(", ".join(ap.tensor.name for ap in inst.outputs))
