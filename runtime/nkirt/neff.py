@@ -572,11 +572,11 @@ class _Checker:
                     f"{where}: 'queues' {queues} must rotate a DMA over dma0..dma<queues - 1> "
                     f"(at most {len(DMA_QUEUES)}) starting at its queue"
                 )
-            if not self.loops_static or len(self.loops) != self.loops_static:
-                raise NeffError(f"{where}: only a DMA in static loops rotates over queues")
             stride = node.get("stride", 1)
             if not _is_int(stride) or not 0 < stride < queues:
                 raise NeffError(f"{where}: 'stride' must be an int in 1..queues - 1")
+            if not self.loops_static or len(self.loops) != self.loops_static:
+                raise NeffError(f"{where}: only a DMA in static loops rotates over queues")
         self.loc(node.get("loc"), where)
         loc = node["loc"]
         label = f"{op} at {self.file_names[loc[0]]}:{loc[1]}"
