@@ -36,6 +36,14 @@ def _num_programs(ip, call, axes=0):
     return ip.kernel.cores
 
 
+def _program_ndim(ip, call):
+    """The launch grid's rank: a kernel launched on an LNC of degree 2 (`kernel[2]`, `--lnc 2`)
+    has the one-axis grid [2]; one launched on one core is taken as the unbracketed launch,
+    which has no grid (the LNC overview: `kernel(...)` is one core, `kernel[2](...)` two)."""
+    ip.kernel.reads_core = True
+    return 1 if ip.kernel.cores > 1 else 0
+
+
 def nl_bindings() -> dict[str, object]:
     """`nki.language`: dtypes, buffers, `tile_size`, operators, builtins and lowerings."""
     attrs: dict[str, object] = {}
@@ -56,9 +64,11 @@ def nl_bindings() -> dict[str, object]:
         "affine_range": api.loop_iterator("affine"),
         "sequential_range": api.loop_iterator("sequential"),
         "static_range": api.loop_iterator("static"),
+        # not in the API reference; the NKI Library iterates with it: Python's range
+        "range": api.loop_iterator("range"),
         "program_id": _program_id,
         "num_programs": _num_programs,
-        "program_ndim": lambda ip, call: 0,
+        "program_ndim": _program_ndim,
         "no_reorder": lambda ip, call: ContextManagerValue("no_reorder"),
         "is_hbm": api.buffer_predicate(("hbm", "shared_hbm")),
         "is_on_chip": api.buffer_predicate(("sbuf", "psum")),
