@@ -142,7 +142,7 @@ def explorer_summary(
         "hfu_estimated_percent": pct(hw / peak),
     }
     for engine in COMPUTE_ENGINES:
-        active = engines[engine]["busy_ns"] * 1e-9
+        active = engines[engine]["executing_ns"] * 1e-9
         instruction_time = sum(i.busy_ns for i in instructions if i.engine == engine)
         out[f"{engine}_engine_instruction_time"] = instruction_time * 1e-9
         out[f"{engine}_engine_active_time"] = active

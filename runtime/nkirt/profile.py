@@ -41,10 +41,13 @@ def build_profile(
     intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
     # from when an instance heads its queue (waiting on semaphores included) to its busy end
     dispatched: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    # from start to completion: the instruction until its results are written
+    executing: dict[str, list[tuple[float, float]]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
-    for index, start, busy_end, _, stall_from, *_ in records:
+    for index, start, busy_end, completion, stall_from, *_ in records:
         engine = instructions[index].engine
         intervals[engine].append((start, busy_end))
+        executing[engine].append((start, completion))
         dispatched[engine].append((stall_from, busy_end))
         counts[engine] += 1
     engines = {}
@@ -57,6 +60,7 @@ def build_profile(
             "utilization": busy / total if total else 0.0,
             "active_ns": active,
             "active": active / total if total else 0.0,
+            "executing_ns": busy_union(executing[engine]),
         }
     dma_bytes = sum(
         inst.cost.bytes * inst.count for inst in instructions if isinstance(inst.cost, DmaPlan)
