@@ -127,8 +127,8 @@ def _dma(sched, queues: int) -> dict:
     for s in sched.insts:
         if not s.queue.startswith("dma") or not s.runs:
             continue
-        used.add(s.queue)
         runs = _executions(s.loops)
+        used.update(s.queue_of(n) for n in range(min(runs, s.queues)))
         transfers += runs
         ranges = loop_ranges(s.loops)
         for name, ap in s.inst.aps():

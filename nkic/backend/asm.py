@@ -40,6 +40,8 @@ def _line(s: Scheduled, sched: Schedule) -> str:
     text = f"#{s.id} {op.opcode}({operands})"
     if attrs:
         text += f" {{{attrs}}}"
+    if s.queues > 1:
+        text += f" rotate(dma0..dma{s.queues - 1}, stride {s.stride})"
     if s.waits:
         ws = []
         for pid, skip in s.waits:
@@ -67,7 +69,9 @@ def emit_asm(kernel: Kernel) -> str:
         f"; kernel @{kernel.name} target={kernel.target}",
         "; `wait #7@dma0~1`: before starting, wait until the instance of instruction 7 one",
         "; older than its latest issued one has completed (no ~: the latest); `~(63 - $k)`:",
-        "; a skip that depends on the iteration (affine in the loop variables)",
+        "; a skip that depends on the iteration (affine in the loop variables);",
+        "; `rotate(dma0..dma15, stride 2)`: instance n runs on the queue 2n after this one,",
+        "; cyclically",
         "; tensors:",
     ]
     for t in kernel.tensors():

@@ -1,4 +1,4 @@
-"""Writes the `.neff` container exactly as docs/neff-format.md specifies (format 1.0)."""
+"""Writes the `.neff` container exactly as docs/neff-format.md specifies (format 1.1)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..ir.core import AccessPattern, DynLoop, Kernel, Loc, Loop, Op, Tensor
 from .schedule import Schedule, schedule
 
 MAGIC = b"NKICNEFF"
-MAJOR, MINOR = 1, 0
+MAJOR, MINOR = 1, 1
 HEADER = struct.Struct("<8sHHI32s")
 SECTION = struct.Struct("<4sIQQ")
 COMPRESSED = 1
@@ -157,7 +157,7 @@ class _ProgramWriter:
         attrs = self.attrs(op.attrs)
         if op.opcode in ("nc_matmul", "nc_matmul_mx"):
             attrs.setdefault("accumulate", False)
-        return {
+        node = {
             "kind": "inst",
             "id": s.id,
             "op": op.opcode,
@@ -172,6 +172,9 @@ class _ProgramWriter:
             "loc": self.loc(op.loc),
             "stack": [self.loc(f) for f in op.loc.stack],
         }
+        if s.queues > 1:
+            node["queues"], node["stride"] = s.queues, s.stride
+        return node
 
     def program(self) -> dict:
         k = self.kernel

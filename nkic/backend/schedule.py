@@ -151,11 +151,33 @@ class Scheduled:
     #: `_iteration_clock`).
     iteration: dict[str, int] = field(default_factory=dict)
 
+    #: DMA queues its instances rotate over: instance n (counted over the whole run) runs on
+    #: `dma((first + n * stride) mod queues)`, `queue` being `dma<first>`; 1: every instance
+    #: on `queue`.
+    queues: int = 1
+    stride: int = 1
+
     #: Whether it runs at all (every enclosing loop has an iteration).
     runs: bool = field(init=False)
+    #: The in-order stream the analysis may rely on: `queue`, or one of its own for a rotating
+    #: DMA (its instances share no single queue with other instructions; among themselves
+    #: they complete in order for a waiter, docs/neff-format.md `queues`).
+    lane: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.runs = all(lp.trip_count > 0 for lp in self.loops)
+        self.lane = self.queue
+
+    def rotate(self, queues: int, stride: int) -> None:
+        """Run instance n on `dma((first + n * stride) mod queues)`."""
+        self.queues, self.stride = queues, stride
+        self.lane = f"{self.queue}@{self.id}"
+
+    def queue_of(self, n: int) -> str:
+        """The queue of instance n."""
+        if self.queues == 1:
+            return self.queue
+        return f"dma{(int(self.queue[3:]) + n * self.stride) % self.queues}"
 
     def __hash__(self) -> int:
         return self.id
@@ -248,12 +270,14 @@ def _min_skip(x: Skip, y: Skip, c: Scheduled) -> Skip:
 
 
 def schedule(kernel: Kernel) -> Schedule:
-    """Assign queues (DMA round-robin over the target's queues) and compute every wait.
+    """Assign queues (DMA round-robin over the target's queues; the instances of a DMA in a
+    loop rotate over them as the unrolled loop's would) and compute every wait.
 
     A dynamic loop (`DynLoop`) splits the program into blocks: the code before it, its body,
     the code after it. Every queue joins the others at the loop's entry, after each iteration
     and at its exit (the runtime's barrier, docs/neff-format.md), so each block is scheduled
-    on its own, for any trip count, zero included."""
+    on its own, for any trip count, zero included (and its DMAs do not rotate: an iteration
+    issues the same instances on the same queues)."""
     if not kernel.has_dynamic_loops():
         return _schedule_block(kernel)
     insts: list[Scheduled] = []
@@ -262,7 +286,9 @@ def schedule(kernel: Kernel) -> Schedule:
     def flush(block: list[Op]) -> None:
         if not block:
             return
-        part = _schedule_block(Kernel(kernel.name, kernel.target, list(kernel.params), block))
+        part = _schedule_block(
+            Kernel(kernel.name, kernel.target, list(kernel.params), block), rotate=False
+        )
         offset = len(insts)
         for s in part.insts:
             s.id += offset
@@ -285,7 +311,7 @@ def schedule(kernel: Kernel) -> Schedule:
     return Schedule(kernel, insts, by_inst)
 
 
-def _schedule_block(kernel: Kernel) -> Schedule:
+def _schedule_block(kernel: Kernel, rotate: bool = True) -> Schedule:
     """`schedule` for a program without dynamic loops."""
     tgt = target(kernel.target)
     insts: list[Scheduled] = []
@@ -303,6 +329,21 @@ def _schedule_block(kernel: Kernel) -> Schedule:
         else:
             queue = engine
         insts.append(Scheduled(op, len(insts), engine, queue, loops, pos, _accesses(op, loops)))
+    self_waits: dict[Scheduled, Skip] = {}
+    if rotate:
+        # DMA instances per iteration of each loop: unrolled, they take consecutive queues
+        per_iteration: dict[Loop, int] = {}
+        for s in insts:
+            if s.engine == "dma":
+                n = 1
+                for lp in reversed(s.loops):
+                    per_iteration[lp] = per_iteration.get(lp, 0) + n
+                    n *= lp.trip_count
+        for s in insts:
+            if s.engine == "dma" and s.runs and s.loops:
+                stride = per_iteration[s.loops[-1]] % tgt.dma_queues
+                if stride:
+                    _rotate(s, tgt.dma_queues, stride, self_waits)
     ends: dict[Loop, int] = {}
     index = _Index({a.key for s in insts for a in s.accesses if a.write})
     for s in insts:
@@ -313,7 +354,7 @@ def _schedule_block(kernel: Kernel) -> Schedule:
     for c in insts:
         if not c.runs:
             continue
-        prev = previous.get(c.queue)
+        prev = previous.get(c.lane)
         if prev is None:
             every = final = {}
         else:
@@ -327,14 +368,106 @@ def _schedule_block(kernel: Kernel) -> Schedule:
         else:
             c.waits = _reduce(waits, every)
         c.clock, c.final = _clocks(c, every, final, insts)
-        previous[c.queue] = c
+        previous[c.lane] = c
+    # (a wait of an instruction on itself informs no other wait: added once all are known)
+    for c, skip in self_waits.items():
+        if not _implied_self_wait(c, skip, insts):
+            c.waits = sorted([*c.waits, (c.id, skip)], key=lambda w: w[0])
     return Schedule(kernel, insts, {s.inst: s for s in insts})
+
+
+def _rotate(c: Scheduled, queues: int, stride: int, self_waits: dict[Scheduled, Skip]) -> None:
+    """Spread the instances of a DMA in a loop over the DMA queues as unrolling the loop
+    would: one iteration's DMAs take consecutive queues, the next iteration's the queues after
+    them (`stride`: the DMA instances of one iteration of its innermost loop). On one queue
+    each transfer's fixed cost delays the next one's start, on several they overlap. Instances that conflict with each other (a slot or row rewritten) are then
+    ordered by a wait of the instruction on itself (`self_waits`), `skip` instances back;
+    when the conflict is with the previous instance (skip 0) the instruction stays on one
+    queue, which orders it for free. A waiter sees a rotating DMA's instances complete in
+    order (docs/neff-format.md `queues`)."""
+    instances = 1
+    for lp in c.loops:
+        instances *= lp.trip_count
+    if instances < 2:
+        return
+    skip = _dependency(c, c)
+    # (instance n's wait names instance n − 1 − skip: at most `instances − 2` back)
+    if skip is not None and (not isinstance(skip, int) or skip < instances - 1):
+        low = skip if isinstance(skip, int) else Affine.of(skip).bounds(loop_ranges(c.loops))[0]
+        if low < 1:
+            return
+        self_waits[c] = skip
+    c.rotate(queues, stride)
+
+
+#: Instances of a self-conflicting DMA up to which `_implied_self_wait` looks for a chain of
+#: waits instance by instance (beyond it the wait on itself is kept: safe, maybe redundant).
+SELF_WAIT_CHECK_LIMIT = 1 << 14
+
+
+def _implied_self_wait(c: Scheduled, skip: Skip, insts: list[Scheduled]) -> bool:
+    """Is each instance n of c ordered after its instance n − 1 − skip by a wait on an
+    instruction p that itself waits on c (a tile slot's reader between two loads into it)?
+
+    Instances are counted over the loops: with F the flattened iteration of the loops c and p
+    share, c's instances of F are F·per_c … F·per_c + per_c − 1, and p's likewise. A waiter
+    sees c's instances complete in order, so reaching a later one is enough."""
+    if not isinstance(skip, int):
+        return False
+    total = 1
+    for lp in c.loops:
+        total *= lp.trip_count
+    if total > SELF_WAIT_CHECK_LIMIT:
+        return False
+    chains = []
+    for pid, to_p in c.waits:
+        p = insts[pid]
+        back = next((k for q, k in p.waits if q == c.id), None)
+        common = len(_common(c.loops, p.loops))
+        if back is None or not common:
+            continue
+        per_c = per_p = 1
+        for lp in c.loops[common:]:
+            per_c *= lp.trip_count
+        for lp in p.loops[common:]:
+            per_p *= lp.trip_count
+        chains.append((p, to_p, back, per_c, per_p))
+    if not chains:
+        return False
+    for n in range(skip + 1, total):
+        env = _iteration(c.loops, n)
+        for p, to_p, back, per_c, per_p in chains:
+            f = n // per_c
+            # p's newest instance when c's instance n starts, and the one c waits for
+            target = f * per_p + (per_p - 1 if p.pos < c.pos else -1) - _value(to_p, env)
+            if target < 0:
+                continue
+            # c's newest instance when that p instance starts, and the one it waits for
+            reached = (target // per_p) * per_c + (per_c - 1 if c.pos < p.pos else -1)
+            if reached - _value(back, _iteration(p.loops, target)) >= n - 1 - skip:
+                break
+        else:
+            return False
+    return True
+
+
+def _value(skip: Skip, env: dict[str, int]) -> int:
+    return skip if isinstance(skip, int) else skip.evaluate(env)
+
+
+def _iteration(loops: tuple[Loop, ...], n: int) -> dict[str, int]:
+    """The loop variables of instance n of an instruction in `loops` (outermost first)."""
+    env = {}
+    for lp in reversed(loops):
+        n, i = divmod(n, lp.trip_count)
+        env[lp.var] = lp.start + i * lp.step
+    return env
 
 
 def _after(p: Scheduled) -> dict[str, int]:
     """What has completed once the last instance of `p` has: `p`'s queue up to `p`, and what
     was complete before that instance started."""
-    return {**p.final, p.queue: max(p.id, p.final.get(p.queue, -1))}
+    return {**p.final, p.lane: max(p.id, p.final.get(p.lane, -1))}
 
 
 def _join(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
@@ -374,19 +507,19 @@ def _reduce(waits: dict[Scheduled, Skip], base: dict[str, int]) -> list[tuple[in
     a producer is implied when the queue's previous instruction already knew it complete
     (`base`), or when another producer waited for (an instruction at or after) it on its queue,
     directly or through a chain of waits."""
-    live = {p: skip for p, skip in waits.items() if base.get(p.queue, -1) < p.id}
+    live = {p: skip for p, skip in waits.items() if base.get(p.lane, -1) < p.id}
     after = {p: _after(p) for p, skip in live.items() if skip == 0}
     return sorted(
         (p.id, skip)
         for p, skip in live.items()
-        if not any(q is not p and clock.get(p.queue, -1) >= p.id for q, clock in after.items())
+        if not any(q is not p and clock.get(p.lane, -1) >= p.id for q, clock in after.items())
     )
 
 
 def _in_iteration(p: Scheduled, skip: Skip, c: Scheduled, same: dict[str, int]) -> bool:
     """Is c's wait for p's instance of the same iteration implied by an earlier instruction
     of c's queue in the same loop body (`same`: what it knew complete in that iteration)?"""
-    return skip == 0 and p.loops == c.loops and p.pos < c.pos and same.get(p.queue, -1) >= p.id
+    return skip == 0 and p.loops == c.loops and p.pos < c.pos and same.get(p.lane, -1) >= p.id
 
 
 def _iteration_clock(c: Scheduled, same: dict[str, int], insts: list[Scheduled]) -> dict[str, int]:
@@ -398,7 +531,7 @@ def _iteration_clock(c: Scheduled, same: dict[str, int], insts: list[Scheduled])
     for pid, skip in c.waits:
         p = insts[pid]
         if skip == 0 and p.loops == c.loops and p.pos < c.pos:
-            clock = _join(clock, {**p.iteration, p.queue: max(p.id, p.iteration.get(p.queue, -1))})
+            clock = _join(clock, {**p.iteration, p.lane: max(p.id, p.iteration.get(p.lane, -1))})
     return clock
 
 
@@ -409,7 +542,7 @@ def _reduce_in_loop(
     same producer queue, or by a producer that itself waited for the dropped one."""
     by_queue: dict[str, list[Scheduled]] = {}
     for p in waits:
-        by_queue.setdefault(p.queue, []).append(p)
+        by_queue.setdefault(p.lane, []).append(p)
     kept = []
     for ps in by_queue.values():
         before = [p for p in ps if p.pos < c.pos and waits[p] == 0]
@@ -438,7 +571,7 @@ def _reduce_in_loop(
                 covered.update(
                     r
                     for r in kept
-                    if r is not p and r.queue == q.queue and r.pos <= q.pos and waits[r] == 0
+                    if r is not p and r.lane == q.lane and r.pos <= q.pos and waits[r] == 0
                 )
     return sorted((p.id, waits[p]) for p in kept if p not in covered)
 
@@ -474,18 +607,18 @@ def _waits(
     last = ends[c.loops[0]] if c.loops else c.id
     earlier, later = index.candidates(c, last, base)
     for p in sorted(earlier, key=_newest_first):
-        if p.queue == c.queue or p.queue in settled or not p.runs:
+        if p.lane == c.lane or p.lane in settled or not p.runs:
             continue
-        if base.get(p.queue, -1) >= p.id:
+        if base.get(p.lane, -1) >= p.id:
             continue
         skip = _dependency(c, p)
         if skip is not None and _exists(skip, c, p):
             waits[p] = skip
             if skip == 0:
-                settled.add(p.queue)
+                settled.add(p.lane)
     # later instructions precede c only through a loop they share with c
     for p in sorted(later, key=_oldest_first):
-        if p.queue != c.queue and p.runs:
+        if p.lane != c.lane and p.runs:
             skip = _dependency(c, p)
             if skip is not None and _exists(skip, c, p):
                 waits[p] = skip
@@ -588,9 +721,9 @@ class _Index:
             at = 0 if a.write else 2
             if self._meets_all(a, buckets):
                 by_queue = self.wide.setdefault(a.key, {}).setdefault(buckets[-1][0], {})
-                lists = by_queue.get(s.queue)
+                lists = by_queue.get(s.lane)
                 if lists is None:
-                    lists = by_queue[s.queue] = ([], [], [], [])
+                    lists = by_queue[s.lane] = ([], [], [], [])
                 lists[at].append(s.id)
                 lists[at + 1].append((s, a))
                 continue
@@ -636,11 +769,11 @@ class _Index:
                     if rids[j] < stop:
                         break
                     p, pa = reads[j]
-                    if p.queue in hidden or not _boxes_meet(a, pa):
+                    if p.lane in hidden or not _boxes_meet(a, pa):
                         continue
                     earlier.add(p)
                     if pa.exact and _covers(pa, a, lo, hi):
-                        hidden[p.queue] = p.id
+                        hidden[p.lane] = p.id
                 _later(a, rids, reads, c.id, last, later)
             for end, by_queue in self.wide.get(a.key, {}).items():
                 # the buckets where the look-back would have met them
@@ -650,7 +783,7 @@ class _Index:
                 low = min(stop for stop, _ in shared)
                 floor = _read_floors(shared) if a.write else {}
                 for queue, wide in by_queue.items():
-                    if queue != c.queue:
+                    if queue != c.lane:
                         known = base.get(queue, -1)
                         _wide(a, c.id, last, wide, max(low, known + 1), floor, earlier, later)
         return earlier, later
@@ -701,7 +834,7 @@ def _wide(
         if rids[j] < low:
             break
         p, pa = reads[j]
-        if rids[j] >= floor.get(p.queue, low) and _boxes_meet(a, pa):
+        if rids[j] >= floor.get(p.lane, low) and _boxes_meet(a, pa):
             earlier.add(p)
     _later(a, rids, reads, cid, last, later)
 

@@ -142,7 +142,7 @@ def explorer_summary(
         "hfu_estimated_percent": pct(hw / peak),
     }
     for engine in COMPUTE_ENGINES:
-        active = engines[engine]["busy_ns"] * 1e-9
+        active = engines[engine]["executing_ns"] * 1e-9
         instruction_time = sum(i.busy_ns for i in instructions if i.engine == engine)
         out[f"{engine}_engine_instruction_time"] = instruction_time * 1e-9
         out[f"{engine}_engine_active_time"] = active
@@ -208,13 +208,13 @@ def critical_chain(
     previous_on_queue = [-1] * len(records)
     last: dict[int, int] = {}
     for n, record in enumerate(records):
-        queue = instructions[record[0]].queue
+        queue = record[7]
         previous_on_queue[n] = last.get(queue, -1)
         last[queue] = n
     n = max(range(len(records)), key=lambda i: records[i][3])
     chain, how = [n], []
     while True:
-        _, start, _, _, _, producer, stall = records[n]
+        _, start, _, _, _, producer, stall, _ = records[n]
         if start <= 0:
             break
         if stall == STALL_SEMAPHORE and producer >= 0:

@@ -38,6 +38,7 @@ from nkirt.program import QUEUES, Program, TensorInfo
 from nkirt.roles import CROSS_CORE, PREPARES, operand_roles
 
 QUEUE_INDEX = {name: i for i, name in enumerate(QUEUES)}
+DMA0 = QUEUE_INDEX["dma0"]
 
 TENSOR_QUEUE = QUEUE_INDEX["tensor"]
 
@@ -80,6 +81,8 @@ class StaticInstruction:
         "op",
         "engine",
         "queue",
+        "queues",
+        "stride",
         "where",
         "short_where",
         "stack",
@@ -219,7 +222,8 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
                 by_id[inst.id] = inst.index
                 instructions.append(inst)
                 waits_raw.append([(p, _skip(s, ranges)) for p, s in node.get("waits", [])])
-                per_queue[inst.queue] += trips
+                for queue, count in _instances_per_queue(inst, trips):
+                    per_queue[queue] += count
                 out.append(inst)
         return out
 
@@ -232,6 +236,19 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
     for inst in instructions:
         inst.history = deque(maxlen=depth[inst.index] + 1)
     return tree, instructions, per_queue
+
+
+def _instances_per_queue(inst: StaticInstruction, trips: int):
+    """(queue, instances) of an instruction's `trips` instances: all on its queue, or
+    instance n on `dma((first + n * stride) mod queues)` for a rotating DMA."""
+    if inst.queues == 1:
+        return [(inst.queue, trips)]
+    first = inst.queue - DMA0
+    period = inst.queues // math.gcd(inst.stride, inst.queues)
+    rounds, rest = divmod(trips, period)
+    return [
+        (DMA0 + (first + m * inst.stride) % inst.queues, rounds + (m < rest)) for m in range(period)
+    ]
 
 
 def _dynamic_loop(program: Program, node: dict, build, trips: int, starts: dict, per_queue):
@@ -267,6 +284,7 @@ def _instruction(
     inst = StaticInstruction()
     inst.index, inst.id, inst.op, inst.engine = index, node["id"], node["op"], node["engine"]
     inst.queue = QUEUE_INDEX[node["queue"]]
+    inst.queues, inst.stride = node.get("queues", 1), node.get("stride", 1)
     inst.where = program.where(node["loc"])
     inst.short_where = program.short_where(node["loc"])
     # call sites of the helpers the instruction was inlined from, innermost first
@@ -403,7 +421,8 @@ class Executor:
         self.clocks: list[tuple[int, ...]] = [(0,) * len(used)] * len(used)
         #: instances issued so far per lane (the next instance's number on its queue)
         self.issued = [0] * len(used)
-        #: (instruction index, start, busy end, completion, stall from, producer record, stall)
+        #: (instruction index, start, busy end, completion, stall from, producer record, stall,
+        #: queue)
         self.records: list[tuple] = []
         #: (data start, data end) of every DMA transfer: when its packets move
         self.dma_data: list[tuple[float, float]] = []
@@ -721,6 +740,8 @@ class Executor:
 
     def _time(self, inst, env, reads_outputs: bool, inputs, outputs) -> None:
         queue = inst.queue
+        if inst.queues > 1:  # a rotating DMA: instance n on dma((first + n·stride) mod queues)
+            queue = DMA0 + (queue - DMA0 + inst.count * inst.stride) % inst.queues
         records = self.records
         checker = self.checker
         ready = stall_from = self.queue_free[queue]
@@ -729,7 +750,7 @@ class Executor:
         clock = self.clocks[lane]
         seq = self.issued[lane]
         if self.ideal_waits:
-            ideal, waited = self._ideal_ready(inst, reads_outputs, inputs, outputs)
+            ideal, waited = self._ideal_ready(inst, queue, reads_outputs, inputs, outputs)
             if ideal > ready:
                 ready, stall = ideal, STALL_SEMAPHORE
                 # the latest instance of the conflicting instruction (for the critical path)
@@ -745,11 +766,12 @@ class Executor:
                         f"{inst.describe(env)}: semaphore wait on "
                         f"{self.instructions[index].op} has a negative skip ({skip})"
                     )
-            history = self.instructions[index].history
+            producer_inst = self.instructions[index]
+            history = producer_inst.history
             if len(history) > skip:
                 done, record, done_clock = history[-1 - skip]
-                waited = self.instructions[index].queue
-                if done_clock[self.lane_of[waited]] > clock[self.lane_of[waited]]:
+                waited = self.lane_of[producer_inst.queue]
+                if producer_inst.queues > 1 or done_clock[waited] > clock[waited]:
                     # (a clock that already covers this instance covers all it knew)
                     clock = tuple(map(max, clock, done_clock))
                 if done > ready:
@@ -828,23 +850,31 @@ class Executor:
         for access, buckets in write_accesses:
             checker.record_write(access, buckets)
         # what an instance waiting for this one's completion learns: this queue up to it
-        inst.history.append(
-            (completion, len(records), (*clock[:lane], seq + 1, *clock[lane + 1 :]))
-        )
+        learnt = (completion, len(records), (*clock[:lane], seq + 1, *clock[lane + 1 :]))
+        if inst.queues > 1 and inst.history:
+            # a rotating DMA's waiter waits for every earlier instance too (one semaphore per
+            # queue it rotates over, each counting that queue's completions)
+            done, record, known = inst.history[-1]
+            if done > completion:
+                learnt = (done, record, learnt[2])
+            learnt = (*learnt[:2], tuple(map(max, learnt[2], known)))
+        inst.history.append(learnt)
         inst.count += 1
         inst.busy_ns += busy_end - start
         if completion > self.latest:
             self.latest = completion
         self.remaining[queue] -= 1
-        records.append((inst.index, start, busy_end, completion, stall_from, producer, stall))
+        records.append(
+            (inst.index, start, busy_end, completion, stall_from, producer, stall, queue)
+        )
         if len(records) % SWEEP_EVERY == 0:
             checker.sweep()
 
-    def _ideal_ready(self, inst, reads_outputs: bool, inputs, outputs):
+    def _ideal_ready(self, inst, queue: int, reads_outputs: bool, inputs, outputs):
         """When this instance could start with perfectly fine-grained semaphores: after every
         conflicting access issued before it on another queue (RAW, WAR, WAW); and the
         instruction of the access it waits for last."""
-        checker, queue, ready, waited = self.checker, inst.queue, 0.0, None
+        checker, ready, waited = self.checker, 0.0, None
         sides = [(ap, where, (checker.writes,)) for ap, where in inputs]
         if reads_outputs:
             sides += [(ap, where, (checker.writes,)) for ap, where in outputs]

@@ -63,16 +63,16 @@ def explorer_tables(result: RunResult) -> dict[str, dict[str, list[Any]]]:
     }  # fmt: skip
     flops = {}
     busy: dict[str, list[tuple[float, float]]] = {e: [] for e in ENGINE_NAMES}
-    for index, start, busy_end, _, stall_from, _, _ in result.records:
+    for index, start, busy_end, completion, stall_from, _, _, queue in result.records:
         inst = result.instructions[index]
-        busy[inst.engine].append((start, busy_end))
         if inst.engine == "dma":
+            busy["dma"].append((start, busy_end))
             nbytes = inst.cost.bytes
             dma["start_ts"].append(round(start))
             dma["end_ts"].append(round(busy_end))
             dma["duration_ns"].append(round(busy_end - start))
             dma["queue_type"].append("data")
-            dma["queue"].append(QUEUES[inst.queue])
+            dma["queue"].append(QUEUES[queue])
             dma["transfer_bytes"].append(nbytes)
             dma["throughput"].append(nbytes / (busy_end - start) if busy_end > start else 0.0)
             dma["variable"].append(", ".join(ap.tensor.name for ap in inst.outputs))
@@ -80,9 +80,11 @@ def explorer_tables(result: RunResult) -> dict[str, dict[str, list[Any]]]:
         if index not in flops:
             flops[index] = instruction_flops(inst, table) if inst.engine == "tensor" else None
         counted = flops[index]
+        # an instruction executes until its results are written (the profile's `executing_ns`)
+        busy[inst.engine].append((start, completion))
         instruction["start_ts"].append(round(start))
-        instruction["end_ts"].append(round(busy_end))
-        instruction["duration_ns"].append(round(busy_end - start))
+        instruction["end_ts"].append(round(completion))
+        instruction["duration_ns"].append(round(completion - start))
         instruction["engine"].append(ENGINE_NAMES[inst.engine])
         instruction["opcode"].append(inst.op.upper())
         instruction["evt_wait_time_ns"].append(round(max(0.0, start - stall_from)))

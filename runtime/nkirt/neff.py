@@ -565,6 +565,18 @@ class _Checker:
         allowed = DMA_QUEUES if engine == "dma" else (engine,)
         if queue not in allowed:
             raise NeffError(f"{where}: unknown queue '{printable(queue)}' for the {engine} engine")
+        if "queues" in node:
+            queues = self.field(node, "queues", int, where)
+            if engine != "dma" or not int(queue[3:]) < queues <= len(DMA_QUEUES):
+                raise NeffError(
+                    f"{where}: 'queues' {queues} must rotate a DMA over dma0..dma<queues - 1> "
+                    f"(at most {len(DMA_QUEUES)}) starting at its queue"
+                )
+            stride = node.get("stride", 1)
+            if not _is_int(stride) or not 0 < stride < queues:
+                raise NeffError(f"{where}: 'stride' must be an int in 1..queues - 1")
+            if not self.loops_static or len(self.loops) != self.loops_static:
+                raise NeffError(f"{where}: only a DMA in static loops rotates over queues")
         self.loc(node.get("loc"), where)
         loc = node["loc"]
         label = f"{op} at {self.file_names[loc[0]]}:{loc[1]}"

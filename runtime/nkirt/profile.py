@@ -41,10 +41,13 @@ def build_profile(
     intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
     # from when an instance heads its queue (waiting on semaphores included) to its busy end
     dispatched: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    # from start to completion: the instruction until its results are written
+    executing: dict[str, list[tuple[float, float]]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
-    for index, start, busy_end, _, stall_from, *_ in records:
+    for index, start, busy_end, completion, stall_from, *_ in records:
         engine = instructions[index].engine
         intervals[engine].append((start, busy_end))
+        executing[engine].append((start, completion))
         dispatched[engine].append((stall_from, busy_end))
         counts[engine] += 1
     engines = {}
@@ -57,6 +60,7 @@ def build_profile(
             "utilization": busy / total if total else 0.0,
             "active_ns": active,
             "active": active / total if total else 0.0,
+            "executing_ns": busy_union(executing[engine]),
         }
     dma_bytes = sum(
         inst.cost.bytes * inst.count for inst in instructions if isinstance(inst.cost, DmaPlan)
@@ -124,7 +128,7 @@ def build_trace(
             "args": {"name": f"{program.kernel} ({program.target})"},
         }
     ]
-    used = sorted({instructions[r[0]].queue for r in records})
+    used = sorted({r[7] for r in records})
     for q in used:
         events.append(
             {
@@ -150,9 +154,10 @@ def build_trace(
     track_end: dict[int, int] = defaultdict(int)
     # the slice shown for each record: (first ns, last ns) on its track
     shown_span: list[tuple[int, int]] = []
-    for n, (index, start, busy_end, completion, stall_from, producer, stall) in enumerate(records):
+    for n, record in enumerate(records):
+        index, start, busy_end, completion, stall_from, producer, stall, queue = record
         inst = instructions[index]
-        tid = inst.queue + 1
+        tid = queue + 1
         free = track_end[tid]
         begin = max(round(start), free)
         end = max(round(busy_end), begin)
@@ -196,7 +201,7 @@ def build_trace(
         if stall == STALL_SEMAPHORE and producer >= 0 and begin > waited_from:
             source_span = shown_span[producer]
             flow = {"pid": pid, "name": "semaphore", "cat": "semaphore", "id": n, "bp": "e"}
-            src_tid = instructions[records[producer][0]].queue + 1
+            src_tid = records[producer][7] + 1
             events.append({**flow, "ph": "s", "tid": src_tid, "ts": _us(_inside(*source_span))})
             events.append({**flow, "ph": "f", "tid": tid, "ts": _us(_inside(begin, end))})
         track_end[tid] = end
@@ -250,23 +255,24 @@ class RunResult:
 
         graph = nx.DiGraph()
         last: dict[int, int] = {}
-        for n, (index, start, busy_end, completion, _, producer, stall) in enumerate(self.records):
+        for n, record in enumerate(self.records):
+            index, start, busy_end, completion, _, producer, stall, queue = record
             inst = self.instructions[index]
             graph.add_node(
                 n,
                 op=inst.op,
                 engine=inst.engine,
-                queue=QUEUES[inst.queue],
+                queue=QUEUES[queue],
                 loc=inst.where,
                 start=start,
                 end=busy_end,
                 completion=completion,
             )
-            if inst.queue in last:
-                graph.add_edge(last[inst.queue], n, kind="queue")
+            if queue in last:
+                graph.add_edge(last[queue], n, kind="queue")
             if stall == STALL_SEMAPHORE and producer >= 0:
                 graph.add_edge(producer, n, kind="semaphore")
-            last[inst.queue] = n
+            last[queue] = n
         return graph
 
 

@@ -31,7 +31,7 @@ class Instance:
 def instances(kernel: Kernel, sched: Schedule) -> list[Instance]:
     """Every instance in issue order."""
     out: list[Instance] = []
-    count = {s.queue: 0 for s in sched.insts}
+    count = {s.queue_of(n): 0 for s in sched.insts for n in range(s.queues)}
     issued = {s.id: 0 for s in sched.insts}
 
     def run(ops, env):
@@ -41,8 +41,9 @@ def instances(kernel: Kernel, sched: Schedule) -> list[Instance]:
                     run(op.body, {**env, op.var: v})
             elif isinstance(op, Inst):
                 s = sched.by_inst[op]
-                out.append(Instance(s.id, s.queue, count[s.queue], env, issued[s.id]))
-                count[s.queue] += 1
+                queue = s.queue_of(issued[s.id])
+                out.append(Instance(s.id, queue, count[queue], env, issued[s.id]))
+                count[queue] += 1
                 issued[s.id] += 1
 
     run(kernel.body, {})
@@ -73,17 +74,17 @@ def conflicts(kernel: Kernel, sched: Schedule, insts: list[Instance]) -> set[tup
         touched_r, touched_w = touched(s.inst, env, slots)
         for byte in touched_r | touched_w:
             w = writer.get(byte)
-            if w is not None and insts[w].queue != s.queue:
+            if w is not None and insts[w].queue != insts[me].queue:
                 pairs.add((w, me))
             if byte in touched_w:
                 for q, r in readers.get(byte, {}).items():
-                    if q != s.queue:
+                    if q != insts[me].queue:
                         pairs.add((r, me))
         for byte in touched_w:
             writer[byte] = me
             readers[byte] = {}
         for byte in touched_r - touched_w:
-            readers.setdefault(byte, {})[s.queue] = me
+            readers.setdefault(byte, {})[insts[me].queue] = me
 
     run(kernel.body, {})
     return pairs
@@ -98,6 +99,9 @@ def unordered(
     start: dict[str, dict[str, int]] = {}
     last_done: dict[str, dict[str, int]] = {}
     done: list[dict[str, int]] = []
+    # per instance: what waiting for it teaches (it and every earlier instance of its
+    # instruction completed: a rotating DMA's instances complete in order for a waiter)
+    prefix: list[dict[str, int]] = []
     clock_at_start: list[dict[str, int]] = []
     for n, x in enumerate(insts):
         vc = dict(start.get(x.queue, {}))
@@ -107,7 +111,7 @@ def unordered(
                 skip = skip.evaluate(x.env)
             hist = by_sid.get(pid, [])
             if len(hist) > skip:
-                for q, i in done[hist[-1 - skip]].items():
+                for q, i in prefix[hist[-1 - skip]].items():
                     if i > vc.get(q, -1):
                         vc[q] = i
         start[x.queue] = vc
@@ -118,6 +122,13 @@ def unordered(
         d[x.queue] = x.index
         last_done[x.queue] = d
         done.append(d)
+        before = by_sid.get(x.sid)
+        if before:
+            d = dict(d)
+            for q, i in prefix[before[-1]].items():
+                if i > d.get(q, -1):
+                    d[q] = i
+        prefix.append(d)
         clock_at_start.append(vc)
         by_sid.setdefault(x.sid, []).append(n)
     return sorted(

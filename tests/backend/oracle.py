@@ -50,8 +50,11 @@ def _bytes(ap, env, slots) -> set:
 def check_waits(kernel: Kernel) -> list[str]:
     """Problems found: conflicting instance pairs that no chain of waits orders."""
     sched: Schedule = schedule(kernel)
-    queues = sorted({s.queue for s in sched.insts})
-    issued: dict[int, list[int]] = {s.id: [] for s in sched.insts}  # inst id -> queue indices
+    queues = sorted({s.queue_of(n) for s in sched.insts for n in range(s.queues)})
+    # inst id -> (queue, index on it) of each instance
+    issued: dict[int, list[tuple[str, int]]] = {s.id: [] for s in sched.insts}
+    # inst id -> what waiting for each instance teaches: it and every earlier one completed
+    prefix: dict[int, list[dict[str, int]]] = {s.id: [] for s in sched.insts}
     queue_count = {q: 0 for q in queues}
     start_vc: dict[str, dict[str, int]] = {q: {} for q in queues}  # last start clock per queue
     done_vc: dict[tuple[str, int], dict[str, int]] = {}
@@ -83,33 +86,34 @@ def check_waits(kernel: Kernel) -> list[str]:
                 issue(sched.by_inst[op], env)
 
     def issue(s, env):
-        vc = dict(start_vc[s.queue])
+        queue = s.queue_of(len(issued[s.id]))
+        vc = dict(start_vc[queue])
         for pid, skip in s.waits:
             if not isinstance(skip, int):
                 skip = skip.evaluate(env)
                 if skip < 0:
                     problems.append(f"#{s.id} {s.inst.opcode} {dict(env)}: negative skip {skip}")
                     continue
-            hist = issued[pid]
+            hist = prefix[pid]
             if len(hist) > skip:
-                p = sched.insts[pid]
-                vc = join(vc, done_vc[(p.queue, hist[-1 - skip])])
-        me = (s.queue, queue_count[s.queue])
-        queue_count[s.queue] += 1
-        issued[s.id].append(me[1])
-        start_vc[s.queue] = vc
-        done = join(join(vc, last_done[s.queue]), {s.queue: me[1]})
+                vc = join(vc, hist[-1 - skip])
+        me = (queue, queue_count[queue])
+        queue_count[queue] += 1
+        issued[s.id].append(me)
+        start_vc[queue] = vc
+        done = join(join(vc, last_done[queue]), {queue: me[1]})
         done_vc[me] = done
-        last_done[s.queue] = done
+        last_done[queue] = done
+        prefix[s.id].append(join(prefix[s.id][-1], done) if prefix[s.id] else done)
         where = f"#{s.id} {s.inst.opcode} {dict(env)}"
         touched_r, touched_w = touched(s.inst, env, slots)
         for byte in touched_r | touched_w:
             w = writer.get(byte)
-            if w is not None and w[0][0] != s.queue and not ordered(w[0], vc):
+            if w is not None and w[0][0] != queue and not ordered(w[0], vc):
                 problems.append(f"{where} races with {w[1]} on {byte}")
             if byte in touched_w:
                 for r in readers.get(byte, ()):
-                    if r[0][0] != s.queue and not ordered(r[0], vc):
+                    if r[0][0] != queue and not ordered(r[0], vc):
                         problems.append(f"{where} overwrites what {r[1]} reads, {byte}")
         for byte in touched_w:
             writer[byte] = (me, where)

@@ -202,3 +202,48 @@ def test_skip_stays_constant_when_the_latest_conflict_is_not_affine():
   }}"""
     )
     assert got[1][2] == [[0, 0]]
+
+
+def rotation(body: str) -> list[tuple[str, int, int, list]]:
+    """(opcode, queues, stride, waits) of every instruction in program order."""
+    s = schedule(lowered(body, PARAMS))
+    return [(x.inst.opcode, x.queues, x.stride, [list(w) for w in x.waits]) for x in s.insts]
+
+
+def test_a_loops_dmas_rotate_over_the_queues_as_unrolled():
+    got = rotation(
+        f"""
+  %o = alloc shared_hbm float32[128, 4096] "o" output
+  for $i = 0 to 8 step 1 affine {{
+    %t = alloc sbuf float32[128, 512] "t"
+    dma_copy(dst={T("t")}, src={A("512*$i")}) {{}}
+    dma_copy(dst=%o[512*$i; [4096, 128], [1, 512]], src={T("t")}) {{}}
+  }}"""
+    )
+    # two DMAs per iteration: unrolled, iteration i's take queues 2i and 2i + 1
+    assert [(op, q, s) for op, q, s, _ in got] == [("dma_copy", 16, 2), ("dma_copy", 16, 2)]
+
+
+def test_a_dma_rewriting_a_slot_no_one_reads_waits_on_itself():
+    got = rotation(
+        f"""
+  for $i = 0 to 8 step 1 affine {{
+    %t = alloc sbuf float32[128, 512] "t"
+    dma_copy(dst={T("t")}, src={A("512*$i")}) {{}}
+  }}"""
+    )
+    # nothing reads t: its 4 slots are rewritten every 4 loads, ordered by a wait on itself
+    assert got == [("dma_copy", 16, 1, [[0, 3]])]
+
+
+def test_a_dma_rewriting_what_its_previous_instance_wrote_stays_on_one_queue():
+    got = rotation(
+        f"""
+  %o = alloc shared_hbm float32[128, 512] "o" output
+  %t = alloc sbuf float32[128, 512] "t"
+  memset(dst={T("t")}) {{value=0.0}}
+  for $i = 0 to 8 step 1 affine {{
+    dma_copy(dst=%o[0; [512, 128], [1, 512]], src={T("t")}) {{}}
+  }}"""
+    )
+    assert got[1][:3] == ("dma_copy", 1, 1)

@@ -139,3 +139,19 @@ def test_critical_path_is_a_path_of_the_dependency_graph_ending_last():
     assert path["segments"][0]["tensors"] == "x → x_sb"
     assert [s["released_by"] for s in path["segments"]] == ["start", "semaphore"] + ["queue"] * 3
     assert sum(s["time_ns"] for s in path["segments"]) == pytest.approx(result.profile["total_ns"])
+
+
+def test_an_engines_active_time_runs_until_its_results_are_written():
+    # two independent [128, 512] fp32 PSUM -> bf16 SBUF copies on VectorE (trn2, 0.96 GHz):
+    # 512 cycles each back to back, the second's result 100 cycles later (static overhead)
+    k = Kernel("trn2")
+    k.output("unused", "float32", [1, 1])
+    acc = k.psum("acc", "float32", [128, 512])
+    k.inst("memset", "vector", {"dst": k.ap(acc)}, {"value": 0})
+    for n in range(2):
+        out = k.sbuf(f"o{n}", "bfloat16", [128, 512], byte=1024 * n)
+        k.inst("tensor_copy", "vector", {"dst": k.ap(out), "src": k.ap(acc)}, waits=[])
+    summary = nkirt.execute(nkirt.load(k.neff()), timing_only=True).profile["summary"]
+    memset = max(64, 512) + 100  # its own result lands before the copies read it
+    expected = (memset + 512 + 512 + 100) / 0.96e9
+    assert summary["vector_engine_active_time"] == pytest.approx(expected, rel=1e-6)

@@ -103,6 +103,8 @@ def unordered_pairs(program: dict) -> set[tuple[int, int]]:
     different queues that no chain of queue order and waits orders."""
     instances = []  # (inst id, queue, reads, writes, waited instance indices)
     issued: dict[int, list[int]] = {}
+    # a waiter on a DMA rotating over queues waits for every earlier instance of it too
+    rotating = {n["id"] for n in instructions(program["body"]) if n.get("queues", 1) > 1}
     executions: dict[str, int] = {}
     counts: dict[str, int] = {}
 
@@ -127,9 +129,14 @@ def unordered_pairs(program: dict) -> set[tuple[int, int]]:
                     skip = skip.get("c", 0) + sum(k * env[v] for v, k in skip["t"].items())
                 history = issued.get(producer, [])
                 if len(history) > skip:
-                    waited.append(history[-1 - skip])
+                    reach = history[: len(history) - skip]
+                    waited += reach if producer in rotating else reach[-1:]
+            queue = node["queue"]
+            if node.get("queues", 1) > 1:  # instance k on dma((first + k·stride) mod queues)
+                k = len(issued.get(node["id"], []))
+                queue = f"dma{(int(queue[3:]) + k * node['stride']) % node['queues']}"
             issued.setdefault(node["id"], []).append(len(instances))
-            instances.append((node["id"], node["queue"], reads, writes, waited))
+            instances.append((node["id"], queue, reads, writes, waited))
 
     walk(program["body"], {})
     # node 2n = start of instance n, 2n+1 = its completion; edges only go forward in issue

@@ -351,3 +351,20 @@ def test_an_input_view_must_lie_inside_its_buffer():
     rejects(_with_view({"shape": [64, 32], "offset": 200, "strides": [128, 1]}), "outside")
     rejects(_with_view({"shape": [64, 32], "offset": 0, "strides": [1]}), "disagree")
     rejects(_with_view({"shape": [64], "offset": "0", "strides": [1]}), "offset")
+
+
+@pytest.mark.parametrize(
+    "fields, fragment",
+    [
+        ({"queues": 17}, "'queues' 17 must rotate a DMA"),
+        ({"queues": 1, "stride": 1}, "'queues' 1 must rotate a DMA"),  # dma1 is not below 1
+        ({"queues": 16, "stride": 16}, "'stride' must be an int"),
+        ({"queues": 16, "stride": "2"}, "'stride' must be an int"),
+        ({"queues": 16}, "only a DMA in static loops rotates"),
+    ],
+)
+def test_a_rotating_dma_names_a_valid_rotation_inside_a_loop(fields, fragment):
+    def edit(p):
+        p["body"][1].update(fields)  # the store on dma1, outside any loop
+
+    rejects(mutated(edit), fragment)
