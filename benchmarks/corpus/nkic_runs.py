@@ -88,8 +88,10 @@ def run_nkic(
         errors = _json_errors(out) if "--format" in args else None
         if errors is None:
             errors = text_errors(err)
-        return Outcome(DIAGNOSTICS, seconds, errors=errors, stdout=out)
-    last = (err.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        # a run's fault (`runtime fault: ...`) or another one-line error is not a diagnostic
+        detail = "" if errors else _last_line(err)
+        return Outcome(DIAGNOSTICS, seconds, errors=errors, detail=detail, stdout=out)
+    last = _last_line(err) or f"exit status {proc.returncode}"
     if proc.returncode < 0:
         return Outcome(INTERNAL, seconds, detail=f"killed by signal {-proc.returncode}")
     return Outcome(USAGE, seconds, detail=last)
@@ -117,6 +119,11 @@ def _env(pythonpath: tuple[str, ...] = ()) -> dict[str, str]:
             os.pathsep
         )
     return env
+
+
+def _last_line(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
 
 
 def _internal_error(stderr: str) -> str:

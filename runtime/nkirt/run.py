@@ -20,7 +20,7 @@ from threadpoolctl import threadpool_limits
 from nkirt import dtypes
 from nkirt.analysis import explorer_sections
 from nkirt.cost.tables import PSUM_PARTITION_BYTES, TARGETS
-from nkirt.errors import RunError
+from nkirt.errors import RunError, RuntimeFault
 from nkirt.executor import Executor
 from nkirt.launch import Launch
 from nkirt.limits import DEFAULT, Limits, format_size
@@ -35,6 +35,21 @@ def load(
     """Read and validate a `.neff` from a path or its bytes; NeffError if it is malformed or
     exceeds `limits` (the program keeps them for its runs)."""
     return read_neff(source, limits)
+
+
+def _check_no_garbage(executors: list[Executor], name: str, tensor: TensorInfo) -> None:
+    """An output must not hold values computed from memory nothing wrote (on hardware:
+    garbage); elements nothing wrote at all read as 0xFF, as the module docstring says."""
+    if executors[0].memory.tensor_written(tensor):
+        return
+    for core in executors:
+        ids = {t.id for t in core.program.tensors.values() if tensor.id in (t.id, t.shared)}
+        source = next((core.garbage[i] for i in ids if i in core.garbage), None)
+        if source is not None:
+            raise RuntimeFault(
+                f"uninitialised read: output {name!r} holds elements computed from memory "
+                f"nothing wrote (on hardware: garbage), by {source} and what used its results"
+            )
 
 
 def memory_needed(program: Program) -> tuple[int, str]:
@@ -143,6 +158,7 @@ def execute(
     outputs = {}
     if executor.memory is not None:
         for name, tensor in zip(program.output_names, program.outputs):
+            _check_no_garbage(executors, name, tensor)
             executor.memory.settle_tensor(tensor)
             outputs[name] = executor.memory.tensor_view(tensor)  # the run's memory is not reused
     profiles = []

@@ -69,3 +69,14 @@ def test_compile_errors_come_from_the_text_rendering():
         ("err_import_error", "'os' is not available", "/a/k.py", 12),
         ("err_type_error", "dict keys must be strings", "/a/h.py", 46),
     ]
+
+
+def test_a_run_fault_is_reported_with_its_message(fake_nkic):
+    fake_nkic(
+        "print('warning[w_x]: careful', file=sys.stderr)\n"
+        "print('runtime fault: uninitialised read: tensor_copy at k.py:9', file=sys.stderr)\n"
+        "sys.exit(1)"
+    )
+    o = run_nkic(["run", "k.neff"], timeout=30)
+    assert (o.status, o.errors) == ("diagnostics", [])
+    assert o.detail == "runtime fault: uninitialised read: tensor_copy at k.py:9"
