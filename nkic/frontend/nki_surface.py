@@ -36,6 +36,13 @@ def _num_programs(ip, call, axes=0):
     return ip.kernel.cores
 
 
+def _program_ndim(ip, call):
+    """The launch grid's rank: an LNC=2 launch is the 1-D grid `kernel[2]` (NKI 0.5-0.7
+    launch LNC=2 through a grid whose size is the degree), an LNC=1 launch has none."""
+    ip.kernel.reads_core = True
+    return 1 if ip.kernel.cores > 1 else 0
+
+
 def nl_bindings() -> dict[str, object]:
     """`nki.language`: dtypes, buffers, `tile_size`, operators, builtins and lowerings."""
     attrs: dict[str, object] = {}
@@ -58,7 +65,7 @@ def nl_bindings() -> dict[str, object]:
         "static_range": api.loop_iterator("static"),
         "program_id": _program_id,
         "num_programs": _num_programs,
-        "program_ndim": lambda ip, call: 0,
+        "program_ndim": _program_ndim,
         "no_reorder": lambda ip, call: ContextManagerValue("no_reorder"),
         "is_hbm": api.buffer_predicate(("hbm", "shared_hbm")),
         "is_on_chip": api.buffer_predicate(("sbuf", "psum")),

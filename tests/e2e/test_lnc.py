@@ -356,3 +356,12 @@ def test_an_output_no_core_writes_is_reported_once():
     (d,) = [d for d in diags if d.severity == "error"]
     assert d.code == "err_tensor_output_not_written_to" and d.loc.line == 11
     assert "no core of the LNC=2 launch writes it" in d.message
+
+
+@pytest.mark.parametrize(("rows", "lnc"), [(1, 2), (7, 2), (7, 1)])
+def test_an_lnc2_launch_is_a_one_dimensional_grid(rows, lnc):
+    """`program_ndim()` is 1 under LNC=2: each core updates its own rows in place (were it 0,
+    both cores would exponentiate every row, one after the other's result)."""
+    x = np.random.default_rng(5).standard_normal((rows, 64), dtype=np.float32)
+    kernel = nkic.compile(KERNELS / "exp_in_place.py", x, lnc=lnc)
+    np.testing.assert_allclose(kernel(x.copy()), np.exp(x), rtol=1e-5)
