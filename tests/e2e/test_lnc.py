@@ -365,3 +365,33 @@ def test_an_lnc2_launch_is_a_one_dimensional_grid(rows, lnc):
     x = np.random.default_rng(5).standard_normal((rows, 64), dtype=np.float32)
     kernel = nkic.compile(KERNELS / "exp_in_place.py", x, lnc=lnc)
     np.testing.assert_allclose(kernel(x.copy()), np.exp(x), rtol=1e-5)
+
+
+SAME_PROGRAM = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def kernel(a):
+    cores = nl.num_programs(axes=0)
+    core = nl.program_id(axis=0) if a.shape[0] > 1 else 0  # one row: not worth sharding
+    rows = a.shape[0] // cores if a.shape[0] > 1 else 1
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((rows, a.shape[1]), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[core * rows:(core + 1) * rows, :])
+    nisa.dma_copy(dst=out[0:rows, :], src=t)
+    return out
+"""
+
+
+def test_cores_running_the_same_program_write_the_same_values(tmp_path):
+    """Both cores write row 0 of a one-row output: the programs they run are the same, so
+    the values are too (no race); with two rows the programs differ and both write rows 0.."""
+    path = _write(tmp_path, SAME_PROGRAM)
+    assert nkic.check(path, a=nkic.TensorSpec((1, 64), "float32"), lnc=2) == []
+    (race,) = nkic.check(path, a=nkic.TensorSpec((2, 64), "float32"), lnc=2)
+    assert race.code == "nkic_lnc_shared_hbm_race"
+    one = np.arange(64, dtype=np.float32)[None, :]
+    np.testing.assert_array_equal(nkic.compile(path, one, lnc=2)(one), one)
