@@ -26,7 +26,7 @@ bench: $(STAMP)
 CORPUS ?= ../corpus
 JOBS ?= 2
 corpus: $(STAMP)
-	$(BIN)/python -m benchmarks.corpus --corpus $(CORPUS) --jobs $(JOBS) --migrate $(if $(FILTER),--filter $(FILTER)) $(if $(filter-out 0,$(NUMERICS)),--numerics) $(if $(COMPARE),--compare $(COMPARE))
+	$(BIN)/python -m benchmarks.corpus --corpus $(CORPUS) --jobs $(JOBS) --migrate $(if $(FILTER),--filter $(FILTER),--out docs/coverage.md) $(if $(filter-out 0,$(NUMERICS)),--numerics) $(if $(COMPARE),--compare $(COMPARE))
 
 # hostile-input fuzzing for a fixed budget (FUZZ_SECONDS); report in fuzz-report.md
 FUZZ_SECONDS ?= 300

@@ -10,8 +10,8 @@ checks every one with `nkic.check`:
   `#   ^ CODE` (at the column of the caret). A bad example without a marker is reported at the
   top of the file (line 1, column 1).
 * `good` reports nothing at all.
-* A first line `# nkic check kernel.py [-k NAME] [--arg NAME=SPEC]... [--target T]` gives the
-  command line the example is checked with (default: no `-k`, no `--arg`, target trn2).
+* A first line `# nkic check kernel.py [-k NAME] [--arg NAME=SPEC]... [--target T] [--nki V]`
+  gives the command line the example is checked with (default: no `-k`, no `--arg`, target trn2).
 
 Codes no kernel file can produce by itself are listed, with the reason, in the test's
 `EXEMPT` table.
@@ -208,8 +208,9 @@ _code(
     "frontend",
     """`if t:`, `and`, `or` and `not` need one compile-time boolean; a tensor holds many runtime
     values. Compare shapes or compile-time values instead, or select elementwise on the
-    device.""",
-    """
+    device. This is the rule of the NKI 0.3–0.6 kernel subset; NKI 0.7 traces the kernel as
+    Python, where a tensor is always true (`nkic_tensor_truth_is_object`).""",
+    """# nkic check kernel.py --nki 0.6
 @nki.jit
 def kernel(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):
     src = b or a
@@ -222,6 +223,36 @@ def kernel(a: nt.tensor[128, 512], b: nt.tensor[128, 512]):
     src = b if b is not None else a
     t = nl.load(src)
 """,
+)
+_code(
+    "nkic_tensor_truth_is_object",
+    "A tensor as a truth value is always true (NKI 0.7)",
+    "frontend",
+    """NKI 0.7 specialises a kernel by running it as Python, and a tensor is a Python object
+    without `__bool__`: `if t:`, `t and x`, `t or x`, `not t` and `assert t` test the object,
+    which is always true, never the tensor's values. nkic follows that and warns, because such
+    a condition usually means "was this tensor given" (`t is not None`, which says so) or was
+    meant to look at the data, which only instructions on the device can do. Under
+    `--nki 0.3` to `0.6` the same code is `err_ambiguous_tensor_truth_value` (or, as an `if`
+    condition, `err_dynamic_control_flow_not_supported`).""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512], bias: nt.tensor[128, 512]):
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+    src = bias if bias else a
+    #             ^ nkic_tensor_truth_is_object
+    nisa.dma_copy(dst=out, src=src)
+    return out
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512], bias: nt.tensor[128, 512]):
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+    src = bias if bias is not None else a
+    nisa.dma_copy(dst=out, src=src)
+    return out
+""",
+    severity="warning",
 )
 _code(
     "err_nki_api_outside_of_nki_kernel",
@@ -251,8 +282,10 @@ _code(
     """`if` and `while` conditions are evaluated at compile time (or on a register in a
     dynamic loop). A condition that depends on tensor data cannot decide the program's
     shape; use a predicated instruction (`nisa.tensor_copy_predicated`,
-    `nisa.select_reduce`) instead.""",
-    """
+    `nisa.select_reduce`) instead. In NKI 0.7, which traces the kernel as Python, a tensor
+    as a condition is a Python object and always true (`nkic_tensor_truth_is_object`); a
+    register or NkiScalar as a condition stays this error.""",
+    """# nkic check kernel.py --nki 0.6
 @nki.jit
 def kernel(a: nt.tensor[128, 512], flag: nt.tensor[1, 1, nl.int32]):
     f = nl.load(flag)

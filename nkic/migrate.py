@@ -28,6 +28,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -67,7 +68,7 @@ NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": 
 
 #: value-returning Beta 1 instructions: their positional parameter names and where the
 #: destination's shape and dtype come from: an operand (its shape and dtype), "matmul"
-#: ((stationary.shape[1], moving.shape[1]) in PSUM, float32), "transpose" (the operand's two
+#: ((stationary.shape[-1], moving.shape[-1]) in PSUM, float32), "transpose" (the operand's two
 #: dimensions swapped, in PSUM), "shape" (the `shape=` and `dtype=` arguments, memset), or
 #: (operand, free size, dtype) for results of a fixed width per partition.
 RETURNING = {
@@ -99,6 +100,18 @@ RETURNING = {
                            "data0"),
 }  # fmt: skip
 
+#: Beta 1 instructions computing a linear form of index grids: their positional parameters
+PATTERN_GENERATORS = {
+    "iota": ("expr", "dtype", "mask"),
+    "affine_select": ("pred", "on_true_tile", "on_false_value", "dtype", "mask"),
+}
+
+#: a comparison of two index expressions, as the ALU operator comparing their difference with 0
+COMPARISONS = {
+    cst.LessThan: "less", cst.LessThanEqual: "less_equal", cst.GreaterThan: "greater",
+    cst.GreaterThanEqual: "greater_equal", cst.Equal: "equal", cst.NotEqual: "not_equal",
+}  # fmt: skip
+
 #: the attributes of an `nl.mgrid[...]` value naming its axes
 MGRID_AXES = ("p", "x", "y", "z")
 
@@ -119,6 +132,20 @@ JIT_ENTRY_POINTS = ("baremetal", "benchmark", "profile", "trace", "simulate_kern
 
 #: compiler hints with no current equivalent that change nothing a kernel computes
 DROPPED_DECORATORS = ("skip_middle_end_transformations",)
+
+#: parameters of `nl` / `nisa` calls that take an ALU operator
+ALU_PARAMETERS = {
+    "op", "op0", "op1", "reduce_op", "comp_op0", "comp_op1", "cmp_op", "acc_op", "dst_rmw_op",
+}  # fmt: skip
+
+#: numpy scalar types (`np.float32(0.0)` as an immediate) and the kind of number they hold
+SCALAR_TYPES = {
+    "float32": "float", "float16": "float", "float64": "float", "int32": "int", "int16": "int",
+    "int8": "int", "uint32": "int", "uint16": "int", "uint8": "int",
+}  # fmt: skip
+
+#: `nl` reductions taking `axis=`
+REDUCTIONS = ("sum", "max", "min", "prod", "mean", "all", "any")
 
 #: `nl` calls that do not produce a tile
 NOT_TILES = {"arange", "mgrid", "program_id", "num_programs", "par_dim", "ndarray_shape"}
@@ -178,6 +205,92 @@ class _Grid:
     size: str  # an int or an expression, as source text
     step: int
     axis: int
+    rank: int = 0  # the number of axes of the grid's space (0: not known)
+
+
+_Term = int | str  # an integer, or an expression as source text
+
+
+_ATOM = re.compile(r"-?[\w.]+(\[[^\[\]()]*\])*")
+
+
+def _paren(t: _Term) -> str:
+    text = str(t)
+    return text if _ATOM.fullmatch(text) else f"({text})"
+
+
+def _term(text: str) -> _Term:
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _add(a: _Term, b: _Term) -> _Term:
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if a == 0:
+        return b
+    if b == 0:
+        return a
+    if isinstance(b, int) and b < 0:
+        return f"{a} - {-b}"
+    return f"{a} + {b}"
+
+
+def _mul(a: _Term, b: _Term) -> _Term:
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if a == 0 or b == 0:
+        return 0
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    if a == -1:
+        return f"-{_paren(b)}"
+    if b == -1:
+        return f"-{_paren(a)}"
+    return f"{_paren(a)} * {_paren(b)}"
+
+
+@dataclass(frozen=True)
+class _Linear:
+    """An index expression as `const + sum(coefs[axis] * grid axis)`; `sizes` holds each axis's
+    size (source text), `rank` the number of axes of the grids' space."""
+
+    coefs: dict[int, _Term]
+    const: _Term = 0
+    sizes: dict[int, str] = field(default_factory=dict)
+    rank: int = 0
+
+    def plus(self, other: _Linear) -> _Linear:
+        coefs = dict(self.coefs)
+        for axis, c in other.coefs.items():
+            coefs[axis] = _add(coefs.get(axis, 0), c)
+        return _Linear(
+            coefs,
+            _add(self.const, other.const),
+            {**self.sizes, **other.sizes},
+            max(self.rank, other.rank),
+        )
+
+    def scaled(self, k: _Term) -> _Linear:
+        return _Linear(
+            {a: _mul(c, k) for a, c in self.coefs.items()},
+            _mul(self.const, k),
+            self.sizes,
+            self.rank,
+        )
+
+
+def _writable(target):
+    """`t.ap(...)`, an access pattern the rewrite put where a subscript was assigned to, as
+    the assignable `t.ap(...)[...]`."""
+    if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute):
+        if target.func.attr.value == "ap":
+            return cst.Subscript(target, [cst.SubscriptElement(cst.Index(cst.Ellipsis()))])
+    return target
 
 
 def _is_return(stmt) -> bool:
@@ -281,6 +394,8 @@ class _Migrator(cst.CSTTransformer):
         self.nisa = {"nisa", "nki.isa"}
         self.np = {"np", "numpy"}
         self.grids: dict[str, _Grid] = {}
+        #: names bound to linear forms of grids (`expr_c = expr_a * -1`), read through them
+        self.exprs: dict[str, _Linear] = {}
         self.tiles: set[str] = set()
         self.unresolved: set[str] = set()
         #: TODO messages of the statement being rewritten (written above it as comments)
@@ -409,7 +524,7 @@ class _Migrator(cst.CSTTransformer):
 
     def _grid_of(self, value) -> _Grid | None:
         """`nl.arange(n)[:, None]` / `[None, :]` / `nl.arange(n)`."""
-        call, axis = value, 0
+        call, axis, rank = value, 0, 1
         if isinstance(value, cst.Subscript):
             call = value.value
             items = [e.slice for e in value.slice]
@@ -420,15 +535,15 @@ class _Migrator(cst.CSTTransformer):
             ]  # fmt: skip
             if "?" in kinds or kinds.count("all") != 1:
                 return None
-            axis = kinds.index("all")
+            axis, rank = kinds.index("all"), len(kinds)
         if not (isinstance(call, cst.Call) and self._is(call.func, self.nl, "arange")):
             return None
         args = [a.value for a in call.args]
         if len(args) == 1:
-            return _Grid("0", _code(args[0]), 1, axis)
+            return _Grid("0", _code(args[0]), 1, axis, rank)
         if len(args) == 2:
             lo, hi = _code(args[0]), _code(args[1])
-            return _Grid(lo, f"{hi} - {lo}" if lo != "0" else hi, 1, axis)
+            return _Grid(lo, f"{hi} - {lo}" if lo != "0" else hi, 1, axis, rank)
         return None
 
     def _shifted_grid(self, value) -> _Grid | None:
@@ -442,7 +557,7 @@ class _Migrator(cst.CSTTransformer):
             if grid is not None and not self._uses_grid(other) and self._grid_of(other) is None:
                 offset = _code(other)
                 start = offset if grid.start == "0" else f"{offset} + {grid.start}"
-                return _Grid(start, grid.size, grid.step, grid.axis)
+                return _Grid(start, grid.size, grid.step, grid.axis, grid.rank)
         return None
 
     def _mgrid(self, value) -> list[_Grid] | None:
@@ -457,8 +572,16 @@ class _Migrator(cst.CSTTransformer):
                 return None
             lo = _code(s.lower) if s.lower is not None else "0"
             hi = _code(s.upper)
-            grids.append(_Grid(lo, f"{hi} - ({lo})" if lo != "0" else hi, 1, axis))
+            grids.append(
+                _Grid(lo, f"{hi} - ({lo})" if lo != "0" else hi, 1, axis, len(value.slice))
+            )
         return grids
+
+    def leave_AssignTarget(self, original, updated):
+        return updated.with_changes(target=_writable(updated.target))
+
+    def leave_AugAssign(self, original, updated):
+        return updated.with_changes(target=_writable(updated.target))
 
     def leave_Assign(self, original, updated):
         if len(updated.targets) != 1:
@@ -481,8 +604,14 @@ class _Migrator(cst.CSTTransformer):
             # still known, so that its uses are explained, but neither removed nor rewritten
             grid = self._grid_of(value) or self._shifted_grid(value)
             grids = self._mgrid(value)
+            form = (
+                self._linear(value) if self._uses_grid(value) or self._has_grid_api(value) else None
+            )
             if grid is not None:
                 self.grids[target.value] = grid
+                self.kept_names.add(target.value)
+            elif form is not None and form.coefs:
+                self.exprs[target.value] = form
                 self.kept_names.add(target.value)
             elif grids is not None and len(grids) <= len(MGRID_AXES):
                 self.mgrids[target.value] = grids
@@ -507,6 +636,14 @@ class _Migrator(cst.CSTTransformer):
                 for attr, g in zip(MGRID_AXES, grids):
                     self.grids[_mgrid_axis(target.value, attr)] = g
                     self.kept_names.discard(_mgrid_axis(target.value, attr))
+                self._removed(target.value)
+                return cst.RemovalSentinel.REMOVE
+            form = (
+                self._linear(value) if self._uses_grid(value) or self._has_grid_api(value) else None
+            )
+            if form is not None and form.coefs:
+                # `expr_c = expr_a * -1`: read through where it is used
+                self.exprs[target.value] = form
                 self._removed(target.value)
                 return cst.RemovalSentinel.REMOVE
             if self._uses_grid(value) and self._mask_bounds(value) is not None:
@@ -555,9 +692,8 @@ class _Migrator(cst.CSTTransformer):
                 inner = self._affine(other)
                 if k is not None and inner is not None and inner[1] == "0":
                     g = inner[0]
-                    return _Grid(
-                        f"{k} * {g.start}" if g.start != "0" else "0", g.size, g.step * k, g.axis
-                    ), "0"
+                    start = f"{k} * {g.start}" if g.start != "0" else "0"
+                    return _Grid(start, g.size, g.step * k, g.axis, g.rank), "0"
             if isinstance(node.operator, cst.Add):
                 for grid_side, other in ((node.left, node.right), (node.right, node.left)):
                     inner = self._affine(grid_side)
@@ -567,12 +703,126 @@ class _Migrator(cst.CSTTransformer):
                         return g, text if off == "0" else f"{off} + {text}"
         return None
 
+    def _linear(self, node) -> _Linear | None:
+        """`node` as a linear form of index-grid axes: sums, differences and multiples (by
+        expressions without grids) of grids and of names bound to such forms; None for anything
+        else (a product of two grids, a tile, a call on a grid)."""
+        if isinstance(node, cst.Name) and node.value in self.grids:
+            g = self.grids[node.value]
+            return _Linear({g.axis: g.step}, _term(g.start), {g.axis: g.size}, g.rank)
+        if isinstance(node, cst.Name) and node.value in self.exprs:
+            return self.exprs[node.value]
+        g = self._grid_of(node)
+        if g is not None:  # `2 * nl.arange(64)[:, None]`
+            return _Linear({g.axis: g.step}, _term(g.start), {g.axis: g.size}, g.rank)
+        if isinstance(node, cst.Integer):
+            return _Linear({}, int(node.value, 0))
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            inner = self._linear(node.expression)
+            return None if inner is None else inner.scaled(-1)
+        if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, cst.Add | cst.Subtract | cst.Multiply
+        ):
+            left, right = self._linear(node.left), self._linear(node.right)
+            if left is None or right is None:
+                return None
+            if isinstance(node.operator, cst.Add):
+                return left.plus(right)
+            if isinstance(node.operator, cst.Subtract):
+                return left.plus(right.scaled(-1))
+            if left.coefs and right.coefs:
+                return None  # a product of grids is not affine
+            if left.coefs:
+                return left.scaled(right.const)
+            return right.scaled(left.const)
+        if self._uses_grid(node) or _names(node) & self.tiles or _calls(node):
+            return None
+        return _Linear({}, _term(_code(node)))
+
+    def _access_pattern(self, original, updated) -> cst.BaseExpression | None:
+        """`t[e0, e1, ...]` with each index a linear form of index grids (an integer too) as
+        the access pattern it reads, `t.ap(pattern=[[step, num], ...], offset=...)`: element
+        [a0, a1, ...] of the grids' space is t's element sum_i e_i * stride_i. None when the
+        subscript is not of that form."""
+        base = _dotted(updated.value)
+        if base is None:
+            return None
+        forms = []
+        for element in updated.slice:
+            if not isinstance(element.slice, cst.Index) or element.slice.star is not None:
+                return None
+            form = self._linear(element.slice.value)
+            if form is None:
+                return None
+            forms.append(form)
+        total = _Linear({}, 0)
+        n = len(forms)
+        for i, form in enumerate(forms):
+            stride: _Term = 1
+            for j in range(i + 1, n):
+                stride = _mul(stride, f"{base}.shape[{j}]")
+            total = total.plus(form.scaled(stride))
+        rank = max(f.rank for f in forms)
+        if not total.coefs or rank == 0 or max(total.sizes, default=0) >= rank:
+            return None
+        if 0 not in total.sizes:
+            return None  # no index reads the partition axis: its size is not known
+        # an axis no index reads has size 1 (`idx[i_p]` of a 1-D tensor: a (n, 1) column)
+        pattern = [
+            f"[{total.coefs.get(axis, 0) if axis in total.sizes else 1}, "
+            f"{total.sizes.get(axis, 1)}]"
+            for axis in range(rank)
+        ]
+        text = f"{base}.ap(pattern=[{', '.join(pattern)}], offset={total.const})"
+        return cst.parse_expression(text)
+
+    def _indirect_access(self, updated) -> cst.BaseExpression | None:
+        """`t[idx_tile, i_f]` (Beta 1's indirect DMA: row idx_tile[p] of t for partition p,
+        the other indices linear forms of grids) as the access pattern with a vector offset,
+        `t.ap(pattern=[[row, idx.shape[0]], [step, num], ...], offset=...,
+        vector_offset=idx_tile, indirect_dim=0)`."""
+        base = _dotted(updated.value)
+        elements = list(updated.slice)
+        if base is None or len(elements) < 2:
+            return None
+        if not all(isinstance(e.slice, cst.Index) and e.slice.star is None for e in elements):
+            return None
+        index = elements[0].slice.value
+        stem = index.value if isinstance(index, cst.Subscript) else index
+        if not (isinstance(stem, cst.Name) and stem.value in self.tiles):
+            return None
+        if self.mask_stack and self.mask_stack[-1]:
+            return None
+        forms = [self._linear(e.slice.value) for e in elements[1:]]
+        if any(f is None for f in forms) or not any(f.coefs for f in forms):
+            return None
+        n = len(elements)
+        total = _Linear({}, 0)
+        for i, form in enumerate(forms, 1):
+            stride: _Term = 1
+            for j in range(i + 1, n):
+                stride = _mul(stride, f"{base}.shape[{j}]")
+            total = total.plus(form.scaled(stride))
+        if 0 in total.coefs or any(a not in total.sizes for a in range(1, total.rank)):
+            return None
+        row: _Term = 1
+        for j in range(1, n):
+            row = _mul(row, f"{base}.shape[{j}]")
+        idx = _code(index)
+        pattern = [f"[{row}, {_paren(idx)}.shape[0]]"] + [
+            f"[{total.coefs.get(a, 0)}, {total.sizes[a]}]" for a in range(1, total.rank)
+        ]
+        return cst.parse_expression(
+            f"{base}.ap(pattern=[{', '.join(pattern)}], offset={total.const}, "
+            f"vector_offset={idx}, indirect_dim=0)"
+        )
+
     def _uses_grid(self, node) -> bool:
         found = []
 
         class Finder(cst.CSTVisitor):
             def visit_Name(inner, n):
-                if n.value in self.grids:
+                if n.value in self.grids or n.value in self.exprs:
                     found.append(n)
 
         node.visit(Finder())
@@ -614,22 +864,33 @@ class _Migrator(cst.CSTTransformer):
         whole = self._whole_mgrid(updated)
         if whole is not None:
             return whole
+        indirect = self._indirect_access(updated)
+        if indirect is not None:
+            return indirect
         if not any(
             self._uses_grid(e.slice) for e in updated.slice if isinstance(e.slice, cst.Index)
         ):
             return updated
+        # a masked call's operands, and grids kept for another use, are not access patterns
+        kept_grid = bool(self._grid_names(updated) & self.kept_names)
+        masked = bool(self.mask_stack and self.mask_stack[-1]) or kept_grid
+        rank = 0
         elements = []
         axes = []
         for element in updated.slice:
             s = element.slice
             if isinstance(s, cst.Index) and self._uses_grid(s.value):
                 found = self._affine(s.value)
-                if found is None:
+                if found is None or found[0].step < 1:
+                    pattern = None if masked else self._access_pattern(original, updated)
+                    if pattern is not None:
+                        return pattern
                     self._todo(original, f"index {_code(s.value)} is not start + step * grid")
                     self.unresolved.update(self._grid_names(s.value))
                     return updated
                 grid, offset = found
                 axes.append(grid.axis)
+                rank = max(rank, grid.rank)
                 start = (
                     grid.start
                     if offset == "0"
@@ -655,13 +916,21 @@ class _Migrator(cst.CSTTransformer):
                 )
             else:
                 elements.append(element)
-        if axes != sorted(axes):
+        if axes != sorted(axes) or len(set(axes)) != len(axes):
+            pattern = None if masked else self._access_pattern(original, updated)
+            if pattern is not None:
+                return pattern
             self._todo(
                 original, "index grids transpose the tensor: load it in order and transpose it"
             )
             return updated
-        if self._grid_names(updated) & self.kept_names:
+        if kept_grid:
             return updated  # its grid stays (its definition says why)
+        if rank > len(elements) and not masked:
+            # the grids' space has more axes than the tensor (`idx[i_p]` of a 1-D tensor)
+            pattern = self._access_pattern(original, updated)
+            if pattern is not None:
+                return pattern
         return updated.with_changes(slice=elements)
 
     def _uses_compiler(self, node) -> bool:
@@ -692,7 +961,7 @@ class _Migrator(cst.CSTTransformer):
 
         class Finder(cst.CSTVisitor):
             def visit_Name(inner, n):
-                if n.value in self.grids:
+                if n.value in self.grids or n.value in self.exprs:
                     names.add(n.value)
 
         node.visit(Finder())
@@ -706,9 +975,11 @@ class _Migrator(cst.CSTTransformer):
         self.reads_program.append(False)
         self.scope.append(node.name.value)
         # a function's grids are its own: it starts from its enclosing scope's (closures)
-        names = (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum)
+        names = (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
+                 self.exprs)  # fmt: skip
         self.outer.append(names)
         self.grids, self.mgrids, self.masks = dict(self.grids), dict(self.mgrids), dict(self.masks)
+        self.exprs = dict(self.exprs)
         self.kept_names, self.tiles, self.psum = set(self.kept_names), set(self.tiles), set()
         return True
 
@@ -744,7 +1015,8 @@ class _Migrator(cst.CSTTransformer):
         updated = self._returned_in_shared_hbm(updated)
         self.scope.pop()
         names = self.outer.pop()
-        self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum = names
+        (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
+         self.exprs) = names  # fmt: skip
         reads = self.reads_program.pop() if self.reads_program else False
         if not reads:
             return updated
@@ -933,6 +1205,8 @@ class _Migrator(cst.CSTTransformer):
         ):
             return updated.args[0].value
         loop = self._is(updated.func, self.nl)
+        if loop in REDUCTIONS:
+            updated = self._trailing_reduction(updated)
         if self.to == "0.7" and loop in RANGES:
             # the same loop in NKI 0.7; `directives=` (a scheduling hint) has no equivalent
             kept = [a for a in updated.args if not (a.keyword and a.keyword.value == "directives")]
@@ -963,6 +1237,8 @@ class _Migrator(cst.CSTTransformer):
             np_name = NUMPY_ALIASES.get(np_name, np_name)
             if kernel_api and np_name in NUMPY_OPS:  # a numpy function as a value: an operator
                 a = a.with_changes(value=cst.parse_expression(f"{self._nl()}.{np_name}"))
+            if kernel_api:
+                a = a.with_changes(value=self._argument(updated, a))
             if a.keyword is not None and a.keyword.value == "mask":
                 if kept is not None:
                     continue  # its subscripts are sliced to what it keeps
@@ -972,6 +1248,68 @@ class _Migrator(cst.CSTTransformer):
         if args and kept is not None:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=args)
+
+    def _argument(self, call: cst.Call, arg: cst.Arg) -> cst.BaseExpression:
+        """An argument of an `nl` / `nisa` call in the form current NKI takes: `nl.max` as an
+        ALU operator is `nl.maximum`, a numpy scalar `np.float32(0.0)` the plain number, a
+        `perf_mode` string the `nisa.matmul_perf_mode` member."""
+        value = arg.value
+        key = arg.keyword.value if arg.keyword is not None else None
+        nl_name = self._is(value, self.nl)
+        if key in ALU_PARAMETERS and nl_name in NUMPY_ALIASES:
+            return cst.parse_expression(f"{self._nl()}.{NUMPY_ALIASES[nl_name]}")
+        if (isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None
+                and self._is(value.func, self.np) in SCALAR_TYPES):  # fmt: skip
+            number = value.args[0].value
+            kind = SCALAR_TYPES[self._is(value.func, self.np)]
+            if isinstance(number, cst.Float) and kind == "float":
+                return number
+            if isinstance(number, cst.Integer):
+                return cst.Float(f"{number.value}.0") if kind == "float" else number
+        if key == "perf_mode" and isinstance(value, cst.SimpleString):
+            mode = value.evaluated_value
+            member = "double_row" if str(mode).startswith("double_row") else "none"
+            nisa = _code(call.func).rsplit(".", 1)[0]
+            if self._is(call.func, self.nisa) == "nc_matmul":
+                return cst.parse_expression(f"{nisa}.matmul_perf_mode.{member}")
+        return value
+
+    def _trailing_reduction(self, call: cst.Call) -> cst.Call:
+        """`nl.sum(t.ap(pattern=[...]), axis=[2, 4])` (an access pattern the rewrite wrote):
+        current NKI reduces trailing free dimensions only, so the pattern lists the reduced
+        axes last (the same elements, the kept axes in their order) and `axis` names them."""
+        if not call.args or call.args[0].keyword is not None:
+            return call
+        data = call.args[0].value
+        axis_arg = next((a for a in call.args if a.keyword and a.keyword.value == "axis"), None)
+        if axis_arg is None and len(call.args) > 1 and call.args[1].keyword is None:
+            axis_arg = call.args[1]
+        if axis_arg is None or not isinstance(axis_arg.value, cst.List | cst.Tuple):
+            return call
+        axes = [_int(e.value) for e in axis_arg.value.elements]
+        if not (isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute)
+                and data.func.attr.value == "ap" and None not in axes):  # fmt: skip
+            return call
+        pattern = next((a for a in data.args if a.keyword and a.keyword.value == "pattern"), None)
+        if pattern is None or not isinstance(pattern.value, cst.List):
+            return call
+        pairs = [e.value for e in pattern.value.elements]
+        rank = len(pairs)
+        if not all(0 < a < rank for a in axes) or axes == list(range(rank - len(axes), rank)):
+            return call
+        order = [a for a in range(rank) if a not in axes] + sorted(axes)
+        text = "[" + ", ".join(_code(pairs[a]) for a in order) + "]"
+        new_pattern = pattern.with_changes(value=cst.parse_expression(text))
+        data = data.with_changes(args=[new_pattern if a is pattern else a for a in data.args])
+        trailing = "[" + ", ".join(str(a) for a in range(rank - len(axes), rank)) + "]"
+        args = []
+        for a in call.args:
+            if a is call.args[0]:
+                a = a.with_changes(value=data)
+            elif a is axis_arg:
+                a = a.with_changes(value=cst.parse_expression(trailing))
+            args.append(a)
+        return call.with_changes(args=args)
 
     def _column_load(self, call: cst.Call) -> cst.Call:
         """`nl.load(t[a:b, j])`: Beta 1 loaded the partition range as a (b - a, 1) column; in
@@ -1033,6 +1371,15 @@ class _Migrator(cst.CSTTransformer):
         return False
 
     def leave_SimpleStatementLine(self, original, updated):
+        if not updated.body:  # every statement of the line removed
+            if any(e.comment is not None for e in original.leading_lines):
+                # its comments stay, above the statement that follows
+                return cst.SimpleStatementLine(
+                    [cst.Pass()],
+                    leading_lines=original.leading_lines,
+                    trailing_whitespace=cst.TrailingWhitespace(comment=cst.Comment(_CARRIED)),
+                )
+            return updated
         self.statement = original
         result = self._statement(updated)
         self.statement = None
@@ -1093,6 +1440,9 @@ class _Migrator(cst.CSTTransformer):
         if len(updated.body) != 1:
             return updated
         stmt = updated.body[0]
+        patterned = self._pattern_generator(updated, stmt)
+        if patterned is not None:
+            return patterned
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0].target
             call = stmt.value
@@ -1127,6 +1477,89 @@ class _Migrator(cst.CSTTransformer):
                 target = _code(stmt.target)  # PSUM accumulation, in place
                 return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _pattern_generator(self, line, stmt):
+        """`x = nisa.iota(expr, dtype)` and `x = nisa.affine_select(pred, tile, value)` of
+        Beta 1, whose value at [p, f...] is a linear form of index grids (`i_p + 2 * i_f`; for
+        the predicate a comparison of two), as the current instruction: a destination tile and
+        `pattern=[[step, num] per free axis]`, `channel_multiplier=` (the partition axis's step),
+        `offset=`."""
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+            target, call = stmt.targets[0].target, stmt.value
+        elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+            target, call = stmt.target, stmt.value
+        else:
+            return None
+        if not isinstance(call, cst.Call) or not isinstance(target, cst.Name | cst.Subscript):
+            return None
+        name = self._is(call.func, self.nisa)
+        if name not in PATTERN_GENERATORS:
+            return None
+        if any(a.keyword and a.keyword.value == "dst" for a in call.args):
+            return None
+        params = PATTERN_GENERATORS[name]
+        named: dict[str, cst.BaseExpression] = {}
+        for i, a in enumerate(call.args):
+            if a.star or (a.keyword is None and i >= len(params)):
+                return None
+            named[a.keyword.value if a.keyword else params[i]] = a.value
+        if "mask" in named:
+            return None
+        nl = self._nl()
+        nisa = _code(call.func).rsplit(".", 1)[0]
+        dst = _code(target)
+        statements = []
+        if name == "iota":
+            if "expr" not in named or "dtype" not in named:
+                return None
+            form = self._linear(named["expr"])
+            if form is None or not form.coefs or form.rank < 2:
+                return None
+            sizes = [form.sizes.get(a, "1") for a in range(form.rank)]
+            if isinstance(target, cst.Name):
+                shape = "(" + ", ".join(sizes) + ")"
+                statements.append(f"{dst} = {nl}.ndarray({shape}, dtype={_code(named['dtype'])}, "
+                                  f"buffer={nl}.sbuf)")  # fmt: skip
+            free = [f"[{form.coefs.get(a, 0)}, {sizes[a]}]" for a in range(1, form.rank)]
+            statements.append(
+                f"{nisa}.iota(dst={dst}, pattern=[{', '.join(free)}], offset={form.const}, "
+                f"channel_multiplier={form.coefs.get(0, 0)})"
+            )
+        else:
+            pred = named.get("pred")
+            if pred is None or "on_true_tile" not in named or "on_false_value" not in named:
+                return None
+            if not (isinstance(pred, cst.Comparison) and len(pred.comparisons) == 1):
+                return None
+            cmp_op = COMPARISONS.get(type(pred.comparisons[0].operator))
+            left, right = self._linear(pred.left), self._linear(pred.comparisons[0].comparator)
+            if cmp_op is None or left is None or right is None:
+                return None
+            form = left.plus(right.scaled(-1))  # pred: (left - right) cmp 0
+            if not form.coefs or form.rank < 2:
+                return None
+            on_true = _code(named["on_true_tile"])
+            if isinstance(target, cst.Name):
+                dtype = _code(named["dtype"]) if "dtype" in named else f"{on_true}.dtype"
+                statements.append(f"{dst} = {nl}.ndarray({on_true}.shape, dtype={dtype}, "
+                                  f"buffer={nl}.sbuf)")  # fmt: skip
+            free = [
+                f"[{form.coefs.get(a, 0)}, {form.sizes.get(a, f'{dst}.shape[{a}]')}]"
+                for a in range(1, form.rank)
+            ]
+            statements.append(
+                f"{nisa}.affine_select(dst={dst}, pattern=[{', '.join(free)}], "
+                f"channel_multiplier={form.coefs.get(0, 0)}, on_true_tile={on_true}, "
+                f"on_false_value={_code(named['on_false_value'])}, cmp_op={nl}.{cmp_op}, "
+                f"offset={form.const})"
+            )
+        if isinstance(target, cst.Name):
+            self.tiles.add(target.value)
+            self.psum.discard(target.value)
+        lines = [cst.parse_statement(s + "\n") for s in statements]
+        lines[0] = lines[0].with_changes(leading_lines=line.leading_lines)
+        lines[-1] = lines[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
+        return cst.FlattenSentinel(lines)
 
     def _fresh(self, stem: str) -> str:
         """A name the file does not use yet."""
@@ -1171,7 +1604,7 @@ class _Migrator(cst.CSTTransformer):
             view, target, new = target, self._fresh("psum_result"), True
         if new:
             if shape_of == "matmul":
-                shape = f"({named['stationary']}.shape[1], {named['moving']}.shape[1])"
+                shape = f"({named['stationary']}.shape[-1], {named['moving']}.shape[-1])"
                 dt, buf = dtype or f"{nl}.float32", "psum"
             elif shape_of == "transpose":
                 if "axes" in named:
@@ -1245,9 +1678,41 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
         if not left:
             break
         keep = keep | left
-    text = new.visit(_MgridAxes()).code
+    text = new.visit(_MgridAxes()).visit(_CarryComments()).code
     todos = sorted(migrator.todos, key=lambda t: (t.line, t.col))
     return Migration(source, text, todos)
+
+
+#: marks the stand-in of a removed line whose comments stay (`_CarryComments`)
+_CARRIED = "# nkic-migrate-carried-comments"
+
+
+class _CarryComments(cst.CSTTransformer):
+    """The comments above a removed line, moved above the statement that follows it (or to the
+    end of its block)."""
+
+    def _body(self, body):
+        out, carried = [], []
+        for stmt in body:
+            ws = getattr(stmt, "trailing_whitespace", None)
+            if ws is not None and ws.comment is not None and ws.comment.value == _CARRIED:
+                carried += stmt.leading_lines
+                continue
+            if carried:
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+                carried = []
+            out.append(stmt)
+        return out, carried
+
+    def leave_IndentedBlock(self, original, updated):
+        body, carried = self._body(updated.body)
+        if not body:
+            body = [cst.SimpleStatementLine([cst.Pass()])]
+        return updated.with_changes(body=body, footer=[*carried, *updated.footer])
+
+    def leave_Module(self, original, updated):
+        body, carried = self._body(updated.body)
+        return updated.with_changes(body=body, footer=[*carried, *updated.footer])
 
 
 _MGRID_AXIS = "_nkic_mgrid_axis__"
@@ -1339,14 +1804,15 @@ def verify(
     twin = os.path.join(folder, f".nkic-migrated-{os.getpid()}-{next(_TWINS)}.py")
     with source_overrides({twin: migrated}):
         rng = np.random.default_rng(seed)
-        inputs = {
-            name: _random(spec, rng) for name, spec in args.items() if isinstance(spec, TensorSpec)
-        }
+        tensors = {name: spec for name, spec in args.items() if isinstance(spec, TensorSpec)}
+        rows = _index_range(tensors.values())
+        inputs = {name: _random(spec, rng, rows) for name, spec in tensors.items()}
         results = []
         for file in (path, twin):
             try:
                 launch = {"grid": tuple(grid)} if grid and file == path else {}
-                compiled = api.compile(file, kernel=kernel, target=target, **launch, **args)
+                given = args if file == path else _migrated_args(args)
+                compiled = api.compile(file, kernel=kernel, target=target, **launch, **given)
             except CompileError as e:
                 which = "original" if file == path else "migrated"
                 first = e.diagnostics[0] if e.diagnostics else None
@@ -1375,14 +1841,46 @@ def verify(
         return Verification(kernel, identical, diff, (t0, t1))
 
 
+def _migrated_args(args: dict) -> dict:
+    """The kernel arguments as the migrated kernel takes them: an argument expression naming
+    a numpy function as an operator (`np.greater_equal`, which Beta 1 accepted) names the `nl`
+    operator."""
+    from .frontend.args import ArgExpr
+
+    def operator(m: re.Match) -> str:
+        name = NUMPY_ALIASES.get(m.group(2), m.group(2))
+        return f"nl.{name}" if name in NUMPY_OPS else m.group(0)
+
+    out = {}
+    for name, value in args.items():
+        if isinstance(value, ArgExpr):
+            value = ArgExpr(re.sub(r"\b(np|numpy)\.(\w+)\b", operator, value.text))
+        out[name] = value
+    return out
+
+
 #: numbers the stand-in paths of migrated sources (`verify`)
 _TWINS = itertools.count()
 
 
-def _random(spec, rng):
+#: integer dtypes: their inputs are indices (`_index_range`)
+_INTEGER_DTYPES = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
+
+
+def _index_range(specs) -> int:
+    """The values integer inputs are drawn from, [0, n): Beta 1 kernels take integer tensors
+    as row indices of their other tensors (indirect DMA), so n is the smallest first dimension
+    of the non-integer tensors (128 with none)."""
+    rows = [s.shape[0] for s in specs if s.dtype not in _INTEGER_DTYPES and s.shape]
+    return min(rows, default=128)
+
+
+def _random(spec, rng, rows: int = 128):
     import ml_dtypes  # noqa: F401  (registers the bf16/fp8 numpy dtypes)
     import numpy as np
     from nkirt import dtypes
 
+    if spec.dtype in _INTEGER_DTYPES:
+        return rng.integers(0, rows, spec.shape).astype(spec.dtype)
     values = rng.standard_normal(spec.shape, dtype=np.float32)
     return dtypes.cast(values, spec.dtype)

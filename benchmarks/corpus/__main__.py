@@ -27,7 +27,6 @@ HERE = Path(__file__).resolve().parent
 NOTES_TOML = HERE / "notes.toml"
 DEFAULT_CORPUS = ROOT.parent / "corpus"
 RESULTS = HERE / "results" / "last.json"
-COVERAGE = ROOT / "docs" / "coverage.md"
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -58,8 +57,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", default=str(RESULTS), help=f"results file (default {RESULTS})")
     p.add_argument(
         "--out",
-        help="coverage report to write (default docs/coverage.md for a full run, "
-        "none with --filter)",
+        help="coverage report to write (none by default; `make corpus` writes docs/coverage.md)",
     )
     p.add_argument("--compare", metavar="OLD.json", help="print what changed since OLD.json")
     p.add_argument("--shapes", default=str(library.SHAPES_TOML), help=argparse.SUPPRESS)
@@ -281,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     out_json = Path(args.json)
     out_json.parent.mkdir(parents=True, exist_ok=True)
     out_json.write_text(json.dumps(results, indent=1) + "\n")
-    md_path = args.out or (None if args.filter else str(COVERAGE))
+    md_path = args.out
     if md_path:
         Path(md_path).write_text(report.render_markdown(results))
     rows = report.summary_rows(results)

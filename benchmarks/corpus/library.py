@@ -17,6 +17,7 @@ import numpy as np
 import tomllib
 
 from nkic.frontend.args import ArgExpr, TensorSpec, parse_arg_spec
+from nkic.frontend.languages import VERSIONS
 
 from .nkic_runs import OK, Outcome, run_nkic, supports_option
 
@@ -65,6 +66,7 @@ class LibraryKernel:
     limit: str = ""
     reference: str = ""
     outputs: tuple[str, ...] = ()
+    nki: str = ""  # the NKI version the kernel is written in, when not nkic's default
 
 
 def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
@@ -124,6 +126,9 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
                 raise TableError(f'{case.key}: tolerance relative_to must be "max" if given')
             cases.append(case)
         limit = k.get("limit", "")
+        nki = str(k.get("nki", ""))
+        if nki and nki not in VERSIONS:
+            raise TableError(f"{where} ({name}): nki {nki!r} is not one of {', '.join(VERSIONS)}")
         if not cases and not limit:
             raise TableError(f"{where} ({name}): give cases or a 'limit' saying why there are none")
         out.append(
@@ -136,6 +141,7 @@ def load_table(path: str | Path = SHAPES_TOML) -> list[LibraryKernel]:
                 limit,
                 k.get("reference", ""),
                 tuple(k.get("outputs", ())),
+                nki,
             )
         )
     return out
@@ -263,6 +269,8 @@ def run_case(
         argv += ["--arg", f"{name}={spec}"]
     if case.target:
         argv += ["--target", case.target]
+    if kernel.nki:
+        argv += ["--nki", kernel.nki]
     note = ""
     if case.lnc != 1:
         if supports_option("compile", "--lnc"):

@@ -6,6 +6,10 @@
 * `nl.rand(shape)` defaults to float32.
 * `nl.load` of a one-dimensional HBM view gives a column tile (n, 1).
 * `nl.shared_constant(constant, dtype=)` converts the constant to `dtype`.
+* `nl.matmul(x, y)` (transpose_x=False, the Beta 1 default) computes `x @ y`: `x` (M, K) is
+  first transposed on the Tensor engine (`nc_transpose` into PSUM, copied back to SBUF), as
+  the Beta 1 compiler inserted it; operands in PSUM are copied to SBUF first. As with
+  `nisa.nc_matmul`, `psum_tile += nl.matmul(...)` accumulates in PSUM.
 """
 
 from __future__ import annotations
@@ -100,6 +104,28 @@ def load(ip, call, src, dtype=None):
     return LOWERINGS["load"](ip, call, src, dtype)
 
 
+def _in_sbuf(ip, call, t):
+    """`t`, or its copy in a new SBUF tile when it is in PSUM (Tensor engine operands)."""
+    if isinstance(t, TensorView) and t.buffer == "psum":
+        copy = new_tile(ip, call, t.shape, t.dtype)
+        emit(ip, call, "tensor_copy", dst=copy, src=t)
+        return copy
+    return t
+
+
+def matmul(ip, call, x, y, *, transpose_x=False):
+    """`x @ y`, or `x.T @ y` with transpose_x=True (Beta 1's documented semantics: "if False,
+    an additional transpose will be inserted to make x's partition dimension the contract
+    dimension")."""
+    x, y = _in_sbuf(ip, call, x), _in_sbuf(ip, call, y)
+    if transpose_x is False and isinstance(x, TensorView):
+        x = _in_sbuf(ip, call, nl_data.transpose(ip, call, x))
+        transpose_x = True
+    result = LOWERINGS["matmul"](ip, call, x, y, transpose_x)
+    ip._beta1_matmul = (result, ip.builder.block[-1])  # `psum += nl.matmul(...)` accumulates
+    return result
+
+
 def rand(ip, call, shape, dtype="float32", buffer=None, name=""):
     return LOWERINGS["rand"](ip, call, shape, dtype, buffer, name)
 
@@ -112,7 +138,9 @@ def shared_constant(ip, call, constant, dtype=None):
 
 
 #: The `nl` calls Beta 1 gives its own meaning, by name (bound as builtins of `nl`).
-BUILTINS = ("load", "store", "rand", "shared_constant", "broadcast_to", "divide", "power")
+BUILTINS = (
+    "load", "store", "rand", "shared_constant", "broadcast_to", "divide", "power", "matmul",
+)  # fmt: skip
 
 
 def lowerings() -> dict[str, object]:
@@ -125,4 +153,5 @@ def lowerings() -> dict[str, object]:
     table["load"] = load
     table["shared_constant"] = shared_constant
     table["broadcast_to"] = broadcast_to_lowering
+    table["matmul"] = matmul
     return table

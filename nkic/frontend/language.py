@@ -69,6 +69,13 @@ class Rules:
     mx_scale: str = "ocp"
     #: `t[key] += x` on a tile: `t[key] = t[key] + x` (Beta 1's tile operators).
     tile_augmented_assignment: bool = False
+    #: A tensor where Python wants a truth value (`if t:`, `t and x`, `not t`, `assert t`):
+    #: "error" where the kernel subset rejects it, "object" where the kernel is traced as
+    #: Python (NKI 0.7) and a tensor is an object without `__bool__`, always true (a warning).
+    tensor_truth: str = "error"
+    #: A kernel may return a list of tensors as well as a tuple (NKI 0.7 traces the kernel as
+    #: Python and takes its outputs from whichever sequence it returns).
+    list_returns: bool = False
     #: The buffers a kernel's returned tensors may live in (Beta 1 also accepted `nl.hbm`).
     output_buffers: tuple[str, ...] = ("shared_hbm",)
 
@@ -288,6 +295,11 @@ class Language:
         from .values import MISSING
 
         return MISSING
+
+    def bind_name(self, ip, name: str, value):
+        """The value `name = value` binds: `value` itself, unless the dialect completes it
+        there (Beta 1 names the blocks of a tensor, and reduces into the tile `name` holds)."""
+        return value
 
     def store_into(self, ip, dst: TensorView, value, call) -> None:
         """`t[...] = value`: a copy of a tile or a fill with a constant."""

@@ -686,13 +686,21 @@ def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indi
         )
     rows = view.pattern[0][1]
     want = (rows, 1) if kind == "vector" else (1, 1)
+    # one index per partition (vector) or one index (scalar); unit dims after the first do not
+    # change which element holds it, so (P, 1, 1) is the (P, 1) index tile
+    shape = index.shape if len(index.shape) >= 2 and set(index.shape[1:]) == {1} else None
     if index.buffer == "reg":
         pass
-    elif index.buffer != "sbuf" or index.dtype not in ("int32", "uint32") or index.shape != want:
+    elif (
+        index.buffer != "sbuf"
+        or index.dtype not in ("int32", "uint32")
+        or shape is None
+        or shape[0] != want[0]
+    ):
         raise UserError(
             "err_invalid_argument",
-            f"ap: {kind}_offset must be an int32/uint32 SBUF tile of shape {want}, got "
-            f"{index.dtype} {index.buffer} {index.shape}",
+            f"ap: {kind}_offset must be an int32/uint32 SBUF tile of shape {want} (more "
+            f"trailing 1s allowed), got {index.dtype} {index.buffer} {index.shape}",
             where,
             "one row index per element of the pattern's first dimension"
             if kind == "vector"

@@ -37,8 +37,9 @@ def _num_programs(ip, call, axes=0):
 
 
 def _program_ndim(ip, call):
-    """The launch grid's rank: an LNC=2 launch is the 1-D grid `kernel[2]` (NKI 0.5-0.7
-    launch LNC=2 through a grid whose size is the degree), an LNC=1 launch has none."""
+    """The launch grid's rank: a kernel launched on an LNC of degree 2 (`kernel[2]`, `--lnc 2`)
+    has the one-axis grid [2]; one launched on one core is taken as the unbracketed launch,
+    which has no grid (the LNC overview: `kernel(...)` is one core, `kernel[2](...)` two)."""
     ip.kernel.reads_core = True
     return 1 if ip.kernel.cores > 1 else 0
 
@@ -63,6 +64,8 @@ def nl_bindings() -> dict[str, object]:
         "affine_range": api.loop_iterator("affine"),
         "sequential_range": api.loop_iterator("sequential"),
         "static_range": api.loop_iterator("static"),
+        # not in the API reference; the NKI Library iterates with it: Python's range
+        "range": api.loop_iterator("range"),
         "program_id": _program_id,
         "num_programs": _num_programs,
         "program_ndim": _program_ndim,

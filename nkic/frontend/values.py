@@ -233,6 +233,9 @@ class NkiClass:
         self.attrs: dict[str, object] = {}
         self.fields: list[FieldSpec] = []
         self.is_dataclass = False
+        #: derives from `nl.NKIObject`: NKI synthesises its `__init__`, with or without
+        #: `@dataclass`, and a field without default that no argument gives is None
+        self.nki_object = any(b.nki_object for b in bases)
         self.frozen = False
         self.is_enum = any(b.is_enum for b in bases)
         self.int_enum = any(b.int_enum for b in bases)  # members equal their int values

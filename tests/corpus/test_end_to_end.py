@@ -119,6 +119,22 @@ def test_corpus_run_report_numerics_and_compare(tmp_path, capsys):
     assert "files clean: 2 -> 2; cases running: 2 -> 0" in printed
 
 
+def test_a_run_writes_a_report_only_where_asked(tmp_path, capsys, monkeypatch):
+    from pathlib import Path
+
+    corpus = tmp_path / "corpus"
+    (corpus / "nki-samples").mkdir(parents=True)
+    (corpus / "nki-samples" / "broken.py").write_text(textwrap.dedent(BROKEN))
+    monkeypatch.chdir(tmp_path)
+    committed = Path(__file__).resolve().parents[2] / "docs" / "coverage.md"
+    before = committed.read_bytes()
+    argv = ["--corpus", str(corpus), "--no-library", "--json", str(tmp_path / "r.json")]
+    assert main(argv) == 0
+    assert committed.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "r.json"]
+    assert "report:" not in capsys.readouterr().out
+
+
 def test_a_directory_without_the_repositories_is_a_one_line_error(tmp_path, capsys):
     assert main(["--corpus", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -148,3 +148,22 @@ def test_tolerance_relative_to_max(tmp_path):
     assert (k.cases[0].rtol, k.cases[0].relative_to) == (0.01, "max")
     with pytest.raises(TableError, match="relative_to"):
         table(tmp_path, KERNEL + 'tolerance = { relative_to = "mean" }\n' + case)
+
+
+def test_a_kernel_names_the_nki_version_it_is_written_in(tmp_path, monkeypatch):
+    from benchmarks.corpus import library
+    from benchmarks.corpus.nkic_runs import Outcome
+
+    case = '\n[[kernel.case]]\nid = "c"\nargs = { x = "float32[2,2]" }\n'
+    (k,) = table(tmp_path, KERNEL + 'nki = "0.6"\n' + case)
+    assert k.nki == "0.6"
+    with pytest.raises(TableError, match="nki '0.9' is not one of 0.3, 0.4"):
+        table(tmp_path, KERNEL + 'nki = "0.9"\n' + case)
+    seen = []
+    monkeypatch.setattr(
+        library, "run_nkic", lambda argv, *a, **kw: seen.append(argv) or Outcome("diagnostics", 0)
+    )
+    library.run_case(tmp_path, k, k.cases[0], tmp_path, 10.0, False)
+    (default,) = table(tmp_path, KERNEL + case)
+    library.run_case(tmp_path, default, default.cases[0], tmp_path, 10.0, False)
+    assert seen[0][seen[0].index("--nki") + 1] == "0.6" and "--nki" not in seen[1]

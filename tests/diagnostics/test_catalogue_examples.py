@@ -5,8 +5,9 @@ Each example (nkic/codes.py) is written after `EXAMPLE_IMPORTS` into a file and 
 `nkic.check`, as `nkic check` would. The failing example marks its primary location with a
 trailing `# <- CODE` (the line's first non-blank column) or with a comment line `#   ^ CODE`
 under the offending line (the caret's column); one without a marker is reported at the top of
-the file. A first line `# nkic check kernel.py [-k NAME] [--arg NAME=SPEC]... [--target T]`
-gives the command line.
+the file. A first line
+`# nkic check kernel.py [-k NAME] [--arg NAME=SPEC]... [--target T] [--nki V]` gives the
+command line.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ def command(text: str) -> dict:
             kw["target"] = value
         elif opt == "--lnc":
             kw["lnc"] = int(value)
+        elif opt == "--nki":
+            kw["nki"] = value
         elif opt == "--arg":
             name, _, spec = value.partition("=")
             kw[name] = parse_arg_spec(spec)

@@ -64,6 +64,17 @@ def test_kernel_bracket_sets_the_launch_degree():
         softmax_lnc[2, 2]
 
 
+def test_program_ndim_is_the_launch_grids_rank():
+    # LNC=2 is the one-axis grid [2] (rank 1, size 2: rows x3, half per core); one core is
+    # the launch without a grid (rank 0, one program: rows x1)
+    a = np.random.default_rng(4).standard_normal((512, 64), dtype=np.float32)
+    two = nkic.compile(KERNELS / "grid_rank.py", a, lnc=2)
+    np.testing.assert_array_equal(two(a), a * 3)
+    assert [c["engines"]["vector"]["instructions"] for c in two.profile["cores"]] == [2, 2]
+    one = nkic.compile(KERNELS / "grid_rank.py", a)
+    np.testing.assert_array_equal(one(a), a)
+
+
 def test_lnc2_is_refused_where_the_target_has_one_core_per_launch():
     x = np.zeros((256, 128), np.float32)
     with pytest.raises(nkic.CompileError) as e:

@@ -1,7 +1,7 @@
 """Rules of current NKI that nkic used to reject (false positives), and kernel discovery:
-`tensor == None`, `is` in NKI 0.7, loop-carried dependencies in `nl.affine_range` (a warning
-from NKI 0.3 on), a kernel called from a kernel (inlined with a warning), and every way a file
-marks a kernel."""
+`tensor == None`, `is` and list returns in NKI 0.7, loop-carried dependencies in
+`nl.affine_range` (a warning from NKI 0.3 on), a kernel called from a kernel (inlined with a
+warning), and every way a file marks a kernel."""
 
 import numpy as np
 import pytest
@@ -267,3 +267,80 @@ def test_affine_dependency_stays_an_error_in_beta1(tmp_path):
     assert [(d.code, d.severity, d.loc.line) for d in diags] == [
         ("err_unexpected_output_dependencies", "error", 11)
     ]
+
+
+# outputs built up in a list, as kernels that return a variable number of tensors do
+LIST_RETURN = """@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    outputs = []
+    for scale in (2.0, 3.0):
+        t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=scale)
+        out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        outputs.append(out)
+    return outputs
+"""
+
+
+def test_a_list_of_tensors_is_returned_in_0_7(tmp_path):
+    path = write(tmp_path, LIST_RETURN)
+    assert nkic.check(path) == []
+    a = np.random.default_rng(1).standard_normal((128, 512)).astype(np.float32)
+    doubled, tripled = nkic.compile(str(path), kernel="kernel")(a)
+    np.testing.assert_array_equal(doubled, a * 2)
+    np.testing.assert_array_equal(tripled, a * 3)
+
+
+def test_a_list_return_before_0_7_asks_for_a_tuple(tmp_path):
+    (d,) = nkic.check(write(tmp_path, LIST_RETURN), nki="0.6")
+    assert summary([d]) == [("err_type_error", "error", 11, 12)]
+    assert "not a list" in d.message and "tuple(" in d.hint
+    tupled = LIST_RETURN.replace("return outputs", "return tuple(outputs)")
+    assert nkic.check(write(tmp_path, tupled), nki="0.6") == []
+
+
+def test_a_list_holding_something_else_is_still_an_error(tmp_path):
+    body = LIST_RETURN.replace("return outputs", "return outputs + [1]")
+    (d,) = nkic.check(write(tmp_path, body))
+    assert (d.code, d.message) == ("err_type_error", "a kernel returns tensors, not int")
+
+
+# a tensor where Python wants a truth value, as kernels test optional tensor arguments
+TRUTH = """@nki.jit
+def kernel(a: nt.tensor[128, 512], bias: nt.tensor[128, 512]):
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    if bias:
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+    assert bias
+    scale = 5.0 if not bias else 3.0
+    src = bias and t
+    nisa.tensor_scalar(dst=t, data=src, op0=nl.multiply, operand0=scale)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+"""
+
+
+def test_a_tensor_is_true_in_0_7_with_a_warning_at_each_use(tmp_path):
+    path = write(tmp_path, TRUTH)
+    diags = nkic.check(path)
+    assert summary(diags) == [
+        ("nkic_tensor_truth_is_object", "warning", line, col)
+        for line, col in ((6, 8), (8, 12), (9, 24), (10, 11))
+    ]
+    assert "`t is not None`" in diags[0].hint
+    a = np.random.default_rng(2).standard_normal((128, 512)).astype(np.float32)
+    out = nkic.compile(str(path), kernel="kernel")(a, a)
+    np.testing.assert_array_equal(out, a * 6)  # the branch taken, then `bias and t` is t
+
+
+def test_a_tensors_truth_value_is_an_error_before_0_7(tmp_path):
+    diags = nkic.check(write(tmp_path, TRUTH), nki="0.6")
+    assert {(d.code, d.severity) for d in diags} <= {
+        ("err_dynamic_control_flow_not_supported", "error"),
+        ("err_ambiguous_tensor_truth_value", "error"),
+    }
+    assert summary(diags)[0] == ("err_dynamic_control_flow_not_supported", "error", 6, 8)

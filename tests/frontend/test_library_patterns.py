@@ -1,9 +1,10 @@
 """Python and NKI forms that current NKI accepts and large kernel libraries rely on: package
 imports resolved as in an installed checkout, class attributes set by keyword, ordered
-`nisa.nc_version` members, `nisa` enum arguments given as their integer values."""
+`nisa.nc_version` members, `nisa` enum arguments given as their integer values, `nl.range`."""
 
 import textwrap
 
+import numpy as np
 import pytest
 
 import nkic
@@ -149,6 +150,59 @@ def test_a_keyword_naming_no_class_attribute_is_still_an_error(tmp_path):
         ("err_unexpected_keyword", 17),
     ]
     assert diags[0].hint == "did you mean 'index'?"
+
+
+@pytest.mark.parametrize("nki", ["0.3", "0.7"])
+def test_an_nkiobject_field_no_argument_gives_is_none_with_or_without_dataclass(tmp_path, nki):
+    # the NKI language guide: "classes with and without the @dataclass decorator will be
+    # compiled in the same way", by an __init__ whose fields default to None
+    path = kernel(
+        tmp_path,
+        """\
+        @dataclass
+        class Dims(nl.NKIObject):
+            T: int
+            H: int
+            spare: int
+            K: int = 4
+
+
+        class Plain(nl.NKIObject):
+            T: int
+            spare: int
+
+
+        @nki.jit
+        def k(a):
+            d = Dims(T=8, H=a.shape[1])
+            assert (d.T, d.H, d.spare, d.K) == (8, 64, None, 4)
+            p = Plain(8)
+            assert (p.T, p.spare) == (8, None)
+        """,
+    )
+    assert nkic.check(path, a=A, nki=nki) == []
+
+
+def test_a_python_dataclass_field_no_argument_gives_is_still_an_error(tmp_path):
+    path = kernel(
+        tmp_path,
+        """\
+        @dataclass
+        class Dims:
+            T: int
+            spare: int
+
+
+        @nki.jit
+        def k(a):
+            d = Dims(T=8)
+        """,
+    )
+    (d,) = nkic.check(path, a=A)
+    assert (d.code, d.message) == (
+        "err_missing_argument",
+        "Dims() missing required argument 'spare'",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -373,3 +427,30 @@ def test_an_empty_view_is_a_value_and_an_error_only_as_an_operand(tmp_path):
         "err_invalid_argument",
         "nl.ds size must not be negative, got -1",
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# nl.range: not in the API reference, used by the NKI Library as Python's range
+
+
+NL_RANGE = """\
+@nki.jit
+def blocks(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    for b in nl.range(a.shape[1] // 16):
+        t = nl.ndarray((128, 16), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[:, b * 16:(b + 1) * 16])
+        scale = 1.0 if b == 0 else float(b * b)  # b is a compile-time int, as in range()
+        for _ in nl.range(1, 3, 2):
+            nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=scale)
+        nisa.dma_copy(dst=out[:, b * 16:(b + 1) * 16], src=t)
+    return out
+"""
+
+
+@pytest.mark.parametrize("nki", ["0.3", "0.7"])
+def test_nl_range_iterates_like_python_range(tmp_path, nki):
+    a = np.random.default_rng(5).standard_normal((128, 64)).astype(np.float32)
+    got = nkic.compile(str(kernel(tmp_path, NL_RANGE)), a, kernel="blocks", nki=nki)(a)
+    scales = np.repeat([1.0, 1.0, 4.0, 9.0], 16).astype(np.float32)
+    np.testing.assert_array_equal(got, a * scales)

@@ -213,14 +213,18 @@ class Expressions:
             if i == len(node.values) - 1:
                 break
             if isinstance(value, TensorView):
-                raise UserError(
-                    "err_ambiguous_tensor_truth_value",
-                    "the truth value of a tensor is ambiguous",
+                t = self.tensor_truth(
                     sub,
-                    "and/or/not need compile-time values; combine tensors with nisa "
-                    "instructions (op=nl.logical_and)",
+                    UserError(
+                        "err_ambiguous_tensor_truth_value",
+                        "the truth value of a tensor is ambiguous",
+                        sub,
+                        "and/or/not need compile-time values; combine tensors with nisa "
+                        "instructions (op=nl.logical_and)",
+                    ),
                 )
-            t = self.truth(value)
+            else:
+                t = self.truth(value)
             if isinstance(node.op, ast.And) and not t:
                 return value
             if isinstance(node.op, ast.Or) and t:
@@ -233,10 +237,13 @@ class Expressions:
             raise PoisonError()
         if isinstance(node.op, ast.Not):
             if isinstance(v, TensorView):
-                raise UserError(
-                    "err_ambiguous_tensor_truth_value",
-                    "the truth value of a tensor is ambiguous",
+                return not self.tensor_truth(
                     node.operand,
+                    UserError(
+                        "err_ambiguous_tensor_truth_value",
+                        "the truth value of a tensor is ambiguous",
+                        node.operand,
+                    ),
                 )
             return not self.truth(v)
         if isinstance(v, TensorView):
@@ -462,11 +469,14 @@ class Expressions:
         if isinstance(v, Register):
             raise registers.truth_error(v)
         if isinstance(v, TensorView):
-            raise UserError(
-                "err_ambiguous_tensor_truth_value",
-                "the truth value of a tensor is ambiguous",
+            return self.tensor_truth(
                 None,
-                "conditions must be compile-time values; compare t.shape or use `t is None`",
+                UserError(
+                    "err_ambiguous_tensor_truth_value",
+                    "the truth value of a tensor is ambiguous",
+                    None,
+                    "conditions must be compile-time values; compare t.shape or use `t is None`",
+                ),
             )
         if isinstance(v, (bool, int, float, str, list, tuple, dict, type(None))):
             return bool(v)
@@ -477,6 +487,22 @@ class Expressions:
                 method = v.cls.lookup(name)
                 if isinstance(method, Function):
                     return bool(self.call_function(method, [v], {}, CallSite(None)))
+        return True
+
+    def tensor_truth(self, node: ast.AST | None, error: UserError) -> bool:
+        """A tensor used as a truth value: where the kernel is traced as Python (NKI 0.7) it is
+        an object without `__bool__`, so always true, and a warning says that the condition
+        does not look at the values; elsewhere `error`."""
+        if self.language.rules.tensor_truth != "object":
+            raise error
+        self.warn(
+            "nkic_tensor_truth_is_object",
+            f"a tensor as a truth value is always true in {self.language.name}: the condition "
+            "tests the Python object, not the tensor's values",
+            node,
+            "write `t is not None` to test that a tensor was given; compare values on the "
+            "device with nisa instructions (nisa.tensor_scalar, nisa.select)",
+        )
         return True
 
     def visit_JoinedStr(self, node: ast.JoinedStr):

@@ -59,9 +59,11 @@ class PythonObjects:
         if node.keywords:
             raise self.unsupported(node.keywords[0])
         bases = []
+        base_values = []
         is_enum = int_enum = False
         for b in node.bases:
             value = self.visit(b)
+            base_values.append(value)
             if isinstance(value, NkiClass):
                 bases.append(value)
             elif isinstance(value, EnumBase):
@@ -77,6 +79,7 @@ class PythonObjects:
                     b,
                 )
         cls = NkiClass(node.name, tuple(bases), self.module)
+        cls.nki_object = cls.nki_object or any(isinstance(v, NkiObjectBase) for v in base_values)
         cls.is_enum = cls.is_enum or is_enum
         cls.int_enum = cls.int_enum or int_enum
         body_scope = Scope(self.scope, "class")
@@ -206,7 +209,7 @@ class PythonObjects:
                 obj.attrs[f.name] = self.call(f.factory, [], {}, call)
             elif f.default is not MISSING:
                 obj.attrs[f.name] = f.default
-            elif cls.is_dataclass:
+            elif cls.is_dataclass and not cls.nki_object:
                 raise UserError(
                     "err_missing_argument",
                     f"{cls.name}() missing required argument '{f.name}'",

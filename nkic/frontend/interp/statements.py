@@ -83,6 +83,7 @@ class Statements:
 
     def assign(self, target: ast.AST, value) -> None:
         if isinstance(target, ast.Name):
+            value = self.language.bind_name(self, target.id, value)
             if isinstance(value, TensorView) and not value.tensor.label:
                 value.tensor.label = target.id
             self.store_name(target.id, value)
@@ -146,12 +147,15 @@ class Statements:
     def condition(self, test: ast.AST) -> bool:
         value = self.visit(test)
         if isinstance(value, TensorView):
-            raise UserError(
-                "err_dynamic_control_flow_not_supported",
-                "control flow cannot depend on a tensor's contents",
+            return self.tensor_truth(
                 test,
-                "conditions must be compile-time values (shapes, ints, bools); select at "
-                "runtime with nisa.affine_select / tensor_copy_predicated",
+                UserError(
+                    "err_dynamic_control_flow_not_supported",
+                    "control flow cannot depend on a tensor's contents",
+                    test,
+                    "conditions must be compile-time values (shapes, ints, bools); select at "
+                    "runtime with nisa.affine_select / tensor_copy_predicated",
+                ),
             )
         return self.truth(value)
 
@@ -165,10 +169,19 @@ class Statements:
         raise ReturnSignal(value)
 
     def mark_outputs(self, value, node: ast.Return) -> None:
-        items = value if isinstance(value, tuple) else (value,)
         if value is None:
             return
+        sequences = (tuple, list) if self.language.rules.list_returns else (tuple,)
+        items = value if isinstance(value, sequences) else (value,)
         for item in items:
+            if isinstance(item, list) and item is value:
+                raise UserError(
+                    "err_type_error",
+                    f"{self.language.name} kernels return a tensor or a tuple of tensors, "
+                    "not a list",
+                    node.value,
+                    "return tuple(...) of the list (NKI 0.7 kernels may return a list)",
+                )
             if not isinstance(item, TensorView):
                 raise UserError(
                     "err_type_error",
@@ -197,10 +210,13 @@ class Statements:
     def visit_Assert(self, node: ast.Assert):
         value = self.visit(node.test)
         if isinstance(value, TensorView):
-            raise UserError(
-                "err_ambiguous_tensor_truth_value",
-                "the truth value of a tensor is ambiguous at specialisation time",
+            value = self.tensor_truth(
                 node.test,
+                UserError(
+                    "err_ambiguous_tensor_truth_value",
+                    "the truth value of a tensor is ambiguous at specialisation time",
+                    node.test,
+                ),
             )
         if not self.truth(value):
             text = ast.get_source_segment(_source(self.module), node.test) or "condition"

@@ -8,8 +8,9 @@ What differs from 0.3 and is implemented here:
 * operators on tiles (`a + b`, `a * 2.0`, `acc += x`) as the `nl` function of the operator;
 * `nki.isa` instructions called without `dst` return a new tile (`nisa.nc_matmul(x, y)`,
   `nisa.activation(op, data)`, `nisa.tensor_tensor(a, b, op)`, ...);
-* `nl.par_dim(n)` in shapes (the partition dimension is the first one; it is accepted only
-  there).
+* `nl.par_dim(n)` in shapes, and block dimensions before it (`beta1_blocks.py`);
+* `nl.matmul(x, y)` with its implicit transpose of `x`, `nl.loop_reduce`, and
+  `t[...] = nisa.op(...)` writing `t` directly (`_write_directly`);
 
 * SPMD launch grids of any rank (`kernel[2, 2]`, `--grid 2,2`): `nl.program_id(axis)`,
   `nl.num_programs(axes)` and `nl.program_ndim()` are compile-time values; the grid's programs
@@ -23,6 +24,8 @@ What is not (each a diagnostic naming it): other masks, index grids that transpo
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ...ir.isa import FP32_MIN
 from .. import beta1_blocks, beta1_index, beta1_lowerings, beta1_mask, beta1_returning
@@ -68,7 +71,10 @@ NUMPY_OPS = (
 NUMPY_ACTIVATIONS = (
     "square", "tanh", "log", "sin", "abs", "sign", "arctan", "reciprocal", "copy",
 )  # fmt: skip
-NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum"}
+NUMPY_ALIASES = {
+    "max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum", "sum": "add",
+    "prod": "multiply",
+}  # fmt: skip
 #: numpy functions that are also host functions in kernels (`np.exp(2.0)`): passed to an
 #: instruction, they are its activation of the same name.
 NUMPY_HOST_OPS = ("exp", "sqrt")
@@ -130,13 +136,17 @@ def _table():
     serial = "a grid launch, whose programs nkic runs one after another on one core"
     for name in ("spmd_dim", "nc"):
         nl[name] = ApiEntry(None, unsupported=True, replacement=serial)
-    for name in ("all_reduce", "loop_reduce", "atomic_rmw"):
+    nl["loop_reduce"] = ApiEntry(Builtin("nl.loop_reduce", _loop_reduce, nki_api=True))
+    for name in ("all_reduce", "atomic_rmw"):
         nl[name] = ApiEntry(None, unsupported=True)
     # Beta 1 loops take scheduling hints (`directives=`, `precise_schedule=`), which do not
     # change what the loop computes
+    sequential = nl["sequential_range"].binding.fn
     for name in ("affine_range", "sequential_range", "static_range"):
         base = nl[name].binding
-        nl[name] = ApiEntry(Builtin(base.name, _ignoring_hints(base.fn), nki_api=base.nki_api))
+        nl[name] = ApiEntry(
+            Builtin(base.name, _ignoring_hints(base.fn, sequential), nki_api=base.nki_api)
+        )
     nl["fp32"] = ApiEntry(Fp32("float32"))
     for name in ("ndarray", "zeros", "ones", "full"):
         base = nl[name].binding
@@ -166,17 +176,30 @@ COMPILER_DECORATORS = (
 def _placement(buffer):
     """`ncc.sbuf.mod_alloc(...)`, `ncc.psum.alloc(func)`, ...: a direct allocation in
     `buffer`. nkic places the tensor itself: the placement Beta 1 derives from the allocator
-    only decides which addresses the tensor reuses, not what the kernel computes."""
+    only decides which addresses the tensor reuses, not what the kernel computes (a block
+    tensor so placed has one tile per block, `beta1_blocks.py`); `auto_alloc()` is `buffer`."""
 
     def allocator(ip, call, *args, **kwargs):
+        return beta1_blocks.DirectAllocation(buffer.name)
+
+    def auto(ip, call, *args, **kwargs):
         return buffer
+
+    allocator.auto = auto
+    return allocator
 
     return allocator
 
 
-def _ignoring_hints(loop):
+def _ignoring_hints(loop, sequential):
+    """Beta 1's loop hints: `directives=` does not change what the loop computes;
+    `precise_schedule=True` asks for the iterations in the order written, which software-
+    pipelined loops rely on (iteration i reads what iteration i - 1 wrote): the loop is then a
+    `sequential_range`, whose dependencies between iterations are kept."""
+
     def make(ip, call, start, stop=None, step=1, directives=None, precise_schedule=False):
-        return loop(ip, call, start, stop, step)
+        chosen = sequential if precise_schedule is True else loop
+        return chosen(ip, call, start, stop, step)
 
     return make
 
@@ -191,10 +214,13 @@ def _compiler_tables() -> dict[str, dict[str, ApiEntry]]:
         keep = Builtin(f"ncc.{name}", lambda ip, call, fn=None, *a, **k: fn)
         tables["neuronxcc.nki.compiler"][name] = ApiEntry(keep)
     for space, buffer in (("sbuf", nki_api.SBUF), ("psum", nki_api.PSUM)):
+        place = _placement(buffer)
         tables[f"neuronxcc.nki.compiler.{space}"] = {
-            name: ApiEntry(Builtin(f"ncc.{space}.{name}", _placement(buffer)))
-            for name in ("alloc", "mod_alloc", "auto_alloc")
+            name: ApiEntry(Builtin(f"ncc.{space}.{name}", place)) for name in ("alloc", "mod_alloc")
         }
+        tables[f"neuronxcc.nki.compiler.{space}"]["auto_alloc"] = ApiEntry(
+            Builtin(f"ncc.{space}.auto_alloc", place.auto)
+        )
     return tables
 
 
@@ -259,6 +285,46 @@ def _engine_can_start(view: TensorView) -> bool:
     return start in allowed
 
 
+@dataclass(frozen=True)
+class LoopReduce:
+    """`nl.loop_reduce(x, op, loop_indices)`: `t = op(t, x)` for the tile `t` the result is
+    assigned to (`t[...] = nl.loop_reduce(...)` or `t = nl.loop_reduce(...)`), one
+    `tensor_tensor` writing `t` in place. Its loops may run their iterations in any order when
+    `op` is associative (add, multiply, maximum, minimum)."""
+
+    x: TensorView
+    op: str
+    call: object
+
+    def into(self, ip, dst: TensorView) -> TensorView:
+        return Beta1._update_in_place(ip, self.op, dst, self.x, self.call)
+
+
+def _loop_reduce(ip, call, x, op, loop_indices=None, *, dtype=None, mask=None, name=None):
+    """`nl.loop_reduce(x, op, loop_indices, dtype=)`: the reduction of `x` into the tile the
+    result is assigned to (Beta 1: "the destination tile is also the rhs input to op").
+    `loop_indices` and `dtype` only inform Beta 1's loop optimisations and the result's type,
+    which is the destination's."""
+    from ..values import NlOp
+
+    if not isinstance(x, TensorView) or not x.on_chip:
+        raise UserError(
+            "err_invalid_argument",
+            "nl.loop_reduce: `x` must be an SBUF or PSUM tile",
+            call.arg_node(0, "x"),
+        )
+    op = _as_op(op)
+    if isinstance(op, Builtin) and isinstance(op.name, str) and op.name.startswith("nl."):
+        op = NlOp(op.name.removeprefix("nl."))
+    if not isinstance(op, NlOp):
+        raise UserError(
+            "err_invalid_argument",
+            "nl.loop_reduce: `op` must be an ALU operator such as np.add or nl.maximum",
+            call.arg_node(1, "op"),
+        )
+    return LoopReduce(x, NUMPY_ALIASES.get(op.name, op.name), call)
+
+
 class Fp32(str):
     """`nl.fp32`: the float32 dtype, whose `.min` is the most negative float32 (Beta 1's
     `on_false_value=nl.fp32.min`)."""
@@ -305,6 +371,8 @@ class Beta1(Language):
             return mgrid(key)
         if isinstance(obj, beta1_blocks.BlockTensor):
             return ip.getitem(obj.storage, obj.key(key))
+        if isinstance(obj, beta1_blocks.BlockList):
+            return obj.get(ip, key)
         if isinstance(obj, IndexGrid):
             return obj.placed(key if isinstance(key, tuple) else (key,))
         if isinstance(obj, TensorView):
@@ -449,7 +517,39 @@ class Beta1(Language):
         dst = beta1_returning.call(ip, name, args, kwargs, call)
         if name == "nc_matmul":
             ip._beta1_matmul = (dst, ip.builder.block[-1])
+        ip._beta1_fresh = (dst, ip.builder.block[-1])
         return dst
+
+    @staticmethod
+    def _write_directly(ip, dst: TensorView, value) -> bool:
+        """`t[...] = nisa.op(...)`: the instruction just emitted writes `t` itself rather than
+        its own new tile and a copy of it, as Beta 1 compiled it (a matmul writes the PSUM
+        block it is assigned to). Only when the tile is that instruction's fresh result, in
+        the same buffer and shape as `t`, of `t`'s dtype or float32, and the instruction does
+        not read `t`."""
+        fresh = getattr(ip, "_beta1_fresh", None)
+        if fresh is None or value is not fresh[0]:
+            return False
+        inst = fresh[1]
+        block = ip.builder.block
+        out = inst.operands.get("dst")
+        if not block or block[-1] is not inst or out is None or out.tensor is not value.tensor:
+            return False
+        if (dst.buffer, dst.shape) != (value.buffer, value.shape):
+            return False
+        # engines compute in float32 and convert on writing: a float32 result copied into `t`
+        # is rounded once, as writing `t` directly rounds it (a matmul's PSUM dtype is its own)
+        if dst.dtype != value.dtype and (value.dtype != "float32" or "matmul" in inst.opcode):
+            return False
+        if dst.dynamic is not None or any(
+            ap.tensor is dst.tensor for name, ap in inst.aps() if name != "dst"
+        ):
+            return False
+        inst.operands["dst"] = dst.to_ap()
+        ip._beta1_fresh = None
+        if getattr(ip, "_beta1_matmul", None) is not None and ip._beta1_matmul[1] is inst:
+            ip._beta1_matmul = (dst, inst)
+        return True
 
     def is_launch_entry_point(self, value) -> bool:
         """`nki.jit(mode=...)`, `nki.baremetal(...)`, `nki.benchmark(...)`, `nki.profile(...)`:
@@ -465,6 +565,11 @@ class Beta1(Language):
         DMA reaches any partition), as Beta 1 wrote single elements anywhere."""
         from ..nl_lowering import emit, new_tile
 
+        if isinstance(value, TensorView) and self._write_directly(ip, dst, value):
+            return
+        if isinstance(value, LoopReduce):
+            value.into(ip, dst)
+            return
         if (
             isinstance(value, (int, float))
             and not isinstance(value, bool)
@@ -476,6 +581,25 @@ class Beta1(Language):
             emit(ip, call, "dma_copy", dst=dst, src=fill)
             return
         super().store_into(ip, dst, value, call)
+
+    def bind_name(self, ip, name: str, value):
+        """`qk = nl.ndarray((8, nl.par_dim(128), 512), buffer=nl.psum)` names the blocks
+        `qk[0]`, ...; `t = nl.loop_reduce(x, op, ...)` reduces into the tile `t` holds."""
+        if isinstance(value, beta1_blocks.BlockList):
+            value.label(name)
+        if isinstance(value, LoopReduce):
+            scope = ip.scope.find(name)
+            current = scope.vars.get(name) if scope is not None else None
+            if not isinstance(current, TensorView) or not current.on_chip:
+                raise UserError(
+                    "err_invalid_argument",
+                    f"nl.loop_reduce reduces into the tile it is assigned to, and '{name}' "
+                    "does not hold an SBUF or PSUM tile here",
+                    value.call.node,
+                    f"create the tile first, e.g. {name} = nl.zeros(shape, dtype, buffer=nl.sbuf)",
+                )
+            return value.into(ip, current)
+        return value
 
     def call_value(self, ip, fn, args: list, kwargs: dict, call):
         """`np.float32(0.5)`, `nl.int32(3)`: a dtype called on a number is that number in the
@@ -514,7 +638,7 @@ class Beta1(Language):
                     f"use {', '.join('.' + a for a in GridTuple.AXES[: len(obj)])}",
                 )
             return grid
-        if isinstance(obj, beta1_blocks.BlockTensor):
+        if isinstance(obj, (beta1_blocks.BlockTensor, beta1_blocks.BlockList)):
             if name in ("shape", "dtype"):
                 return getattr(obj, name)
             raise UserError(

@@ -33,6 +33,8 @@ NKI_0_7 = NKI_0_6.derive(
         },
     },
     removed={"nki.language": {"dynamic_range": _LOOPS}},
-    # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity
-    rules={"is_only_against_none": False},
+    # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity,
+    # a tensor's truth value is the object's, and the outputs are the tensors of whichever
+    # sequence the kernel returns
+    rules={"is_only_against_none": False, "tensor_truth": "object", "list_returns": True},
 )

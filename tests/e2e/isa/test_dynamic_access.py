@@ -49,6 +49,16 @@ def test_scatter_writes_one_row_per_index_after_the_copy():
     np.testing.assert_array_equal(k(TABLE, ids, values), want)
 
 
+def test_an_index_column_with_trailing_unit_dims_scatters_one_row_per_index():
+    ids = RNG.permutation(300)[:128].reshape(64, 2).astype(np.int32)
+    values = RNG.standard_normal((64, 2, 32)).astype(np.float32)
+    k = compile_kernel("dynamic", "scatter_by_columns", [TABLE, ids, values], "trn2")
+    want = TABLE.copy()
+    want[ids[:, 0]] = values[:, 0]
+    want[ids[:, 1]] = values[:, 1]
+    np.testing.assert_array_equal(k(TABLE, ids, values), want)
+
+
 def test_a_scalar_offset_moves_the_whole_block_by_rows():
     pos = np.array([[37]], np.int32)
     k = compile_kernel("dynamic", "block_at", [TABLE, pos], "trn2")
@@ -108,6 +118,7 @@ def test_the_ir_of_a_gather_prints_and_parses_back():
         ("misuse", "float_index", "err_invalid_argument", "int32/uint32 SBUF tile"),
         ("misuse", "sliced", "err_invalid_view", "indexing of a view with a dynamic offset"),
         ("misuse", "hwdge", "err_invalid_argument", "only the software DGE"),
+        ("misuse", "two_columns", "err_invalid_argument", "shape (128, 1) (more trailing 1s"),
     ],
 )
 def test_views_nkic_cannot_serve_are_diagnosed(kernel, case, code, fragment):

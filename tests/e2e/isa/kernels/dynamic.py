@@ -96,6 +96,10 @@ def misuse(table, ids, CASE="sbuf_base"):
     elif CASE == "sliced":
         view = table.ap([[D, P], [1, D]], vector_offset=idx)
         nisa.dma_copy(dst=rows[:, 0:8], src=view[:, 0:8])
+    elif CASE == "two_columns":
+        wide = nl.ndarray((P, 2), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(dst=wide, value=0)
+        nisa.dma_copy(dst=rows, src=table.ap([[D, P], [1, D]], vector_offset=wide))
     elif CASE == "hwdge":
         src = table.ap([[D, P], [1, D]], vector_offset=idx)
         nisa.dma_copy(dst=rows, src=src, dge_mode=nisa.dge_mode.hwdge)
@@ -153,4 +157,21 @@ def block_transposed(table, pos, P=16, OOB="error"):
     nisa.dma_transpose(dst=t, src=src, oob_mode=mode)
     out = nl.ndarray((D, P), dtype=table.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def scatter_by_columns(table, ids, values):
+    # out = table with out[ids[p, k], :] = values[p, k, :]: one scatter per column k, whose
+    # indices are column k of the index tile as a (P, 1, 1) view
+    R, D = table.shape
+    P, K = ids.shape
+    out = nl.ndarray((R, D), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=table)
+    idx = load_index(ids)
+    v = nl.ndarray((P, K, D), dtype=values.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=v, src=values)
+    for k in range(K):
+        column = idx.ap([[K, P], [1, 1], [1, 1]], offset=k)
+        nisa.dma_copy(dst=out.ap([[D, P], [1, D]], vector_offset=column), src=v[:, k, :])
     return out
