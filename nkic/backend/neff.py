@@ -187,6 +187,11 @@ class _ProgramWriter:
             "tensors": tensors,
             "inputs": [self.tensor_ids[t] for t in k.params],
             "outputs": [self.tensor_ids[t] for t in k.returns],
+            **(
+                {"output_views": [_view_json(v) for v in k.return_views]}
+                if any(k.return_views)
+                else {}
+            ),
             "body": body,
             "stats": {
                 "instructions": len(self.sched.insts),
@@ -194,6 +199,13 @@ class _ProgramWriter:
                 "waits": sum(len(s.waits) for s in self.sched.insts),
             },
         }
+
+
+def _view_json(view: tuple | None) -> dict | None:
+    if view is None:
+        return None
+    shape, offset, strides = view
+    return {"shape": list(shape), "offset": offset, "strides": list(strides)}
 
 
 def pack_neff(sections: list[tuple[bytes, int, bytes]]) -> bytes:

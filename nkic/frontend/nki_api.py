@@ -176,8 +176,8 @@ def ds(ip, call, start, size):
             "err_invalid_argument", f"nl.ds start must be an integer, got {_show(start)}"
         )
     size = ip.need_int(size, "the size of nl.ds")
-    if size <= 0:
-        raise UserError("err_invalid_argument", f"nl.ds size must be positive, got {size}")
+    if size < 0:
+        raise UserError("err_invalid_argument", f"nl.ds size must not be negative, got {size}")
     return DynSlice(start, size)
 
 

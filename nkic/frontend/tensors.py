@@ -74,6 +74,17 @@ class TensorView:
                 None,
                 "copy the rows with nisa.dma_copy into a tile, then use the tile",
             )
+        empty = [dim for dim, (_, num) in enumerate(self.pattern) if num == 0]
+        if empty:
+            raise UserError(
+                "err_tensor_access_out_of_bound",
+                f"this operand is an empty view of `{self.tensor.label or self.tensor.name}` "
+                f"(dimension {empty[0]} "
+                f"has no elements, shape {self.shape}); an instruction accesses at least one "
+                "element",
+                None,
+                "skip the instruction when the size is 0 (e.g. `if n > 0:`)",
+            )
         return AccessPattern(self.tensor, self.offset, self.pattern, self.dtype)
 
     def to_dynamic_ap(self, index_operand: str) -> tuple[AccessPattern, AccessPattern]:
@@ -630,7 +641,7 @@ def _slice_bounds(s: slice, num: int, dim: int) -> tuple[object, int, int]:
     extent = norm_int(Affine.of(stop) - Affine.of(start))
     if is_symbolic(extent):
         raise NonConstExtent(extent)
-    if extent <= 0:
+    if extent < 0 or extent == 0 and not 0 <= start <= num:
         raise UserError(
             "err_tensor_access_out_of_bound",
             f"empty slice {_fmt(start)}:{_fmt(stop)} of dimension {dim} (size {num})",

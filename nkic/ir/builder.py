@@ -120,9 +120,11 @@ class Builder:
         finally:
             self._blocks.pop()
 
-    def mark_output(self, tensor: Tensor) -> None:
+    def mark_output(self, tensor: Tensor, view: tuple | None = None) -> None:
+        """Return `tensor`, or `view` of it: (shape, element offset, element strides)."""
         tensor.kind = "output" if tensor.kind != "input" else tensor.kind
         self.kernel.returns.append(tensor)
+        self.kernel.return_views.append(view)
 
 
 def whole(tensor: Tensor) -> AccessPattern:

@@ -356,6 +356,9 @@ class Kernel:
     params: list[Tensor] = field(default_factory=list)
     body: list[Op] = field(default_factory=list)
     returns: list[Tensor] = field(default_factory=list)
+    #: Per entry of `returns`: the returned view of the tensor as (shape, element offset,
+    #: element strides), or None when the whole tensor is returned.
+    return_views: list[tuple | None] = field(default_factory=list)
     #: The physical core this program runs on and the launch's core count (LNC degree):
     #: what `nl.program_id()` and `nl.num_programs()` return while specialising.
     core: int = 0

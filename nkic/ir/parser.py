@@ -153,16 +153,21 @@ class _ToIR(Transformer):
         loc = loc or Loc("<unknown>", 1, 1, 1, 1)
         return Loop(str(var)[1:], int(start), int(stop), int(step), str(mode), list(body), loc)
 
+    def ints(self, *values):
+        return tuple(int(v) for v in values if v is not None)
+
+    def retview(self, shape, offset, strides):
+        return (shape, int(offset), strides)
+
+    def retval(self, value, view=None):
+        name = str(value)[1:]
+        if name not in self.values:
+            raise IRParseError(f"return of undefined value %{name}")
+        return (self.values[name], view)
+
     def ret(self, *values):
-        out = []
-        for v in values:
-            if v is None:
-                continue
-            name = str(v)[1:]
-            if name not in self.values:
-                raise IRParseError(f"return of undefined value %{name}")
-            out.append(self.values[name])
-        return ("return", out)
+        out = [v for v in values if v is not None]
+        return ("return", [t for t, _ in out], [view for _, view in out])
 
     def start(self, name, target, *items):
         k = Kernel(str(name), str(target))
@@ -173,6 +178,7 @@ class _ToIR(Transformer):
                 k.params.append(it[1])
             elif isinstance(it, tuple) and it[0] == "return":
                 k.returns = it[1]
+                k.return_views = it[2] if any(it[2]) else []
             else:
                 k.body.append(it)
         return k

@@ -103,12 +103,21 @@ class Printer:
             )
         for op in k.body:
             self.op(op, 1)
-        self.emit(
-            1, "return" + (" " + ", ".join(f"%{t.name}" for t in k.returns) if k.returns else "")
-        )
+        views = k.return_views or [None] * len(k.returns)
+        returned = ", ".join(f"%{t.name}{_view(v)}" for t, v in zip(k.returns, views))
+        self.emit(1, "return" + (" " + returned if returned else ""))
         self.emit(0, "}")
         return "\n".join(self.lines) + "\n"
 
 
 def print_kernel(kernel: Kernel) -> str:
     return Printer(kernel).kernel_text()
+
+
+def _view(view: tuple | None) -> str:
+    """` view([shape], offset, [strides])` of a returned view, "" for a whole tensor."""
+    if view is None:
+        return ""
+    shape, offset, strides = view
+    ints = lambda xs: "[" + ", ".join(map(str, xs)) + "]"  # noqa: E731
+    return f" view({ints(shape)}, {offset}, {ints(strides)})"

@@ -9,6 +9,7 @@ waits really order every conflicting access: by happens-before over the waits an
 
 from __future__ import annotations
 
+import copy
 import importlib
 import math
 from collections import deque
@@ -396,6 +397,9 @@ class Executor:
         )
         #: the first instruction instance whose output held Inf/NaN computed from finite inputs
         self.non_finite: dict | None = None
+        #: per tensor id, the instruction instance that first read unwritten memory to compute
+        #: the latest of its elements left unwritten (a later read of them names it)
+        self.garbage: dict[int, str] = {}
         self.memory = (
             Memory(program, self.table, _written_tensors(self.instructions))
             if self.functional
@@ -651,6 +655,7 @@ class Executor:
     def _compute(self, inst, env, attrs, inputs, outputs) -> None:
         memory = self.memory
         ops: dict[str, Any] = dict(inst.immediates)
+        partly: list[tuple] = []  # input operands of which only some elements were written
         dynamic = self._dynamic(inst, env, attrs, inputs, outputs) if inst.dynamic else {}
         if dynamic is None:  # oob_mode skip of a scalar offset outside its tensor: no transfer
             return
@@ -669,10 +674,15 @@ class Executor:
                 ops[ap.name] = values
                 continue
             if not memory.is_written(ap, where):
-                raise RuntimeFault(
-                    f"uninitialised read: {inst.describe(env)} reads operand {ap.name!r} "
-                    f"({ap.tensor.name} in {ap.tensor.buffer}) before anything wrote it"
-                )
+                if not memory.any_written(ap, where):
+                    raise RuntimeFault(
+                        f"uninitialised read: {inst.describe(env)} reads operand {ap.name!r} "
+                        f"({ap.tensor.name} in {ap.tensor.buffer}) before anything wrote it"
+                        + self._garbage_source(ap)
+                    )
+                # a part was written: the lanes computed from the rest stay unwritten (below)
+                memory.settle(ap, where)
+                partly.append((ap, where))
             ops[ap.name] = memory.view(ap, where, writable=False)
         accumulates = inst.op in MATMULS and attrs.get("accumulate") is True
         unwritten = set()
@@ -702,6 +712,7 @@ class Executor:
         on_chip = [where for ap, where in (*inputs, *outputs) if ap.buffer != "hbm"]
         if on_chip:
             attrs = {**attrs, "_first_partition": on_chip[0].row_lo}
+        alternate = self._unwritten_as_zero(inst, attrs, ops, partly) if partly else None
         try:
             result = inst.semantics.fn(self.ctx, ops, attrs)
         except Exception as e:
@@ -735,8 +746,61 @@ class Executor:
                 continue
             memory.view(ap, where, writable=True)[...] = value
             memory.mark_written(ap, where)
+            if partly:
+                self._unmark_dependent(inst, env, ap, where, value, alternate, partly)
             if ap.buffer == "psum":
                 memory.mark_psum_writer(ap, where, inst.engine == "tensor")
+
+    def _unwritten_as_zero(self, inst, attrs, ops, partly) -> dict | None:
+        """The instruction's results with the never-written bytes of its partly written
+        operands read as 0x00 instead of 0xFF (None if it fails on them), computed on a copy of
+        the device state. A result element that differs from the real run's depends on memory
+        nothing wrote: on hardware it is garbage, harmless while nothing reads it (a lane no
+        later instruction uses, e.g. the other GpSimd cores' partitions of nonzero_with_count)."""
+        ctx = self.ctx
+        zeroed = dict(ops)
+        for ap, where in partly:
+            zeroed[ap.name] = self.memory.unwritten_as_zero(ap, where)
+        state, rng, pending = (
+            copy.deepcopy(ctx.state),
+            ctx.rng.bit_generator.state,
+            len(ctx.pending),
+        )
+        try:
+            return inst.semantics.fn(ctx, zeroed, attrs)
+        except Exception:
+            return None
+        finally:
+            ctx.state, ctx.rng.bit_generator.state = state, rng
+            del ctx.pending[pending:]
+
+    def _unmark_dependent(self, inst, env, ap, where, value, alternate, partly) -> None:
+        """Leave unwritten the output elements computed from unwritten memory (those that
+        differ between the two values unwritten memory was given), so reading them faults."""
+        other = None if alternate is None else alternate.get(ap.name)
+        if other is None:
+            differs = np.ones(ap.nums, bool)
+        else:
+            other = np.asarray(other)
+            if other.dtype != ap.np_dtype:
+                other = dtypes.cast(other, ap.dtype)
+            shape = (*ap.nums, ap.itemsize)
+            mine = np.ascontiguousarray(value).view(np.uint8).reshape(shape)
+            theirs = np.ascontiguousarray(other.reshape(ap.nums)).view(np.uint8).reshape(shape)
+            differs = (mine != theirs).any(axis=-1)
+        if differs.any():
+            self.memory.mark_unwritten(ap, where, differs)
+            origins = [self.garbage[a.tensor.id] for a, _ in partly if a.tensor.id in self.garbage]
+            self.garbage[ap.tensor.id] = origins[0] if origins else inst.describe(env)
+
+    def _garbage_source(self, ap) -> str:
+        source = self.garbage.get(ap.tensor.id)
+        if source is None:
+            return ""
+        return (
+            f"; elements of {ap.tensor.name} were computed from memory nothing wrote (by "
+            f"{source}), which leaves them unwritten"
+        )
 
     def _time(self, inst, env, reads_outputs: bool, inputs, outputs) -> None:
         queue = inst.queue

@@ -7,9 +7,10 @@ that reading never-written memory is reported instead of silently computing on g
 
 The 0xFF is applied lazily: buffers are allocated without being filled (the operating system
 hands out their pages on first touch), and the bytes a read could observe unwritten — the
-current contents an instruction reads back from its own outputs, and the outputs returned — are
-set to 0xFF where the shadow says nothing wrote them (`settle`). Every other read of unwritten
-memory is a fault, so no other read can see the difference.
+current contents an instruction reads back from its own outputs, operands of which only a part
+was written, and the outputs returned — are set to 0xFF where the shadow says nothing wrote them
+(`settle`). Reading an operand of which nothing was written is a fault, so no other read can see
+the difference.
 
 An input that no instruction writes, given as an array already in its storage dtype and
 layout, is not copied: its buffer is a read-only view of the caller's array (`load`).
@@ -130,6 +131,11 @@ class Memory:
             return
         np.putmask(self.buffers[tensor.id], shadow == 0, UNWRITTEN)
 
+    def tensor_written(self, tensor: TensorInfo) -> bool:
+        """Whether every byte of an HBM tensor was written."""
+        shadow = self.written[tensor.id]
+        return shadow is None or shadow.size == 0 or _all_marked(shadow)
+
     def tensor_array(self, tensor: TensorInfo) -> np.ndarray:
         """A copy of an HBM tensor's contents in its storage dtype and shape."""
         return self.tensor_view(tensor).copy()
@@ -196,6 +202,33 @@ class Memory:
     def written_by_tensor(self, ap: AccessPattern, where: Location) -> bool:
         marks = self._psum_marks(ap, where)
         return marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]
+
+    def any_written(self, ap: AccessPattern, where: Location) -> bool:
+        """Whether some element of the AP was written (`is_written`: all of them)."""
+        if self.written[self.key(ap)] is None:
+            return True
+        marks = self._marks(ap, where)
+        return marks.size == 0 or int(marks.max()) == _MARK[marks.itemsize]
+
+    def unwritten_as_zero(self, ap: AccessPattern, where: Location) -> np.ndarray:
+        """A copy of the AP's elements whose never-written bytes read as 0x00 instead of 0xFF
+        (the second value of unwritten memory that `Executor` computes with, to find which
+        results depend on it)."""
+        data = self.view(ap, where, writable=False).copy()
+        shadow = self.written[self.key(ap)]
+        if shadow is not None:
+            shape, strides = (*ap.nums, ap.itemsize), (*ap.view_strides, 1)
+            marks = np.ndarray(shape, np.uint8, shadow, where.byte, strides)
+            np.bitwise_and(
+                data.view(np.uint8).reshape(shape), marks, out=data.view(np.uint8).reshape(shape)
+            )
+        return data
+
+    def mark_unwritten(self, ap: AccessPattern, where: Location, elements: np.ndarray) -> None:
+        """Mark the AP's `elements` (a boolean mask of its shape) never written again: their
+        values were computed from unwritten memory."""
+        if self.written[self.key(ap)] is not None:
+            self._marks(ap, where)[elements] = 0
 
     def is_written(self, ap: AccessPattern, where: Location) -> bool:
         if self.written[self.key(ap)] is None:

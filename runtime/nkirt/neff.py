@@ -223,6 +223,7 @@ def _program(doc: Any, data: bytes, limits: Limits = DEFAULT) -> Program:
         outputs = [t for t in inputs if t.id in written]
         names = [t.name for t in outputs]
     program = Program(kernel, target, files, tensors, inputs, outputs, names, body, stats, limits)
+    program.output_views = _output_views(check, doc, outputs)
     program.core = doc.get("core", 0)
     program.lnc = doc.get("lnc", 1)
     if not (_is_int(program.lnc) and _is_int(program.core) and 0 <= program.core < program.lnc):
@@ -334,8 +335,22 @@ def _tensor(check: _Checker, raw: Any, target: str, data: bytes) -> TensorInfo:
     )
 
 
+def _output_views(check: _Checker, doc: dict, outputs: list[TensorInfo]) -> list:
+    """Per output, the view of it the kernel returned (shape, offset, strides), or None."""
+    if "output_views" not in doc:
+        return [None] * len(outputs)
+    views = check.field(doc, "output_views", list, "program")
+    if len(views) != len(outputs):
+        raise NeffError("program: output_views does not have one entry per output")
+    return [
+        None if v is None else _view(check, {"view": v}, f"output {t.id}", t.name, t.shape)
+        for v, t in zip(views, outputs)
+    ]
+
+
 def _view(check: _Checker, raw: dict, where: str, name: str, shape: tuple[int, ...]):
-    """An input's `view` (shape, offset, strides), checked to lie inside its buffer."""
+    """An input's or output's `view` (shape, offset, strides), checked to lie inside its
+    buffer."""
     spec = check.field(raw, "view", dict, where)
     vshape = tuple(check.field(spec, "shape", list, f"{where} view"))
     offset = check.field(spec, "offset", int, f"{where} view")
@@ -346,8 +361,8 @@ def _view(check: _Checker, raw: dict, where: str, name: str, shape: tuple[int, .
         raise NeffError(f"{where} ({name}): view shape {list(vshape)} and strides disagree")
     lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(vshape, strides))
     hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(vshape, strides))
-    if raw.get("kind") != "input" or lo < 0 or hi >= prod(shape):
-        raise NeffError(f"{where} ({name}): view reaches outside its input buffer")
+    if raw.get("kind", "input") != "input" or lo < 0 or hi >= prod(shape):
+        raise NeffError(f"{where} ({name}): view reaches outside its buffer")
     return vshape, offset, strides
 
 

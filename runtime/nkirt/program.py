@@ -78,6 +78,9 @@ class Program:
     lnc: int = 1
     #: The programs of cores 1.. of the launch (on core 0's program only).
     peers: list[Program] = field(default_factory=list)
+    #: Per entry of `outputs`: the view of it the kernel returned (view shape, element offset,
+    #: element strides), or None for the whole tensor.
+    output_views: list[tuple | None] = field(default_factory=list)
 
     @property
     def instance_count(self) -> int:

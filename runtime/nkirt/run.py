@@ -20,7 +20,7 @@ from threadpoolctl import threadpool_limits
 from nkirt import dtypes
 from nkirt.analysis import explorer_sections
 from nkirt.cost.tables import PSUM_PARTITION_BYTES, TARGETS
-from nkirt.errors import RunError
+from nkirt.errors import RunError, RuntimeFault
 from nkirt.executor import Executor
 from nkirt.launch import Launch
 from nkirt.limits import DEFAULT, Limits, format_size
@@ -35,6 +35,21 @@ def load(
     """Read and validate a `.neff` from a path or its bytes; NeffError if it is malformed or
     exceeds `limits` (the program keeps them for its runs)."""
     return read_neff(source, limits)
+
+
+def _check_no_garbage(executors: list[Executor], name: str, tensor: TensorInfo) -> None:
+    """An output must not hold values computed from memory nothing wrote (on hardware:
+    garbage); elements nothing wrote at all read as 0xFF, as the module docstring says."""
+    if executors[0].memory.tensor_written(tensor):
+        return
+    for core in executors:
+        ids = {t.id for t in core.program.tensors.values() if tensor.id in (t.id, t.shared)}
+        source = next((core.garbage[i] for i in ids if i in core.garbage), None)
+        if source is not None:
+            raise RuntimeFault(
+                f"uninitialised read: output {name!r} holds elements computed from memory "
+                f"nothing wrote (on hardware: garbage), by {source} and what used its results"
+            )
 
 
 def memory_needed(program: Program) -> tuple[int, str]:
@@ -123,7 +138,7 @@ def execute(
                 # the view's values, placed in a buffer whose other elements are random
                 fill_random_input(tensor, rng, executor.memory.tensor_view(tensor))
                 executor.memory.load_in_place(tensor.id)
-                _view_of(tensor, executor.memory.tensor_view(tensor))[...] = _to_storage(
+                _view_of(tensor.view, executor.memory.tensor_view(tensor))[...] = _to_storage(
                     tensor, given
                 )
             elif given is not None:
@@ -142,9 +157,13 @@ def execute(
             executor.run()
     outputs = {}
     if executor.memory is not None:
-        for name, tensor in zip(program.output_names, program.outputs):
+        views = program.output_views or [None] * len(program.outputs)
+        for name, tensor, view in zip(program.output_names, program.outputs, views):
+            _check_no_garbage(executors, name, tensor)
             executor.memory.settle_tensor(tensor)
-            outputs[name] = executor.memory.tensor_view(tensor)  # the run's memory is not reused
+            array = executor.memory.tensor_view(tensor)  # the run's memory is not reused
+            # the view the kernel returned (a reshape, slice or permutation of the tensor)
+            outputs[name] = array if view is None else np.ascontiguousarray(_view_of(view, array))
     profiles = []
     for core in executors:
         profile = build_profile(
@@ -199,9 +218,10 @@ def _check_shape(tensor: TensorInfo, value: Any) -> None:
         )
 
 
-def _view_of(tensor: TensorInfo, array: np.ndarray) -> np.ndarray:
-    """The elements of an input buffer that its view covers, as a writable numpy view."""
-    shape, offset, strides = tensor.view
+def _view_of(view: tuple, array: np.ndarray) -> np.ndarray:
+    """The elements of a buffer that a view (shape, element offset, element strides) covers,
+    as a writable numpy view."""
+    shape, offset, strides = view
     flat = array.reshape(-1)
     size = flat.itemsize
     return np.lib.stride_tricks.as_strided(

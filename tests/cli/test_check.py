@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from nkic.cli import cli
+from tests.deprecations import without_loop_deprecations
 from tests.diagnostics.test_renderers import validate_sarif
 
 KERNELS = Path(__file__).parent / "kernels"
@@ -31,7 +32,9 @@ def check(*args: str):
 
 
 def found(output: str) -> list[tuple[str, int, int]]:
-    return sorted((d["code"], d["line"], d["col"]) for d in json.loads(output))
+    return sorted(
+        (d["code"], d["line"], d["col"]) for d in without_loop_deprecations(json.loads(output))
+    )
 
 
 def test_five_different_errors_in_one_run():

@@ -88,6 +88,13 @@ def marked_location(code: str, text: str) -> tuple[int, int]:
     return line, col
 
 
+def checked(path: Path, code: str, text: str) -> list:
+    """`nkic check` of an example. Examples loop with `nl.affine_range` and its kin, which NKI
+    0.7 (the default) deprecates: that warning belongs to the examples of its own code only."""
+    diags = nkic.check(path, **command(text))
+    return [d for d in diags if d.code != "nkic_deprecated_api" or code == d.code]
+
+
 def show(diags) -> str:
     return "\n".join(
         f"  {d.severity} {d.code} at {d.loc.line}:{d.loc.col}: {d.message}" for d in diags
@@ -115,7 +122,7 @@ def test_every_code_has_an_example_or_a_documented_exemption():
 def test_bad_example_reports_its_code_at_the_marked_place(code, tmp_path):
     info = CODES[code]
     path = write_example(tmp_path, info.bad)
-    diags = nkic.check(path, **command(info.bad))
+    diags = checked(path, code, info.bad)
     primary = [d for d in diags if d.code == code]
     assert primary, f"{code} not reported; got:\n{show(diags)}"
     d = primary[0]
@@ -130,7 +137,7 @@ def test_bad_example_reports_its_code_at_the_marked_place(code, tmp_path):
 def test_good_example_is_clean(code, tmp_path):
     info = CODES[code]
     path = write_example(tmp_path, info.good)
-    diags = nkic.check(path, **command(info.good))
+    diags = checked(path, code, info.good)
     assert not diags, f"the fixed example of {code} reports:\n{show(diags)}"
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import nkic
+from tests.deprecations import without_loop_deprecations
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = Path(__file__).parent / "lnc"
@@ -89,7 +90,7 @@ def test_check_finds_the_second_cores_out_of_bounds_read():
     assert oob and all(d.message.endswith("[LNC=2 core 1]") for d in oob)
     assert {d.loc.line for d in oob} == {19, 20}
     # told to check LNC=1 only, the kernel is clean
-    assert nkic.check(KERNELS / "head_split.py", lnc=1, q=q) == []
+    assert without_loop_deprecations(nkic.check(KERNELS / "head_split.py", lnc=1, q=q)) == []
 
 
 def _write(tmp_path: Path, body: str) -> Path:
@@ -147,7 +148,7 @@ def kernel(a):
     return out
 """,
     )
-    diags = nkic.check(path, a=nkic.TensorSpec((640, 128), "float32"))
+    diags = without_loop_deprecations(nkic.check(path, a=nkic.TensorSpec((640, 128), "float32")))
     assert [d.code for d in diags] == ["nkic_lnc_divergent_control_flow"]
     assert "core 0 runs a loop of 2 iteration(s)" in diags[0].message
     assert "core 1 runs a loop of 3 iteration(s)" in diags[0].message
@@ -230,12 +231,12 @@ def test_a_sendrecv_ring_matches_numpy():
     for _ in range(3):
         x, y = x + y, y + x
     np.testing.assert_array_equal(kernel(a), np.concatenate([x, y]))
-    assert nkic.check(EXCHANGE, kernel="ring_sum", a=a) == []
+    assert without_loop_deprecations(nkic.check(EXCHANGE, kernel="ring_sum", a=a)) == []
 
 
 def test_meeting_the_other_core_needs_lnc2():
     a = nkic.TensorSpec((256, 512), "float32")
-    diags = nkic.check(EXCHANGE, kernel="ring_sum", lnc=1, a=a)
+    diags = without_loop_deprecations(nkic.check(EXCHANGE, kernel="ring_sum", lnc=1, a=a))
     assert [d.code for d in diags] == ["nkic_lnc_degree"]
     assert "nisa.sendrecv meets the other core" in diags[0].message
     with pytest.raises(nkic.CompileError):
@@ -293,7 +294,7 @@ COLLECTIVES = KERNELS / "collectives.py"
 
 def _run_collective(name: str, a: np.ndarray) -> np.ndarray:
     kernel = nkic.compile(COLLECTIVES, a, kernel=name, lnc=2)
-    assert nkic.check(COLLECTIVES, kernel=name, a=a) == []
+    assert without_loop_deprecations(nkic.check(COLLECTIVES, kernel=name, a=a)) == []
     return kernel(a)
 
 
@@ -392,3 +393,42 @@ def test_an_output_no_core_writes_is_reported_once():
     (d,) = [d for d in diags if d.severity == "error"]
     assert d.code == "err_tensor_output_not_written_to" and d.loc.line == 11
     assert "no core of the LNC=2 launch writes it" in d.message
+
+
+@pytest.mark.parametrize(("rows", "lnc"), [(1, 2), (7, 2), (7, 1)])
+def test_an_lnc2_launch_is_a_one_dimensional_grid(rows, lnc):
+    """`program_ndim()` is 1 under LNC=2: each core updates its own rows in place (were it 0,
+    both cores would exponentiate every row, one after the other's result)."""
+    x = np.random.default_rng(5).standard_normal((rows, 64), dtype=np.float32)
+    kernel = nkic.compile(KERNELS / "exp_in_place.py", x, lnc=lnc)
+    np.testing.assert_allclose(kernel(x.copy()), np.exp(x), rtol=1e-5)
+
+
+SAME_PROGRAM = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def kernel(a):
+    cores = nl.num_programs(axes=0)
+    core = nl.program_id(axis=0) if a.shape[0] > 1 else 0  # one row: not worth sharding
+    rows = a.shape[0] // cores if a.shape[0] > 1 else 1
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((rows, a.shape[1]), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[core * rows:(core + 1) * rows, :])
+    nisa.dma_copy(dst=out[0:rows, :], src=t)
+    return out
+"""
+
+
+def test_cores_running_the_same_program_write_the_same_values(tmp_path):
+    """Both cores write row 0 of a one-row output: the programs they run are the same, so
+    the values are too (no race); with two rows the programs differ and both write rows 0.."""
+    path = _write(tmp_path, SAME_PROGRAM)
+    assert nkic.check(path, a=nkic.TensorSpec((1, 64), "float32"), lnc=2) == []
+    (race,) = nkic.check(path, a=nkic.TensorSpec((2, 64), "float32"), lnc=2)
+    assert race.code == "nkic_lnc_shared_hbm_race"
+    one = np.arange(64, dtype=np.float32)[None, :]
+    np.testing.assert_array_equal(nkic.compile(path, one, lnc=2)(one), one)

@@ -13,6 +13,7 @@ from nkirt.cost.tables import DMA_ENGINES, DMA_FIXED_NS, TARGETS
 from nkirt.errors import RuntimeFault
 
 import nkic
+from tests.deprecations import without_loop_deprecations
 
 KERNELS = Path(__file__).parent / "lnc" / "collectives_v.py"
 N = 64
@@ -120,7 +121,7 @@ def _check(tmp_path, body: str, nki: str | None = None):
     path = tmp_path / "kernel.py"
     path.write_text(HEADER + body + "    return out\n")
     specs = {"a": nkic.TensorSpec((2, N), "float32"), "meta": nkic.TensorSpec((2, 3, 2), "uint32")}
-    return nkic.check(path, nki=nki, **specs)
+    return without_loop_deprecations(nkic.check(path, nki=nki, **specs))
 
 
 @pytest.mark.parametrize(

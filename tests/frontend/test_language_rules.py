@@ -10,6 +10,7 @@ import nkic
 from nkic.driver import check_file
 from nkic.frontend import find_kernels
 from nkic.frontend.languages import NKI_0_7
+from tests.deprecations import without_loop_deprecations
 
 HEADER = (
     "import nki\nimport nki.isa as nisa\nimport nki.language as nl\nimport nki.typing as nt\n\n"
@@ -86,7 +87,7 @@ def kernel(a: nt.tensor[128, 512]):
 
 def test_affine_dependency_is_a_warning_and_runs_in_order(tmp_path):
     path = write(tmp_path, RACE)
-    (d,) = nkic.check(path)
+    (d,) = without_loop_deprecations(nkic.check(path))
     assert summary([d]) == [("err_unexpected_output_dependencies", "warning", 7, 9)]
     assert "runs `nl.affine_range` iterations in order" in d.hint
     assert "nl.sequential_range" in d.hint
@@ -97,7 +98,7 @@ def test_affine_dependency_is_a_warning_and_runs_in_order(tmp_path):
 
 def test_affine_dependency_is_an_error_where_the_language_says_so(tmp_path):
     strict = NKI_0_7.derive("parallel loops", "0.7", rules={"affine_dependency": "error"})
-    diags = check_file(str(write(tmp_path, RACE)), nki=strict)
+    diags = without_loop_deprecations(check_file(str(write(tmp_path, RACE)), nki=strict))
     assert summary(diags) == [("err_unexpected_output_dependencies", "error", 7, 9)]
     assert "may run in any order" in diags[0].related[-1].message
 

@@ -395,6 +395,40 @@ def test_internal_modules_of_the_nki_package_are_opaque(tmp_path):
     assert ("err_unknown_api", 3) in [(d.code, d.loc.line) for d in nkic.check(path, a=A)]
 
 
+EMPTY_SHARD = """\
+@nki.jit
+def shard_exp(x, n):
+    rows = x[nl.ds(0, n), :]  # a core with no rows of its own holds empty views
+    t = nl.ndarray((128, 4), x.dtype, buffer=nl.sbuf)
+    if n > 0 or USE:
+        nisa.dma_copy(dst=t[0:n, :], src=rows)
+        nisa.activation(dst=t[0:n, :], op=nl.exp, data=t[0:n, :])
+        nisa.dma_copy(dst=x[0:n, :], src=t[0:n, :])
+    return x
+"""
+
+
+def test_an_empty_view_is_a_value_and_an_error_only_as_an_operand(tmp_path):
+    x = nkic.TensorSpec((8, 4), "float32")
+    unused = kernel(tmp_path, EMPTY_SHARD.replace("USE", "False"))
+    assert nkic.check(str(unused), kernel="shard_exp", x=x, n=0) == []
+    used = kernel(tmp_path, EMPTY_SHARD.replace("USE", "True"))
+    errors = nkic.check(str(used), kernel="shard_exp", x=x, n=0)
+    assert [(d.code, d.loc.line) for d in errors] == [
+        ("err_tensor_access_out_of_bound", 11),
+        ("err_tensor_access_out_of_bound", 12),
+        ("err_tensor_access_out_of_bound", 13),
+    ]
+    assert errors[0].message.startswith("this operand is an empty view of `t` (dimension 0")
+    assert "if n > 0" in errors[0].hint
+    negative = kernel(tmp_path, EMPTY_SHARD.replace("nl.ds(0, n)", "nl.ds(0, -1)"))
+    (bad,) = nkic.check(str(negative), kernel="shard_exp", x=x, n=2)
+    assert (bad.code, bad.message) == (
+        "err_invalid_argument",
+        "nl.ds size must not be negative, got -1",
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # nl.range: not in the API reference, used by the NKI Library as Python's range
 

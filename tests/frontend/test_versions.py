@@ -156,3 +156,46 @@ def test_a_collective_of_a_later_version_names_it(tmp_path):
     # NKI 0.7 has it: the call is checked against its own signature
     (new,) = check(tmp_path, GATHER_V, "0.7")
     assert new.code == "err_missing_argument" and "all_gather_v_prepare()" in new.message
+
+
+LOOPS = """@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    for i in nl.affine_range(2):
+        for j in nl.sequential_range(2):
+            pass
+    for i in nl.affine_range(2):
+        for k in nl.static_range(2):
+            pass
+"""
+
+
+@pytest.mark.parametrize("nki", ["0.3", "0.4", "0.5", "0.6"])
+def test_the_nl_loop_ranges_are_plain_before_0_7(tmp_path, nki):
+    assert check(tmp_path, LOOPS, nki) == []
+
+
+@pytest.mark.parametrize("nki", ["0.7", None])
+def test_the_nl_loop_ranges_are_deprecated_in_0_7_once_per_kernel(tmp_path, nki):
+    diags = check(tmp_path, LOOPS, nki)
+    assert summary(diags) == [
+        ("nkic_deprecated_api", "warning", 8, 14, 29),
+        ("nkic_deprecated_api", "warning", 9, 18, 37),
+        ("nkic_deprecated_api", "warning", 12, 18, 33),
+    ]
+    assert [d.message for d in diags] == [
+        f"nl.{name} is deprecated since NKI 0.7"
+        for name in ("affine_range", "sequential_range", "static_range")
+    ]
+    assert diags[0].hint == (
+        "use range(start, stop, step): NKI 0.7 runs nl.affine_range as a plain range loop"
+    )
+
+
+def test_a_deprecated_name_is_reported_at_its_first_use_in_each_kernel(tmp_path):
+    body = PSUM_FMAX.replace("    assert n == 512\n", "    m = nl.tile_size.psum_fmax\n")
+    body += body.replace("def kernel(", "def other(")
+    diags = check(tmp_path, body, "0.4")
+    assert [(d.code, d.loc.line) for d in diags] == [
+        ("nkic_deprecated_api", 8),
+        ("nkic_deprecated_api", 12),
+    ]

@@ -7,6 +7,7 @@ from pathlib import Path
 from nkic.diagnostics import DiagnosticSink
 from nkic.frontend import TensorSpec, specialise
 from nkic.ir.core import Alloc, Inst, Kernel, Loop
+from tests.deprecations import without_loop_deprecations
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 
@@ -19,7 +20,7 @@ def run(name: str, kernel: str | None = None, target: str = "trn2", unroll_all=F
     """(Kernel or None, diagnostics) for kernels/<name>."""
     sink = DiagnosticSink()
     k = specialise(str(KERNELS / name), kernel, args, target, sink, unroll_all=unroll_all)
-    return k, sink.items
+    return k, without_loop_deprecations(sink.items)
 
 
 def compile_ok(name: str, kernel: str | None = None, **args) -> Kernel:

@@ -86,3 +86,10 @@ def test_rotate_without_address_round_trips():
 def test_malformed_rotate_is_a_parse_error():
     with pytest.raises(IRParseError):
         parse_kernel(TEXT.replace("rotate($i0, 2, 1024)", "rotate(i0, 2)"))
+
+
+def test_a_returned_view_round_trips():
+    text = TEXT.replace("  return %out\n", "  return %out view([512, 256], 0, [1, 512])\n")
+    k = parse_kernel(text)
+    assert k.return_views == [((512, 256), 0, (1, 512))]
+    assert print_kernel(k) == text

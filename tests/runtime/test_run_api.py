@@ -89,7 +89,8 @@ def uninitialised_read() -> nkirt.Program:
     k.output("y", "float32", [128, 8])
     a = k.sbuf("a", "float32", [128, 8])
     b = k.sbuf("b", "float32", [128, 8], byte=64)
-    k.inst("memset", "vector", {"dst": k.ap(a, [[8, 128], [1, 4]]), "value": {"imm": 0.0}})
+    # (a read of which a part was written computes; see tests/e2e/test_partly_written.py)
+    k.inst("memset", "vector", {"dst": k.ap(b, [[8, 128], [1, 4]]), "value": {"imm": 0.0}})
     k.inst("tensor_copy", "vector", {"dst": k.ap(b), "src": k.ap(a)}, line=27)
     return nkirt.load(k.neff())
 

@@ -209,9 +209,12 @@ class Statements:
                 )
         if isinstance(node.value, ast.Name) and isinstance(value, TensorView):
             value.tensor.label = value.tensor.label or node.value.id
+        returned = list(zip(self.kernel.returns, self.kernel.return_views))
         for item in items:
-            if item.tensor not in self.kernel.returns:
-                self.builder.mark_output(item.tensor)
+            view = _returned_view(item, node)
+            if (item.tensor, view) not in returned:
+                self.builder.mark_output(item.tensor, view)
+                returned.append((item.tensor, view))
 
     def visit_Assert(self, node: ast.Assert):
         value = self.visit(node.test)
@@ -259,3 +262,22 @@ class Statements:
             self.exec_block(node.body)
         finally:
             self.no_reorder_depth -= 1
+
+
+def _returned_view(item: TensorView, node: ast.Return) -> tuple | None:
+    """(shape, element offset, element strides) of a returned view, None for a whole tensor:
+    the caller receives the view (a reshape, a slice, a permutation) the kernel returns."""
+    whole = item.tensor.full_pattern()
+    if item.pattern == whole and item.offset.const == 0 and item.dtype == item.tensor.dtype:
+        return None
+    if item.dtype != item.tensor.dtype:
+        raise UserError(
+            "err_unsupported_api",
+            f"the returned view reinterprets `{item.tensor.label or item.tensor.name}` "
+            f"({item.tensor.dtype}) as {item.dtype}, which nkic does not return",
+            node.value,
+            "return the tensor itself and reinterpret it on the host",
+        )
+    shape = tuple(n for _, n in item.pattern)
+    strides = tuple(step for step, _ in item.pattern)
+    return shape, item.offset.const, strides

@@ -2,7 +2,8 @@
 `NkiScalar` API added (`nisa.scalar_load`, `nisa.scalar_store`); the tiled layout (`nl.tiles`,
 `nl.blocks`, `nl.alloc_tiles`, `nl.alloc_blocks`, `nl_grids.py`) added; the prepare/trigger split
 of the variable-size collectives added; `is` / `is not` compare any values, as kernels are
-specialised as ordinary Python."""
+specialised as ordinary Python; `nl.affine_range`, `nl.sequential_range` and `nl.static_range`
+deprecated (plain `range` loops)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,14 @@ NKI_0_7 = NKI_0_6.derive(
         },
     },
     removed={"nki.language": {"dynamic_range": _LOOPS}},
+    # "affine_range, sequential_range, static_range deprecated, now plain Python range" (the
+    # 0.7 release notes); nkic compiles them as before (docs/language.md, "NKI versions")
+    deprecated={
+        "nki.language": {
+            name: f"range(start, stop, step): NKI 0.7 runs nl.{name} as a plain range loop"
+            for name in ("affine_range", "sequential_range", "static_range")
+        }
+    },
     # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity,
     # a tensor's truth value is the object's, and the outputs are the tensors of whichever
     # sequence the kernel returns
