@@ -35,6 +35,7 @@ from .nkic_runs import (
     USAGE,
     _env,
     _internal_error,
+    last_line,
     nkic_command,
 )
 
@@ -102,22 +103,17 @@ def _run(args: list[str], timeout: float, cwd: str) -> tuple[str, int, str, str,
     return status, proc.returncode, proc.stdout, proc.stderr, seconds
 
 
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
-
-
 def _check(twin: str, timeout: float, cwd: str) -> dict:
     """`nkic check --nki 0.7` of the migrated file: clean, errors (the first), deprecated."""
     status, _, out, err, seconds = _run(
         ["check", twin, "--nki", "0.7", "--format", "json"], timeout, cwd
     )
     if status not in (OK, DIAGNOSTICS):
-        return {"status": status, "detail": _last_line(err), "seconds": seconds}
+        return {"status": status, "detail": last_line(err), "seconds": seconds}
     try:
         diags = json.loads(out)
     except json.JSONDecodeError:
-        return {"status": USAGE, "detail": _last_line(err) or "no JSON", "seconds": seconds}
+        return {"status": USAGE, "detail": last_line(err) or "no JSON", "seconds": seconds}
     errors = [d for d in diags if d.get("severity") == "error"]
     deprecated = [d for d in diags if d.get("code") == DEPRECATED]
     first = (errors or deprecated or [None])[0]
@@ -163,7 +159,7 @@ def _verify(kf: KernelFile, k: Shaped, timeout: float, cwd: str) -> dict:
         args += ["--grid", k.grid]
     status, _, _, err, seconds = _run(args, timeout, cwd)
     if status in (INTERNAL, TIMEOUT, USAGE):
-        return {"entry": k.entry, "status": status, "detail": _last_line(err), "seconds": seconds}
+        return {"entry": k.entry, "status": status, "detail": last_line(err), "seconds": seconds}
     line = next((ln for ln in err.splitlines() if ln.startswith(f"{k.entry}: ")), "")
     if "outputs bit-identical" in line:
         verdict = "identical"
@@ -193,7 +189,7 @@ def migrate_file(kf: KernelFile, shaped: list[Shaped], timeout: float) -> dict:
             entry["migrate"] = status
             entry["seconds"] = seconds
             if status != OK:
-                entry["detail"] = _last_line(err)
+                entry["detail"] = last_line(err)
                 return entry
             entry["todos"] = manual_steps(err)
             entry["check"] = _check(twin, timeout, cwd)

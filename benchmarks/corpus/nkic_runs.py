@@ -90,7 +90,7 @@ def run_nkic(
         if errors is None:
             errors = text_errors(err)
         # a run's fault (`runtime fault: ...`) is one line, not a rendered diagnostic
-        detail = "" if errors else _last_line(err)
+        detail = "" if errors else _fault_or_last_line(err)
         return Outcome(DIAGNOSTICS, seconds, errors=errors, detail=detail, stdout=out)
     last = (err.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
     if proc.returncode < 0:
@@ -122,10 +122,16 @@ def _env(pythonpath: tuple[str, ...] = ()) -> dict[str, str]:
     return env
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
+    """The last non-blank line of `text`, stripped ("" if none)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    faults = [ln for ln in lines if ln.startswith("runtime fault:")]
-    return (faults or lines or [""])[-1]
+    return lines[-1] if lines else ""
+
+
+def _fault_or_last_line(text: str) -> str:
+    """A run's last `runtime fault:` line, else the last non-blank line."""
+    faults = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("runtime fault:")]
+    return faults[-1] if faults else last_line(text)
 
 
 def _internal_error(stderr: str) -> str:
