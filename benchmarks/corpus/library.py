@@ -9,6 +9,7 @@ compiled and run on the simulator for timing; with numerics on, a case whose ker
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -350,6 +351,18 @@ class SkipNumerics(Exception):
     """The reference cannot run here (e.g. it needs torch and torch is absent)."""
 
 
+def call_reference(
+    ref: Callable, tensors: dict[str, np.ndarray], host: dict[str, object], lnc: int
+) -> tuple:
+    """The reference's outputs as a tuple; a reference with an `lnc` parameter (its layout
+    depends on the number of logical cores) gets the case's LNC degree."""
+    if "lnc" in inspect.signature(ref).parameters:
+        expected = ref(tensors, host, lnc=lnc)
+    else:
+        expected = ref(tensors, host)
+    return expected if isinstance(expected, tuple) else (expected,)
+
+
 def compare_numerics(
     kernel: LibraryKernel,
     case: Case,
@@ -373,10 +386,9 @@ def compare_numerics(
         )
     tensors, host = make_inputs(case)
     try:
-        expected = ref(tensors, host)
+        expected = call_reference(ref, tensors, host, case.lnc)
     except SkipNumerics as e:
         return f"skipped: {e}"
-    expected = expected if isinstance(expected, tuple) else (expected,)
     in_dir, out_dir = workdir / "in", workdir / "out"
     out_dir.mkdir(exist_ok=True)
     argv = ["run", str(neff), "--out-dir", str(out_dir)] + _save_inputs(tensors, in_dir)

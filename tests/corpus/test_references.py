@@ -58,3 +58,48 @@ def test_rope_hf_backward_is_the_adjoint_of_forward():
     bwd, _ = REFERENCES["rope_hf"]({**t, "q": g}, {"backward": True})
     # <R q, g> == <q, R^T g>
     assert np.isclose(np.sum(fwd * g), np.sum(q * bwd))
+
+
+def test_rmsnorm_tkg_layout_follows_the_lnc_degree():
+    from benchmarks.corpus.library import call_reference
+
+    rng = np.random.default_rng(2)
+    b, s, h = 2, 3, 128 * 4
+    x = rng.standard_normal((b, s, h))
+    gamma = rng.uniform(0.5, 1.5, (1, h))
+    norm = (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-6) * gamma[0]).reshape(b * s, h)
+    ref = REFERENCES["rmsnorm_tkg"]
+    t = {"input": x, "gamma": gamma}
+    # LNC=2: H in two halves of 256; element j of half c at partition j // 2, column c*2 + j % 2
+    (two,) = call_reference(ref, t, {}, lnc=2)
+    (one,) = call_reference(ref, t, {}, lnc=1)
+    assert two.shape == one.shape == (128, b * s, 4)
+    for r in range(b * s):
+        for hh in range(h):
+            c, j = divmod(hh, h // 2)
+            assert two[j // 2, r, c * 2 + j % 2] == norm[r, hh]
+            assert one[hh // 4, r, hh % 4] == norm[r, hh]
+    # the transposed hidden layout ignores the degree: element h at partition h % 128
+    (tp,) = call_reference(ref, t, {"hidden_dim_tp": True}, lnc=2)
+    assert tp[5, 4, 3] == norm[4, 3 * 128 + 5]
+    # single_core_forced keeps the one-core layout
+    (forced,) = call_reference(ref, t, {"single_core_forced": True}, lnc=2)
+    np.testing.assert_array_equal(forced, one)
+
+
+def test_attention_cte_computes_in_bfloat16_and_masks_causally():
+    rng = np.random.default_rng(3)
+    sq, d = 6, 8
+    q = rng.standard_normal((1, d, sq)).astype(np.float16)  # tp_q=False: [B, d, Sq]
+    k = rng.standard_normal((1, d, sq)).astype(np.float16)
+    v = rng.standard_normal((1, sq, d)).astype(np.float16)
+    host = {"tp_q": False, "tp_out": True, "causal_mask": True, "scale": 0.5}
+    got = REFERENCES["attention_cte"]({"q": q, "k": k, "v": v}, host)
+    assert got.shape == (1, d, sq)
+    qb, kb, vb = (a.astype(ml_dtypes.bfloat16).astype(np.float64) for a in (q, k, v))
+    for i in range(sq):  # row i sees keys 0..i only
+        s = 0.5 * qb[0, :, i] @ kb[0, :, : i + 1]
+        p = np.exp(s - s.max())
+        np.testing.assert_allclose(got[0, :, i], p / p.sum() @ vb[0, : i + 1], rtol=1e-12)
+    # the inputs hold float16 values bfloat16 cannot, so the check above tells the two apart
+    assert not np.array_equal(q.astype(np.float64), qb)
