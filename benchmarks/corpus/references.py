@@ -285,25 +285,47 @@ def rope_hf(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
     return apply(_f64(t["q"])), apply(_f64(t["k"]))
 
 
+def _tkg_layout(y: np.ndarray, blocks: int, hidden_dim_tp: bool = False) -> np.ndarray:
+    """Rows [N, H] laid out as [128, N, H/128], the token-generation norms' documented output:
+    with hidden_dim_tp, element h of a row goes to partition h % 128, column h // 128;
+    otherwise H is cut into `blocks` blocks (one per logical core that shares the output) and
+    element j of block c goes to partition j // (H/128/blocks), column
+    c * H/128/blocks + j % (H/128/blocks) -- with one block, partition h // (H/128), column
+    h % (H/128)."""
+    n, h = y.shape
+    if hidden_dim_tp:
+        return y.reshape(n, h // 128, 128).transpose(2, 0, 1)
+    parts = np.split(y, blocks, axis=1)
+    return np.concatenate([p.reshape(n, 128, -1).transpose(1, 0, 2) for p in parts], axis=2)
+
+
 def rmsnorm_tkg(t: dict[str, np.ndarray], host: dict[str, object], lnc: int = 1) -> np.ndarray:
     """RMSNorm of input [B, S, H] over H (mean of squares over `hidden_actual` elements when
-    given), times gamma [1, H], laid out as [128, B*S, H/128] as the kernel documents it:
-    with hidden_dim_tp, element h of a row goes to partition h % 128, column h // 128;
-    otherwise H is cut into one block per logical core (`lnc` blocks; one when
-    single_core_forced) and element j of block c goes to partition j // (H/128/lnc), column
-    c * H/128/lnc + j % (H/128/lnc) -- at LNC=1, partition h // (H/128), column h % (H/128).
-    shard_on_h changes how the cores split the work, not the layout."""
+    given), times gamma [1, H], in the [128, B*S, H/128] layout of `_tkg_layout`: one block
+    per logical core, one when single_core_forced; shard_on_h changes how the cores split
+    the work, not the layout."""
     x = _f64(t["input"])
     b, s, h = x.shape
     n = int(host.get("hidden_actual") or h)
     eps = float(host.get("eps", 1e-6))
     y = x / np.sqrt(np.sum(x * x, axis=-1, keepdims=True) / n + eps) * _f64(t["gamma"]).reshape(-1)
-    y = y.reshape(b * s, h)
-    if host.get("hidden_dim_tp"):
-        return y.reshape(b * s, h // 128, 128).transpose(2, 0, 1)
     blocks = 1 if host.get("single_core_forced") else lnc
-    parts = np.split(y, blocks, axis=1)
-    return np.concatenate([p.reshape(b * s, 128, -1).transpose(1, 0, 2) for p in parts], axis=2)
+    return _tkg_layout(y.reshape(b * s, h), blocks, bool(host.get("hidden_dim_tp")))
+
+
+def layernorm_tkg(t: dict[str, np.ndarray], host: dict[str, object], lnc: int = 1) -> np.ndarray:
+    """LayerNorm of input [B, S, H] over H: (x - mean) / sqrt(variance + eps) * gamma + beta
+    (population variance; beta optional), in the [128, B*S, H/128] layout of `_tkg_layout`
+    with one block per logical core."""
+    x = _f64(t["input"])
+    b, s, h = x.shape
+    eps = float(host.get("eps", 1e-6))
+    centred = x - x.mean(axis=-1, keepdims=True)
+    y = centred / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + eps)
+    y = y * _f64(t["gamma"]).reshape(-1)
+    if "beta" in t:
+        y = y + _f64(t["beta"]).reshape(-1)
+    return _tkg_layout(y.reshape(b * s, h), lnc)
 
 
 def cross_entropy_backward(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
@@ -353,6 +375,7 @@ REFERENCES = {
     "rope": rope,
     "rope_hf": rope_hf,
     "rmsnorm_tkg": rmsnorm_tkg,
+    "layernorm_tkg": layernorm_tkg,
     "cross_entropy_backward": cross_entropy_backward,
     "cumsum": cumsum,
     "cascaded_max": cascaded_max,
