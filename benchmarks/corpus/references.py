@@ -134,18 +134,19 @@ def output_projection_cte(t: dict[str, np.ndarray], host: dict[str, object]) -> 
     return out
 
 
-def output_projection_tkg(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
-    """out[b*S + s, h] = sum over n, d of attention[d, b, n, s] * weight[n*D + d, h] + bias[0, h]
-    (the untransposed layout; the transposed one depends on the LNC degree)."""
-    if host.get("TRANSPOSE_OUT"):
-        from .library import SkipNumerics
-
-        raise SkipNumerics("the transposed output layout depends on the LNC degree")
+def output_projection_tkg(
+    t: dict[str, np.ndarray], host: dict[str, object], lnc: int = 1
+) -> np.ndarray:
+    """y[b*S + s, h] = sum over n, d of attention[d, b, n, s] * weight[n*D + d, h] + bias[0, h].
+    With TRANSPOSE_OUT the kernel documents the layout [128, H0, H2, B*S], H0 the LNC degree
+    and H2 = H / H0 / 128, holding y[r, h] at [h1, h0, h2, r] for h = (h0*128 + h1)*H2 + h2."""
     att, w = _f64(t["attention"]), _f64(t["weight"])
     d, b, n, s = att.shape
     out = np.einsum("dbns,ndh->bsh", att, w.reshape(n, d, -1)).reshape(b * s, -1)
     if "bias" in t:
         out += _f64(t["bias"])[0]
+    if host.get("TRANSPOSE_OUT"):
+        return out.reshape(b * s, lnc, 128, -1).transpose(2, 1, 3, 0)
     return out
 
 
