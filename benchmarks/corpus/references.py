@@ -193,6 +193,21 @@ def find_nonzero_indices_with_count(t: dict[str, np.ndarray], host: dict[str, ob
     return out
 
 
+def find_nonzero_indices(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
+    """For input [T, C]: per column c (those from col_start_id, n_cols of them, when given) the
+    row indices of its nonzeros in order, then -1s, as [C, T]; and the counts [C]."""
+    if "col_start_id" in t:
+        _skip("the reference reads every column")
+    x = t["input_tensor"]
+    out = np.full((x.shape[1], x.shape[0]), -1, dtype=np.int64)
+    counts = np.zeros(x.shape[1], dtype=np.int64)
+    for c in range(x.shape[1]):
+        (idx,) = np.nonzero(x[:, c])
+        out[c, : len(idx)] = idx
+        counts[c] = len(idx)
+    return out, counts
+
+
 def tp_broadcast(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
     """Column `src_offset` of the source (after selecting `src_select_index` on dimension 1,
     when given, and flattening the rest), repeated as `broadcast_count` rows."""
@@ -389,6 +404,7 @@ REFERENCES = {
     "output_projection_tkg": output_projection_tkg,
     "qkv_no_norm": qkv_no_norm,
     "attention_cte": attention_cte,
+    "find_nonzero_indices": find_nonzero_indices,
     "find_nonzero_indices_with_count": find_nonzero_indices_with_count,
     "tp_broadcast": tp_broadcast,
     "cross_partition_copy": cross_partition_copy,
