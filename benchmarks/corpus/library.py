@@ -172,6 +172,7 @@ def generate(
     spec: str, shape: tuple[int, ...], rng: np.random.Generator | None, check_only: bool = False
 ) -> np.ndarray | None:
     """The values an `inputs` entry asks for: `const:V`, `arange[:STEP]`, `randint:LO:HI`,
+    `uniform:LO:HI` (reals, as tests that draw small values to keep activations unsaturated),
     `rowperm`, or a valid MoE block layout (`moe_routing`). `check_only`: validate the spec against the
     input's shape without making values."""
     kind, _, rest = spec.partition(":")
@@ -197,6 +198,8 @@ def generate(
             return (np.arange(int(np.prod(shape))) * step).reshape(shape)
         if kind == "randint" and len(parts) == 2:
             return rng.integers(int(parts[0]), int(parts[1]), size=shape)
+        if kind == "uniform" and len(parts) == 2:
+            return rng.uniform(float(parts[0]), float(parts[1]), size=shape)
         if kind == "rowperm" and not parts:  # each last-axis row a permutation of its indices
             rows = int(np.prod(shape[:-1]))
             return np.stack([rng.permutation(shape[-1]) for _ in range(rows)]).reshape(shape)
@@ -211,7 +214,7 @@ def generate(
         if "makes" in str(e):
             raise
     raise ValueError(
-        f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, rowperm, "
+        f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, uniform:LO:HI, rowperm, "
         "moe_token_positions:T:K:E:B[:EMPTY], moe_block_experts:T:K:E:B or moe_token_experts:T:K:E:B"
     )
 

@@ -208,6 +208,40 @@ def find_nonzero_indices(t: dict[str, np.ndarray], host: dict[str, object]) -> t
     return out, counts
 
 
+def router_topk(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
+    """MoE router, for x [H, T] in HBM (x_hbm_layout 0): logits = x^T w + w_bias [T, E]; the
+    top k experts per token by value (descending) -- of act(logits) with router_pre_norm,
+    else of the logits, whose k values then go through act (softmax over those k); L1
+    normalised with norm_topk_prob; the affinities scattered to [T, E], zero elsewhere.
+    act is SOFTMAX (over the last axis) or SIGMOID. Returns logits, indices [T, k] and the
+    scattered affinities, the kernel's order."""
+    if "XHBMLayout_H_T__0" not in str(host.get("x_hbm_layout", "XHBMLayout_H_T__0")):
+        _skip("the reference reads x in the [H, T] layout")
+    logits = _f64(t["x"]).T @ _f64(t["w"])
+    if "w_bias" in t:
+        logits = logits + _f64(t["w_bias"]).reshape(-1)
+    k = int(host["k"])
+    softmax = str(host["act_fn"]).endswith("SOFTMAX")
+
+    def act(a: np.ndarray) -> np.ndarray:
+        if softmax:
+            e = np.exp(a - a.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+        return 1.0 / (1.0 + np.exp(-a))
+
+    pre = bool(host.get("router_pre_norm", True))
+    scores = act(logits) if pre else logits
+    index = np.argsort(-scores, axis=-1, kind="stable")[:, :k]
+    top = np.take_along_axis(scores, index, axis=-1)
+    if not pre:
+        top = act(top)
+    if host.get("norm_topk_prob"):
+        top = top / top.sum(axis=-1, keepdims=True)
+    affinities = np.zeros_like(logits)
+    np.put_along_axis(affinities, index, top, axis=-1)
+    return logits, index, affinities
+
+
 def tp_broadcast(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
     """Column `src_offset` of the source (after selecting `src_select_index` on dimension 1,
     when given, and flattening the rest), repeated as `broadcast_count` rows."""
@@ -406,6 +440,7 @@ REFERENCES = {
     "attention_cte": attention_cte,
     "find_nonzero_indices": find_nonzero_indices,
     "find_nonzero_indices_with_count": find_nonzero_indices_with_count,
+    "router_topk": router_topk,
     "tp_broadcast": tp_broadcast,
     "cross_partition_copy": cross_partition_copy,
 }
