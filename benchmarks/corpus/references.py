@@ -212,9 +212,10 @@ def router_topk(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
     """MoE router, for x [H, T] in HBM (x_hbm_layout 0): logits = x^T w + w_bias [T, E]; the
     top k experts per token by value (descending) -- of act(logits) with router_pre_norm,
     else of the logits, whose k values then go through act (softmax over those k); L1
-    normalised with norm_topk_prob; the affinities scattered to [T, E], zero elsewhere.
-    act is SOFTMAX (over the last axis) or SIGMOID. Returns logits, indices [T, k] and the
-    scattered affinities, the kernel's order."""
+    normalised with norm_topk_prob; the affinities scattered to [T, E], zero elsewhere --
+    except with router_pre_norm and no norm_topk_prob, where the affinities are act(logits)
+    for every expert (as the library's test golden has them). act is SOFTMAX (over the last
+    axis) or SIGMOID. Returns logits, indices [T, k] and the affinities, the kernel's order."""
     if "XHBMLayout_H_T__0" not in str(host.get("x_hbm_layout", "XHBMLayout_H_T__0")):
         _skip("the reference reads x in the [H, T] layout")
     logits = _f64(t["x"]).T @ _f64(t["w"])
@@ -233,6 +234,8 @@ def router_topk(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
     scores = act(logits) if pre else logits
     index = np.argsort(-scores, axis=-1, kind="stable")[:, :k]
     top = np.take_along_axis(scores, index, axis=-1)
+    if pre and not host.get("norm_topk_prob"):
+        return logits, index, scores
     if not pre:
         top = act(top)
     if host.get("norm_topk_prob"):

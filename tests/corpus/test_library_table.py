@@ -68,14 +68,16 @@ def test_arange_and_randint_generators(tmp_path):
         + """
 [[kernel.case]]
 id = "c"
-args = { a = "int32[2,3]", b = "int32[4]", t = "int32[100]" }
-inputs = { a = "arange", b = "arange:16", t = "randint:0:5" }
+args = { a = "int32[2,3]", b = "int32[4]", t = "int32[100]", u = "float32[1000]" }
+inputs = { a = "arange", b = "arange:16", t = "randint:0:5", u = "uniform:-0.1:0.1" }
 """,
     )
     tensors, _ = make_inputs(k.cases[0])
     assert tensors["a"].tolist() == [[0, 1, 2], [3, 4, 5]]
     assert tensors["b"].tolist() == [0, 16, 32, 48]
     assert set(np.unique(tensors["t"])) <= {0, 1, 2, 3, 4}
+    u = tensors["u"]
+    assert -0.1 <= u.min() < -0.09 and 0.09 < u.max() <= 0.1  # spread over the whole range
 
 
 @pytest.mark.parametrize(

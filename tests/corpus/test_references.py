@@ -103,3 +103,30 @@ def test_attention_cte_computes_in_bfloat16_and_masks_causally():
         np.testing.assert_allclose(got[0, :, i], p / p.sum() @ vb[0, : i + 1], rtol=1e-12)
     # the inputs hold float16 values bfloat16 cannot, so the check above tells the two apart
     assert not np.array_equal(q.astype(np.float64), qb)
+
+
+def test_router_topk_selects_activates_and_scatters():
+    rng = np.random.default_rng(4)
+    x, w = rng.uniform(-1, 1, (64, 5)), rng.uniform(-1, 1, (64, 16))  # x is [H, T]
+    logits = x.T @ w
+    host = {"k": 3, "act_fn": "RouterActFnType.SOFTMAX", "router_pre_norm": False}
+    got_logits, index, aff = REFERENCES["router_topk"]({"x": x, "w": w}, host)
+    np.testing.assert_allclose(got_logits, logits)
+    for t in range(5):
+        top = sorted(range(16), key=lambda e: -logits[t, e])[:3]
+        assert index[t].tolist() == top
+        e = np.exp(logits[t, top] - logits[t, top].max())
+        np.testing.assert_allclose(aff[t, top], e / e.sum())
+        assert np.count_nonzero(aff[t]) == 3
+    # activation first: without norm_topk_prob every expert's affinity is kept
+    host.update(router_pre_norm=True, act_fn="RouterActFnType.SIGMOID")
+    _, _, full = REFERENCES["router_topk"]({"x": x, "w": w}, host)
+    np.testing.assert_allclose(full, 1 / (1 + np.exp(-logits)))
+    # ... and with it, the top k of them, L1-normalised
+    _, index, normed = REFERENCES["router_topk"]({"x": x, "w": w}, {**host, "norm_topk_prob": True})
+    np.testing.assert_allclose(normed.sum(axis=1), 1.0)
+    np.testing.assert_allclose(
+        np.take_along_axis(normed, index, 1)
+        * full[np.arange(5)[:, None], index].sum(1, keepdims=True),
+        full[np.arange(5)[:, None], index],
+    )
