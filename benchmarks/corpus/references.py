@@ -245,6 +245,20 @@ def router_topk(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
     return logits, index, affinities
 
 
+def topk_reduce(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """For input [R, H + 2] of 16-bit values whose last two lanes hold a row's int32 token
+    index: output [T, H], row i the sum of the first H values of every row of token i."""
+    import ml_dtypes
+
+    x = np.asarray(t["input"], dtype=np.float32).astype(ml_dtypes.bfloat16)
+    ids = np.ascontiguousarray(x[:, -2:]).view(np.int32)[:, 0]
+    values = x[:, :-2].astype(np.float64)
+    out = np.zeros((int(host["T"]), values.shape[1]))
+    for i in range(out.shape[0]):
+        out[i] = values[ids == i].sum(axis=0)
+    return out
+
+
 def tp_broadcast(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
     """Column `src_offset` of the source (after selecting `src_select_index` on dimension 1,
     when given, and flattening the rest), repeated as `broadcast_count` rows."""
@@ -444,6 +458,7 @@ REFERENCES = {
     "find_nonzero_indices": find_nonzero_indices,
     "find_nonzero_indices_with_count": find_nonzero_indices_with_count,
     "router_topk": router_topk,
+    "topk_reduce": topk_reduce,
     "tp_broadcast": tp_broadcast,
     "cross_partition_copy": cross_partition_copy,
 }

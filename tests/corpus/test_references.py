@@ -130,3 +130,14 @@ def test_router_topk_selects_activates_and_scatters():
         * full[np.arange(5)[:, None], index].sum(1, keepdims=True),
         full[np.arange(5)[:, None], index],
     )
+
+
+def test_topk_reduce_sums_the_rows_of_each_token():
+    rng = np.random.default_rng(5)
+    h = 6
+    values = rng.standard_normal((5, h)).astype(ml_dtypes.bfloat16)
+    ids = np.array([[2], [0], [-1], [2], [0]], dtype=np.int32)
+    rows = np.concatenate([values, ids.view(ml_dtypes.bfloat16)], axis=1).astype(np.float32)
+    got = REFERENCES["topk_reduce"]({"input": rows}, {"T": 3})
+    v = values.astype(np.float64)
+    np.testing.assert_array_equal(got, [v[1] + v[4], np.zeros(h), v[0] + v[3]])
