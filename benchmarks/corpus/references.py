@@ -259,6 +259,31 @@ def topk_reduce(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray
     return out
 
 
+def gen_mask_tkg(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """The token-generation attention mask over the prior KV positions: position k of batch b
+    is visible (1) when k < cache_len[b] = pos_ids[0, b * s_active], for every head and active
+    query; output [s_prior, bs, q_head, s_active], row f * 128 + p holding tile column f of
+    partition p (n = s_prior / 128 columns). Flat cache (block_len 0, strided): position
+    k = p * n + f. Block cache: k = fold * block_len * 128 + p * block_len + j at column
+    f = fold * block_len + j (the block length as given: the kernel may shrink it to fit,
+    which the reference does not model)."""
+    if "start_pos_hbm" in t or "active_mask" in t:
+        _skip("the reference has no sliding window or active mask")
+    bs, heads, active = int(host["bs"]), int(host["q_head"]), int(host["s_active"])
+    s_prior, block = int(host["s_prior"]), int(host.get("block_len", 0))
+    cache_len = _f64(t["pos_ids_hbm"])[0, ::active][:bs]
+    visible = (np.arange(s_prior)[:, None] < cache_len[None, :]).astype(np.float64)  # [k, b]
+    n = s_prior // 128
+    if block and n % block:
+        _skip(f"block_len {block} does not fit {n} tile columns: the kernel resizes it")
+    if block:  # k ordered (fold, p, j) -> column (fold, j), partition p
+        tiles = visible.reshape(n // block, 128, block, bs).transpose(1, 0, 2, 3)
+    else:  # k ordered (p, f)
+        tiles = visible.reshape(128, n, bs)
+    rows = tiles.reshape(128, n, bs).transpose(1, 0, 2).reshape(s_prior, bs)  # row f*128 + p
+    return np.broadcast_to(rows[:, :, None, None], (s_prior, bs, heads, active)).copy()
+
+
 def tp_broadcast(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
     """Column `src_offset` of the source (after selecting `src_select_index` on dimension 1,
     when given, and flattening the rest), repeated as `broadcast_count` rows."""
@@ -457,6 +482,7 @@ REFERENCES = {
     "attention_cte": attention_cte,
     "find_nonzero_indices": find_nonzero_indices,
     "find_nonzero_indices_with_count": find_nonzero_indices_with_count,
+    "gen_mask_tkg": gen_mask_tkg,
     "router_topk": router_topk,
     "topk_reduce": topk_reduce,
     "tp_broadcast": tp_broadcast,

@@ -141,3 +141,18 @@ def test_topk_reduce_sums_the_rows_of_each_token():
     got = REFERENCES["topk_reduce"]({"input": rows}, {"T": 3})
     v = values.astype(np.float64)
     np.testing.assert_array_equal(got, [v[1] + v[4], np.zeros(h), v[0] + v[3]])
+
+
+def test_gen_mask_tkg_lays_positions_out_by_tile_column():
+    s_prior, n, active = 512, 4, 2
+    pos = np.array([[37.0, 37.0, 300.0, 300.0]])  # per batch, repeated for each active query
+    host = {"bs": 2, "q_head": 3, "s_active": active, "s_prior": s_prior}
+    for block in (0, 2):
+        got = REFERENCES["gen_mask_tkg"]({"pos_ids_hbm": pos}, {**host, "block_len": block})
+        assert got.shape == (s_prior, 2, 3, active)
+        for p in range(128):
+            for f in range(n):
+                fold, j = divmod(f, block) if block else (0, 0)
+                k = fold * block * 128 + p * block + j if block else p * n + f
+                assert got[f * 128 + p, 0, 2, 1] == float(k < 37)
+                assert got[f * 128 + p, 1, 0, 0] == float(k < 300)
