@@ -1686,7 +1686,12 @@ class _Migrator(cst.CSTTransformer):
     def _is_tile(self, node) -> bool:
         if isinstance(node, cst.Name):
             return node.value in self.tiles
+        if isinstance(node, cst.Subscript):  # a view of a tile: `t[0:128, 0:64]`
+            return self._is_tile(node.value)
         if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "ap":
+                return self._is_tile(func.value)  # an access pattern of a tile
             return bool(
                 self._is(node.func, self.nl) and self._is(node.func, self.nl) not in NOT_TILES
             )

@@ -225,3 +225,32 @@ def centered_product(a, b):
     product = nl.matmul(centered, y)
     nl.store(out, value=product)
     return out
+
+
+@nki.jit
+def blend_pairs(a, weight):
+    """out[:, j] = 3 * weight * a[:, 2j] + weight * a[:, 2j + 1] for a (128, 256) `a`: scalars
+    times views of a tile, Beta 1's operators."""
+    out = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(128)[None, :]
+    u = nl.ndarray((128, 128), dtype=a.dtype)
+    u[i_p, i_f] = 3 * weight * t[i_p, 2 * i_f] + weight * t[i_p, 2 * i_f + 1]
+    nl.store(out, value=u)
+    return out
+
+
+@nki.jit
+def scaled_swap(a):
+    """Each row of a (128, 12) `a` holds a (3, 4) matrix; the result's rows hold it transposed
+    and doubled: a scalar times an access pattern of a tile."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    i_p = nl.arange(128)[:, None, None]
+    i_1 = nl.arange(3)[None, :, None]
+    i_2 = nl.arange(4)[None, None, :]
+    u = nl.ndarray((128, 12), dtype=a.dtype)
+    u[i_p, i_2 * 3 + i_1] = 2.0 * t[i_p, i_1 * 4 + i_2]
+    nl.store(out, value=u)
+    return out
