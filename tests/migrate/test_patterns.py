@@ -112,7 +112,11 @@ REFERENCES = {
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
 #: assigned to a tile, dst_rmw_op): checked against numpy only
 BETA1_UNSUPPORTED = {"row_pair_max", "tail_copy", "scatter_add"}
-LITERALS = {"swap_blocks": {"blocks": (3, 4)}, "pool_sums": {"k": 2}, "blend_pairs": {"weight": 0.5}}
+LITERALS = {
+    "swap_blocks": {"blocks": (3, 4)},
+    "pool_sums": {"k": 2},
+    "blend_pairs": {"weight": 0.5},
+}
 
 
 def _specs(kernel: str) -> dict:
