@@ -254,3 +254,30 @@ def scaled_swap(a):
     u[i_p, i_2 * 3 + i_1] = 2.0 * t[i_p, i_1 * 4 + i_2]
     nl.store(out, value=u)
     return out
+
+
+@nki.jit
+def identity_transpose(a):
+    """a.T for a (128, 128) `a`, through the Tensor engine and an identity loaded from HBM (a
+    shared constant in Beta 1)."""
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    eye = nl.shared_constant(np.identity(128, dtype=np.int8), dtype=a.dtype)
+    ones = nl.ndarray((nl.par_dim(128), 128), dtype=a.dtype)
+    ones[...] = nl.load(eye)
+    x = nl.load(a)
+    flipped = nl.ndarray((nl.par_dim(128), 128), dtype=nl.float32, buffer=nl.psum)
+    flipped[...] = nisa.nc_matmul(x, ones)
+    nl.store(out, value=flipped)
+    return out
+
+
+@nki.jit
+def identity_rows(a):
+    """a * 2 + 1 (1 on the diagonal of a (128, 128) `a` only): the identity matrix loaded in
+    another dtype."""
+    out = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+    eye = nl.shared_identity_matrix(n=128, dtype=nl.bfloat16)
+    ones = nl.load(eye, dtype=a.dtype)
+    x = nl.load(a)
+    nl.store(out, value=nl.add(nl.multiply(x, 2.0), ones))
+    return out

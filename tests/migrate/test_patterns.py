@@ -85,6 +85,8 @@ def _rng_inputs():
         },
         "blend_pairs": {"a": rng.integers(-64, 64, (128, 256)).astype(np.float32)},
         "scaled_swap": {"a": rng.standard_normal((128, 12)).astype(np.float32)},
+        "identity_transpose": {"a": rng.integers(-8, 8, (128, 128)).astype(np.float32)},
+        "identity_rows": {"a": rng.standard_normal((128, 128)).astype(np.float32)},
     }
 
 
@@ -108,6 +110,8 @@ REFERENCES = {
     "centered_product": lambda a, b: (a - a.max(axis=1, keepdims=True)) @ b,
     "blend_pairs": lambda a: 3 * 0.5 * a[:, 0::2] + 0.5 * a[:, 1::2],
     "scaled_swap": lambda a: 2 * _swap(a),
+    "identity_transpose": lambda a: a.T,
+    "identity_rows": lambda a: a * 2 + np.eye(128, dtype=np.float32),
 }
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
 #: assigned to a tile, dst_rmw_op): checked against numpy only
@@ -188,6 +192,10 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
         "nl.multiply(weight, t[0:128, 1:1 + 255:2]))"
     ) in text
     assert "[...] = nl.multiply(2.0, t.ap(pattern=" in text
+    # an identity in shared HBM (Beta 1) is an SBUF tile in current NKI: copied, not loaded
+    assert "eye = nl.shared_identity_matrix(n=128, dtype=a.dtype)" in text
+    assert "ones[...] = nl.copy(eye)" in text
+    assert "ones = nl.copy(eye, dtype=a.dtype)" in text
     # implicit broadcasting made explicit where both shapes are written as numbers
     assert (
         "y = nl.multiply(nl.add(x, b.broadcast(1, 512)), nl.broadcast_to(s, shape=(128, 512)))"
