@@ -1438,7 +1438,26 @@ class _Migrator(cst.CSTTransformer):
             args.append(a)
         if args and kept is not None:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        if loop == "load_transpose2d":
+            return self._transposed_load(updated.with_changes(args=args))
         return updated.with_changes(args=args)
+
+    def _transposed_load(self, call: cst.Call) -> cst.BaseExpression:
+        """`nl.load_transpose2d(t)`: Beta 1 transposed 2- and 4-byte elements, current NKI's
+        DMA transpose 2-byte ones only. The same call for `bfloat16` / `float16` tensors, else
+        a load of the transposing access pattern (the DMA reads `t` column by column: any
+        dtype, the same bits, element by element)."""
+        src = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if not isinstance(src, cst.Name | cst.Attribute):  # a view: its pattern is not `t.ap`
+            return call
+        t, nl = _code(src), self._nl()
+        rest = "".join(f", {_code(a)}" for a in call.args[1:])
+        pattern = f"[[1, {t}.shape[1]], [{t}.shape[1], {t}.shape[0]]]"
+        text = (
+            f"({_code(call)} if {t}.dtype in ({nl}.bfloat16, {nl}.float16) "
+            f"else {nl}.load({t}.ap(pattern={pattern}, offset=0){rest}))"
+        )
+        return cst.parse_expression(text)
 
     def _shared_identity(self, call: cst.Call) -> cst.Call:
         """`nl.shared_constant(np.identity(n, dtype=np.int8), dtype=d)` (Beta 1 converted the

@@ -281,3 +281,13 @@ def identity_rows(a):
     x = nl.load(a)
     nl.store(out, value=nl.add(nl.multiply(x, 2.0), ones))
     return out
+
+
+@nki.jit
+def transposed_load(a):
+    """a.T for a (256, 64) `a`, transposed by the load (4-byte elements, which Beta 1's DMA
+    transpose took)."""
+    out = nl.ndarray((a.shape[1], a.shape[0]), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load_transpose2d(a)
+    nl.store(out, value=t)
+    return out

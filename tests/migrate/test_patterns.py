@@ -87,6 +87,7 @@ def _rng_inputs():
         "scaled_swap": {"a": rng.standard_normal((128, 12)).astype(np.float32)},
         "identity_transpose": {"a": rng.integers(-8, 8, (128, 128)).astype(np.float32)},
         "identity_rows": {"a": rng.standard_normal((128, 128)).astype(np.float32)},
+        "transposed_load": {"a": rng.standard_normal((256, 64)).astype(np.float32)},
     }
 
 
@@ -112,6 +113,7 @@ REFERENCES = {
     "scaled_swap": lambda a: 2 * _swap(a),
     "identity_transpose": lambda a: a.T,
     "identity_rows": lambda a: a * 2 + np.eye(128, dtype=np.float32),
+    "transposed_load": lambda a: a.T,
 }
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
 #: assigned to a tile, dst_rmw_op): checked against numpy only
@@ -196,6 +198,11 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
     assert "eye = nl.shared_identity_matrix(n=128, dtype=a.dtype)" in text
     assert "ones[...] = nl.copy(eye)" in text
     assert "ones = nl.copy(eye, dtype=a.dtype)" in text
+    # a transposing load: the DMA transpose for 2-byte dtypes, else a transposing pattern
+    assert (
+        "t = (nl.load_transpose2d(a) if a.dtype in (nl.bfloat16, nl.float16) "
+        "else nl.load(a.ap(pattern=[[1, a.shape[1]], [a.shape[1], a.shape[0]]], offset=0)))"
+    ) in text
     # implicit broadcasting made explicit where both shapes are written as numbers
     assert (
         "y = nl.multiply(nl.add(x, b.broadcast(1, 512)), nl.broadcast_to(s, shape=(128, 512)))"
@@ -351,3 +358,10 @@ def test_a_result_shaped_by_its_annotation():
     assert [t.message.split(":")[0] for t in m.todos] == [
         "nisa.local_gather without a shape annotation"
     ]
+
+
+def test_a_two_byte_transposed_load_stays_a_dma_transpose(migrated):
+    spec = {"a": TensorSpec((256, 64), "bfloat16")}
+    outcome = verify(str(PATTERNS), migrated.text, "transposed_load", spec, "trn2")
+    assert outcome.identical, outcome.describe()
+    assert outcome.latency_ns[0] == outcome.latency_ns[1]  # the same instruction
