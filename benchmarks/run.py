@@ -4,6 +4,9 @@ Writes benchmarks/report.md. Timings are wall-clock on this machine (best of a f
 cheap); the calibration table compares the simulator's estimate with the published figures of
 Hardware §12.1 (trn1, bf16, lhsT [8192, 4096], rhs [8192, 8192]) and of the trn2 4096³
 matmul ladder (docs/cost-model.md, calibration notes).
+
+`python benchmarks/run.py --only SECTION` (e.g. `trn2_calibration`) prints one section and
+leaves the report alone.
 """
 
 from __future__ import annotations
