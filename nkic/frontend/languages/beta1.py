@@ -562,6 +562,18 @@ class Beta1(Language):
             return self._returning(ip, fn.name, args, kwargs, call)
         return super().call_api(ip, fn, args, kwargs, call)
 
+    @staticmethod
+    def _load(ip, fn, args: list, kwargs: dict, call):
+        """`nl.load(...)`, marked as a fresh result: `t[...] = nl.load(...)` loads into `t`
+        itself (`_write_directly`), one DMA as Beta 1 compiled it, not a DMA and a copy."""
+        result = ip.call_builtin(fn, args, kwargs, call)
+        block = ip.builder.block
+        last = block[-1] if block else None
+        if isinstance(result, TensorView) and isinstance(last, Inst) and last.opcode == "dma_copy":
+            if last.operands["dst"].tensor is result.tensor:
+                ip._beta1_fresh = (result, last, call.node)
+        return result
+
     def intercept_call(self, ip, fn, args: list, kwargs: dict, call):
         """`mask=`: the call on the sub-tiles the mask keeps (`beta1_mask.py`); an index-grid
         subscript past a tensor's end is an error unless such a mask keeps it inside."""
@@ -571,6 +583,8 @@ class Beta1(Language):
             for v in (*args, *kwargs.values()):
                 if isinstance(v, beta1_mask.OutOfBounds):
                     raise v.error
+            if isinstance(fn, Builtin) and fn.name == "nl.load":
+                return self._load(ip, fn, args, kwargs, call)
             return MISSING
         kwargs = dict(kwargs)
         mask = kwargs.pop("mask")
@@ -617,8 +631,10 @@ class Beta1(Language):
             return False
         # engines compute in float32 and convert on writing: a float32 result copied into `t`
         # is rounded once, as writing `t` directly rounds it (a matmul's PSUM dtype is its own)
-        if dst.dtype != value.dtype and (value.dtype != "float32" or "matmul" in inst.opcode):
-            return False
+        if dst.dtype != value.dtype and (
+            value.dtype != "float32" or "matmul" in inst.opcode or inst.opcode == "dma_copy"
+        ):
+            return False  # (a DMA's conversion is the load's; the copy's would round again)
         if dst.dynamic is not None or any(
             ap.tensor is dst.tensor for name, ap in inst.aps() if name != "dst"
         ):
