@@ -16,7 +16,7 @@ from bisect import bisect_right
 from ...diagnostics import DiagnosticSink, Related
 from ...ir.core import Alloc, DynLoop, Inst, Kernel, Loop, Tensor
 from ...ir.isa import COLLECTIVES, CROSS_CORE, PREPARES
-from ...ir.printer import print_kernel
+from ...ir.printer import same_text
 from .. import offsets
 from ..regions import loop_ranges
 from .accesses import Access, accesses
@@ -45,7 +45,7 @@ def check_cores(kernels: list[Kernel], sink: DiagnosticSink) -> None:
     # a kernel that never asks for its core, or whose programs come out the same whatever its
     # core (the NKI Library's cascaded_max at one row), runs the same program on every core:
     # overlapping writes then carry the same values, whichever lands last
-    if any(k.reads_core for k in kernels) and len({print_kernel(k) for k in kernels}) > 1:
+    if any(k.reads_core for k in kernels) and not all(same_text(kernels[0], k) for k in kernels[1:]):
         _races(kernels, sink)
 
 
