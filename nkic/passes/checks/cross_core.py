@@ -45,7 +45,9 @@ def check_cores(kernels: list[Kernel], sink: DiagnosticSink) -> None:
     # a kernel that never asks for its core, or whose programs come out the same whatever its
     # core (the NKI Library's cascaded_max at one row), runs the same program on every core:
     # overlapping writes then carry the same values, whichever lands last
-    if any(k.reads_core for k in kernels) and not all(same_text(kernels[0], k) for k in kernels[1:]):
+    if any(k.reads_core for k in kernels) and not all(
+        same_text(kernels[0], k) for k in kernels[1:]
+    ):
         _races(kernels, sink)
 
 
