@@ -432,3 +432,31 @@ def test_cores_running_the_same_program_write_the_same_values(tmp_path):
     assert race.code == "nkic_lnc_shared_hbm_race"
     one = np.arange(64, dtype=np.float32)[None, :]
     np.testing.assert_array_equal(nkic.compile(path, one, lnc=2)(one), one)
+
+
+MANY_WRITES = """
+@nki.jit
+def kernel(a):
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((8, a.shape[1]), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[8 * core:8 * core + 8, :])
+    for i in range(16):
+        # each core writes its own rows, core 0 downwards and core 1 upwards, but for one
+        row = 8 * (i if core == 0 else 31 - i)
+        nisa.dma_copy(dst=out[row:row + 8, :], src=t)
+    nisa.dma_copy(dst=out[{clash}:{clash} + 8, :], src=t)
+    return out
+"""
+
+
+def test_a_race_among_many_writes_is_found_and_only_it(tmp_path):
+    # core 0 writes rows 0..127, core 1 rows 255..128 (in reverse order); then each core
+    # writes 8 rows the other core wrote in its loop: two races, reported in program order
+    path = _write(tmp_path, MANY_WRITES.format(clash="8 * (20 if core == 0 else 3)"))
+    diags = nkic.check(path, a=nkic.TensorSpec((256, 64), "float32"))
+    assert [d.code for d in diags] == ["nkic_lnc_shared_hbm_race"] * 2
+    assert ["elements [24:32, 0:64]" in diags[0].message, diags[0].loc.line] == [True, 15]
+    assert ["elements [160:168, 0:64]" in diags[1].message, diags[1].loc.line] == [True, 16]
+    clean = _write(tmp_path, MANY_WRITES.format(clash="8 * (0 if core == 0 else 31)"))
+    assert nkic.check(clean, a=nkic.TensorSpec((256, 64), "float32")) == []

@@ -414,6 +414,10 @@ class Expressions:
         return True
 
     def compare(self, op: ast.cmpop, a, b) -> bool:
+        if type(a) is int and type(b) is int:  # no language redefines comparing plain ints
+            cmp = _CMPOPS.get(type(op))
+            if cmp is not None:
+                return cmp(a, b)
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         for v in (a, b):
