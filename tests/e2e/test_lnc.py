@@ -432,3 +432,30 @@ def test_cores_running_the_same_program_write_the_same_values(tmp_path):
     assert race.code == "nkic_lnc_shared_hbm_race"
     one = np.arange(64, dtype=np.float32)[None, :]
     np.testing.assert_array_equal(nkic.compile(path, one, lnc=2)(one), one)
+
+
+PER_LAUNCH = """
+@nki.jit
+def kernel(a):
+    n = nl.num_programs(0) if nl.program_ndim() > 0 else 1
+    assert n == 4, f"expected 4 programs, got {n}"
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+"""
+
+
+def test_a_failure_worded_per_launch_is_reported_once(tmp_path):
+    # `nkic check` specialises a kernel that asks for its launch at LNC=1 and on both cores of
+    # LNC=2; the assertion prints the program count, so each launch words it differently
+    path = _write(tmp_path, PER_LAUNCH)
+    for a in (nkic.TensorSpec((128, 64), "float32"), None):
+        diags = nkic.check(path, **({"a": a} if a else {}))
+        (d,) = [d for d in diags if d.severity == "error"]
+        assert d.code == "err_assert_failed" and d.loc.line == 9
+        assert d.message == "assertion failed: expected 4 programs, got 1 [LNC=1]"
+        assert d.notes[-1] == (
+            "[LNC=2 core 0, LNC=2 core 1] assertion failed: expected 4 programs, got 2"
+        )
