@@ -460,3 +460,30 @@ def test_a_race_among_many_writes_is_found_and_only_it(tmp_path):
     assert ["elements [160:168, 0:64]" in diags[1].message, diags[1].loc.line] == [True, 16]
     clean = _write(tmp_path, MANY_WRITES.format(clash="8 * (0 if core == 0 else 31)"))
     assert nkic.check(clean, a=nkic.TensorSpec((256, 64), "float32")) == []
+
+
+PER_LAUNCH = """
+@nki.jit
+def kernel(a):
+    n = nl.num_programs(0) if nl.program_ndim() > 0 else 1
+    assert n == 4, f"expected 4 programs, got {n}"
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+"""
+
+
+def test_a_failure_worded_per_launch_is_reported_once(tmp_path):
+    # `nkic check` specialises a kernel that asks for its launch at LNC=1 and on both cores of
+    # LNC=2; the assertion prints the program count, so each launch words it differently
+    path = _write(tmp_path, PER_LAUNCH)
+    for a in (nkic.TensorSpec((128, 64), "float32"), None):
+        diags = nkic.check(path, **({"a": a} if a else {}))
+        (d,) = [d for d in diags if d.severity == "error"]
+        assert d.code == "err_assert_failed" and d.loc.line == 9
+        assert d.message == "assertion failed: expected 4 programs, got 1 [LNC=1]"
+        assert d.notes[-1] == (
+            "[LNC=2 core 0, LNC=2 core 1] assertion failed: expected 4 programs, got 2"
+        )
