@@ -346,15 +346,20 @@ def _skip(why: str):
 
 
 def rope(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
-    """Rotary embedding of x [d, B, heads, S] with cos, sin [d/2, B, S], the contiguous layout
-    (first half x1, second half x2 of d): out1 = x1 cos - x2 sin, out2 = x2 cos + x1 sin."""
-    if host.get("contiguous_layout", True) is False:
-        _skip("the interleaved layout's output order is not documented")
+    """Rotary embedding of x [d, B, heads, S] with cos, sin [d/2, B, S]: pairs (x1[i], x2[i])
+    rotate to (x1 cos - x2 sin, x2 cos + x1 sin). Contiguous layout (default): x1 is the first
+    half of d, x2 the second; interleaved: x1 the even elements, x2 the odd ones, the output
+    in the same layout as the input."""
     x, cos, sin = _f64(t["x_in"]), _f64(t["cos"]), _f64(t["sin"])
-    half = x.shape[0] // 2
     c, s = cos[:, :, None, :], sin[:, :, None, :]  # over the heads
-    x1, x2 = x[:half], x[half:]
-    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s])
+    contiguous = host.get("contiguous_layout", True) is not False
+    x1, x2 = (x[: len(x) // 2], x[len(x) // 2 :]) if contiguous else (x[0::2], x[1::2])
+    y1, y2 = x1 * c - x2 * s, x2 * c + x1 * s
+    if contiguous:
+        return np.concatenate([y1, y2])
+    out = np.empty_like(x)
+    out[0::2], out[1::2] = y1, y2
+    return out
 
 
 def rope_hf(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:

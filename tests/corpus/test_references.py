@@ -156,3 +156,19 @@ def test_gen_mask_tkg_lays_positions_out_by_tile_column():
                 k = fold * block * 128 + p * block + j if block else p * n + f
                 assert got[f * 128 + p, 0, 2, 1] == float(k < 37)
                 assert got[f * 128 + p, 1, 0, 0] == float(k < 300)
+
+
+def test_rope_interleaved_rotates_even_odd_pairs_in_place():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((8, 1, 2, 3))  # [d, B, heads, S]
+    theta = rng.uniform(0, np.pi, (4, 1, 3))
+    t = {"x_in": x, "cos": np.cos(theta), "sin": np.sin(theta)}
+    got = REFERENCES["rope"](t, {"contiguous_layout": False})
+    for i in range(4):  # the pair (x[2i], x[2i+1]) turned by theta[i]
+        c, s = np.cos(theta[i])[:, None, :], np.sin(theta[i])[:, None, :]
+        np.testing.assert_allclose(got[2 * i], x[2 * i] * c - x[2 * i + 1] * s)
+        np.testing.assert_allclose(got[2 * i + 1], x[2 * i + 1] * c + x[2 * i] * s)
+    # the same rotation as the contiguous layout, elements permuted
+    order = np.r_[0:8:2, 1:8:2]
+    contiguous = REFERENCES["rope"]({**t, "x_in": x[order]}, {})
+    np.testing.assert_allclose(got[order], contiguous)
