@@ -1,5 +1,5 @@
 """Numpy references for NKI Library kernels, written here from each kernel's documented
-semantics (its docstring and its tests' descriptions), not from its code. Each takes the input
+semantics (its docstring and, where that is silent, what its tests check), never copied. Each takes the input
 tensors and host values of a case, by argument name, and returns the expected output or a
 tuple of outputs in the kernel's return order. Computed in float64. A reference whose output
 layout depends on the number of logical cores takes it as the keyword `lnc`; one that needs
