@@ -319,7 +319,8 @@ def render_markdown(results: dict) -> str:
             "## Numerics",
             "",
             "Each library kernel with a reference in `benchmarks/corpus/references.py` (numpy, "
-            "written from the kernel's documented math, not from the library's tests) runs on "
+            "written here from the kernel's documented math and output layout, never copied from "
+            "the library) runs on "
             "seeded inputs and its outputs are compared with the reference at the case's "
             "tolerance. *Not run*: the case did not compile or run, so nothing was compared.",
             "",
