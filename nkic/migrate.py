@@ -25,6 +25,7 @@ place under a `# TODO(nkic migrate): ...` comment, and is returned as a `Todo`.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import itertools
 import math
@@ -2057,13 +2058,26 @@ class _Migrator(cst.CSTTransformer):
                 shape = f"({named['stationary']}.shape[-1], {named['moving']}.shape[-1])"
                 dt, buf = dtype or f"{nl}.float32", "psum"
             elif shape_of == "transpose":
-                if "axes" in named:
-                    self._todo(line, f"nisa.{name} with axes=: allocate the transposed "
-                               "destination and pass it as dst=")  # fmt: skip
-                    return line
                 src = named[params[0]]  # nc_transpose's result is in PSUM, a DMA's in SBUF
                 buf = "psum" if name == "nc_transpose" else "sbuf"
                 shape, dt = f"({src}.shape[1], {src}.shape[0])", dtype or f"{src}.dtype"
+                if "axes" in named:
+                    try:
+                        axes = ast.literal_eval(named["axes"])
+                    except (ValueError, SyntaxError):
+                        axes = None
+                    if not (isinstance(axes, tuple | list) and axes
+                            and all(type(a) is int for a in axes)):  # fmt: skip
+                        self._todo(line, f"nisa.{name} with axes= not written as numbers: "
+                                   "allocate the transposed destination and pass it as dst=")  # fmt: skip
+                        return line
+                    if not src.isidentifier():  # a view: bound once, its shape read from it
+                        view_name = self._fresh("transposed_src")
+                        statements.append(f"{view_name} = {src}")
+                        src = named[params[0]] = view_name
+                    dims = ", ".join(f"{src}.shape[{a}]" for a in axes)
+                    shape = f"({dims},)" if len(axes) == 1 else f"({dims})"
+                    dt = dtype or f"{src}.dtype"
             elif shape_of == "shape":
                 if shape_arg is None or dtype is None:
                     self._todo(line, f"nisa.{name} without shape= and dtype=: allocate the "
@@ -2362,8 +2376,9 @@ def verify(
     with source_overrides({twin: migrated}):
         rng = np.random.default_rng(seed)
         tensors = {name: spec for name, spec in args.items() if isinstance(spec, TensorSpec)}
-        rows = _index_range(tensors.values())
-        inputs = {name: _random(spec, rng, rows) for name, spec in tensors.items()}
+        inputs = {
+            name: _random(spec, rng, _index_range(tensors, name)) for name, spec in tensors.items()
+        }
         results = []
         for file in (path, twin):
             try:
@@ -2424,12 +2439,14 @@ _TWINS = itertools.count()
 _INTEGER_DTYPES = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
 
 
-def _index_range(specs) -> int:
-    """The values integer inputs are drawn from, [0, n): Beta 1 kernels take integer tensors
-    as row indices of their other tensors (indirect DMA), so n is the smallest first dimension
-    of the non-integer tensors (128 with none)."""
-    rows = [s.shape[0] for s in specs if s.dtype not in _INTEGER_DTYPES and s.shape]
-    return min(rows, default=128)
+def _index_range(specs: dict, name: str) -> int:
+    """The values the integer input `name` is drawn from, [0, n): Beta 1 kernels take integer
+    tensors as row indices of their other tensors (indirect DMA), so n is the smallest first
+    dimension of the non-integer tensors, or, where every tensor is an integer one, of the
+    other tensors (128 with none)."""
+    others = [s for other, s in specs.items() if other != name and s.shape]
+    rows = [s.shape[0] for s in others if s.dtype not in _INTEGER_DTYPES]
+    return min(rows or [s.shape[0] for s in others], default=128)
 
 
 def _random(spec, rng, rows: int = 128):
