@@ -367,23 +367,29 @@ def test_float32_bounds_returned_hbm_and_entry_point_aliases():
     assert float("-3.4028234663852886e38") == float(np.finfo(np.float32).min)
 
 
-def test_dma_transpose_result_in_sbuf_and_axes_left_to_the_user():
+def test_dma_transpose_result_in_sbuf_and_axes_permute_its_shape():
     source = (
         "import neuronxcc.nki as nki\n"
         "import neuronxcc.nki.isa as nisa\n"
         "\n"
         "@nki.jit\n"
-        "def k(a, b):\n"
+        "def k(a, b, order):\n"
         "    t = nisa.dma_transpose(a[:, :])\n"
         "    u = nisa.dma_transpose(b, axes=(2, 1, 0))\n"
+        "    v = nisa.dma_transpose(b, axes=order)\n"
     )
     m = migrate_source(source)
+    text = m.text.replace("nki.language", "nl")
     assert (
         "    t = nl.ndarray((a[:, :].shape[1], a[:, :].shape[0]), dtype=a[:, :].dtype, "
         "buffer=nl.sbuf)\n    nisa.dma_transpose(dst=t, src=a[:, :])\n"
-    ) in m.text.replace("nki.language", "nl")
+    ) in text
+    assert (
+        "    u = nl.ndarray((b.shape[2], b.shape[1], b.shape[0]), dtype=b.dtype, "
+        "buffer=nl.sbuf)\n    nisa.dma_transpose(dst=u, src=b, axes=(2, 1, 0))\n"
+    ) in text
     assert [(t.line, t.message.split(":")[0]) for t in m.todos] == [
-        (7, "nisa.dma_transpose with axes=")
+        (8, "nisa.dma_transpose with axes= not written as numbers")
     ]
 
 
