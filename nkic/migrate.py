@@ -61,11 +61,21 @@ NUMPY_OPS = {
     "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
     "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
     "right_shift", "exp", "log", "tanh", "sqrt", "square", "abs", "negative", "sin", "cos",
-    "reciprocal",
+    "reciprocal", "copy",
+}  # fmt: skip
+
+#: dtypes numpy and `nl` both name
+NL_DTYPES = {
+    "float32", "float16", "int8", "int16", "int32", "uint8", "uint16", "uint32",
 }  # fmt: skip
 
 #: numpy reductions Beta 1 accepted as operators, and the ALU operator they name
-NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum"}
+NUMPY_ALIASES = {
+    "max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum", "sum": "add",
+}  # fmt: skip
+
+#: scheduling hints of Beta 1 loops, which current NKI's loops do not take (no result changes)
+LOOP_HINTS = ("directives", "precise_schedule")
 
 #: value-returning Beta 1 instructions: their positional parameter names and where the
 #: destination's shape and dtype come from: an operand (its shape and dtype), "matmul"
@@ -1381,12 +1391,19 @@ class _Migrator(cst.CSTTransformer):
             and not block
         ):
             return updated.args[0].value
+        numpy_dtype = self._numpy_dtype(updated)
+        if numpy_dtype is not None:
+            return numpy_dtype
         loop = self._is(updated.func, self.nl)
         if loop in REDUCTIONS:
             updated = self._trailing_reduction(updated)
+        if loop == "loop_reduce":
+            self._todo(original, "nl.loop_reduce has no current equivalent: accumulate into the "
+                       "destination inside the loop (nisa.tensor_tensor(dst=acc, data1=acc, "
+                       "data2=x, op=nl.add))")  # fmt: skip
         if self.to == "0.7" and loop in RANGES:
             # the same loop in NKI 0.7; `directives=` (a scheduling hint) has no equivalent
-            kept = [a for a in updated.args if not (a.keyword and a.keyword.value == "directives")]
+            kept = [a for a in updated.args if not (a.keyword and a.keyword.value in LOOP_HINTS)]
             if all(a.keyword is None for a in kept):
                 kept[-1:] = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in kept[-1:]]
                 return updated.with_changes(func=cst.Name("range"), args=kept)
@@ -1459,6 +1476,19 @@ class _Migrator(cst.CSTTransformer):
             f"else {nl}.load({t}.ap(pattern={pattern}, offset=0){rest}))"
         )
         return cst.parse_expression(text)
+
+    def _numpy_dtype(self, call: cst.Call) -> cst.BaseExpression | None:
+        """`np.dtype(np.float32)`, `np.dtype("float16")` in kernel code (Beta 1 took numpy
+        dtypes): the `nl` dtype, `nl.float32`; None for any other call."""
+        if self._is(call.func, self.np) != "dtype" or len(call.args) != 1:
+            return None
+        value = call.args[0].value
+        name = self._is(value, self.np)
+        if isinstance(value, cst.SimpleString):
+            name = value.evaluated_value
+        if not isinstance(name, str) or name not in NL_DTYPES:
+            return None
+        return cst.parse_expression(f"{self._nl()}.{name}")
 
     def _shared_identity(self, call: cst.Call) -> cst.Call:
         """`nl.shared_constant(np.identity(n, dtype=np.int8), dtype=d)` (Beta 1 converted the
@@ -2177,16 +2207,21 @@ class _BlockedTensors(cst.CSTVisitor):
         self.found: dict = {}  # (scope, name) -> (blocks, rank, on chip)
         self.assigned: dict = {}  # (scope, name) -> times assigned
         self.other_use: set = set()  # (scope, name) read other than as t[...]
+        self.nested: dict = {}  # (nested scope, name) read there as t[...] -> (scope, name)
 
     @classmethod
     def of(cls, module: cst.Module) -> dict:
         finder = cls()
         module.visit(finder)
-        return {
+        blocked = {
             k: v
             for k, v in finder.found.items()
             if not v[2] or (finder.assigned.get(k) == 1 and k not in finder.other_use)
         }  # an HBM tensor keeps its layout: any use is fine
+        for use, key in finder.nested.items():  # its subscripts in nested functions move too
+            if key in blocked and use not in finder.assigned:
+                blocked[use] = blocked[key]
+        return blocked
 
     def visit_FunctionDef(self, node):
         self.scope.append(node.name.value)
@@ -2242,8 +2277,8 @@ class _BlockedTensors(cst.CSTVisitor):
         if not isinstance(node.value, cst.Name):
             return True
         found = self._candidate(node.value.value)
-        if found is not None and not found[1]:
-            self.other_use.add(found[0])  # read in a nested function
+        if found is not None and not found[1]:  # read in a nested function (a closure)
+            self.nested[(tuple(self.scope), node.value.value)] = found[0]
         for element in node.slice:
             element.visit(self)
         return False

@@ -518,3 +518,34 @@ def test_verify_compiles_the_migrated_source_beside_the_original_without_writing
     assert outcome.identical, outcome
     assert not [f for f in created if f.startswith(str(tmp_path))], created
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_block_tensors_read_in_closures_numpy_dtypes_and_loop_hints():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.isa as nisa\n"
+        "import neuronxcc.nki.language as nl\n"
+        "import numpy as np\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a, wide):\n"
+        "    acc_type = np.dtype(np.float32) if wide else a.dtype\n"
+        "    parts = nl.ndarray((4, nl.par_dim(128), 64), dtype=acc_type, buffer=nl.sbuf)\n"
+        "    def fill(i):\n"
+        "        parts[i] = nl.load(a[i])\n"
+        "        s = nisa.tensor_reduce(np.sum, parts[i], axis=1)\n"
+        "        c = nisa.activation(np.copy, parts[i])\n"
+        "    for i in nl.affine_range(4, precise_schedule=True):\n"
+        "        fill(i)\n"
+        "        r = nl.loop_reduce(parts[i], np.add, loop_indices=[i])\n"
+    )
+    m = migrate_source(source)
+    text = m.text.replace("nki.language", "nl").replace("nki.isa", "nisa")
+    assert "acc_type = nl.float32 if wide else a.dtype" in text
+    # the blocks moved after the partition dimension, also where a closure reads them
+    assert "parts = nl.ndarray((128, 4, 64), dtype=acc_type, buffer=nl.sbuf)" in text
+    assert "        parts[:, i, :] = nl.load(a[i])\n" in text
+    assert "op=nl.add, data=parts[:, i, :], axis=1)" in text
+    assert "nisa.activation(dst=c, op=nl.copy, data=parts[:, i, :])" in text
+    assert "    for i in range(4):\n" in text
+    assert [t.message.split(" has ")[0] for t in m.todos] == ["nl.loop_reduce"]
