@@ -1873,6 +1873,9 @@ class _Migrator(cst.CSTTransformer):
         element = self._element_store(updated, stmt)
         if element is not None:
             return element
+        broadcast = self._exact_broadcast(updated, stmt)
+        if broadcast is not None:
+            return broadcast
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0].target
             call = stmt.value
@@ -1910,6 +1913,43 @@ class _Migrator(cst.CSTTransformer):
                 target = _code(stmt.target)  # PSUM accumulation, in place
                 return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _exact_broadcast(self, line, stmt):
+        """`y = nl.broadcast_to(x, shape=(p, f))` of a one-partition tile: Beta 1 copied it to
+        every partition for any dtype; current NKI broadcasts across partitions through the
+        Tensor engine, exact for integers of up to 16 bits only. For 4-byte integer tiles, one
+        DMA per partition copies the row (the same bits); other dtypes keep the call."""
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+            return None
+        target, call = stmt.targets[0].target, stmt.value
+        if not (isinstance(target, cst.Name) and isinstance(call, cst.Call)):
+            return None
+        if self._is(call.func, self.nl) != "broadcast_to" or not call.args:
+            return None
+        x = call.args[0].value if call.args[0].keyword is None else None
+        shape = next((a.value for a in call.args[1:] if a.keyword and a.keyword.value == "shape"),
+                     call.args[1].value if len(call.args) > 1 and call.args[1].keyword is None
+                     else None)  # fmt: skip
+        if not (isinstance(x, cst.Name) and isinstance(shape, cst.Tuple | cst.List)):
+            return None
+        if len(shape.elements) != 2:
+            return None
+        nl, nisa = self._nl(), self._nisa()
+        y, x, rows = target.value, x.value, _code(shape.elements[0].value)
+        cols = _code(shape.elements[1].value)
+        p = self._fresh("partition")
+        indent = " " * 4
+        text = (
+            f"if {x}.dtype in ({nl}.int32, {nl}.uint32) and {x}.shape[0] == 1:\n"
+            f"{indent}{y} = {nl}.ndarray(({rows}, {cols}), dtype={x}.dtype, buffer={nl}.sbuf)\n"
+            f"{indent}for {p} in range({rows}):\n"
+            f"{indent * 2}{nisa}.dma_copy(dst={y}[{p}:{p} + 1, 0:{cols}], src={x}[0:1, 0:{cols}])\n"
+            f"else:\n"
+            f"{indent}{_code(line).strip()}\n"
+        )
+        self.tiles.add(y)
+        replaced = cst.parse_statement(text)
+        return replaced.with_changes(leading_lines=line.leading_lines)
 
     def _element_store(self, line, stmt):
         """`t[i, j] = c` (a number into one element of a tile, at a partition that is not a

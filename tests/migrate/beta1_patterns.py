@@ -306,3 +306,13 @@ def gathered_transpose(src, idx):
     out = nl.ndarray((d2, d1, 16), dtype=src.dtype, buffer=nl.shared_hbm)
     nl.store(out, flipped)
     return out
+
+
+@nki.jit
+def row_everywhere(a):
+    """The (1, 64) int32 row `a` on each of 128 partitions."""
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    row = nl.load(a)
+    rows = nl.broadcast_to(row, shape=(128, 64))
+    nl.store(out, rows)
+    return out

@@ -88,6 +88,7 @@ def _rng_inputs():
         "identity_transpose": {"a": rng.integers(-8, 8, (128, 128)).astype(np.float32)},
         "identity_rows": {"a": rng.standard_normal((128, 128)).astype(np.float32)},
         "transposed_load": {"a": rng.standard_normal((256, 64)).astype(np.float32)},
+        "row_everywhere": {"a": rng.integers(-(2**31), 2**31 - 1, (1, 64)).astype(np.int32)},
         "gathered_transpose": {
             "src": rng.integers(0, 60000, (64, 4, 32)).astype(np.uint16),
             "idx": rng.integers(0, 64, (16, 1)).astype(np.uint32),
@@ -118,6 +119,7 @@ REFERENCES = {
     "identity_transpose": lambda a: a.T,
     "identity_rows": lambda a: a * 2 + np.eye(128, dtype=np.float32),
     "transposed_load": lambda a: a.T,
+    "row_everywhere": lambda a: np.broadcast_to(a, (128, 64)),
     "gathered_transpose": lambda src, idx: src[idx[:, 0]].transpose(2, 1, 0),
 }
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
@@ -213,6 +215,16 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
         "    flipped = nl.ndarray((transposed_src0.shape[2], transposed_src0.shape[1], "
         "transposed_src0.shape[0]), dtype=transposed_src0.dtype, buffer=nl.sbuf)\n"
         "    nisa.dma_transpose(dst=flipped, src=transposed_src0, axes=(2, 1, 0))\n"
+    ) in text
+    # a one-partition int32 tile copied to every partition by DMA (the Tensor engine's
+    # broadcast is exact up to 16 bits); other dtypes keep nl.broadcast_to
+    assert (
+        "    if row.dtype in (nl.int32, nl.uint32) and row.shape[0] == 1:\n"
+        "        rows = nl.ndarray((128, 64), dtype=row.dtype, buffer=nl.sbuf)\n"
+        "        for partition0 in range(128):\n"
+        "            nisa.dma_copy(dst=rows[partition0:partition0 + 1, 0:64], src=row[0:1, 0:64])\n"
+        "    else:\n"
+        "        rows = nl.broadcast_to(row, shape=(128, 64))\n"
     ) in text
     # implicit broadcasting made explicit where both shapes are written as numbers
     assert (
