@@ -1583,6 +1583,14 @@ class _Migrator(cst.CSTTransformer):
             f"reduce_op={self._nl()}.add{rest})"
         )
 
+    def leave_Return(self, original, updated):
+        kind = self._allocator(updated.value) if isinstance(updated.value, cst.Call) else None
+        if kind is None:
+            return updated
+        # a helper that returns a direct allocation (`return sb_mod(base_addr=a)`) for a
+        # `buffer=` argument: the buffer itself, as there (nkic places the tensor)
+        return updated.with_changes(value=cst.parse_expression(f"{self._nl()}.{kind}"))
+
     def _allocator(self, node) -> str | None:
         """ "sbuf" / "psum" when `node` is a `nki.compiler` allocator or a call of one
         (`ncc.sbuf.mod_alloc(base_addr=0)`, `nki.compiler.psum.alloc(f)`, `sb_mod(...)`)."""

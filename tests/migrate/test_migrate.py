@@ -549,3 +549,28 @@ def test_block_tensors_read_in_closures_numpy_dtypes_and_loop_hints():
     assert "nisa.activation(dst=c, op=nl.copy, data=parts[:, i, :])" in text
     assert "    for i in range(4):\n" in text
     assert [t.message.split(" has ")[0] for t in m.todos] == ["nl.loop_reduce"]
+
+
+def test_a_helper_returning_a_direct_allocation_returns_the_buffer():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "sb_mod = nki.compiler.sbuf.mod_alloc\n"
+        "\n"
+        "class Placer:\n"
+        "    def __init__(self):\n"
+        "        self.offset = 0\n"
+        "    def place(self, size):\n"
+        "        addr = self.offset\n"
+        "        self.offset += size\n"
+        "        return sb_mod(base_addr=addr, num_free_tiles=(1, ))\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    t = nl.ndarray((128, 512), dtype=a.dtype, buffer=Placer().place(2048))\n"
+    )
+    m = migrate_source(source)
+    assert "        return nl.sbuf\n" in m.text
+    assert "sb_mod" not in m.text and "mod_alloc" not in m.text
+    assert m.todos == []
