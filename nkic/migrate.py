@@ -402,6 +402,8 @@ class _Migrator(cst.CSTTransformer):
         self.grid = grid
         self.to = to
         self.source = source
+        #: whether the file names a 4-byte integer dtype (`_exact_broadcast`)
+        self.names_int32 = "int32" in source
         #: (enclosing functions, name) of the index grids a use of which cannot be rewritten:
         #: left as they are
         self.keep = keep
@@ -1926,8 +1928,12 @@ class _Migrator(cst.CSTTransformer):
         """`y = nl.broadcast_to(x, shape=(p, f))` of a one-partition tile: Beta 1 copied it to
         every partition for any dtype; current NKI broadcasts across partitions through the
         Tensor engine, exact for integers of up to 16 bits only. For 4-byte integer tiles, one
-        DMA per partition copies the row (the same bits); other dtypes keep the call."""
+        DMA per partition copies the row (the same bits); other dtypes keep the call. Only in
+        a file that names `int32` or `uint32` (the dtype is known when the kernel is traced, not
+        here), so that the broadcasts of float kernels stay as they were."""
         if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+            return None
+        if not self.names_int32:  # no 4-byte integer in the file: its broadcasts stay calls
             return None
         target, call = stmt.targets[0].target, stmt.value
         if not (isinstance(target, cst.Name) and isinstance(call, cst.Call)):
@@ -1953,7 +1959,7 @@ class _Migrator(cst.CSTTransformer):
             f"{indent}for {p} in range({rows}):\n"
             f"{indent * 2}{nisa}.dma_copy(dst={y}[{p}:{p} + 1, 0:{cols}], src={x}[0:1, 0:{cols}])\n"
             f"else:\n"
-            f"{indent}{_code(line).strip()}\n"
+            f"{indent}{_code(stmt).strip()}\n"
         )
         self.tiles.add(y)
         replaced = cst.parse_statement(text)

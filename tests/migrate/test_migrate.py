@@ -574,3 +574,27 @@ def test_a_helper_returning_a_direct_allocation_returns_the_buffer():
     assert "        return nl.sbuf\n" in m.text
     assert "sb_mod" not in m.text and "mod_alloc" not in m.text
     assert m.todos == []
+
+
+def test_broadcasts_stay_calls_in_files_without_4_byte_integers():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    row = nl.load(a)\n"
+        "    # every partition\n"
+        "    rows = nl.broadcast_to(row, (128, 64))\n"
+    )
+    assert "    # every partition\n    rows = nl.broadcast_to(row, (128, 64))\n" in (
+        migrate_source(source).text
+    )
+    wide = migrate_source(source.replace("(a):", "(a):  # int32 rows"))
+    # a comment above the statement stays above the `if` that replaces it
+    assert (
+        "    # every partition\n    if row.dtype in (nl.int32, nl.uint32) and row.shape[0] == 1:\n"
+    ) in wide.text.replace("nki.language", "nl")
+    assert "    else:\n        rows = nl.broadcast_to(row, (128, 64))\n" in wide.text.replace(
+        "nki.language", "nl"
+    )
