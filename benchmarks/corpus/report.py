@@ -334,7 +334,7 @@ def render_markdown(results: dict) -> str:
                 f"| {r['mismatch']} | {r['skipped']} | {r['not_run']} | {r['verdict']} "
                 f"| {_cell(r['first'])} |"
             )
-    out += migrate_runs.markdown(results.get("migrate"))
+    out += migrate_runs.markdown(results.get("migrate"), results.get("findings"))
     if results.get("findings"):
         out += [
             "",

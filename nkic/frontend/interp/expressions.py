@@ -305,7 +305,7 @@ class Expressions:
         if isinstance(a, TensorView) or isinstance(b, TensorView):
             raise UserError(
                 "err_tensor_operator",
-                f"the operator '{sym}' is not defined on tensors in NKI 0.3.0",
+                f"the operator '{sym}' is not defined on tensors in NKI 0.3.0 and later",
                 None,
                 f"call nl.{_NL_BINOPS.get(sym, 'add')}(a, b) for a new tile, or write into a "
                 "tile with a nki.isa instruction, e.g. nisa.tensor_tensor(dst, a, b, op=nl.add)",
