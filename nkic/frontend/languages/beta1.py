@@ -29,8 +29,10 @@ by another grid axis than the first.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
+from ...ir.core import Alloc, Inst
 from ...ir.isa import FP32_MIN
 from .. import (
     beta1_blocks,
@@ -297,6 +299,18 @@ def _engine_can_start(view: TensorView) -> bool:
     return start in allowed
 
 
+def _drop_alloc(block: list, tensor) -> None:
+    """Remove the allocation of `tensor` (a returning call's own tile, which its instruction no
+    longer writes) from the last ops of `block`, unless an instruction there still uses it."""
+    for i in range(len(block) - 1, max(-1, len(block) - 9), -1):
+        op = block[i]
+        if isinstance(op, Alloc) and op.result is tensor:
+            del block[i]
+            return
+        if isinstance(op, Inst) and any(ap.tensor is tensor for _, ap in op.aps()):
+            return
+
+
 @dataclass(frozen=True)
 class LoopReduce:
     """`nl.loop_reduce(x, op, loop_indices)`: `t = op(t, x)` for the tile `t` the result is
@@ -486,6 +500,10 @@ class Beta1(Language):
         if symbol == "+" and isinstance(a, TensorView) and isinstance(b, TensorView):
             accumulated = self._accumulate(ip, a, b)
             if accumulated is not None:
+                node = call.node
+                if inplace and isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Call):
+                    # `acc += nisa.nc_matmul(...)`: no name holds the call's own tile
+                    _drop_alloc(ip.builder.block, b.tensor)
                 return accumulated
         if inplace and symbol in IN_PLACE and isinstance(a, TensorView) and a.on_chip:
             return self._update_in_place(ip, IN_PLACE[symbol], a, b, call)
@@ -609,6 +627,7 @@ class Beta1(Language):
         ip._beta1_fresh = None
         if getattr(ip, "_beta1_matmul", None) is not None and ip._beta1_matmul[1] is inst:
             ip._beta1_matmul = (dst, inst)
+        _drop_alloc(block, value.tensor)  # nothing holds the call's own tile any more
         return True
 
     def is_launch_entry_point(self, value) -> bool:
