@@ -134,19 +134,26 @@ class SemaphoreChecker:
         self.settled = settled
         self.writes: dict[tuple, list[Access]] = {}
         self.reads: dict[tuple, list[Access]] = {}
+        #: (key, first bucket, last bucket) -> the bucket list of a narrow footprint
+        self._narrow: dict[tuple, list[tuple]] = {}
 
     def buckets(self, key, ap: AccessPattern, where: Location) -> list[tuple]:
         """The buckets of memory `key` (a buffer name or HBM tensor id) to compare with: those
         the footprint touches, then the key's bucket of wide accesses. A wide footprint (more
         than MAX_BUCKETS buckets, e.g. a stride across a huge HBM tensor) is recorded only in
         that bucket and compares with every bucket of its key."""
+        span = ap.bucket
         if ap.buffer == "hbm":
-            lo, hi, span = where.row_lo, where.row_hi, ap.bucket
+            first, last = where.row_lo // span, where.row_hi // span
         else:
-            lo, hi, span = where.col_lo, where.col_hi - 1, ap.bucket
-        first, last = lo // span, hi // span
+            first, last = where.col_lo // span, (where.col_hi - 1) // span
         if last - first < MAX_BUCKETS:
-            return [*((key, b) for b in range(first, last + 1)), (key, WIDE)]
+            # the same few footprints recur every iteration: one list each (never mutated)
+            narrow = self._narrow.get((key, first, last))
+            if narrow is None:
+                narrow = [*((key, b) for b in range(first, last + 1)), (key, WIDE)]
+                self._narrow[(key, first, last)] = narrow
+            return narrow
         known = {b for table in (self.writes, self.reads) for b in table if b[0] == key}
         return [(key, WIDE), *(b for b in known if b[1] != WIDE)]
 
@@ -190,13 +197,25 @@ class SemaphoreChecker:
     def record_read(self, access: Access, buckets: list[tuple]) -> None:
         for bucket in self._recorded(buckets):
             entries = self.reads.setdefault(bucket, [])
-            if access.dense:
+            if access.dense and entries:
                 # a later read of the same queue that covers an older one and ends no earlier
-                # makes it redundant for WAR checks
+                # makes it redundant for WAR checks (`covers`, inlined: this is the hot path)
+                queue, end = access.queue, access.end
+                row_lo, row_hi, col_lo, col_hi = (
+                    access.row_lo,
+                    access.row_hi,
+                    access.col_lo,
+                    access.col_hi,
+                )
                 entries[:] = [
                     r
                     for r in entries
-                    if not (r.queue == access.queue and r.end <= access.end and access.covers(r))
+                    if r.queue != queue
+                    or r.end > end
+                    or r.row_lo < row_lo
+                    or r.row_hi > row_hi
+                    or r.col_lo < col_lo
+                    or r.col_hi > col_hi
                 ]
             entries.append(access)
             if len(entries) > PRUNE_AT:
@@ -207,11 +226,32 @@ class SemaphoreChecker:
             entries = self.writes.setdefault(bucket, [])
             if access.dense:
                 # a checked write that covers older accesses supersedes them: any later access
-                # that would race with them races with this write
-                entries[:] = [w for w in entries if not access.covers(w)]
+                # that would race with them races with this write (`covers`, inlined)
+                row_lo, row_hi, col_lo, col_hi = (
+                    access.row_lo,
+                    access.row_hi,
+                    access.col_lo,
+                    access.col_hi,
+                )
+                if entries:
+                    entries[:] = [
+                        w
+                        for w in entries
+                        if w.row_lo < row_lo
+                        or w.row_hi > row_hi
+                        or w.col_lo < col_lo
+                        or w.col_hi > col_hi
+                    ]
                 reads = self.reads.get(bucket)
                 if reads:
-                    reads[:] = [r for r in reads if not access.covers(r)]
+                    reads[:] = [
+                        r
+                        for r in reads
+                        if r.row_lo < row_lo
+                        or r.row_hi > row_hi
+                        or r.col_lo < col_lo
+                        or r.col_hi > col_hi
+                    ]
             entries.append(access)
             if len(entries) > PRUNE_AT:
                 self._prune(entries)
