@@ -52,13 +52,12 @@ class Access:
     def __init__(
         self, ap: AccessPattern, where: Location, end: float, queue: int, lane: int, seq: int, inst
     ):
-        self.row_lo, self.row_hi = where.row_lo, where.row_hi
-        self.col_lo, self.col_hi = where.col_lo, where.col_hi
-        self.anchor = where.anchor
+        _, self.row_lo, self.row_hi, self.col_lo, self.col_hi, anchor = where
+        self.anchor = anchor
         self.lattice = ap.lattice
         self.row_period, self.row_reach = ap.row_period, ap.row_reach
         self.width = ap.itemsize
-        self.dense = ap.dense and where.anchor >= 0
+        self.dense = ap.dense and anchor >= 0
         self.end = end
         self.queue = queue
         #: the queue's index in vector clocks, and the instance's number on its queue
@@ -179,6 +178,18 @@ class SemaphoreChecker:
             for w in self.writes.get(bucket, ()):
                 if w.queue != queue and w.seq >= clock[w.lane] and w.overlaps(access):
                     raise Hazard("RAW", w, operand)
+
+    def check_reads(self, reads: list[tuple], clock) -> None:
+        """`check_read` each (access, buckets, operand) of one instance, in order."""
+        writes = self.writes
+        for access, buckets, operand in reads:
+            queue = access.queue
+            for bucket in buckets:
+                entries = writes.get(bucket)
+                if entries:
+                    for w in entries:
+                        if w.queue != queue and w.seq >= clock[w.lane] and w.overlaps(access):
+                            raise Hazard("RAW", w, operand)
 
     def check_write(self, access: Access, buckets: list[tuple], clock, operand: str):
         """Raise Hazard if an overlapping read or write of another queue is not ordered
