@@ -900,21 +900,20 @@ class Executor:
         try:
             if read_accesses:
                 checker.check_reads(read_accesses, order)
-            write_accesses = []
-            for ap, where in outputs:
-                access = Access(ap, where, completion, queue, lane, seq, inst)
-                buckets = checker.buckets(ap.key, ap, where)
-                checker.check_write(access, buckets, order, ap.name)
-                write_accesses.append((access, buckets))
+            write_accesses = [
+                (
+                    Access(ap, where, completion, queue, lane, seq, inst),
+                    checker.buckets(ap.key, ap, where),
+                    ap.name,
+                )
+                for ap, where in outputs
+            ]
+            checker.check_writes(write_accesses, order)
         except Hazard as hazard:
             raise RuntimeFault(self._missing_semaphore(inst, env, hazard)) from None
         self.clocks[lane] = clock
         self.issued[lane] = seq + 1
-        for access, buckets, _ in read_accesses:
-            access.end = completion
-            checker.record_read(access, buckets)
-        for access, buckets in write_accesses:
-            checker.record_write(access, buckets)
+        checker.record(read_accesses, write_accesses, completion)
         # what an instance waiting for this one's completion learns: this queue up to it
         history = inst.history
         number = len(records)
