@@ -41,6 +41,32 @@ def add_floor(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _rss_kib(field: str) -> int | None:
+    """A line of /proc/self/status in KiB (None where there is no procfs)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def peak_rss_growth(fn):
+    """(fn(), how far the process's resident memory rose above its level before the call, in
+    bytes; None where Linux cannot reset the peak: /proc/self/clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")  # resets VmHWM (the peak RSS) to the current RSS
+    except OSError:
+        return fn(), None
+    before = _rss_kib("VmRSS")
+    out = fn()
+    peak = _rss_kib("VmHWM")
+    return out, None if before is None or peak is None else (peak - before) * 1024
+
+
 def functional_speed(lines: list[str], compile_or_die, timed, big: bool = True) -> None:
     """`compile_or_die` and `timed` (best wall time of `repeat` calls) come from run.py."""
     import nkirt
@@ -65,6 +91,7 @@ def functional_speed(lines: list[str], compile_or_die, timed, big: bool = True) 
         "| kind | kernel | shapes | instances | simulator s | numpy floor s | ratio | outputs equal |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    memory_note = ""
     for kind, kernel, a_shape, b_shape, floor, repeat in cases:
         a = rng.standard_normal(a_shape, dtype=np.float32).astype(BF16)
         b = rng.standard_normal(b_shape, dtype=np.float32).astype(BF16)
@@ -73,7 +100,18 @@ def functional_speed(lines: list[str], compile_or_die, timed, big: bool = True) 
         res = compile_or_die(EXAMPLES / f"{kernel}.py", kernel, args, "trn2")
         program = nkirt.load(res.neff)
         inputs = dict(zip(names, (a, b)))
-        t_sim, run = timed(lambda p=program, i=inputs: nkirt.execute(p, i), repeat)
+        (t_sim, run), growth = peak_rss_growth(
+            lambda p=program, i=inputs, r=repeat: timed(lambda: nkirt.execute(p, i), r)
+        )
+        if kind == "matmul (README big)" and growth is not None:
+            own = sum(t.nbytes for t in program.tensors.values() if not t.on_chip)
+            out_bytes = sum(t.nbytes for t in program.outputs)
+            memory_note = (
+                f"Memory of the big matmul: the run raised the process's peak RSS by "
+                f"{growth / 2**20:.0f} MiB; the kernel's own tensors are {own / 2**20:.0f} MiB "
+                f"({(own - out_bytes) / 2**20:.0f} MiB of inputs the caller holds, "
+                f"{out_bytes / 2**20:.0f} MiB of output). Target: at most the kernel's tensors."
+            )
         with threadpool_limits(limits=1, user_api="blas"):
             t_np, want = timed(lambda f=floor, x=a, y=b: f(x, y), repeat)
         (got,) = run.outputs.values()
@@ -89,3 +127,5 @@ def functional_speed(lines: list[str], compile_or_die, timed, big: bool = True) 
             f"{run.profile['instructions']:,} | {t_sim:.2f} | {t_np:.2f} | {t_sim / t_np:.1f}x | {equal} |"
         )
     lines.append("")
+    if memory_note:
+        lines += [memory_note, ""]

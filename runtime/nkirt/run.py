@@ -195,6 +195,9 @@ def execute(
             "utilization": stack.busy_ns / total if total else 0.0,
         }
     cores = [(c.program, c.instructions, c.records) for c in executors] if program.peers else []
+    for core in executors:
+        if core.memory is not None:
+            core.memory.release()
     return RunResult(program, outputs, profile, executor.instructions, executor.records, cores)
 
 

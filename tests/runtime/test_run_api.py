@@ -104,6 +104,32 @@ def test_reading_never_written_sbuf_is_a_fault_naming_the_source_line():
     )
 
 
+def test_memory_a_previous_run_wrote_is_unwritten_in_the_next_run():
+    """Runs reuse the core's buffers (memory.POOL): what the last run wrote there is stale,
+    never 'written', for the next one."""
+    from nkirt import memory
+
+    full = np.ones((128, 64), np.float32)
+    nkirt.execute(add_kernel("float32"), {"a": full, "b": full})  # writes SBUF bytes 0..
+    assert memory.POOL.held > 0
+    with pytest.raises(RuntimeFault, match="reads operand 'src' \\(a in sbuf\\) before"):
+        nkirt.execute(uninitialised_read())
+    # a run that faults does not give its arrays back; the next one still starts clean
+    with pytest.raises(RuntimeFault, match="before anything wrote it"):
+        nkirt.execute(uninitialised_read())
+
+
+def test_the_memory_pool_holds_at_most_its_limit():
+    from nkirt.memory import _Pool
+
+    pool = _Pool(10)
+    pool.give([np.ones(6, np.uint8), np.ones(6, np.uint8)])
+    assert pool.held == 6
+    again = pool.take(6, zeroed=True)
+    assert pool.held == 0 and not again.any()
+    assert pool.take(6, zeroed=False).size == 6  # none left: a fresh one
+
+
 def test_timing_only_does_not_track_initialisation():
     assert nkirt.execute(uninitialised_read(), timing_only=True).profile["instructions"] == 2
 
