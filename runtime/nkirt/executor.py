@@ -643,8 +643,12 @@ class Executor:
         return found
 
     def _issue(self, inst: StaticInstruction, env: dict[str, int], executions) -> None:
-        inputs = _placed(inst, inst.inputs, env, executions)
-        outputs = _placed(inst, inst.outputs, env, executions)
+        try:
+            inputs = [(ap, ap.locate(env, executions)) for ap in inst.inputs]
+            outputs = [(ap, ap.locate(env, executions)) for ap in inst.outputs]
+        except BoundsError:  # again, operand by operand, for the fault that names it
+            inputs = _placed(inst, inst.inputs, env, executions)
+            outputs = _placed(inst, inst.outputs, env, executions)
         attrs, reads_outputs = inst.attrs, inst.reads_outputs
         if inst.unless_first is not None:
             accumulate = any(env[var] != start for var, start in inst.unless_first)
