@@ -844,8 +844,9 @@ class Executor:
                     done, record, done_clock = history[-1 - skip]
                     waited = lane_of[producer_inst.queue]
                     if producer_inst.queues > 1 or done_clock[waited] > clock[waited]:
-                        # (a clock that already covers this instance covers all it knew)
-                        clock = tuple(map(max, clock, done_clock))
+                        # (a clock that already covers this instance covers all it knew);
+                        # elementwise max, a comprehension being ~2x faster than map(max)
+                        clock = tuple([a if a > b else b for a, b in zip(clock, done_clock)])
                     if done > ready:
                         ready, producer, stall = done, record, STALL_SEMAPHORE
         read_accesses = []
@@ -926,7 +927,7 @@ class Executor:
             # a rotating DMA's waiter waits for every earlier instance too (one semaphore per
             # queue it rotates over, each counting that queue's completions)
             done, record, before = history[-1]
-            known = tuple(map(max, known, before))
+            known = tuple([a if a > b else b for a, b in zip(known, before)])
             if done > completion:
                 history.append((done, record, known))
             else:
