@@ -22,6 +22,13 @@ an element-wise kernel itself (a fresh 32 MiB shadow: 50 to 300 ms to touch, mea
 one: under 5 ms to clear). A reused shadow is cleared before it is handed out, and a reused
 buffer needs no clearing: its stale bytes are unwritten by its shadow, so they are never read
 (above). A run that ends in a fault does not give its arrays back.
+
+On chip, a kernel writes and reads the same tiles over and over: SBUF and PSUM remember the
+exact regions (offset, shape, strides) whose every element is marked written (`whole`), and
+the PSUM regions TensorE wrote last (`by_tensor`), so that reading such a region again, or
+marking it again, skips the pass over its shadow. A region leaves `whole` when any of its
+elements is marked unwritten (`mark_unwritten` forgets all of its buffer's), and `by_tensor`
+is forgotten whenever another engine writes PSUM: the answers are those of the shadow.
 """
 
 from __future__ import annotations
@@ -47,6 +54,16 @@ def _all_marked(shadow: np.ndarray) -> bool:
     return (wide.size == 0 or int(wide.min()) == _MARK[8]) and (
         shadow.size % 8 == 0 or int(shadow[wide.size * 8 :].min()) == UNWRITTEN
     )
+
+
+#: regions each of `Memory.whole`/`by_tensor` remembers at most (forgetting is always safe)
+_REMEMBER = 4096
+
+
+def _remember(regions: set[tuple], region: tuple) -> None:
+    if len(regions) >= _REMEMBER:
+        regions.clear()
+    regions.add(region)
 
 
 class _Pool:
@@ -124,6 +141,10 @@ class Memory:
         #: PSUM bytes whose last writer was TensorE (matmul/transpose): only those may be
         #: accumulated onto by a matmul (Hardware §4: accumulation is controlled only by TensorE).
         self.psum_by_tensor = self._take(PARTITIONS * PSUM_PARTITION_BYTES, zeroed=True)
+        #: per on-chip buffer, the regions (`_region`) whose every element is marked written
+        self.whole: dict[object, set[tuple]] = {"sbuf": set(), "psum": set()}
+        #: the PSUM regions whose every byte TensorE wrote last
+        self.by_tensor: set[tuple] = set()
         for tensor in program.tensors.values():
             if tensor.data is not None:
                 self.buffers[tensor.id][:] = np.frombuffer(tensor.data, np.uint8)
@@ -148,6 +169,10 @@ class Memory:
             if tensor.shared is not None:
                 self.buffers[tensor.id] = core0.buffers[tensor.shared]
                 self.written[tensor.id] = core0.written[tensor.shared]
+
+    @staticmethod
+    def _region(ap: AccessPattern, where: Location) -> tuple:
+        return (where.byte, ap.nums, ap.view_strides, ap.itemsize)
 
     @staticmethod
     def key(ap: AccessPattern) -> object:
@@ -248,8 +273,17 @@ class Memory:
 
     def mark_written(self, ap: AccessPattern, where: Location, rows=Ellipsis) -> None:
         """Mark the AP's elements written (only the first-dimension entries `rows` if given)."""
-        if self.written[self.key(ap)] is not None:
+        key = self.key(ap)
+        if self.written[key] is None:
+            return
+        whole = self.whole.get(key)
+        if whole is None or rows is not Ellipsis:
             self._marks(ap, where)[rows] = _MARK[ap.itemsize]
+            return
+        region = self._region(ap, where)
+        if region not in whole:
+            self._marks(ap, where)[...] = _MARK[ap.itemsize]
+            _remember(whole, region)
 
     def _psum_marks(self, ap: AccessPattern, where: Location) -> np.ndarray:
         return np.ndarray(
@@ -262,16 +296,29 @@ class Memory:
 
     def mark_psum_writer(self, ap: AccessPattern, where: Location, by_tensor: bool) -> None:
         """Record whether TensorE wrote these PSUM bytes last."""
-        marks = self._psum_marks(ap, where)
-        marks[...] = _MARK[marks.itemsize] if by_tensor else 0
+        if not by_tensor:
+            self.by_tensor.clear()
+            self._psum_marks(ap, where)[...] = 0
+            return
+        region = self._region(ap, where)
+        if region not in self.by_tensor:
+            self._psum_marks(ap, where)[...] = _MARK[ap.itemsize]
+            _remember(self.by_tensor, region)
 
     def written_by_tensor(self, ap: AccessPattern, where: Location) -> bool:
+        region = self._region(ap, where)
+        if region in self.by_tensor:
+            return True
         marks = self._psum_marks(ap, where)
-        return marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]
+        if marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]:
+            _remember(self.by_tensor, region)
+            return True
+        return False
 
     def any_written(self, ap: AccessPattern, where: Location) -> bool:
         """Whether some element of the AP was written (`is_written`: all of them)."""
-        if self.written[self.key(ap)] is None:
+        key = self.key(ap)
+        if self.written[key] is None or self._region(ap, where) in self.whole.get(key, ()):
             return True
         marks = self._marks(ap, where)
         return marks.size == 0 or int(marks.max()) == _MARK[marks.itemsize]
@@ -293,12 +340,25 @@ class Memory:
     def mark_unwritten(self, ap: AccessPattern, where: Location, elements: np.ndarray) -> None:
         """Mark the AP's `elements` (a boolean mask of its shape) never written again: their
         values were computed from unwritten memory."""
-        if self.written[self.key(ap)] is not None:
+        key = self.key(ap)
+        if self.written[key] is not None:
             self._marks(ap, where)[elements] = 0
+            if key in self.whole:
+                self.whole[key].clear()
 
     def is_written(self, ap: AccessPattern, where: Location) -> bool:
-        if self.written[self.key(ap)] is None:
+        key = self.key(ap)
+        if self.written[key] is None:
             return True
+        whole = self.whole.get(key)
+        if whole is not None:
+            region = self._region(ap, where)
+            if region in whole:
+                return True
         marks = self._marks(ap, where)
         # a min-reduction allocates nothing (a comparison would build a bool array)
-        return marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]
+        if marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]:
+            if whole is not None:
+                _remember(whole, region)
+            return True
+        return False
