@@ -1483,6 +1483,66 @@ def kernel():
 """,
 )
 _code(
+    "nkic_psum_spill",
+    "PSUM tiles spilled to HBM",
+    "allocation",
+    """More PSUM tiles are live at once than PSUM holds (8 banks of 2 KiB per partition), even
+    with each tile read out as soon as it is final, because their readers also need something
+    computed after all of them (a row maximum over every score tile, a tile set after the last
+    matmul). As the Neuron compiler does when live data overflows an on-chip memory, nkic then
+    spills: right after its last write, a tile is copied to SBUF and stored to a private HBM
+    scratch tensor, and each later instruction that reads it reads a copy reloaded into SBUF
+    just before it. Only PSUM tensors allocated at the kernel's top level and used by top-level
+    instructions (unrolled loops included), read only after their last write and not at a fixed
+    address, are spilled, longest wait first and as few as make PSUM fit; the results are
+    exactly the same, and the copies cost DMA time, which the profile shows. The warning says
+    how many bytes went to HBM. Read each tile out before computing the next ones (or compute
+    what depends on all of them from SBUF copies) to avoid the traffic.""",
+    """
+# nkic check kernel.py --arg x=float32[128,128] --arg w=float32[128,4608]
+@nki.jit
+def kernel(x, w):
+    xs = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=xs, src=x)
+    ws = nl.ndarray(w.shape, w.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ws, src=w)
+    tiles = []
+    for i in range(9):
+        p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+        #   ^ nkic_psum_spill
+        nisa.nc_matmul(dst=p, stationary=xs, moving=ws[:, i * 512:(i + 1) * 512])
+        tiles.append(p)
+    ones = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(ones, value=1.0)  # set after the last matmul: all 9 tiles wait for it
+    res = nl.ndarray((128, 9 * 512), nl.float32, buffer=nl.sbuf)
+    for i in range(9):
+        nisa.tensor_tensor(dst=res[:, i * 512:(i + 1) * 512], data1=tiles[i], data2=ones, op=nl.add)
+    out = nl.ndarray(res.shape, res.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+""",
+    """
+# nkic check kernel.py --arg x=float32[128,128] --arg w=float32[128,4608]
+@nki.jit
+def kernel(x, w):
+    xs = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=xs, src=x)
+    ws = nl.ndarray(w.shape, w.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ws, src=w)
+    ones = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.memset(ones, value=1.0)  # set first: each tile is read out right after its matmul
+    res = nl.ndarray((128, 9 * 512), nl.float32, buffer=nl.sbuf)
+    for i in range(9):
+        p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=p, stationary=xs, moving=ws[:, i * 512:(i + 1) * 512])
+        nisa.tensor_tensor(dst=res[:, i * 512:(i + 1) * 512], data1=p, data2=ones, op=nl.add)
+    out = nl.ndarray(res.shape, res.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+""",
+    severity="warning",
+)
+_code(
     "err_psum_capacity_exceeded",
     "PSUM tiles do not fit",
     "allocation",

@@ -444,6 +444,9 @@ class _Migrator(cst.CSTTransformer):
         #: names bound to linear forms of grids (`expr_c = expr_a * -1`), read through them
         self.exprs: dict[str, _Linear] = {}
         self.tiles: set[str] = set()
+        #: identities made by `nl.shared_identity_matrix`: shared HBM in Beta 1, an SBUF tile in
+        #: current NKI, so a load of them is an on-chip copy
+        self.identities: set[str] = set()
         self.unresolved: set[str] = set()
         #: TODO messages of the statement being rewritten (written above it as comments)
         self.pending: list[str] = []
@@ -712,6 +715,13 @@ class _Migrator(cst.CSTTransformer):
             # `nki_jit = nki.trace`: current NKI has nki.jit
             self.entry_aliases.add(target.value)
             return updated.with_changes(value=cst.parse_expression("nki.jit"))
+        if isinstance(target, cst.Name):
+            if isinstance(value, cst.Call) and self._is(value.func, self.nl) == (
+                "shared_identity_matrix"
+            ):
+                self.identities.add(target.value)
+            else:
+                self.identities.discard(target.value)
         kind = self._allocator(value)
         if isinstance(target, cst.Name) and kind and not isinstance(value, cst.Call):
             # `sb_mod = nki.compiler.sbuf.mod_alloc`: its allocations go to the buffer
@@ -1126,11 +1136,12 @@ class _Migrator(cst.CSTTransformer):
         self.scope.append(node.name.value)
         # a function's grids are its own: it starts from its enclosing scope's (closures)
         names = (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
-                 self.exprs, self.shapes, self.psum_f32)  # fmt: skip
+                 self.exprs, self.shapes, self.psum_f32, self.identities)  # fmt: skip
         self.outer.append(names)
         self.grids, self.mgrids, self.masks = dict(self.grids), dict(self.mgrids), dict(self.masks)
         self.exprs, self.shapes, self.psum_f32 = dict(self.exprs), {}, set(self.psum_f32)
         self.kept_names, self.tiles, self.psum = set(self.kept_names), set(self.tiles), set()
+        self.identities = set(self.identities)
         return True
 
     def _kept(self, name: str) -> bool:
@@ -1166,7 +1177,7 @@ class _Migrator(cst.CSTTransformer):
         self.scope.pop()
         names = self.outer.pop()
         (self.grids, self.mgrids, self.kept_names, self.masks, self.tiles, self.psum,
-         self.exprs, self.shapes, self.psum_f32) = names  # fmt: skip
+         self.exprs, self.shapes, self.psum_f32, self.identities) = names  # fmt: skip
         reads = self.reads_program.pop() if self.reads_program else False
         if not reads:
             return updated
@@ -1387,6 +1398,9 @@ class _Migrator(cst.CSTTransformer):
             updated = self._store_from_psum(updated)
         if loop == "load":
             updated = self._column_load(updated)
+            updated = self._identity_copy(updated)
+        if loop == "shared_constant":
+            updated = self._shared_identity(updated)
         func = updated.func
         if (isinstance(func, cst.Attribute) and func.attr.value == "broadcast_to"
                 and not self._is(func, self.nl) and not self._is(func, self.np)):  # fmt: skip
@@ -1424,7 +1438,62 @@ class _Migrator(cst.CSTTransformer):
             args.append(a)
         if args and kept is not None:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        if loop == "load_transpose2d":
+            return self._transposed_load(updated.with_changes(args=args))
         return updated.with_changes(args=args)
+
+    def _transposed_load(self, call: cst.Call) -> cst.BaseExpression:
+        """`nl.load_transpose2d(t)`: Beta 1 transposed 2- and 4-byte elements, current NKI's
+        DMA transpose 2-byte ones only. The same call for `bfloat16` / `float16` tensors, else
+        a load of the transposing access pattern (the DMA reads `t` column by column: any
+        dtype, the same bits, element by element)."""
+        src = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if not isinstance(src, cst.Name | cst.Attribute):  # a view: its pattern is not `t.ap`
+            return call
+        t, nl = _code(src), self._nl()
+        rest = "".join(f", {_code(a)}" for a in call.args[1:])
+        pattern = f"[[1, {t}.shape[1]], [{t}.shape[1], {t}.shape[0]]]"
+        text = (
+            f"({_code(call)} if {t}.dtype in ({nl}.bfloat16, {nl}.float16) "
+            f"else {nl}.load({t}.ap(pattern={pattern}, offset=0){rest}))"
+        )
+        return cst.parse_expression(text)
+
+    def _shared_identity(self, call: cst.Call) -> cst.Call:
+        """`nl.shared_constant(np.identity(n, dtype=np.int8), dtype=d)` (Beta 1 converted the
+        constant to `dtype=`; current NKI's `shared_constant` takes no dtype and reads no numpy
+        call): `nl.shared_identity_matrix(n=n, dtype=d)`, the same values in an SBUF tile."""
+        args = call.args
+        if not args or args[0].keyword is not None or not isinstance(args[0].value, cst.Call):
+            return call
+        inner = args[0].value
+        if self._is(inner.func, self.np) not in ("identity", "eye") or not inner.args:
+            return call
+        size, *options = inner.args
+        if size.keyword is not None or any(a.keyword is None for a in options):
+            return call
+        keywords = {a.keyword.value: a.value for a in [*args[1:], *options] if a.keyword}
+        if set(keywords) - {"dtype"}:
+            return call
+        # Beta 1's dtype= wins over the array's own (np.identity's default is float64, which
+        # Beta 1 stored as float32)
+        dtype = next((a.value for a in args[1:] if a.keyword and a.keyword.value == "dtype"),
+                     keywords.get("dtype"))  # fmt: skip
+        nl = self._nl()
+        np_name = self._is(dtype, self.np) if dtype is not None else "float32"
+        spelled = f"{nl}.{np_name}" if np_name else _code(dtype)
+        text = f"{nl}.shared_identity_matrix(n={_code(size.value)}, dtype={spelled})"
+        return cst.parse_expression(text)
+
+    def _identity_copy(self, call: cst.Call) -> cst.Call:
+        """`nl.load(identity)` of a `nl.shared_identity_matrix` (shared HBM in Beta 1, an SBUF
+        tile in current NKI): `nl.copy(identity)`, the same values (and `dtype=`)."""
+        src = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if isinstance(src, cst.Subscript):
+            src = src.value
+        if not (isinstance(src, cst.Name) and src.value in self.identities):
+            return call
+        return call.with_changes(func=cst.parse_expression(f"{self._nl()}.copy"))
 
     def _transposed_matmul(self, call: cst.Call) -> cst.Call:
         """`nl.matmul(x, y)` (Beta 1 transposed `x` itself when `transpose_x` was False, its
@@ -1686,7 +1755,12 @@ class _Migrator(cst.CSTTransformer):
     def _is_tile(self, node) -> bool:
         if isinstance(node, cst.Name):
             return node.value in self.tiles
+        if isinstance(node, cst.Subscript):  # a view of a tile: `t[0:128, 0:64]`
+            return self._is_tile(node.value)
         if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "ap":
+                return self._is_tile(func.value)  # an access pattern of a tile
             return bool(
                 self._is(node.func, self.nl) and self._is(node.func, self.nl) not in NOT_TILES
             )

@@ -9,6 +9,7 @@ compiled and run on the simulator for timing; with numerics on, a case whose ker
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,6 +172,8 @@ def generate(
     spec: str, shape: tuple[int, ...], rng: np.random.Generator | None, check_only: bool = False
 ) -> np.ndarray | None:
     """The values an `inputs` entry asks for: `const:V`, `arange[:STEP]`, `randint:LO:HI`,
+    `uniform:LO:HI` (reals, as tests that draw small values to keep activations unsaturated),
+    `packed_tokens:T:K` (see `packed_tokens`),
     `rowperm`, or a valid MoE block layout (`moe_routing`). `check_only`: validate the spec against the
     input's shape without making values."""
     kind, _, rest = spec.partition(":")
@@ -186,7 +189,9 @@ def generate(
             if want != int(np.prod(shape)):
                 raise ValueError(f"{spec!r} makes {want} values, the input has {shape}")
             return None
-    if check_only:  # the others make any shape: check the spec on one element
+    if check_only and kind == "packed_tokens":  # its shape matters: checked without values
+        rng = None
+    elif check_only:  # the others make any shape: check the spec on one element
         shape, rng = (1,), np.random.default_rng(0)
     try:
         if kind == "const" and len(parts) == 1:
@@ -196,6 +201,11 @@ def generate(
             return (np.arange(int(np.prod(shape))) * step).reshape(shape)
         if kind == "randint" and len(parts) == 2:
             return rng.integers(int(parts[0]), int(parts[1]), size=shape)
+        if kind == "uniform" and len(parts) == 2:
+            return rng.uniform(float(parts[0]), float(parts[1]), size=shape)
+        if kind == "packed_tokens" and len(parts) == 2 and len(shape) == 2:
+            values = packed_tokens(int(parts[0]), int(parts[1]), shape, rng)
+            return None if check_only else values
         if kind == "rowperm" and not parts:  # each last-axis row a permutation of its indices
             rows = int(np.prod(shape[:-1]))
             return np.stack([rng.permutation(shape[-1]) for _ in range(rows)]).reshape(shape)
@@ -210,9 +220,34 @@ def generate(
         if "makes" in str(e):
             raise
     raise ValueError(
-        f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, rowperm, "
+        f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, uniform:LO:HI, rowperm, "
+        "packed_tokens:T:K, "
         "moe_token_positions:T:K:E:B[:EMPTY], moe_block_experts:T:K:E:B or moe_token_experts:T:K:E:B"
     )
+
+
+def packed_tokens(tokens: int, top_k: int, shape: tuple[int, ...], rng) -> np.ndarray:
+    """A sparse MoE combine buffer [R, H + 2] of 16-bit values: `tokens * top_k` rows, at
+    random places, hold normal values and, in their last two lanes, the int32 index of their
+    token (each token `top_k` times); every other row is -1 throughout. As float32 values of
+    the bfloat16 lanes (a 16-bit float input holds the index bits exactly)."""
+    import ml_dtypes
+
+    rows, width = shape
+    if tokens * top_k > rows or width < 3:
+        raise ValueError(
+            f"'packed_tokens:{tokens}:{top_k}' makes {tokens * top_k} rows of H + 2 values, "
+            f"the input has {shape}"
+        )
+    out = np.full(shape, -1.0, dtype=np.float32)
+    if rng is None:
+        return out
+    ids = np.repeat(np.arange(tokens, dtype=np.int32), top_k)[:, None]
+    lanes = ids.view(ml_dtypes.bfloat16).astype(np.float32)  # [T*K, 2]
+    where = rng.permutation(rows)[: tokens * top_k]
+    out[where, :-2] = rng.standard_normal((tokens * top_k, width - 2))
+    out[where, -2:] = lanes
+    return out
 
 
 #: Generators of one MoE routing's tables (see `moe_routing`), in its return order.
@@ -350,6 +385,18 @@ class SkipNumerics(Exception):
     """The reference cannot run here (e.g. it needs torch and torch is absent)."""
 
 
+def call_reference(
+    ref: Callable, tensors: dict[str, np.ndarray], host: dict[str, object], lnc: int
+) -> tuple:
+    """The reference's outputs as a tuple; a reference with an `lnc` parameter (its layout
+    depends on the number of logical cores) gets the case's LNC degree."""
+    if "lnc" in inspect.signature(ref).parameters:
+        expected = ref(tensors, host, lnc=lnc)
+    else:
+        expected = ref(tensors, host)
+    return expected if isinstance(expected, tuple) else (expected,)
+
+
 def compare_numerics(
     kernel: LibraryKernel,
     case: Case,
@@ -373,10 +420,9 @@ def compare_numerics(
         )
     tensors, host = make_inputs(case)
     try:
-        expected = ref(tensors, host)
+        expected = call_reference(ref, tensors, host, case.lnc)
     except SkipNumerics as e:
         return f"skipped: {e}"
-    expected = expected if isinstance(expected, tuple) else (expected,)
     in_dir, out_dir = workdir / "in", workdir / "out"
     out_dir.mkdir(exist_ok=True)
     argv = ["run", str(neff), "--out-dir", str(out_dir)] + _save_inputs(tensors, in_dir)

@@ -1,7 +1,8 @@
 """Numpy references for NKI Library kernels, written here from each kernel's documented
 semantics (its docstring and its tests' descriptions), not from its code. Each takes the input
 tensors and host values of a case, by argument name, and returns the expected output or a
-tuple of outputs in the kernel's return order. Computed in float64.
+tuple of outputs in the kernel's return order. Computed in float64. A reference whose output
+layout depends on the number of logical cores takes it as the keyword `lnc`.
 
 A host value given as an expression (`kargs = "Args(eps=1e-6, mode=Mode.ROW)"`) arrives as an
 `ArgExpr`; `call_kwargs` reads its keywords. A reference may carry a `decode` attribute: a
@@ -32,6 +33,14 @@ def call_kwargs(expr) -> dict[str, object]:
                 kw.value.attr if isinstance(kw.value, ast.Attribute) else ast.unparse(kw.value)
             )
     return out
+
+
+def _as_bf16(a: np.ndarray) -> np.ndarray:
+    """The values rounded to bfloat16 (round to nearest even), as a kernel that computes in
+    bfloat16 sees them."""
+    import ml_dtypes
+
+    return np.asarray(a, dtype=np.float32).astype(ml_dtypes.bfloat16)
 
 
 def _rms_normalise(x: np.ndarray, gamma: np.ndarray, eps: float) -> np.ndarray:
@@ -125,18 +134,19 @@ def output_projection_cte(t: dict[str, np.ndarray], host: dict[str, object]) -> 
     return out
 
 
-def output_projection_tkg(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
-    """out[b*S + s, h] = sum over n, d of attention[d, b, n, s] * weight[n*D + d, h] + bias[0, h]
-    (the untransposed layout; the transposed one depends on the LNC degree)."""
-    if host.get("TRANSPOSE_OUT"):
-        from .library import SkipNumerics
-
-        raise SkipNumerics("the transposed output layout depends on the LNC degree")
+def output_projection_tkg(
+    t: dict[str, np.ndarray], host: dict[str, object], lnc: int = 1
+) -> np.ndarray:
+    """y[b*S + s, h] = sum over n, d of attention[d, b, n, s] * weight[n*D + d, h] + bias[0, h].
+    With TRANSPOSE_OUT the kernel documents the layout [128, H0, H2, B*S], H0 the LNC degree
+    and H2 = H / H0 / 128, holding y[r, h] at [h1, h0, h2, r] for h = (h0*128 + h1)*H2 + h2."""
     att, w = _f64(t["attention"]), _f64(t["weight"])
     d, b, n, s = att.shape
     out = np.einsum("dbns,ndh->bsh", att, w.reshape(n, d, -1)).reshape(b * s, -1)
     if "bias" in t:
         out += _f64(t["bias"])[0]
+    if host.get("TRANSPOSE_OUT"):
+        return out.reshape(b * s, lnc, 128, -1).transpose(2, 1, 3, 0)
     return out
 
 
@@ -153,8 +163,10 @@ def attention_cte(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarr
     """softmax(scale * q k^T, causal-masked when asked) v, without prior KV, sinks or windows.
     q is [B, Sq, d] when tp_q (default) else [B, d, Sq]; k is [B, d, Skv] unless tp_k; v is
     [B, Skv, d]; the output is [B, Sq, d], or [B, d, Sq] with tp_out. Rows in blocks, to
-    bound memory at long sequence lengths."""
-    q, k, v = _f64(t["q"]), _f64(t["k"]), _f64(t["v"])
+    bound memory at long sequence lengths. The kernel documents float32 softmax and bfloat16
+    for every other operation, whatever the input dtype: q, k and v are taken as bfloat16
+    (float16 inputs otherwise differ by up to ~2.5% of the largest output at d=128)."""
+    q, k, v = (_f64(_as_bf16(t[name])) for name in ("q", "k", "v"))
     if not host.get("tp_q", True):
         q = q.transpose(0, 2, 1)
     if host.get("tp_k", False):
@@ -179,6 +191,97 @@ def find_nonzero_indices_with_count(t: dict[str, np.ndarray], host: dict[str, ob
     out[0, : len(idx)] = idx
     out[0, -1] = len(idx)
     return out
+
+
+def find_nonzero_indices(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
+    """For input [T, C]: per column c (those from col_start_id, n_cols of them, when given) the
+    row indices of its nonzeros in order, then -1s, as [C, T]; and the counts [C]."""
+    if "col_start_id" in t:
+        _skip("the reference reads every column")
+    x = t["input_tensor"]
+    out = np.full((x.shape[1], x.shape[0]), -1, dtype=np.int64)
+    counts = np.zeros(x.shape[1], dtype=np.int64)
+    for c in range(x.shape[1]):
+        (idx,) = np.nonzero(x[:, c])
+        out[c, : len(idx)] = idx
+        counts[c] = len(idx)
+    return out, counts
+
+
+def router_topk(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
+    """MoE router, for x [H, T] in HBM (x_hbm_layout 0): logits = x^T w + w_bias [T, E]; the
+    top k experts per token by value (descending) -- of act(logits) with router_pre_norm,
+    else of the logits, whose k values then go through act (softmax over those k); L1
+    normalised with norm_topk_prob; the affinities scattered to [T, E], zero elsewhere --
+    except with router_pre_norm and no norm_topk_prob, where the affinities are act(logits)
+    for every expert (as the library's test golden has them). act is SOFTMAX (over the last
+    axis) or SIGMOID. Returns logits, indices [T, k] and the affinities, the kernel's order."""
+    if "XHBMLayout_H_T__0" not in str(host.get("x_hbm_layout", "XHBMLayout_H_T__0")):
+        _skip("the reference reads x in the [H, T] layout")
+    logits = _f64(t["x"]).T @ _f64(t["w"])
+    if "w_bias" in t:
+        logits = logits + _f64(t["w_bias"]).reshape(-1)
+    k = int(host["k"])
+    softmax = str(host["act_fn"]).endswith("SOFTMAX")
+
+    def act(a: np.ndarray) -> np.ndarray:
+        if softmax:
+            e = np.exp(a - a.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+        return 1.0 / (1.0 + np.exp(-a))
+
+    pre = bool(host.get("router_pre_norm", True))
+    scores = act(logits) if pre else logits
+    index = np.argsort(-scores, axis=-1, kind="stable")[:, :k]
+    top = np.take_along_axis(scores, index, axis=-1)
+    if pre and not host.get("norm_topk_prob"):
+        return logits, index, scores
+    if not pre:
+        top = act(top)
+    if host.get("norm_topk_prob"):
+        top = top / top.sum(axis=-1, keepdims=True)
+    affinities = np.zeros_like(logits)
+    np.put_along_axis(affinities, index, top, axis=-1)
+    return logits, index, affinities
+
+
+def topk_reduce(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """For input [R, H + 2] of 16-bit values whose last two lanes hold a row's int32 token
+    index: output [T, H], row i the sum of the first H values of every row of token i."""
+    import ml_dtypes
+
+    x = np.asarray(t["input"], dtype=np.float32).astype(ml_dtypes.bfloat16)
+    ids = np.ascontiguousarray(x[:, -2:]).view(np.int32)[:, 0]
+    values = x[:, :-2].astype(np.float64)
+    out = np.zeros((int(host["T"]), values.shape[1]))
+    for i in range(out.shape[0]):
+        out[i] = values[ids == i].sum(axis=0)
+    return out
+
+
+def gen_mask_tkg(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+    """The token-generation attention mask over the prior KV positions: position k of batch b
+    is visible (1) when k < cache_len[b] = pos_ids[0, b * s_active], for every head and active
+    query; output [s_prior, bs, q_head, s_active], row f * 128 + p holding tile column f of
+    partition p (n = s_prior / 128 columns). Flat cache (block_len 0, strided): position
+    k = p * n + f. Block cache: k = fold * block_len * 128 + p * block_len + j at column
+    f = fold * block_len + j (the block length as given: the kernel may shrink it to fit,
+    which the reference does not model)."""
+    if "start_pos_hbm" in t or "active_mask" in t:
+        _skip("the reference has no sliding window or active mask")
+    bs, heads, active = int(host["bs"]), int(host["q_head"]), int(host["s_active"])
+    s_prior, block = int(host["s_prior"]), int(host.get("block_len", 0))
+    cache_len = _f64(t["pos_ids_hbm"])[0, ::active][:bs]
+    visible = (np.arange(s_prior)[:, None] < cache_len[None, :]).astype(np.float64)  # [k, b]
+    n = s_prior // 128
+    if block and n % block:
+        _skip(f"block_len {block} does not fit {n} tile columns: the kernel resizes it")
+    if block:  # k ordered (fold, p, j) -> column (fold, j), partition p
+        tiles = visible.reshape(n // block, 128, block, bs).transpose(1, 0, 2, 3)
+    else:  # k ordered (p, f)
+        tiles = visible.reshape(128, n, bs)
+    rows = tiles.reshape(128, n, bs).transpose(1, 0, 2).reshape(s_prior, bs)  # row f*128 + p
+    return np.broadcast_to(rows[:, :, None, None], (s_prior, bs, heads, active)).copy()
 
 
 def tp_broadcast(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
@@ -274,18 +377,47 @@ def rope_hf(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
     return apply(_f64(t["q"])), apply(_f64(t["k"]))
 
 
-def rmsnorm_tkg(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
+def _tkg_layout(y: np.ndarray, blocks: int, hidden_dim_tp: bool = False) -> np.ndarray:
+    """Rows [N, H] laid out as [128, N, H/128], the token-generation norms' documented output:
+    with hidden_dim_tp, element h of a row goes to partition h % 128, column h // 128;
+    otherwise H is cut into `blocks` blocks (one per logical core that shares the output) and
+    element j of block c goes to partition j // (H/128/blocks), column
+    c * H/128/blocks + j % (H/128/blocks) -- with one block, partition h // (H/128), column
+    h % (H/128)."""
+    n, h = y.shape
+    if hidden_dim_tp:
+        return y.reshape(n, h // 128, 128).transpose(2, 0, 1)
+    parts = np.split(y, blocks, axis=1)
+    return np.concatenate([p.reshape(n, 128, -1).transpose(1, 0, 2) for p in parts], axis=2)
+
+
+def rmsnorm_tkg(t: dict[str, np.ndarray], host: dict[str, object], lnc: int = 1) -> np.ndarray:
     """RMSNorm of input [B, S, H] over H (mean of squares over `hidden_actual` elements when
-    given), times gamma [1, H], laid out as [128, B*S, H/128]: element h of a row goes to
-    partition h // (H/128), column h % (H/128) (the layout the kernel documents at LNC=1)."""
-    if host.get("hidden_dim_tp") or host.get("shard_on_h"):
-        _skip("only the default [128, BxS, H/128] layout is referenced")
+    given), times gamma [1, H], in the [128, B*S, H/128] layout of `_tkg_layout`: one block
+    per logical core, one when single_core_forced; shard_on_h changes how the cores split
+    the work, not the layout."""
     x = _f64(t["input"])
     b, s, h = x.shape
     n = int(host.get("hidden_actual") or h)
     eps = float(host.get("eps", 1e-6))
     y = x / np.sqrt(np.sum(x * x, axis=-1, keepdims=True) / n + eps) * _f64(t["gamma"]).reshape(-1)
-    return y.reshape(b * s, 128, h // 128).transpose(1, 0, 2)
+    blocks = 1 if host.get("single_core_forced") else lnc
+    return _tkg_layout(y.reshape(b * s, h), blocks, bool(host.get("hidden_dim_tp")))
+
+
+def layernorm_tkg(t: dict[str, np.ndarray], host: dict[str, object], lnc: int = 1) -> np.ndarray:
+    """LayerNorm of input [B, S, H] over H: (x - mean) / sqrt(variance + eps) * gamma + beta
+    (population variance; beta optional), in the [128, B*S, H/128] layout of `_tkg_layout`
+    with one block per logical core."""
+    x = _f64(t["input"])
+    b, s, h = x.shape
+    eps = float(host.get("eps", 1e-6))
+    centred = x - x.mean(axis=-1, keepdims=True)
+    y = centred / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + eps)
+    y = y * _f64(t["gamma"]).reshape(-1)
+    if "beta" in t:
+        y = y + _f64(t["beta"]).reshape(-1)
+    return _tkg_layout(y.reshape(b * s, h), lnc)
 
 
 def cross_entropy_backward(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
@@ -335,6 +467,7 @@ REFERENCES = {
     "rope": rope,
     "rope_hf": rope_hf,
     "rmsnorm_tkg": rmsnorm_tkg,
+    "layernorm_tkg": layernorm_tkg,
     "cross_entropy_backward": cross_entropy_backward,
     "cumsum": cumsum,
     "cascaded_max": cascaded_max,
@@ -347,7 +480,11 @@ REFERENCES = {
     "output_projection_tkg": output_projection_tkg,
     "qkv_no_norm": qkv_no_norm,
     "attention_cte": attention_cte,
+    "find_nonzero_indices": find_nonzero_indices,
     "find_nonzero_indices_with_count": find_nonzero_indices_with_count,
+    "gen_mask_tkg": gen_mask_tkg,
+    "router_topk": router_topk,
+    "topk_reduce": topk_reduce,
     "tp_broadcast": tp_broadcast,
     "cross_partition_copy": cross_partition_copy,
 }

@@ -98,6 +98,8 @@ class _ProgramWriter:
         if ap.dynamic is not None:
             d = ap.dynamic
             out["dynamic"] = {"kind": d.kind, "index": d.index, "dim": d.dim}
+            if d.unit is not None:
+                out["dynamic"]["unit"] = d.unit
         return out
 
     def attrs(self, attrs: dict) -> dict:

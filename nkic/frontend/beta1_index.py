@@ -381,4 +381,4 @@ def indirect(view: TensorView, items: tuple) -> TensorView:
     # built on row 0 and then given one entry per index, however many rows the tensor has
     base = index_with_grids(view, (IndexGrid(0, 1, 1, 0, ndim), *rest))
     pattern = ((base.pattern[0][0], rows), *base.pattern[1:])
-    return TensorView(base.tensor, base.offset, pattern, base.dtype, ("vector", index, 0))
+    return TensorView(base.tensor, base.offset, pattern, base.dtype, ("vector", index, 0, None))

@@ -580,7 +580,7 @@ def tensor_attribute(ip, t: TensorView, name: str):
             view = t.ap(pattern, off, None if dtype is None else dtype_arg(dtype))
             if scalar_offset is None and vector_offset is None:
                 return view
-            return _dynamic_view(ip, call, view, scalar_offset, vector_offset, indirect_dim)
+            return _dynamic_view(ip, call, t, view, scalar_offset, vector_offset, indirect_dim)
 
         return method(ap)
     if name == "indirect":
@@ -660,11 +660,15 @@ def _vector_select(ip, call, t: TensorView, dim: int, offsets) -> TensorView:
     _whole_rows(t, 0, "NkiTensor.vector_select", call)
     rows = offsets.shape[0]
     view = TensorView(t.tensor, t.offset, [(t.pattern[0][0], rows), *t.pattern[1:]], t.dtype)
-    return _dynamic_view(ip, call, view, None, offsets, 0)
+    return _dynamic_view(ip, call, t, view, None, offsets, 0)
 
 
-def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indirect_dim):
-    """`view` with the runtime offset of `.ap(scalar_offset=…)` / `.ap(vector_offset=…)`
+def _dynamic_view(
+    ip, call, base: TensorView, view: TensorView, scalar_offset, vector_offset, indirect_dim
+):
+    """`view` (`base.ap(...)`) with the runtime offset of `.ap(scalar_offset=…)` /
+    `.ap(vector_offset=…)`; one index unit moves by the step of `base`'s dimension
+    `indirect_dim` (a row of the tensor, or one element of a reshape to 1-D)
     (Language §8): checked here, bound to a DMA operand by the instruction."""
     if scalar_offset is not None and vector_offset is not None:
         raise UserError(
@@ -715,15 +719,15 @@ def _dynamic_view(ip, call, view: TensorView, scalar_offset, vector_offset, indi
             "only on HBM tensors (DMA gather/scatter)",
             where,
         )
-    shape = view.tensor.shape
-    if not 0 <= dim < len(shape) or (kind == "vector" and dim != 0):
+    if not 0 <= dim < len(base.shape) or (kind == "vector" and dim != 0):
         raise UserError(
             "err_invalid_argument",
             f"ap: indirect_dim {dim} is not supported here"
             + (" (vector_offset supports only indirect_dim=0)" if kind == "vector" else ""),
             call.arg_node(name="indirect_dim"),
         )
-    return TensorView(view.tensor, view.offset, view.pattern, view.dtype, (kind, index, dim))
+    unit = base.strides[dim] * DTYPES[base.dtype].itemsize // DTYPES[view.dtype].itemsize
+    return TensorView(view.tensor, view.offset, view.pattern, view.dtype, (kind, index, dim, unit))
 
 
 def _dims(args: tuple):

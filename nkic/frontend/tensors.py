@@ -29,7 +29,8 @@ class TensorView:
         self.dtype = dtype
         #: (kind "vector"|"scalar", index tile view, indirect dim) of `.ap(vector_offset= /
         #: scalar_offset=)`: a runtime offset, bound to a DMA operand (Language §8).
-        self.dynamic: tuple[str, TensorView, int] | None = dynamic
+        #: (kind, index tile, indirect dim, elements one index unit moves) of `.ap(...)`
+        self.dynamic: tuple[str, TensorView, int, int] | None = dynamic
 
     @staticmethod
     def whole(tensor: Tensor) -> TensorView:
@@ -90,9 +91,13 @@ class TensorView:
     def to_dynamic_ap(self, index_operand: str) -> tuple[AccessPattern, AccessPattern]:
         """(this view as an access pattern whose offset is read at run time from the operand
         `index_operand`, that operand's access pattern)."""
-        kind, index, dim = self.dynamic
+        kind, index, dim, unit = self.dynamic
         ap = AccessPattern(
-            self.tensor, self.offset, self.pattern, self.dtype, Dynamic(kind, index_operand, dim)
+            self.tensor,
+            self.offset,
+            self.pattern,
+            self.dtype,
+            Dynamic(kind, index_operand, dim, unit),
         )
         return ap, index.to_ap()
 
@@ -109,7 +114,7 @@ class TensorView:
     def substitute(self, env) -> TensorView:
         dynamic = self.dynamic
         if dynamic is not None:
-            dynamic = (dynamic[0], dynamic[1].substitute(env), dynamic[2])
+            dynamic = (dynamic[0], dynamic[1].substitute(env), *dynamic[2:])
         offset = self.offset.substitute(env)
         return TensorView(self.tensor, offset, self.pattern, self.dtype, dynamic)
 

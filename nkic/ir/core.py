@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -150,16 +151,28 @@ class Dynamic:
     tile that is another operand of the instruction (`index` names it).
 
     `vector`: one row index per element of the pattern's first pair — element `[w, ...]` reads
-    storage element `offset + index[w] * prod(shape[1:]) + (inner pairs)`; the first pair's step
-    is ignored. `scalar`: the whole pattern moves by `index * prod(shape[dim + 1:])` elements.
+    storage element `offset + index[w] * unit + (inner pairs)`; the first pair's step is
+    ignored. `scalar`: the whole pattern moves by `index * unit` elements. `unit` (elements of
+    the pattern's dtype) is the step of dimension `dim` of the tensor view `.ap()` was called
+    on (a reshape to 1-D indexes single elements); when None, `prod(shape[dim + 1:])` of the
+    tensor's own shape (`prod(shape[1:])` for `vector`).
     """
 
     kind: str  # "vector" | "scalar"
     index: str
     dim: int = 0
+    unit: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.kind}({self.index}, {self.dim})"
+        unit = "" if self.unit is None else f", {self.unit}"
+        return f"{self.kind}({self.index}, {self.dim}{unit})"
+
+    def step(self, tensor: Tensor, itemsize: int) -> int:
+        """Elements (of `itemsize` bytes) one index unit moves the pattern in `tensor`."""
+        if self.unit is not None:
+            return self.unit
+        first = 1 if self.kind == "vector" else self.dim + 1
+        return math.prod(tensor.shape[first:]) * tensor.itemsize // itemsize
 
 
 @dataclass(frozen=True)

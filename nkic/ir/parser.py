@@ -144,10 +144,10 @@ class _ToIR(Transformer):
         dtype = str(rest[-2]) if rest[-2] is not None else t.dtype
         return AccessPattern(t, offset, pairs, dtype, rest[-1])
 
-    def dynamic(self, kind, index, dim):
+    def dynamic(self, kind, index, dim, unit=None):
         if str(kind) not in ("vector", "scalar"):
             raise IRParseError(f"unknown dynamic offset kind {kind!r} (vector or scalar)")
-        return Dynamic(str(kind), str(index), int(dim))
+        return Dynamic(str(kind), str(index), int(dim), None if unit is None else int(unit))
 
     def loop(self, var, start, stop, step, mode, loc, *body):
         loc = loc or Loc("<unknown>", 1, 1, 1, 1)

@@ -23,6 +23,7 @@ from ..ir.target import ALIGN_BYTES, Target, start_partitions, target
 from .base import Pass, PassContext
 from .evacuate import hoist_psum_reads
 from .regions import loop_ranges, region, runs
+from .spill import Candidate, candidates, spill
 
 MATMULS = ("nc_matmul", "nc_matmul_mx")
 #: Live ranges are grouped by length, at most each of these many positions; longer ones are
@@ -246,6 +247,15 @@ def _collect(kernel: Kernel) -> list[_Item]:
     return sorted(items.values(), key=lambda it: (it.order, it.start))
 
 
+def _bodies(ops: list[Op]) -> list[list[Op]]:
+    """`ops` and every loop body nested in it (the lists themselves)."""
+    found = [ops]
+    for op in ops:
+        if isinstance(op, Loop):
+            found += _bodies(op.body)
+    return found
+
+
 def _where(t: Tensor) -> str:
     return f"{t.loc.file}:{t.loc.line}" if t.loc.file != "<unknown>" else "unknown location"
 
@@ -267,8 +277,8 @@ class Allocate(Pass):
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         tgt = target(kernel.target)
         items = _collect(kernel)
-        if not self._psum_fits(items, tgt) and hoist_psum_reads(kernel):
-            items = _collect(kernel)  # PSUM tiles now read out as soon as they are final
+        if not self._psum_fits(items, tgt):
+            items = self.fit_psum(kernel, tgt, ctx)
         ok = True
         for buffer in ("sbuf", "psum"):
             mine = [it for it in items if it.tensor.buffer == buffer]
@@ -292,6 +302,61 @@ class Allocate(Pass):
                 t.rotate = (q.item.loops[-1].var, q.count, q.stride) if q.count > 1 else None
         if ok and self.check_psum_banks:
             self.check_banks(kernel, tgt, ctx)
+
+    def fit_psum(self, kernel: Kernel, tgt: Target, ctx: PassContext) -> list[_Item]:
+        """Make the PSUM tiles fit when program order does not: read each tile out as soon as
+        it is final; if that is not enough, spill the fewest tiles (longest wait first) to HBM
+        in the original order instead. The items of the kernel as it then is."""
+        bodies = _bodies(kernel.body)
+        saved = [list(b) for b in bodies]
+        if hoist_psum_reads(kernel):
+            items = _collect(kernel)  # PSUM tiles now read out as soon as they are final
+            if self._psum_fits(items, tgt):
+                return items
+        for body, ops in zip(bodies, saved):
+            body[:] = ops
+        spillable = candidates(kernel)
+        original = list(kernel.body)
+
+        def fits(n: int) -> bool:
+            kernel.body[:] = original
+            spill(kernel, spillable[:n])
+            return self._psum_fits(_collect(kernel), tgt)
+
+        if not spillable or not fits(len(spillable)):
+            kernel.body[:] = original
+            hoist_psum_reads(kernel)  # as close as it gets: the capacity error tells the rest
+            return _collect(kernel)
+        lo, hi = 1, len(spillable)  # fits(hi)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if fits(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        kernel.body[:] = original
+        chosen = spillable[:hi]
+        spilled = spill(kernel, chosen)
+        self.spill_warning(chosen, spilled, tgt, ctx)
+        return _collect(kernel)
+
+    def spill_warning(
+        self, chosen: list[Candidate], spilled: int, tgt: Target, ctx: PassContext
+    ) -> None:
+        first = chosen[0].tensor
+        names = sorted({BLOCK_LABEL.sub(r"\1", c.tensor.label or c.tensor.name) for c in chosen})
+        total = sum(len(c.reads) for c in chosen)
+        ctx.sink.warning(
+            "nkic_psum_spill",
+            f"spilled {spilled} bytes of PSUM ({len(chosen)} tile(s) of "
+            + ", ".join(f"'{n}'" for n in names)
+            + f") to HBM: the PSUM tiles live at once need more than the "
+            f"{tgt.psum_partition_bytes} bytes per partition of {tgt.name}; each is stored once "
+            f"and reloaded into SBUF before each later read ({total} reloads)",
+            first.loc,
+            hint="read each PSUM tile out before computing the next ones (e.g. compute what "
+            "depends on all tiles in a second pass over SBUF copies) to avoid the HBM traffic",
+        )
 
     def _psum_fits(self, items: list[_Item], tgt: Target) -> bool:
         mine = [it for it in items if it.tensor.buffer == "psum"]

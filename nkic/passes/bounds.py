@@ -116,10 +116,7 @@ class CheckBounds(Pass):
         if r is None or not r.exact:
             return
         t = ap.tensor
-        unit = 1
-        for d in t.shape[ap.dynamic.dim + 1 :]:
-            unit *= d
-        unit = unit * t.itemsize // ap.itemsize
+        unit = ap.dynamic.step(t, ap.itemsize)
         size = t.size * t.itemsize // ap.itemsize
         lo, hi = ap.offset.bounds(loop_ranges(list(loops.values())))
         span = sum((num - 1) * step for step, num in ap.pattern)

@@ -155,7 +155,9 @@ class AccessPattern:
         #: this AP's dtype) that one index unit moves: one row (vector) or a block of `dim`.
         self.dynamic = raw.get("dynamic")
         self.dynamic_unit = 0
-        if self.dynamic is not None:
+        if self.dynamic is not None and "unit" in self.dynamic:
+            self.dynamic_unit = self.dynamic["unit"]
+        elif self.dynamic is not None:
             first = 1 if self.dynamic["kind"] == "vector" else self.dynamic["dim"] + 1
             self.dynamic_unit = prod(tensor.shape[first:]) * tensor.itemsize // isz
 

@@ -643,13 +643,17 @@ class _Checker:
         kind = self.choice(dyn, "kind", ("vector", "scalar"), f"{where} dynamic")
         index = self.field(dyn, "index", str, f"{where} dynamic")
         dim = self.field(dyn, "dim", int, f"{where} dynamic")
+        unit = dyn.get("unit", 0)
+        if not isinstance(unit, int) or isinstance(unit, bool) or unit < 0:
+            raise NeffError(f"{where} dynamic: unit must be a non-negative integer")
         if op not in ("dma_copy", "dma_compute", "dma_transpose"):
             raise NeffError(
                 f"{where}: only dma_copy, dma_compute and dma_transpose operands may have a "
                 "dynamic offset"
             )
         tensor = self.tensors[operand["tensor"]]
-        if tensor.on_chip or not 0 <= dim < len(tensor.shape) or (kind == "vector" and dim):
+        rank = len(tensor.shape) if "unit" not in dyn else dim + 1  # with a unit: any view's dim
+        if tensor.on_chip or not 0 <= dim < rank or (kind == "vector" and dim):
             raise NeffError(f"{where}: a {kind} offset needs an off-chip tensor and a valid dim")
         ix = operands.get(index)
         ix_tensor = (

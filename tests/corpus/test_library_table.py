@@ -68,14 +68,16 @@ def test_arange_and_randint_generators(tmp_path):
         + """
 [[kernel.case]]
 id = "c"
-args = { a = "int32[2,3]", b = "int32[4]", t = "int32[100]" }
-inputs = { a = "arange", b = "arange:16", t = "randint:0:5" }
+args = { a = "int32[2,3]", b = "int32[4]", t = "int32[100]", u = "float32[1000]" }
+inputs = { a = "arange", b = "arange:16", t = "randint:0:5", u = "uniform:-0.1:0.1" }
 """,
     )
     tensors, _ = make_inputs(k.cases[0])
     assert tensors["a"].tolist() == [[0, 1, 2], [3, 4, 5]]
     assert tensors["b"].tolist() == [0, 16, 32, 48]
     assert set(np.unique(tensors["t"])) <= {0, 1, 2, 3, 4}
+    u = tensors["u"]
+    assert -0.1 <= u.min() < -0.09 and 0.09 < u.max() <= 0.1  # spread over the whole range
 
 
 @pytest.mark.parametrize(
@@ -167,3 +169,28 @@ def test_a_kernel_names_the_nki_version_it_is_written_in(tmp_path, monkeypatch):
     (default,) = table(tmp_path, KERNEL + case)
     library.run_case(tmp_path, default, default.cases[0], tmp_path, 10.0, False)
     assert seen[0][seen[0].index("--nki") + 1] == "0.6" and "--nki" not in seen[1]
+
+
+def test_packed_tokens_hold_each_token_index_k_times_in_the_last_two_lanes(tmp_path):
+    (k,) = table(
+        tmp_path,
+        KERNEL
+        + """
+[[kernel.case]]
+id = "c"
+args = { x = "bfloat16[40,10]" }
+inputs = { x = "packed_tokens:6:3" }
+""",
+    )
+    tensors, _ = make_inputs(k.cases[0])
+    lanes = tensors["x"].astype(ml_dtypes.bfloat16)
+    ids = np.ascontiguousarray(lanes[:, -2:]).view(np.int32)[:, 0]
+    used = ids >= 0
+    assert sorted(ids[used].tolist()) == sorted(list(range(6)) * 3)
+    assert np.all(tensors["x"][~used] == -1.0) and used.sum() == 18
+    with pytest.raises(TableError, match="makes 18 rows"):
+        table(
+            tmp_path,
+            KERNEL + '[[kernel.case]]\nid = "c"\nargs = { x = "bfloat16[10,10]" }\n'
+            'inputs = { x = "packed_tokens:6:3" }\n',
+        )

@@ -58,3 +58,101 @@ def test_rope_hf_backward_is_the_adjoint_of_forward():
     bwd, _ = REFERENCES["rope_hf"]({**t, "q": g}, {"backward": True})
     # <R q, g> == <q, R^T g>
     assert np.isclose(np.sum(fwd * g), np.sum(q * bwd))
+
+
+def test_rmsnorm_tkg_layout_follows_the_lnc_degree():
+    from benchmarks.corpus.library import call_reference
+
+    rng = np.random.default_rng(2)
+    b, s, h = 2, 3, 128 * 4
+    x = rng.standard_normal((b, s, h))
+    gamma = rng.uniform(0.5, 1.5, (1, h))
+    norm = (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-6) * gamma[0]).reshape(b * s, h)
+    ref = REFERENCES["rmsnorm_tkg"]
+    t = {"input": x, "gamma": gamma}
+    # LNC=2: H in two halves of 256; element j of half c at partition j // 2, column c*2 + j % 2
+    (two,) = call_reference(ref, t, {}, lnc=2)
+    (one,) = call_reference(ref, t, {}, lnc=1)
+    assert two.shape == one.shape == (128, b * s, 4)
+    for r in range(b * s):
+        for hh in range(h):
+            c, j = divmod(hh, h // 2)
+            assert two[j // 2, r, c * 2 + j % 2] == norm[r, hh]
+            assert one[hh // 4, r, hh % 4] == norm[r, hh]
+    # the transposed hidden layout ignores the degree: element h at partition h % 128
+    (tp,) = call_reference(ref, t, {"hidden_dim_tp": True}, lnc=2)
+    assert tp[5, 4, 3] == norm[4, 3 * 128 + 5]
+    # single_core_forced keeps the one-core layout
+    (forced,) = call_reference(ref, t, {"single_core_forced": True}, lnc=2)
+    np.testing.assert_array_equal(forced, one)
+
+
+def test_attention_cte_computes_in_bfloat16_and_masks_causally():
+    rng = np.random.default_rng(3)
+    sq, d = 6, 8
+    q = rng.standard_normal((1, d, sq)).astype(np.float16)  # tp_q=False: [B, d, Sq]
+    k = rng.standard_normal((1, d, sq)).astype(np.float16)
+    v = rng.standard_normal((1, sq, d)).astype(np.float16)
+    host = {"tp_q": False, "tp_out": True, "causal_mask": True, "scale": 0.5}
+    got = REFERENCES["attention_cte"]({"q": q, "k": k, "v": v}, host)
+    assert got.shape == (1, d, sq)
+    qb, kb, vb = (a.astype(ml_dtypes.bfloat16).astype(np.float64) for a in (q, k, v))
+    for i in range(sq):  # row i sees keys 0..i only
+        s = 0.5 * qb[0, :, i] @ kb[0, :, : i + 1]
+        p = np.exp(s - s.max())
+        np.testing.assert_allclose(got[0, :, i], p / p.sum() @ vb[0, : i + 1], rtol=1e-12)
+    # the inputs hold float16 values bfloat16 cannot, so the check above tells the two apart
+    assert not np.array_equal(q.astype(np.float64), qb)
+
+
+def test_router_topk_selects_activates_and_scatters():
+    rng = np.random.default_rng(4)
+    x, w = rng.uniform(-1, 1, (64, 5)), rng.uniform(-1, 1, (64, 16))  # x is [H, T]
+    logits = x.T @ w
+    host = {"k": 3, "act_fn": "RouterActFnType.SOFTMAX", "router_pre_norm": False}
+    got_logits, index, aff = REFERENCES["router_topk"]({"x": x, "w": w}, host)
+    np.testing.assert_allclose(got_logits, logits)
+    for t in range(5):
+        top = sorted(range(16), key=lambda e: -logits[t, e])[:3]
+        assert index[t].tolist() == top
+        e = np.exp(logits[t, top] - logits[t, top].max())
+        np.testing.assert_allclose(aff[t, top], e / e.sum())
+        assert np.count_nonzero(aff[t]) == 3
+    # activation first: without norm_topk_prob every expert's affinity is kept
+    host.update(router_pre_norm=True, act_fn="RouterActFnType.SIGMOID")
+    _, _, full = REFERENCES["router_topk"]({"x": x, "w": w}, host)
+    np.testing.assert_allclose(full, 1 / (1 + np.exp(-logits)))
+    # ... and with it, the top k of them, L1-normalised
+    _, index, normed = REFERENCES["router_topk"]({"x": x, "w": w}, {**host, "norm_topk_prob": True})
+    np.testing.assert_allclose(normed.sum(axis=1), 1.0)
+    np.testing.assert_allclose(
+        np.take_along_axis(normed, index, 1)
+        * full[np.arange(5)[:, None], index].sum(1, keepdims=True),
+        full[np.arange(5)[:, None], index],
+    )
+
+
+def test_topk_reduce_sums_the_rows_of_each_token():
+    rng = np.random.default_rng(5)
+    h = 6
+    values = rng.standard_normal((5, h)).astype(ml_dtypes.bfloat16)
+    ids = np.array([[2], [0], [-1], [2], [0]], dtype=np.int32)
+    rows = np.concatenate([values, ids.view(ml_dtypes.bfloat16)], axis=1).astype(np.float32)
+    got = REFERENCES["topk_reduce"]({"input": rows}, {"T": 3})
+    v = values.astype(np.float64)
+    np.testing.assert_array_equal(got, [v[1] + v[4], np.zeros(h), v[0] + v[3]])
+
+
+def test_gen_mask_tkg_lays_positions_out_by_tile_column():
+    s_prior, n, active = 512, 4, 2
+    pos = np.array([[37.0, 37.0, 300.0, 300.0]])  # per batch, repeated for each active query
+    host = {"bs": 2, "q_head": 3, "s_active": active, "s_prior": s_prior}
+    for block in (0, 2):
+        got = REFERENCES["gen_mask_tkg"]({"pos_ids_hbm": pos}, {**host, "block_len": block})
+        assert got.shape == (s_prior, 2, 3, active)
+        for p in range(128):
+            for f in range(n):
+                fold, j = divmod(f, block) if block else (0, 0)
+                k = fold * block * 128 + p * block + j if block else p * n + f
+                assert got[f * 128 + p, 0, 2, 1] == float(k < 37)
+                assert got[f * 128 + p, 1, 0, 0] == float(k < 300)

@@ -225,3 +225,69 @@ def centered_product(a, b):
     product = nl.matmul(centered, y)
     nl.store(out, value=product)
     return out
+
+
+@nki.jit
+def blend_pairs(a, weight):
+    """out[:, j] = 3 * weight * a[:, 2j] + weight * a[:, 2j + 1] for a (128, 256) `a`: scalars
+    times views of a tile, Beta 1's operators."""
+    out = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(128)[None, :]
+    u = nl.ndarray((128, 128), dtype=a.dtype)
+    u[i_p, i_f] = 3 * weight * t[i_p, 2 * i_f] + weight * t[i_p, 2 * i_f + 1]
+    nl.store(out, value=u)
+    return out
+
+
+@nki.jit
+def scaled_swap(a):
+    """Each row of a (128, 12) `a` holds a (3, 4) matrix; the result's rows hold it transposed
+    and doubled: a scalar times an access pattern of a tile."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    i_p = nl.arange(128)[:, None, None]
+    i_1 = nl.arange(3)[None, :, None]
+    i_2 = nl.arange(4)[None, None, :]
+    u = nl.ndarray((128, 12), dtype=a.dtype)
+    u[i_p, i_2 * 3 + i_1] = 2.0 * t[i_p, i_1 * 4 + i_2]
+    nl.store(out, value=u)
+    return out
+
+
+@nki.jit
+def identity_transpose(a):
+    """a.T for a (128, 128) `a`, through the Tensor engine and an identity loaded from HBM (a
+    shared constant in Beta 1)."""
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    eye = nl.shared_constant(np.identity(128, dtype=np.int8), dtype=a.dtype)
+    ones = nl.ndarray((nl.par_dim(128), 128), dtype=a.dtype)
+    ones[...] = nl.load(eye)
+    x = nl.load(a)
+    flipped = nl.ndarray((nl.par_dim(128), 128), dtype=nl.float32, buffer=nl.psum)
+    flipped[...] = nisa.nc_matmul(x, ones)
+    nl.store(out, value=flipped)
+    return out
+
+
+@nki.jit
+def identity_rows(a):
+    """a * 2 + 1 (1 on the diagonal of a (128, 128) `a` only): the identity matrix loaded in
+    another dtype."""
+    out = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+    eye = nl.shared_identity_matrix(n=128, dtype=nl.bfloat16)
+    ones = nl.load(eye, dtype=a.dtype)
+    x = nl.load(a)
+    nl.store(out, value=nl.add(nl.multiply(x, 2.0), ones))
+    return out
+
+
+@nki.jit
+def transposed_load(a):
+    """a.T for a (256, 64) `a`, transposed by the load (4-byte elements, which Beta 1's DMA
+    transpose took)."""
+    out = nl.ndarray((a.shape[1], a.shape[0]), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load_transpose2d(a)
+    nl.store(out, value=t)
+    return out

@@ -83,6 +83,11 @@ def _rng_inputs():
             "a": rng.integers(-4, 4, (128, 128)).astype(np.float32),
             "b": rng.integers(-4, 4, (128, 256)).astype(np.float32),
         },
+        "blend_pairs": {"a": rng.integers(-64, 64, (128, 256)).astype(np.float32)},
+        "scaled_swap": {"a": rng.standard_normal((128, 12)).astype(np.float32)},
+        "identity_transpose": {"a": rng.integers(-8, 8, (128, 128)).astype(np.float32)},
+        "identity_rows": {"a": rng.standard_normal((128, 128)).astype(np.float32)},
+        "transposed_load": {"a": rng.standard_normal((256, 64)).astype(np.float32)},
     }
 
 
@@ -104,11 +109,20 @@ REFERENCES = {
     "column_ramp": lambda: np.tile(np.arange(3, dtype=np.int32) * 5 + 1, (8, 1)),
     "products_in_psum": lambda a, b: a.T @ b,
     "centered_product": lambda a, b: (a - a.max(axis=1, keepdims=True)) @ b,
+    "blend_pairs": lambda a: 3 * 0.5 * a[:, 0::2] + 0.5 * a[:, 1::2],
+    "scaled_swap": lambda a: 2 * _swap(a),
+    "identity_transpose": lambda a: a.T,
+    "identity_rows": lambda a: a * 2 + np.eye(128, dtype=np.float32),
+    "transposed_load": lambda a: a.T,
 }
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
 #: assigned to a tile, dst_rmw_op): checked against numpy only
 BETA1_UNSUPPORTED = {"row_pair_max", "tail_copy", "scatter_add"}
-LITERALS = {"swap_blocks": {"blocks": (3, 4)}, "pool_sums": {"k": 2}}
+LITERALS = {
+    "swap_blocks": {"blocks": (3, 4)},
+    "pool_sums": {"k": 2},
+    "blend_pairs": {"weight": 0.5},
+}
 
 
 def _specs(kernel: str) -> dict:
@@ -174,6 +188,21 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
     assert "centered = nl.subtract(x, top.broadcast(1, x.shape[1]))" in text
     assert "product = nl.matmul(nl.copy(nl.transpose(centered)), y, transpose_x=True)" in text
     assert "nl.store(out, value=nl.copy(product))" in text
+    # Beta 1's operators on views and access patterns of tiles: nl calls
+    assert (
+        "u[0:128, 0:128] = nl.add(nl.multiply(3 * weight, t[0:128, 0:255:2]), "
+        "nl.multiply(weight, t[0:128, 1:1 + 255:2]))"
+    ) in text
+    assert "[...] = nl.multiply(2.0, t.ap(pattern=" in text
+    # an identity in shared HBM (Beta 1) is an SBUF tile in current NKI: copied, not loaded
+    assert "eye = nl.shared_identity_matrix(n=128, dtype=a.dtype)" in text
+    assert "ones[...] = nl.copy(eye)" in text
+    assert "ones = nl.copy(eye, dtype=a.dtype)" in text
+    # a transposing load: the DMA transpose for 2-byte dtypes, else a transposing pattern
+    assert (
+        "t = (nl.load_transpose2d(a) if a.dtype in (nl.bfloat16, nl.float16) "
+        "else nl.load(a.ap(pattern=[[1, a.shape[1]], [a.shape[1], a.shape[0]]], offset=0)))"
+    ) in text
     # implicit broadcasting made explicit where both shapes are written as numbers
     assert (
         "y = nl.multiply(nl.add(x, b.broadcast(1, 512)), nl.broadcast_to(s, shape=(128, 512)))"
@@ -329,3 +358,10 @@ def test_a_result_shaped_by_its_annotation():
     assert [t.message.split(":")[0] for t in m.todos] == [
         "nisa.local_gather without a shape annotation"
     ]
+
+
+def test_a_two_byte_transposed_load_stays_a_dma_transpose(migrated):
+    spec = {"a": TensorSpec((256, 64), "bfloat16")}
+    outcome = verify(str(PATTERNS), migrated.text, "transposed_load", spec, "trn2")
+    assert outcome.identical, outcome.describe()
+    assert outcome.latency_ns[0] == outcome.latency_ns[1]  # the same instruction

@@ -232,6 +232,23 @@ def test_back_to_back_matmuls_hide_load_stationary_behind_the_previous_multiply(
     assert busy(k, "tensor") == pytest.approx((32 + 512 + 512) / 2.8)
 
 
+def test_a_matmul_that_waits_for_its_data_pays_its_load_stationary_again():
+    # the second matmul's moving tile arrives by DMA long after the first MultiplyMoving ends:
+    # no previous MultiplyMoving hides its LoadStationary, so it is exposed (and counted active)
+    k = matmul("trn2", "bfloat16", 512)
+    x = k.input("x", "bfloat16", [128, 512])
+    late = k.sbuf("late", "bfloat16", [128, 512], byte=8 * 128 + 1024)
+    load = k.dma(k.ap(late), k.ap(x))
+    operands = dict(k.body[0]["operands"], moving=k.ap(late))
+    k.inst("nc_matmul", "tensor", operands, {"accumulate": True}, waits=[(load, 0)])
+    profile = profile_of(k)
+    one = (32 + 512) / TRN2_TENSOR_GHZ
+    tensor = profile["engines"]["tensor"]
+    assert tensor["busy_ns"] == pytest.approx(2 * one)
+    assert profile["summary"]["tensor_engine_active_time"] * 1e9 == pytest.approx(2 * one)
+    assert profile["total_ns"] > 1300 + one  # the second matmul started after the load
+
+
 def dma(target, src_shape, dst_tile, dst_partition=0, **attrs):
     k = Kernel(target)
     x = k.input("x", "bfloat16", src_shape)

@@ -102,11 +102,26 @@ def test_timing_only_runs_charge_a_gather_like_a_load_of_the_same_rows():
     assert len(dma) == 3 and k.profile["dma_bytes"] == 128 * 4 + 2 * 128 * 32 * 4
 
 
+def test_indices_into_a_reshape_step_by_the_reshape_not_the_tensor_rows():
+    # one index unit is the step of the view `.ap()` is called on: an element of a 1-D
+    # reshape, a pair of a [R*D/2, 2] one; stepping by the tensor's rows of 32 would land
+    # elsewhere (or outside the tensor)
+    flat = RNG.permutation(300 * 32)[:96].reshape(96, 1).astype(np.int32)
+    values = RNG.standard_normal((96, 1)).astype(np.float32)
+    k = compile_kernel("dynamic", "scatter_elements", [TABLE, flat, values], "trn2")
+    want = TABLE.copy()
+    want.flat[flat[:, 0]] = values[:, 0]
+    np.testing.assert_array_equal(k(TABLE, flat, values), want)
+    ids = RNG.integers(0, 300 * 16, (64, 1)).astype(np.int32)
+    k = compile_kernel("dynamic", "gather_pairs", [TABLE, ids], "trn2")
+    np.testing.assert_array_equal(k(TABLE, ids), TABLE.reshape(-1, 2)[ids[:, 0]])
+
+
 def test_the_ir_of_a_gather_prints_and_parses_back():
     args = {"table": TensorSpec(TABLE.shape, "float32"), "ids": TensorSpec(IDS.shape, "int32")}
     res = compile_file(str(KERNELS / "dynamic.py"), "gather", args, "trn2", emit=False)
     text = print_kernel(res.ir)
-    assert "vector(src.vector_offset, 0), src.vector_offset=%" in text
+    assert "vector(src.vector_offset, 0, 32), src.vector_offset=%" in text  # a row: 32 elements
     assert print_kernel(parse_kernel(text)) == text
 
 

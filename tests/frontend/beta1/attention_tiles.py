@@ -108,3 +108,37 @@ def kept_result(a):
     nl.store(out, value=t)
     nl.store(twice, value=y * 2.0)
     return out, twice
+
+
+@nki.jit
+def staged_softmax(q, k):
+    """Row softmax of q.T @ k in stages, as a first attention kernel does: every score block
+    into one PSUM block tensor, then the row maxima over all blocks, then each block minus its
+    row maximum, exponentiated. At S = 1024 the 8 x 2 score blocks of 2 KiB are twice the PSUM,
+    and each is read again after every block of its row is written."""
+    d, seqlen = q.shape
+    nq = seqlen // 128
+    nkv = seqlen // 512
+    out = nl.ndarray((nq, 128, seqlen), dtype=nl.float32, buffer=nl.shared_hbm)
+    q_sb = nl.load(q)
+    k_sb = nl.load(k)
+    scores = nl.ndarray((nq, nkv, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+    for i in nl.affine_range(nq):
+        for j in nl.affine_range(nkv):
+            scores[i, j, :, :] = nisa.nc_matmul(
+                stationary=q_sb[:, nl.ds(i * 128, 128)], moving=k_sb[:, nl.ds(j * 512, 512)]
+            )
+    row_max = nl.ndarray((nl.par_dim(128), nq, 1), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(nq):
+        block_max = nl.ndarray((nl.par_dim(128), nkv), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(nkv):
+            block_max[:, j] = nisa.tensor_reduce(op=nl.max, data=scores[i, j], axis=1)
+        row_max[:, i, :] = nisa.tensor_reduce(op=nl.max, data=block_max, axis=1)
+    for i in nl.affine_range(nq):
+        row = nl.ndarray((nl.par_dim(128), seqlen), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(nkv):
+            row[:, nl.ds(j * 512, 512)] = nisa.activation(
+                op=nl.exp, data=scores[i, j], bias=nl.negative(row_max[:, i, :])
+            )
+        nl.store(out[i], value=row)
+    return out

@@ -175,3 +175,33 @@ def scatter_by_columns(table, ids, values):
         column = idx.ap([[K, P], [1, 1], [1, 1]], offset=k)
         nisa.dma_copy(dst=out.ap([[D, P], [1, D]], vector_offset=column), src=v[:, k, :])
     return out
+
+
+@nki.jit
+def scatter_elements(table, flat_ids, values):
+    # out = table with out.flat[flat_ids[p]] = values[p, 0]: the indices count single elements
+    # of a 1-D reshape of the output, not its rows
+    R, D = table.shape
+    P = flat_ids.shape[0]
+    out = nl.ndarray((R, D), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=table)
+    idx = load_index(flat_ids)
+    v = nl.ndarray((P, 1), dtype=values.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=v, src=values)
+    flat = out.reshape((R * D,))
+    nisa.dma_copy(dst=flat.ap([[1, P], [1, 1]], offset=0, vector_offset=idx), src=v)
+    return out
+
+
+@nki.jit
+def gather_pairs(table, ids):
+    # out[p, :] = table.flat[2 * ids[p] : 2 * ids[p] + 2]: rows of a [R*D/2, 2] reshape
+    R, D = table.shape
+    P = ids.shape[0]
+    idx = load_index(ids)
+    pairs = table.reshape((R * D // 2, 2))
+    rows = nl.ndarray((P, 2), dtype=table.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=rows, src=pairs.ap([[2, P], [1, 2]], vector_offset=idx))
+    out = nl.ndarray((P, 2), dtype=table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=rows)
+    return out
