@@ -19,9 +19,10 @@ The SBUF and PSUM buffers and every shadow come from a small process-wide pool (
 back to it when the run ends (`Memory.release`): the next run reuses pages already mapped
 instead of faulting in fresh ones, which on a virtual machine costs more than the simulation of
 an element-wise kernel itself (a fresh 32 MiB shadow: 50 to 300 ms to touch, measured; a reused
-one: under 5 ms to clear). A reused shadow is cleared before it is handed out, and a reused
-buffer needs no clearing: its stale bytes are unwritten by its shadow, so they are never read
-(above). A run that ends in a fault does not give its arrays back.
+one: under 5 ms to clear). A reused shadow is all zero when it is handed out (SBUF and PSUM
+shadows are cleared when the run ends, only in the partition columns it marked; the others
+when taken again), and a reused buffer needs no clearing: its stale bytes are unwritten by its
+shadow, so they are never read (above). A run that ends in a fault does not give its arrays back.
 
 On chip, a kernel writes and reads the same tiles over and over: SBUF and PSUM remember the
 exact regions (offset, shape, strides) whose every element is marked written (`whole`), and
@@ -72,30 +73,35 @@ class _Pool:
 
     def __init__(self, limit: int):
         self.limit = limit
-        self.free: dict[int, list[np.ndarray]] = {}
+        #: size -> [(array, whether it is all zero)]
+        self.free: dict[int, list[tuple[np.ndarray, bool]]] = {}
         self.held = 0
         self.lock = threading.Lock()
 
     def take(self, size: int, zeroed: bool) -> np.ndarray:
         """A uint8 array of `size` bytes: all zero if `zeroed`, else of unspecified contents."""
+        array, clean = None, False
         with self.lock:
-            arrays = self.free.get(size)
-            array = arrays.pop() if arrays else None
-            if array is not None:
+            arrays = self.free.get(size, [])
+            if arrays:
+                # a zeroed array for a shadow, any other for a buffer (its bytes are not read)
+                i = next((i for i, (_, c) in enumerate(arrays) if c == zeroed), len(arrays) - 1)
+                array, clean = arrays.pop(i)
                 self.held -= size
         if array is None:
             # np.zeros is calloc: its pages are mapped (zeroed) on first touch
             return np.zeros(size, np.uint8) if zeroed else np.empty(size, np.uint8)
-        if zeroed:
+        if zeroed and not clean:
             array.fill(0)
         return array
 
-    def give(self, arrays: list[np.ndarray]) -> None:
+    def give(self, arrays: list[tuple[np.ndarray, bool]]) -> None:
+        """Keep (array, whether it is all zero) pairs for later runs, within the limit."""
         with self.lock:
-            for array in arrays:
+            for array, clean in arrays:
                 if self.held + array.size > self.limit:
                     continue
-                self.free.setdefault(array.size, []).append(array)
+                self.free.setdefault(array.size, []).append((array, clean))
                 self.held += array.size
 
     def clear(self) -> None:
@@ -145,6 +151,9 @@ class Memory:
         self.whole: dict[object, set[tuple]] = {"sbuf": set(), "psum": set()}
         #: the PSUM regions whose every byte TensorE wrote last
         self.by_tensor: set[tuple] = set()
+        #: per on-chip shadow, the byte columns [lo, hi) of a partition that any mark touched
+        #: ("by_tensor": `psum_by_tensor`): `release` clears only those to give them back zeroed
+        self.dirty: dict[object, list[int]] = {"sbuf": [0, 0], "psum": [0, 0], "by_tensor": [0, 0]}
         for tensor in program.tensors.values():
             if tensor.data is not None:
                 self.buffers[tensor.id][:] = np.frombuffer(tensor.data, np.uint8)
@@ -155,10 +164,35 @@ class Memory:
         self.pooled.append(array)
         return array
 
+    def _touch(self, name: str, where: Location | None) -> None:
+        """Widen the dirty columns of an on-chip shadow to a mark at `where` (None, or a
+        footprint that is not a box of partition columns: all of them)."""
+        dirty = self.dirty[name]
+        if where is None or where.anchor == -1:
+            dirty[0], dirty[1] = 0, 1 << 62
+        elif dirty[0] == dirty[1]:
+            dirty[0], dirty[1] = where.col_lo, where.col_hi
+        else:
+            dirty[0], dirty[1] = min(dirty[0], where.col_lo), max(dirty[1], where.col_hi)
+
     def release(self) -> None:
         """Give the pooled arrays back (the run is over: nothing reads this memory again; the
-        outputs returned are HBM buffers, never pooled)."""
-        POOL.give(self.pooled)
+        outputs returned are HBM buffers, never pooled). The on-chip shadows go back zeroed,
+        their dirty columns cleared; the others are cleared when taken again."""
+        shadows = {
+            id(self.written["sbuf"]): "sbuf",
+            id(self.written["psum"]): "psum",
+            id(self.psum_by_tensor): "by_tensor",
+        }
+        given = []
+        for array in self.pooled:
+            name = shadows.get(id(array))
+            if name is not None:
+                lo, hi = self.dirty[name]
+                if lo < hi:
+                    array.reshape(PARTITIONS, -1)[:, lo:hi] = 0
+            given.append((array, name is not None))
+        POOL.give(given)
         self.pooled = []
         self.buffers, self.written = {}, {}
 
@@ -270,6 +304,8 @@ class Memory:
         self.buffers[key].view(ap.np_dtype)[elements] = values
         if self.written[key] is not None:
             self.written[key].view(marks)[elements] = _MARK[ap.itemsize]
+            if key in self.dirty:
+                self._touch(key, None)
 
     def mark_written(self, ap: AccessPattern, where: Location, rows=Ellipsis) -> None:
         """Mark the AP's elements written (only the first-dimension entries `rows` if given)."""
@@ -278,10 +314,13 @@ class Memory:
             return
         whole = self.whole.get(key)
         if whole is None or rows is not Ellipsis:
+            if key in self.dirty:
+                self._touch(key, where)
             self._marks(ap, where)[rows] = _MARK[ap.itemsize]
             return
         region = self._region(ap, where)
         if region not in whole:
+            self._touch(key, where)
             self._marks(ap, where)[...] = _MARK[ap.itemsize]
             _remember(whole, region)
 
@@ -302,6 +341,7 @@ class Memory:
             return
         region = self._region(ap, where)
         if region not in self.by_tensor:
+            self._touch("by_tensor", where)
             self._psum_marks(ap, where)[...] = _MARK[ap.itemsize]
             _remember(self.by_tensor, region)
 

@@ -139,12 +139,16 @@ def test_a_tile_written_whole_then_overwritten_from_unwritten_memory_is_unwritte
 def test_the_memory_pool_holds_at_most_its_limit():
     from nkirt.memory import _Pool
 
-    pool = _Pool(10)
-    pool.give([np.ones(6, np.uint8), np.ones(6, np.uint8)])
-    assert pool.held == 6
-    again = pool.take(6, zeroed=True)
-    assert pool.held == 0 and not again.any()
-    assert pool.take(6, zeroed=False).size == 6  # none left: a fresh one
+    pool = _Pool(20)
+    pool.give([(np.ones(6, np.uint8), False), (np.zeros(6, np.uint8), True)])
+    pool.give([(np.ones(9, np.uint8), False)])  # over the limit: not kept
+    assert pool.held == 12
+    buffer = pool.take(6, zeroed=False)  # any contents: the one that is not clean
+    assert buffer.all()
+    pool.give([(buffer, False)])
+    assert not pool.take(6, zeroed=True).any()  # the clean one
+    assert not pool.take(6, zeroed=True).any()  # the other one, cleared when taken
+    assert pool.held == 0 and pool.take(6, zeroed=False).size == 6  # none left: a fresh one
 
 
 def test_timing_only_does_not_track_initialisation():
