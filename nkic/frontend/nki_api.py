@@ -634,7 +634,7 @@ def _dynamic_select(ip, call, t: TensorView, dim: int, index) -> TensorView:
     _whole_rows(t, dim, "NkiTensor.select", call)
     kept = t.index(tuple(0 if d == dim else slice(None) for d in range(len(t.pattern))))
     kept = TensorView(t.tensor, t.offset, kept.pattern, t.dtype)
-    return _dynamic_view(ip, call, kept, index, None, dim)
+    return _dynamic_view(ip, call, t, kept, index, None, dim)
 
 
 def _vector_select(ip, call, t: TensorView, dim: int, offsets) -> TensorView:

@@ -23,6 +23,8 @@ from nkirt.program import TensorInfo
 SBUF_BUCKET_BYTES = 4096
 PSUM_BUCKET_BYTES = PSUM_BANK_BYTES
 HBM_BUCKET_ROWS = 128
+#: Placements an AP remembers (a loop nest revisits the same few offsets; bounds memory use).
+PLACEMENTS = 4096
 
 
 class BoundsError(Exception):
@@ -80,6 +82,8 @@ class AccessPattern:
         "bucket",
         "dynamic",
         "dynamic_unit",
+        "key",
+        "placed",
     )
 
     def __init__(self, name: str, raw: dict[str, Any], tensor: TensorInfo, partition_bytes: int):
@@ -89,6 +93,10 @@ class AccessPattern:
         self.np_dtype = dtypes.storage_dtype(self.dtype)
         self.itemsize = self.np_dtype.itemsize
         self.buffer = tensor.buffer if tensor.on_chip else "hbm"
+        #: the memory the semaphore checker files this AP's accesses under (nkirt.memory)
+        self.key = self.buffer if tensor.on_chip else tensor.id
+        #: (element offset, rotation slot) -> Location: the placements met so far (bounded)
+        self.placed: dict[tuple[int, int], Location] = {}
         offset = raw.get("offset", 0)
         if isinstance(offset, dict):
             self.const = offset["c"]
@@ -187,6 +195,21 @@ class AccessPattern:
         off = self.const
         for var, coeff in self.terms:
             off += coeff * env[var]
+        slot = 0
+        if self.rotate is not None and self.buffer != "hbm":
+            var, slots, _ = self.rotate
+            slot = executions[var] % slots
+        placed = self.placed.get((off, slot))
+        if placed is None:
+            placed = self._place(off, slot)
+            if len(self.placed) >= PLACEMENTS:
+                self.placed.clear()
+            self.placed[(off, slot)] = placed
+        return placed
+
+    def _place(self, off: int, slot: int) -> Location:
+        """The Location of element offset `off` in rotation slot `slot` (BoundsError if it
+        leaves the tensor)."""
         isz = self.itemsize
         if self.dynamic is not None:
             return Location(off * isz, 0, self.rows - 1, 0, self.row_elems * isz, -1)
@@ -194,8 +217,7 @@ class AccessPattern:
         if self.buffer != "hbm":
             base_byte = self.base_byte
             if self.rotate is not None:
-                var, slots, stride = self.rotate
-                base_byte += executions[var] % slots * stride
+                base_byte += slot * self.rotate[2]
             lo, hi = row + self.row_lo, row + self.row_hi
             if lo < 0 or hi >= self.rows:
                 raise BoundsError(

@@ -30,6 +30,8 @@ class DmaRings:
         self.count = count
         self.starts: list[list[float]] = [[] for _ in range(count)]
         self.ends: list[list[float]] = [[] for _ in range(count)]
+        #: per resource, the interval count beyond which it is next pruned
+        self.prune_at = [PRUNE_AT] * count
         self.busy_ns = 0.0
         #: every resource has the intervals of resource 0 (the others' lists are stale)
         self.shared = True
@@ -48,6 +50,7 @@ class DmaRings:
             self.shared = False
             for k in range(1, self.count):
                 self.starts[k], self.ends[k] = list(self.starts[0]), list(self.ends[0])
+                self.prune_at[k] = self.prune_at[0]
         return self._reserve(engine, ready, duration)
 
     def _reserve(self, engine: int, ready: float, duration: float) -> float:
@@ -59,7 +62,7 @@ class DmaRings:
             else:
                 starts.append(ready)
                 ends.append(ready + duration)
-                if len(starts) > PRUNE_AT:
+                if len(starts) > self.prune_at[engine]:
                     self._prune(engine)
             return ready + duration
         i = bisect_right(starts, ready)
@@ -78,11 +81,25 @@ class DmaRings:
                 i += 1
         for start, end in pieces:
             at = bisect_right(starts, start)
-            starts.insert(at, start)
-            ends.insert(at, end)
+            # a piece that exactly fills a gap joins its neighbours (the same busy time, fewer
+            # intervals for later reservations to walk)
+            if at and ends[at - 1] == start:
+                if at < len(starts) and starts[at] == end:
+                    ends[at - 1] = ends[at]
+                    del starts[at], ends[at]
+                else:
+                    ends[at - 1] = end
+            elif at < len(starts) and starts[at] == end:
+                starts[at] = start
+            else:
+                starts.insert(at, start)
+                ends.insert(at, end)
         return t
 
     def _prune(self, engine: int) -> None:
         done = bisect_right(self.ends[engine], self.horizon())
         del self.starts[engine][:done]
         del self.ends[engine][:done]
+        # the intervals still ahead of the horizon wait for the next doubling: pruning at every
+        # append while they cannot go would cost a horizon per reservation
+        self.prune_at[engine] = max(PRUNE_AT, 2 * len(self.ends[engine]))

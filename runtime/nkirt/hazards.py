@@ -52,13 +52,12 @@ class Access:
     def __init__(
         self, ap: AccessPattern, where: Location, end: float, queue: int, lane: int, seq: int, inst
     ):
-        self.row_lo, self.row_hi = where.row_lo, where.row_hi
-        self.col_lo, self.col_hi = where.col_lo, where.col_hi
-        self.anchor = where.anchor
+        _, self.row_lo, self.row_hi, self.col_lo, self.col_hi, anchor = where
+        self.anchor = anchor
         self.lattice = ap.lattice
         self.row_period, self.row_reach = ap.row_period, ap.row_reach
         self.width = ap.itemsize
-        self.dense = ap.dense and where.anchor >= 0
+        self.dense = ap.dense and anchor >= 0
         self.end = end
         self.queue = queue
         #: the queue's index in vector clocks, and the instance's number on its queue
@@ -134,26 +133,28 @@ class SemaphoreChecker:
         self.settled = settled
         self.writes: dict[tuple, list[Access]] = {}
         self.reads: dict[tuple, list[Access]] = {}
+        #: (key, first bucket, last bucket) -> the bucket list of a narrow footprint
+        self._narrow: dict[tuple, list[tuple]] = {}
 
     def buckets(self, key, ap: AccessPattern, where: Location) -> list[tuple]:
         """The buckets of memory `key` (a buffer name or HBM tensor id) to compare with: those
         the footprint touches, then the key's bucket of wide accesses. A wide footprint (more
         than MAX_BUCKETS buckets, e.g. a stride across a huge HBM tensor) is recorded only in
         that bucket and compares with every bucket of its key."""
+        span = ap.bucket
         if ap.buffer == "hbm":
-            lo, hi, span = where.row_lo, where.row_hi, ap.bucket
+            first, last = where.row_lo // span, where.row_hi // span
         else:
-            lo, hi, span = where.col_lo, where.col_hi - 1, ap.bucket
-        first, last = lo // span, hi // span
+            first, last = where.col_lo // span, (where.col_hi - 1) // span
         if last - first < MAX_BUCKETS:
-            return [*((key, b) for b in range(first, last + 1)), (key, WIDE)]
+            # the same few footprints recur every iteration: one list each (never mutated)
+            narrow = self._narrow.get((key, first, last))
+            if narrow is None:
+                narrow = [*((key, b) for b in range(first, last + 1)), (key, WIDE)]
+                self._narrow[(key, first, last)] = narrow
+            return narrow
         known = {b for table in (self.writes, self.reads) for b in table if b[0] == key}
         return [(key, WIDE), *(b for b in known if b[1] != WIDE)]
-
-    @staticmethod
-    def _recorded(buckets: list[tuple]) -> list[tuple]:
-        """Where an access is remembered: its own buckets, or the wide bucket if it is wide."""
-        return buckets[:1] if buckets[0][1] == WIDE else buckets[:-1]
 
     def interlock(self, access: Access, buckets: list[tuple]) -> float:
         """When a read on `access.queue` may start: after same-queue writes it overlaps."""
@@ -173,48 +174,109 @@ class SemaphoreChecker:
                 if w.queue != queue and w.seq >= clock[w.lane] and w.overlaps(access):
                     raise Hazard("RAW", w, operand)
 
-    def check_write(self, access: Access, buckets: list[tuple], clock, operand: str):
-        """Raise Hazard if an overlapping read or write of another queue is not ordered
-        before the write `access`."""
-        queue = access.queue
-        for table, kind in ((self.writes, "WAW"), (self.reads, "WAR")):
+    def check_reads(self, reads: list[tuple], clock) -> None:
+        """Raise Hazard if an overlapping write of another queue is not ordered before a read:
+        each (access, buckets, operand) of one instance, whose instance starts with vector
+        clock `clock`, in order."""
+        writes = self.writes
+        for access, buckets, operand in reads:
+            queue = access.queue
             for bucket in buckets:
-                for other in table.get(bucket, ()):
-                    if (
-                        other.queue != queue
-                        and other.seq >= clock[other.lane]
-                        and other.overlaps(access)
-                    ):
-                        raise Hazard(kind, other, operand)
+                entries = writes.get(bucket)
+                if entries:
+                    for w in entries:
+                        if w.queue != queue and w.seq >= clock[w.lane] and w.overlaps(access):
+                            raise Hazard("RAW", w, operand)
 
-    def record_read(self, access: Access, buckets: list[tuple]) -> None:
-        for bucket in self._recorded(buckets):
-            entries = self.reads.setdefault(bucket, [])
-            if access.dense:
-                # a later read of the same queue that covers an older one and ends no earlier
-                # makes it redundant for WAR checks
-                entries[:] = [
-                    r
-                    for r in entries
-                    if not (r.queue == access.queue and r.end <= access.end and access.covers(r))
-                ]
-            entries.append(access)
-            if len(entries) > PRUNE_AT:
-                self._prune(entries)
+    def check_writes(self, writes: list[tuple], clock) -> None:
+        """Raise Hazard if an overlapping read or write of another queue is not ordered
+        before a write: each (access, buckets, operand) of one instance, in order."""
+        tables = ((self.writes, "WAW"), (self.reads, "WAR"))
+        for access, buckets, operand in writes:
+            queue = access.queue
+            for table, kind in tables:
+                for bucket in buckets:
+                    entries = table.get(bucket)
+                    if entries:
+                        for other in entries:
+                            if (
+                                other.queue != queue
+                                and other.seq >= clock[other.lane]
+                                and other.overlaps(access)
+                            ):
+                                raise Hazard(kind, other, operand)
 
-    def record_write(self, access: Access, buckets: list[tuple]) -> None:
-        for bucket in self._recorded(buckets):
-            entries = self.writes.setdefault(bucket, [])
-            if access.dense:
-                # a checked write that covers older accesses supersedes them: any later access
-                # that would race with them races with this write
-                entries[:] = [w for w in entries if not access.covers(w)]
-                reads = self.reads.get(bucket)
-                if reads:
-                    reads[:] = [r for r in reads if not access.covers(r)]
-            entries.append(access)
-            if len(entries) > PRUNE_AT:
-                self._prune(entries)
+    def record(self, reads: list[tuple], writes: list[tuple], end: float) -> None:
+        """Remember the checked reads, then the writes, of one instance that completes at
+        `end` (each an (access, buckets, operand) of `check_reads` / `check_writes`). A dense
+        access that covers an older one (`covers`) makes it redundant: a later read of the same
+        queue that ends no earlier an older read, for WAR checks; a write every older access,
+        as any later access that would race with them races with this write."""
+        table = self.reads
+        for access, buckets, _ in reads:
+            access.end = end
+            dense, queue = access.dense, access.queue
+            row_lo, row_hi, col_lo, col_hi = (
+                access.row_lo,
+                access.row_hi,
+                access.col_lo,
+                access.col_hi,
+            )
+            for bucket in buckets[:1] if buckets[0][1] == WIDE else buckets[:-1]:
+                entries = table.get(bucket)
+                if entries is None:
+                    table[bucket] = [access]
+                    continue
+                if dense and entries:
+                    entries[:] = [
+                        r
+                        for r in entries
+                        if r.queue != queue
+                        or r.end > end
+                        or r.row_lo < row_lo
+                        or r.row_hi > row_hi
+                        or r.col_lo < col_lo
+                        or r.col_hi > col_hi
+                    ]
+                entries.append(access)
+                if len(entries) > PRUNE_AT:
+                    self._prune(entries)
+        table, reads_table = self.writes, self.reads
+        for access, buckets, _ in writes:
+            dense = access.dense
+            row_lo, row_hi, col_lo, col_hi = (
+                access.row_lo,
+                access.row_hi,
+                access.col_lo,
+                access.col_hi,
+            )
+            for bucket in buckets[:1] if buckets[0][1] == WIDE else buckets[:-1]:
+                entries = table.get(bucket)
+                if entries is None:
+                    entries = table[bucket] = []
+                if dense:
+                    if entries:
+                        entries[:] = [
+                            w
+                            for w in entries
+                            if w.row_lo < row_lo
+                            or w.row_hi > row_hi
+                            or w.col_lo < col_lo
+                            or w.col_hi > col_hi
+                        ]
+                    older = reads_table.get(bucket)
+                    if older:
+                        older[:] = [
+                            r
+                            for r in older
+                            if r.row_lo < row_lo
+                            or r.row_hi > row_hi
+                            or r.col_lo < col_lo
+                            or r.col_hi > col_hi
+                        ]
+                entries.append(access)
+                if len(entries) > PRUNE_AT:
+                    self._prune(entries)
 
     def sweep(self) -> None:
         """Forget every access that can no longer race, in all buckets (bounds memory use)."""

@@ -18,13 +18,29 @@ TOP_INSTRUCTIONS = 10
 
 
 def busy_union(intervals: list[tuple[float, float]]) -> float:
-    """Total time covered by at least one interval."""
-    busy, reach = 0.0, float("-inf")
-    for start, end in sorted(intervals):
-        if end <= reach:
-            continue
-        busy += end - max(start, reach)
-        reach = end
+    """Total time covered by at least one interval: in order of start (then end), each
+    interval adds the part of it past the furthest end so far."""
+    if len(intervals) < 64:
+        busy, reach = 0.0, float("-inf")
+        for start, end in sorted(intervals):
+            if end <= reach:
+                continue
+            busy += end - max(start, reach)
+            reach = end
+        return busy
+    # the same sums vectorised (a run has ~10^5 intervals): the additions stay sequential,
+    # in the same order, so the result is the same to the last bit
+    pairs = np.asarray(intervals, dtype=np.float64)
+    pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    starts, ends = pairs[:, 0], pairs[:, 1]
+    reach = np.empty_like(ends)
+    reach[0] = -np.inf
+    np.maximum.accumulate(ends[:-1], out=reach[1:])
+    grows = ends > reach
+    gains = ends[grows] - np.maximum(starts[grows], reach[grows])
+    busy = 0.0
+    for gain in gains.tolist():
+        busy += gain
     return busy
 
 
