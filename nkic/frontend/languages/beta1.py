@@ -497,12 +497,19 @@ class Beta1(Language):
                     "write the index as start + step * nl.arange(n)",
                 )
             return result
-        if symbol == "+" and isinstance(a, TensorView) and isinstance(b, TensorView):
+        node = call.node
+        addend = node.value if isinstance(node, ast.AugAssign) else getattr(node, "right", None)
+        if (
+            symbol == "+"
+            and isinstance(a, TensorView)
+            and isinstance(b, TensorView)
+            and isinstance(addend, ast.Call)
+        ):
+            # `acc += nisa.nc_matmul(...)`: no name holds the call's own tile, so the matmul
+            # can accumulate into `acc`; `x = nisa.nc_matmul(...); acc += x` keeps `x`
             accumulated = self._accumulate(ip, a, b)
             if accumulated is not None:
-                node = call.node
-                if inplace and isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Call):
-                    # `acc += nisa.nc_matmul(...)`: no name holds the call's own tile
+                if inplace and isinstance(node, ast.AugAssign):
                     _drop_alloc(ip.builder.block, b.tensor)
                 return accumulated
         if inplace and symbol in IN_PLACE and isinstance(a, TensorView) and a.on_chip:
@@ -526,6 +533,9 @@ class Beta1(Language):
         if isinstance(value, TensorView):
             if value.shape != acc.shape:
                 value = beta1_lowerings.broadcast_to(ip, call, name, value, acc.shape)
+            if acc.buffer == "psum":
+                # Vector engine operands: at most one of them in PSUM
+                value = beta1_lowerings._in_sbuf(ip, call, value)
             emit(ip, call, "tensor_tensor", dst=acc, data1=acc, data2=value, op=op(name))
         else:
             number = ip.need_concrete(value, "a number or a tile")

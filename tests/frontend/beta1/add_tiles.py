@@ -36,6 +36,25 @@ def matmul_psum(lhsT, rhs):
 
 
 @nki.jit
+def matmul_named_partials(lhsT, rhs):
+    # each partial product is kept under a name and also summed: both must hold their values
+    out = nl.ndarray((128, 256), dtype=np.float32, buffer=nl.shared_hbm)
+    last = nl.ndarray((128, 256), dtype=np.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 256), dtype=np.float32, buffer=nl.psum)
+    ip = nl.arange(128)[:, None]
+    im = nl.arange(128)[None, :]
+    jn = nl.arange(256)[None, :]
+    for k in nl.sequential_range(2):
+        s = nl.load(lhsT[k * 128 + ip, im])
+        m = nl.load(rhs[k * 128 + ip, jn])
+        part = nisa.nc_matmul(s, m)
+        acc += part
+        nl.store(last[ip, jn], value=nl.copy(part, dtype=np.float32))
+    nl.store(out[ip, jn], value=nl.copy(acc, dtype=np.float32))
+    return out, last
+
+
+@nki.jit
 def strided_cols(a):
     out = nl.ndarray((128, 256), dtype=a.dtype, buffer=nl.shared_hbm)
     i_p = nl.arange(128)[:, None]

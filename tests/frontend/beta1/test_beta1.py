@@ -17,7 +17,7 @@ KERNELS = Path(__file__).parent / "add_tiles.py"
 
 def test_the_dialect_is_selected_by_its_imports_and_kernels_are_found():
     names = [name for name, _ in find_kernels(str(KERNELS))]
-    assert names[:3] == ["add_rows", "matmul_psum", "strided_cols"]
+    assert names[:4] == ["add_rows", "matmul_psum", "matmul_named_partials", "strided_cols"]
 
 
 def test_index_grids_with_loop_offsets_and_tile_operators():
@@ -43,6 +43,19 @@ def test_psum_accumulation_of_returned_matmuls():
     assert "tensor_tensor" not in k.ir
     # nor is the tile each call would have returned allocated: every tile is used
     assert _unused_allocations(k.ir) == []
+
+
+def test_a_named_matmul_result_keeps_its_value_when_also_accumulated():
+    # `part = nisa.nc_matmul(...); acc += part`: the matmul writes `part` (read again below),
+    # and the sum goes through the Vector engine, its PSUM operand copied to SBUF first
+    rng = np.random.default_rng(2)
+    lhsT = rng.standard_normal((256, 128)).astype(np.float32)
+    rhs = rng.standard_normal((256, 256)).astype(np.float32)
+    k = nkic.compile(str(KERNELS), lhsT, rhs, kernel="matmul_named_partials")
+    out, last = k(lhsT, rhs)
+    parts = [lhsT[i : i + 128].astype(np.float64).T @ rhs[i : i + 128] for i in (0, 128)]
+    np.testing.assert_allclose(last, parts[1], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(out, parts[0] + parts[1], rtol=1e-5, atol=1e-4)
 
 
 def _unused_allocations(ir: str) -> list[str]:
