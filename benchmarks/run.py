@@ -475,7 +475,7 @@ def main() -> int:
     from sweep_bench import sweep_scaling  # benchmarks/sweep_bench.py
 
     def functional(lines: list[str]) -> None:
-        functional_speed(lines, compile_or_die, timed)
+        functional_speed(lines, compile_or_die)
 
     sections = (
         compile_scaling,

@@ -105,15 +105,43 @@ def compile_lnc(
 def merge(labelled: list[tuple[str, list[Diagnostic]]], always: bool = False) -> list[Diagnostic]:
     """One list of several programs' diagnostics, each report once. A report not every
     program makes names the programs that make it ("[LNC=2 core 1]"); with `always`, every
-    report names them."""
-    seen: dict[tuple, tuple[Diagnostic, list[str]]] = {}
+    report names them. Programs that report the same code at the same place in different words
+    (an assertion printing the program count) make one diagnostic: the first wording, the
+    others as notes naming their programs."""
+    groups: list[tuple[Diagnostic, dict[str, list[str]]]] = []  # (first, message -> labels)
+    exact: dict[tuple, int] = {}
+    by_site: dict[tuple, list[int]] = {}
     for label, diags in labelled:
         for d in diags:
-            key = (d.code, d.loc.file, d.loc.line, d.loc.col, d.message)
-            seen.setdefault(key, (d, []))[1].append(label)
+            site = (d.code, d.loc.file, d.loc.line, d.loc.col)
+            n = exact.get(site + (d.message,))
+            if n is None:
+                # the same site, reported by earlier programs only: another wording of it
+                n = next(
+                    (
+                        i
+                        for i in by_site.get(site, ())
+                        if all(label not in ls for ls in groups[i][1].values())
+                    ),
+                    None,
+                )
+                if n is None:
+                    n = len(groups)
+                    groups.append((d, {}))
+                    by_site.setdefault(site, []).append(n)
+                exact[site + (d.message,)] = n
+            labels = groups[n][1].setdefault(d.message, [])
+            if label not in labels:
+                labels.append(label)
     out = []
-    for d, labels in seen.values():
-        if always or len(labels) < len(labelled):
+    for d, wordings in groups:
+        labels = wordings[d.message]
+        others = tuple(
+            f"[{', '.join(ls)}] {message}"
+            for message, ls in wordings.items()
+            if message != d.message
+        )
+        if always or others or len(labels) < len(labelled):
             d = Diagnostic(
                 d.code,
                 f"{d.message} [{', '.join(labels)}]",
@@ -121,7 +149,7 @@ def merge(labelled: list[tuple[str, list[Diagnostic]]], always: bool = False) ->
                 d.severity,
                 d.hint,
                 d.related,
-                d.notes,
+                d.notes + others,
             )
         out.append(d)
     return out

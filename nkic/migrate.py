@@ -25,6 +25,7 @@ place under a `# TODO(nkic migrate): ...` comment, and is returned as a `Todo`.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import itertools
 import math
@@ -60,11 +61,21 @@ NUMPY_OPS = {
     "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
     "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
     "right_shift", "exp", "log", "tanh", "sqrt", "square", "abs", "negative", "sin", "cos",
-    "reciprocal",
+    "reciprocal", "copy",
+}  # fmt: skip
+
+#: dtypes numpy and `nl` both name
+NL_DTYPES = {
+    "float32", "float16", "int8", "int16", "int32", "uint8", "uint16", "uint32",
 }  # fmt: skip
 
 #: numpy reductions Beta 1 accepted as operators, and the ALU operator they name
-NUMPY_ALIASES = {"max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum"}
+NUMPY_ALIASES = {
+    "max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum", "sum": "add",
+}  # fmt: skip
+
+#: scheduling hints of Beta 1 loops, which current NKI's loops do not take (no result changes)
+LOOP_HINTS = ("directives", "precise_schedule")
 
 #: value-returning Beta 1 instructions: their positional parameter names and where the
 #: destination's shape and dtype come from: an operand (its shape and dtype), "matmul"
@@ -391,6 +402,8 @@ class _Migrator(cst.CSTTransformer):
         self.grid = grid
         self.to = to
         self.source = source
+        #: whether the file names a 4-byte integer dtype (`_exact_broadcast`)
+        self.names_int32 = "int32" in source
         #: (enclosing functions, name) of the index grids a use of which cannot be rewritten:
         #: left as they are
         self.keep = keep
@@ -1380,12 +1393,19 @@ class _Migrator(cst.CSTTransformer):
             and not block
         ):
             return updated.args[0].value
+        numpy_dtype = self._numpy_dtype(updated)
+        if numpy_dtype is not None:
+            return numpy_dtype
         loop = self._is(updated.func, self.nl)
         if loop in REDUCTIONS:
             updated = self._trailing_reduction(updated)
+        if loop == "loop_reduce":
+            self._todo(original, "nl.loop_reduce has no current equivalent: accumulate into the "
+                       "destination inside the loop (nisa.tensor_tensor(dst=acc, data1=acc, "
+                       "data2=x, op=nl.add))")  # fmt: skip
         if self.to == "0.7" and loop in RANGES:
             # the same loop in NKI 0.7; `directives=` (a scheduling hint) has no equivalent
-            kept = [a for a in updated.args if not (a.keyword and a.keyword.value == "directives")]
+            kept = [a for a in updated.args if not (a.keyword and a.keyword.value in LOOP_HINTS)]
             if all(a.keyword is None for a in kept):
                 kept[-1:] = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in kept[-1:]]
                 return updated.with_changes(func=cst.Name("range"), args=kept)
@@ -1458,6 +1478,19 @@ class _Migrator(cst.CSTTransformer):
             f"else {nl}.load({t}.ap(pattern={pattern}, offset=0){rest}))"
         )
         return cst.parse_expression(text)
+
+    def _numpy_dtype(self, call: cst.Call) -> cst.BaseExpression | None:
+        """`np.dtype(np.float32)`, `np.dtype("float16")` in kernel code (Beta 1 took numpy
+        dtypes): the `nl` dtype, `nl.float32`; None for any other call."""
+        if self._is(call.func, self.np) != "dtype" or len(call.args) != 1:
+            return None
+        value = call.args[0].value
+        name = self._is(value, self.np)
+        if isinstance(value, cst.SimpleString):
+            name = value.evaluated_value
+        if not isinstance(name, str) or name not in NL_DTYPES:
+            return None
+        return cst.parse_expression(f"{self._nl()}.{name}")
 
     def _shared_identity(self, call: cst.Call) -> cst.Call:
         """`nl.shared_constant(np.identity(n, dtype=np.int8), dtype=d)` (Beta 1 converted the
@@ -1551,6 +1584,14 @@ class _Migrator(cst.CSTTransformer):
             f"{nisa}.dma_compute(dst={dst}, srcs=[{dst}, {_code(named['src'])}], "
             f"reduce_op={self._nl()}.add{rest})"
         )
+
+    def leave_Return(self, original, updated):
+        kind = self._allocator(updated.value) if isinstance(updated.value, cst.Call) else None
+        if kind is None:
+            return updated
+        # a helper that returns a direct allocation (`return sb_mod(base_addr=a)`) for a
+        # `buffer=` argument: the buffer itself, as there (nkic places the tensor)
+        return updated.with_changes(value=cst.parse_expression(f"{self._nl()}.{kind}"))
 
     def _allocator(self, node) -> str | None:
         """ "sbuf" / "psum" when `node` is a `nki.compiler` allocator or a call of one
@@ -1842,6 +1883,9 @@ class _Migrator(cst.CSTTransformer):
         element = self._element_store(updated, stmt)
         if element is not None:
             return element
+        broadcast = self._exact_broadcast(updated, stmt)
+        if broadcast is not None:
+            return broadcast
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0].target
             call = stmt.value
@@ -1879,6 +1923,47 @@ class _Migrator(cst.CSTTransformer):
                 target = _code(stmt.target)  # PSUM accumulation, in place
                 return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _exact_broadcast(self, line, stmt):
+        """`y = nl.broadcast_to(x, shape=(p, f))` of a one-partition tile: Beta 1 copied it to
+        every partition for any dtype; current NKI broadcasts across partitions through the
+        Tensor engine, exact for integers of up to 16 bits only. For 4-byte integer tiles, one
+        DMA per partition copies the row (the same bits); other dtypes keep the call. Only in
+        a file that names `int32` or `uint32` (the dtype is known when the kernel is traced, not
+        here), so that the broadcasts of float kernels stay as they were."""
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+            return None
+        if not self.names_int32:  # no 4-byte integer in the file: its broadcasts stay calls
+            return None
+        target, call = stmt.targets[0].target, stmt.value
+        if not (isinstance(target, cst.Name) and isinstance(call, cst.Call)):
+            return None
+        if self._is(call.func, self.nl) != "broadcast_to" or not call.args:
+            return None
+        x = call.args[0].value if call.args[0].keyword is None else None
+        shape = next((a.value for a in call.args[1:] if a.keyword and a.keyword.value == "shape"),
+                     call.args[1].value if len(call.args) > 1 and call.args[1].keyword is None
+                     else None)  # fmt: skip
+        if not (isinstance(x, cst.Name) and isinstance(shape, cst.Tuple | cst.List)):
+            return None
+        if len(shape.elements) != 2:
+            return None
+        nl, nisa = self._nl(), self._nisa()
+        y, x, rows = target.value, x.value, _code(shape.elements[0].value)
+        cols = _code(shape.elements[1].value)
+        p = self._fresh("partition")
+        indent = " " * 4
+        text = (
+            f"if {x}.dtype in ({nl}.int32, {nl}.uint32) and {x}.shape[0] == 1:\n"
+            f"{indent}{y} = {nl}.ndarray(({rows}, {cols}), dtype={x}.dtype, buffer={nl}.sbuf)\n"
+            f"{indent}for {p} in range({rows}):\n"
+            f"{indent * 2}{nisa}.dma_copy(dst={y}[{p}:{p} + 1, 0:{cols}], src={x}[0:1, 0:{cols}])\n"
+            f"else:\n"
+            f"{indent}{_code(stmt).strip()}\n"
+        )
+        self.tiles.add(y)
+        replaced = cst.parse_statement(text)
+        return replaced.with_changes(leading_lines=line.leading_lines)
 
     def _element_store(self, line, stmt):
         """`t[i, j] = c` (a number into one element of a tile, at a partition that is not a
@@ -2057,13 +2142,26 @@ class _Migrator(cst.CSTTransformer):
                 shape = f"({named['stationary']}.shape[-1], {named['moving']}.shape[-1])"
                 dt, buf = dtype or f"{nl}.float32", "psum"
             elif shape_of == "transpose":
-                if "axes" in named:
-                    self._todo(line, f"nisa.{name} with axes=: allocate the transposed "
-                               "destination and pass it as dst=")  # fmt: skip
-                    return line
                 src = named[params[0]]  # nc_transpose's result is in PSUM, a DMA's in SBUF
                 buf = "psum" if name == "nc_transpose" else "sbuf"
                 shape, dt = f"({src}.shape[1], {src}.shape[0])", dtype or f"{src}.dtype"
+                if "axes" in named:
+                    try:
+                        axes = ast.literal_eval(named["axes"])
+                    except (ValueError, SyntaxError):
+                        axes = None
+                    if not (isinstance(axes, tuple | list) and axes
+                            and all(type(a) is int for a in axes)):  # fmt: skip
+                        self._todo(line, f"nisa.{name} with axes= not written as numbers: "
+                                   "allocate the transposed destination and pass it as dst=")  # fmt: skip
+                        return line
+                    if not src.isidentifier():  # a view: bound once, its shape read from it
+                        view_name = self._fresh("transposed_src")
+                        statements.append(f"{view_name} = {src}")
+                        src = named[params[0]] = view_name
+                    dims = ", ".join(f"{src}.shape[{a}]" for a in axes)
+                    shape = f"({dims},)" if len(axes) == 1 else f"({dims})"
+                    dt = dtype or f"{src}.dtype"
             elif shape_of == "shape":
                 if shape_arg is None or dtype is None:
                     self._todo(line, f"nisa.{name} without shape= and dtype=: allocate the "
@@ -2163,16 +2261,21 @@ class _BlockedTensors(cst.CSTVisitor):
         self.found: dict = {}  # (scope, name) -> (blocks, rank, on chip)
         self.assigned: dict = {}  # (scope, name) -> times assigned
         self.other_use: set = set()  # (scope, name) read other than as t[...]
+        self.nested: dict = {}  # (nested scope, name) read there as t[...] -> (scope, name)
 
     @classmethod
     def of(cls, module: cst.Module) -> dict:
         finder = cls()
         module.visit(finder)
-        return {
+        blocked = {
             k: v
             for k, v in finder.found.items()
             if not v[2] or (finder.assigned.get(k) == 1 and k not in finder.other_use)
         }  # an HBM tensor keeps its layout: any use is fine
+        for use, key in finder.nested.items():  # its subscripts in nested functions move too
+            if key in blocked and use not in finder.assigned:
+                blocked[use] = blocked[key]
+        return blocked
 
     def visit_FunctionDef(self, node):
         self.scope.append(node.name.value)
@@ -2228,8 +2331,8 @@ class _BlockedTensors(cst.CSTVisitor):
         if not isinstance(node.value, cst.Name):
             return True
         found = self._candidate(node.value.value)
-        if found is not None and not found[1]:
-            self.other_use.add(found[0])  # read in a nested function
+        if found is not None and not found[1]:  # read in a nested function (a closure)
+            self.nested[(tuple(self.scope), node.value.value)] = found[0]
         for element in node.slice:
             element.visit(self)
         return False
@@ -2362,8 +2465,9 @@ def verify(
     with source_overrides({twin: migrated}):
         rng = np.random.default_rng(seed)
         tensors = {name: spec for name, spec in args.items() if isinstance(spec, TensorSpec)}
-        rows = _index_range(tensors.values())
-        inputs = {name: _random(spec, rng, rows) for name, spec in tensors.items()}
+        inputs = {
+            name: _random(spec, rng, _index_range(tensors, name)) for name, spec in tensors.items()
+        }
         results = []
         for file in (path, twin):
             try:
@@ -2424,12 +2528,14 @@ _TWINS = itertools.count()
 _INTEGER_DTYPES = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
 
 
-def _index_range(specs) -> int:
-    """The values integer inputs are drawn from, [0, n): Beta 1 kernels take integer tensors
-    as row indices of their other tensors (indirect DMA), so n is the smallest first dimension
-    of the non-integer tensors (128 with none)."""
-    rows = [s.shape[0] for s in specs if s.dtype not in _INTEGER_DTYPES and s.shape]
-    return min(rows, default=128)
+def _index_range(specs: dict, name: str) -> int:
+    """The values the integer input `name` is drawn from, [0, n): Beta 1 kernels take integer
+    tensors as row indices of their other tensors (indirect DMA), so n is the smallest first
+    dimension of the non-integer tensors, or, where every tensor is an integer one, of the
+    other tensors (128 with none)."""
+    others = [s for other, s in specs.items() if other != name and s.shape]
+    rows = [s.shape[0] for s in others if s.dtype not in _INTEGER_DTYPES]
+    return min(rows or [s.shape[0] for s in others], default=128)
 
 
 def _random(spec, rng, rows: int = 128):

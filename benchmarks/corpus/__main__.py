@@ -83,6 +83,34 @@ def load_notes(path: Path) -> tuple[dict[str, str], list[dict]]:
     return skip, findings
 
 
+def load_check_options(path: Path) -> dict[str, dict]:
+    """How to check the files that `nkic check` with its defaults would not check as their
+    tests use them (key -> {reason, nki, lnc, args}): the NKI version the file is written in,
+    the logical-core degree its test launches, the arguments its test passes to a kernel
+    (`args = { kernel = { name = "spec" } }`; a kernel without is checked with its defaults)."""
+    if not path.is_file():
+        return {}
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    out = {}
+    for e in data.get("check", []):
+        how = {"reason": e["reason"]}
+        how.update({k: e[k] for k in ("nki", "lnc", "args") if k in e})
+        out[e["path"]] = how
+    return out
+
+
+def _options(how: dict) -> list[str]:
+    argv = ["--nki", str(how["nki"])] if "nki" in how else []
+    return argv + (["--lnc", str(how["lnc"])] if "lnc" in how else [])
+
+
+def _kernel_args(how: dict, kernel: str) -> list[str]:
+    return [
+        a for n, s in how.get("args", {}).get(kernel, {}).items() for a in ("--arg", f"{n}={s}")
+    ]
+
+
 def _git_head(path: Path) -> str:
     try:
         out = subprocess.run(
@@ -108,27 +136,35 @@ def _relative(errors, corpus: Path) -> list[dict]:
     return out
 
 
-def check_file(kf: KernelFile, corpus: Path, timeout: float) -> dict:
+def check_file(kf: KernelFile, corpus: Path, timeout: float, how: dict | None = None) -> dict:
     """`nkic check` on the file; when it reports the file clean, each kernel the harness found
-    is checked by name too, so that a kernel nkic skipped cannot pass as clean."""
+    is checked by name too, so that a kernel nkic skipped cannot pass as clean. `how` (from
+    `load_check_options`) adds options; with per-kernel arguments, each kernel is checked by
+    name only, its failure being the file's."""
+    how = how or {}
     roots = library.import_roots(corpus / "nki-library") if kf.repo == "nki-library" else ()
+    common = ["--format", "json"] + _options(how)
     with tempfile.TemporaryDirectory(prefix="nkic-corpus-") as tmp:
-        o: Outcome = run_nkic(
-            ["check", kf.abspath, "--format", "json"], timeout, cwd=tmp, pythonpath=roots
-        )
-        status, errors, detail, seconds = o.status, o.errors, o.detail, o.seconds
-        if o.status == OK:
+        status, errors, detail, seconds = OK, [], "", 0.0
+        if not how.get("args"):
+            o: Outcome = run_nkic(
+                ["check", kf.abspath] + common, timeout, cwd=tmp, pythonpath=roots
+            )
+            status, errors, detail, seconds = o.status, o.errors, o.detail, o.seconds
+        if status == OK:
             for kernel in kf.kernels:
                 by_name = run_nkic(
-                    ["check", kf.abspath, "-k", kernel, "--format", "json"],
+                    ["check", kf.abspath, "-k", kernel] + common + _kernel_args(how, kernel),
                     timeout,
                     cwd=tmp,
                     pythonpath=roots,
                 )
                 seconds += by_name.seconds
                 if by_name.status != OK:
-                    status, errors = MISSED, by_name.errors
-                    detail = f"-k {kernel}: {by_name.status} {by_name.detail}".strip()
+                    status, errors, detail = by_name.status, by_name.errors, by_name.detail
+                    if not how.get("args"):
+                        status = MISSED
+                        detail = f"-k {kernel}: {by_name.status} {by_name.detail}".strip()
                     break
     return {
         "key": kf.key,
@@ -139,6 +175,7 @@ def check_file(kf: KernelFile, corpus: Path, timeout: float) -> dict:
         "seconds": round(seconds, 2),
         "errors": _relative(errors[:50], corpus),
         "detail": detail,
+        **({"how": how} if how else {}),
     }
 
 
@@ -173,6 +210,7 @@ def run_library_case(
 def run(args: argparse.Namespace) -> dict:
     corpus = Path(args.corpus).resolve()
     notes, findings = load_notes(Path(args.notes))
+    hows = load_check_options(Path(args.notes))
     files = [f for f in discover(corpus) if args.filter in f.key] if not args.no_check else []
     skipped = [{"key": f.key, "reason": notes[f.key]} for f in files if f.key in notes]
     files = [f for f in files if f.key not in notes]
@@ -194,7 +232,10 @@ def run(args: argparse.Namespace) -> dict:
     beta1_results: dict[str, dict] = {}
     total = len(files) + len(cases) + len(beta1)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(check_file, f, corpus, args.timeout): ("file", f.key) for f in files}
+        futures = {
+            pool.submit(check_file, f, corpus, args.timeout, hows.get(f.key)): ("file", f.key)
+            for f in files
+        }
         for k, c in cases:
             fut = pool.submit(run_library_case, lib_root, k, c, args, corpus)
             futures[fut] = ("case", c.key)

@@ -386,15 +386,28 @@ class SkipNumerics(Exception):
 
 
 def call_reference(
-    ref: Callable, tensors: dict[str, np.ndarray], host: dict[str, object], lnc: int
+    ref: Callable,
+    tensors: dict[str, np.ndarray],
+    host: dict[str, object],
+    lnc: int = 1,
+    dtypes: Mapping[str, str] | None = None,
 ) -> tuple:
-    """The reference's outputs as a tuple; a reference with an `lnc` parameter (its layout
-    depends on the number of logical cores) gets the case's LNC degree."""
-    if "lnc" in inspect.signature(ref).parameters:
-        expected = ref(tensors, host, lnc=lnc)
-    else:
-        expected = ref(tensors, host)
+    """The reference's outputs as a tuple. A reference with an `lnc` parameter (its layout
+    depends on the number of logical cores) gets the case's LNC degree; one with `dtypes`,
+    the NKI dtype of each tensor argument by name (what the stored values cannot tell, such
+    as the element type of packed words)."""
+    expected = ref(tensors, host, **_context(ref, lnc, dtypes))
     return expected if isinstance(expected, tuple) else (expected,)
+
+
+def _context(fn: Callable, lnc: int, dtypes: Mapping[str, str] | None) -> dict[str, object]:
+    params = inspect.signature(fn).parameters
+    out: dict[str, object] = {}
+    if "lnc" in params:
+        out["lnc"] = lnc
+    if "dtypes" in params:
+        out["dtypes"] = dict(dtypes or {})
+    return out
 
 
 def compare_numerics(
@@ -419,8 +432,9 @@ def compare_numerics(
             f"({NUMERICS_MAX_ELEMENTS:,})"
         )
     tensors, host = make_inputs(case)
+    dtypes = {name: dtype for name, dtype, _ in tensor_inputs(case)}
     try:
-        expected = call_reference(ref, tensors, host, case.lnc)
+        expected = call_reference(ref, tensors, host, case.lnc, dtypes)
     except SkipNumerics as e:
         return f"skipped: {e}"
     in_dir, out_dir = workdir / "in", workdir / "out"
@@ -439,7 +453,7 @@ def compare_numerics(
     outputs = [np.load(out_dir / f"{n}.npy") for n in names]
     decode = getattr(ref, "decode", None)
     if decode is not None:
-        outputs = decode(outputs, tensors, host)
+        outputs = decode(outputs, tensors, host, **_context(decode, case.lnc, dtypes))
     worst, notes = 0.0, []
     for name, got, want in zip(names, outputs, expected):
         got = np.asarray(got, dtype=np.float64)

@@ -262,10 +262,23 @@ def _cell(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def markdown(results: list[dict] | None) -> list[str]:
-    """The docs/coverage.md section (empty without a --migrate run)."""
+def _verdict(v: dict, public_finding: bool) -> str:
+    """A kernel's outputs cell: its verdict, why when not identical, and whether the reason is
+    a problem of the public code itself (the original kernel fails, and notes.toml says why)."""
+    text = f"{v['entry']}: {v['status']}"
+    if v["status"] == "identical" or not v.get("detail"):
+        return text
+    if public_finding and v["status"] == "not verified" and v["detail"].startswith("original"):
+        text += ", a problem of the public code (below)"
+    return text + f" ({v['detail']})"
+
+
+def markdown(results: list[dict] | None, findings: list[dict] | None = None) -> list[str]:
+    """The docs/coverage.md section (empty without a --migrate run); `findings` are the
+    problems of the public code that notes.toml lists."""
     if not results:
         return []
+    public = {f["key"] for f in findings or []}
     s = summary(results)
     out = [
         "",
@@ -293,11 +306,7 @@ def markdown(results: list[dict] | None) -> list[str]:
         clean = check.get("status", "")
         if clean and clean != "clean":
             clean += f": {check.get('detail', '')}"
-        outputs = "; ".join(
-            f"{v['entry']}: {v['status']}"
-            + (f" ({v['detail']})" if v["status"] not in ("identical",) and v.get("detail") else "")
-            for v in e.get("verify", [])
-        )
+        outputs = "; ".join(_verdict(v, e["key"] in public) for v in e.get("verify", []))
         todos = "; ".join(f"{t['line']}: {t['message']}" for t in e.get("todos", []))
         migrated = e.get("migrate", "")
         if migrated != OK:

@@ -1,8 +1,9 @@
 """Numpy references for NKI Library kernels, written here from each kernel's documented
-semantics (its docstring and its tests' descriptions), not from its code. Each takes the input
+semantics (its docstring and, where that is silent, what its tests check), never copied. Each takes the input
 tensors and host values of a case, by argument name, and returns the expected output or a
 tuple of outputs in the kernel's return order. Computed in float64. A reference whose output
-layout depends on the number of logical cores takes it as the keyword `lnc`.
+layout depends on the number of logical cores takes it as the keyword `lnc`; one that needs
+the NKI dtypes of the tensor arguments (packed element types), the keyword `dtypes`.
 
 A host value given as an expression (`kargs = "Args(eps=1e-6, mode=Mode.ROW)"`) arrives as an
 `ArgExpr`; `call_kwargs` reads its keywords. A reference may carry a `decode` attribute: a
@@ -339,6 +340,66 @@ def _rmsnorm_quant_decode(outputs: list, t: dict[str, np.ndarray], host: dict[st
 rmsnorm_quant.decode = _rmsnorm_quant_decode
 
 
+#: Largest exponent of each MX element type: the scale puts a group's largest magnitude in
+#: [2^(Emax - 1), 2^Emax)
+MX_EMAX = {"float8_e4m3fn_x4": 8, "float8_e5m2_x4": 15}
+
+
+def _mx_scale_row(group: int, partitions: int) -> int:
+    """The scale-tile row of partition group `group` (8 partitions each): the first four
+    partitions of each 32-partition quadrant hold its four groups."""
+    return group if partitions <= 32 else group // 4 * 32 + group % 4
+
+
+def _mx_codes(src: np.ndarray, emax: int) -> np.ndarray:
+    """The e8m0 scale code of each group of 8 partitions x 4 elements of src [P, F], as
+    [P/8, F/4]: floor(log2 max|x|) - (Emax - 1) + 127, clamped to [0, 254]; 0 for an all-zero
+    group."""
+    p, f = src.shape
+    amax = np.abs(src).reshape(p // 8, 8, f // 4, 4).max(axis=(1, 3))
+    with np.errstate(divide="ignore"):
+        code = np.floor(np.log2(amax)) - (emax - 1) + 127
+    return np.where(amax > 0, np.clip(code, 0, 254), 0)
+
+
+def quantize_to_mx(
+    t: dict[str, np.ndarray], host: dict[str, object], dtypes: dict[str, str]
+) -> tuple:
+    """MX quantisation of src [P, F] in groups of 8 partitions x 4 elements, each group scaled
+    by 2^(code - 127) with the code of `_mx_codes`. Compared after `decode`: the data output
+    dequantised is the source itself (the tolerance is the element type's rounding); the
+    scale output [P, F/4] is compared as the ratio of each group's scale to the documented
+    one, 1 on the group's scale row, and 0 on the rows no group uses (the kernel leaves them
+    unwritten)."""
+    src = _f64(t["src_hbm"])
+    p, f = src.shape
+    ratios = np.zeros((p, f // 4))
+    ratios[[_mx_scale_row(g, p) for g in range(p // 8)]] = 1.0
+    return src, ratios
+
+
+def _quantize_to_mx_decode(
+    outputs: list, t: dict[str, np.ndarray], host: dict[str, object], dtypes: dict[str, str]
+):
+    """The packed data words unpacked and multiplied by their group's scale 2^(code - 127);
+    the scale rows in use as the ratio of their scale to the documented one, the others 0."""
+    from nkirt.dtypes import unpack_x4
+
+    words, scales = outputs
+    values = unpack_x4(np.asarray(words), dtypes["out_data_hbm"]).astype(np.float64)
+    p = values.shape[0]
+    rows = [_mx_scale_row(g, p) for g in range(p // 8)]
+    code = np.asarray(scales, dtype=np.float64)[rows]  # [groups, F/4]
+    factor = np.repeat(np.repeat(2.0 ** (code - 127), 8, axis=0), 4, axis=1)
+    ratios = np.zeros(np.shape(scales))
+    want = _mx_codes(_f64(t["src_hbm"]), MX_EMAX[dtypes["out_data_hbm"]])
+    ratios[rows] = 2.0 ** (code - want)
+    return [values * factor, ratios]
+
+
+quantize_to_mx.decode = _quantize_to_mx_decode
+
+
 def _skip(why: str):
     from .library import SkipNumerics
 
@@ -346,15 +407,20 @@ def _skip(why: str):
 
 
 def rope(t: dict[str, np.ndarray], host: dict[str, object]) -> np.ndarray:
-    """Rotary embedding of x [d, B, heads, S] with cos, sin [d/2, B, S], the contiguous layout
-    (first half x1, second half x2 of d): out1 = x1 cos - x2 sin, out2 = x2 cos + x1 sin."""
-    if host.get("contiguous_layout", True) is False:
-        _skip("the interleaved layout's output order is not documented")
+    """Rotary embedding of x [d, B, heads, S] with cos, sin [d/2, B, S]: pairs (x1[i], x2[i])
+    rotate to (x1 cos - x2 sin, x2 cos + x1 sin). Contiguous layout (default): x1 is the first
+    half of d, x2 the second; interleaved: x1 the even elements, x2 the odd ones, the output
+    in the same layout as the input."""
     x, cos, sin = _f64(t["x_in"]), _f64(t["cos"]), _f64(t["sin"])
-    half = x.shape[0] // 2
     c, s = cos[:, :, None, :], sin[:, :, None, :]  # over the heads
-    x1, x2 = x[:half], x[half:]
-    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s])
+    contiguous = host.get("contiguous_layout", True) is not False
+    x1, x2 = (x[: len(x) // 2], x[len(x) // 2 :]) if contiguous else (x[0::2], x[1::2])
+    y1, y2 = x1 * c - x2 * s, x2 * c + x1 * s
+    if contiguous:
+        return np.concatenate([y1, y2])
+    out = np.empty_like(x)
+    out[0::2], out[1::2] = y1, y2
+    return out
 
 
 def rope_hf(t: dict[str, np.ndarray], host: dict[str, object]) -> tuple:
@@ -483,6 +549,7 @@ REFERENCES = {
     "find_nonzero_indices": find_nonzero_indices,
     "find_nonzero_indices_with_count": find_nonzero_indices_with_count,
     "gen_mask_tkg": gen_mask_tkg,
+    "quantize_to_mx": quantize_to_mx,
     "router_topk": router_topk,
     "topk_reduce": topk_reduce,
     "tp_broadcast": tp_broadcast,

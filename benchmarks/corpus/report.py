@@ -56,6 +56,16 @@ def _first(errors: list[dict], detail: str) -> str:
     return _cell(detail)
 
 
+def how_checked(how: dict) -> str:
+    """The options a file was checked with, in words: `NKI 0.6, LNC=2, the test's arguments`."""
+    parts = [f"NKI {how['nki']}"] if "nki" in how else []
+    parts += [f"LNC={how['lnc']}"] if "lnc" in how else []
+    for kernel, args in how.get("args", {}).items():
+        given = ", ".join(f"{n}={s}" for n, s in args.items())
+        parts.append(f"{kernel}({given})")
+    return "; ".join(parts)
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -275,6 +285,8 @@ def render_markdown(results: dict) -> str:
         status = file_status(f)
         first = "" if status == "clean" else _first(f.get("errors", []), f.get("detail", ""))
         kernels = ", ".join(f["kernels"])
+        if f.get("how"):
+            status += f" (checked with {_cell(how_checked(f['how']))})"
         out.append(f"| {f['key']} | {f['dialect']} | {_cell(kernels)} | {status} | {first} |")
     out += [
         "",
@@ -307,7 +319,8 @@ def render_markdown(results: dict) -> str:
             "## Numerics",
             "",
             "Each library kernel with a reference in `benchmarks/corpus/references.py` (numpy, "
-            "written from the kernel's documented math, not from the library's tests) runs on "
+            "written here from the kernel's documented math and output layout, never copied from "
+            "the library) runs on "
             "seeded inputs and its outputs are compared with the reference at the case's "
             "tolerance. *Not run*: the case did not compile or run, so nothing was compared.",
             "",
@@ -321,7 +334,7 @@ def render_markdown(results: dict) -> str:
                 f"| {r['mismatch']} | {r['skipped']} | {r['not_run']} | {r['verdict']} "
                 f"| {_cell(r['first'])} |"
             )
-    out += migrate_runs.markdown(results.get("migrate"))
+    out += migrate_runs.markdown(results.get("migrate"), results.get("findings"))
     if results.get("findings"):
         out += [
             "",
@@ -333,6 +346,23 @@ def render_markdown(results: dict) -> str:
             "|---|---|",
         ]
         out += [f"| {f['key']} | {_cell(f['note'])} |" for f in results["findings"]]
+    checked_with = [f for f in results["files"] if f.get("how")]
+    if checked_with:
+        out += [
+            "",
+            "## Files checked as their tests use them",
+            "",
+            "`nkic check` with its defaults checks every kernel as NKI 0.7, on one core, with "
+            "the kernel's parameter defaults. These files are checked with the options their "
+            "tests or the library use (`[[check]]` in `benchmarks/corpus/notes.toml`).",
+            "",
+            "| file | checked with | why |",
+            "|---|---|---|",
+        ]
+        out += [
+            f"| {f['key']} | {_cell(how_checked(f['how']))} | {_cell(f['how']['reason'])} |"
+            for f in checked_with
+        ]
     if results.get("skipped"):
         out += ["", "## Files the harness does not check", "", "| file | reason |", "|---|---|"]
         out += [f"| {s['key']} | {_cell(s['reason'])} |" for s in results["skipped"]]

@@ -753,11 +753,12 @@ class _Index:
                     continue
                 wids, writes, rids, reads = lists
                 stop = -1
+                cover: list[tuple[int, int]] = []  # bytes of lo..hi the writes seen cover
                 for j in range(bisect_left(wids, c.id) - 1, -1, -1):
                     p, pa = writes[j]
                     if _boxes_meet(a, pa):
                         earlier.add(p)
-                        if pa.exact and _covers(pa, a, lo, hi):
+                        if pa.exact and _covered(cover, pa, a, lo, hi):
                             stop = p.id
                             break
                 _later(a, wids, writes, c.id, last, later)
@@ -846,6 +847,34 @@ def _later(a: Access, ids: list[int], entries: list, after: int, last: int, out:
         if _boxes_meet(a, entries[j][1]):
             out.add(entries[j][0])
         j += 1
+
+
+def _covered(cover: list[tuple[int, int]], p: Access, c: Access, lo: int, hi: int) -> bool:
+    """Do the exact write p and the exact writes before it in `cover` (the bytes between lo
+    and hi they touch on every partition of c's box, merged) touch every byte of c's box
+    between bytes lo and hi? Adds p's bytes to `cover`.
+
+    Newer writes that together cover c's bytes in a bucket hide what came before them there
+    as one covering write does (see `_Index`): an older access that conflicts with c there
+    conflicts with one of them."""
+    pp0, pp1, pb0, pb1 = p.box
+    cp0, cp1, _, _ = c.box
+    if not (pp0 <= cp0 and cp1 <= pp1):
+        return False
+    first, last = max(pb0, lo), min(pb1, hi)
+    if first > last:
+        return False
+    if first == lo and last == hi:
+        return True
+    merged = []
+    for a, b in cover:
+        if b + 1 < first or last + 1 < a:
+            merged.append((a, b))
+        else:
+            first, last = min(first, a), max(last, b)
+    merged.append((first, last))
+    cover[:] = merged
+    return first == lo and last == hi
 
 
 def _covers(p: Access, c: Access, lo: int, hi: int) -> bool:

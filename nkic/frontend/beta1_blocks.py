@@ -103,9 +103,12 @@ class BlockList:
     tiles: list[TensorView]
     block_shape: tuple[int, ...]
 
+    def __post_init__(self) -> None:
+        self._shape = (*self.block_shape, *self.tiles[0].shape)
+
     @property
     def shape(self) -> tuple[int, ...]:
-        return (*self.block_shape, *self.tiles[0].shape)
+        return self._shape
 
     @property
     def dtype(self) -> str:

@@ -174,6 +174,8 @@ def grid_binop(symbol: str, a, b):
 def index_with_grids(view: TensorView, items: tuple) -> TensorView:
     """`view[items]` where items are ints, loop-variable expressions and index grids."""
     rank = len(view.pattern)
+    if _whole_grid(view, items, rank):
+        return TensorView(view.tensor, view.offset, view.pattern, view.dtype)
     if len(items) > rank:
         raise UserError(
             "err_invalid_index", f"too many indices for a tensor of rank {rank}: {len(items)} given"
@@ -244,6 +246,25 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
     if view.on_chip and not pattern:
         pattern = [(view.pattern[0][0], 1)]
     return TensorView(view.tensor, offset, pattern, view.dtype)
+
+
+def _whole_grid(view: TensorView, items: tuple, rank: int) -> bool:
+    """Whether `items` is the grid of the whole view, each axis in its own place (`t[i_p, i_f]`
+    with `i_p, i_f = nl.mgrid[0:P, 0:F]` for a (P, F) view): the view itself, the most common
+    subscript of a Beta 1 kernel, taken without the general walk."""
+    if len(items) != rank:
+        return False
+    for d, (item, (_, num)) in enumerate(zip(items, view.pattern)):
+        if (
+            type(item) is not IndexGrid
+            or item.start != 0
+            or item.step != 1
+            or item.size != num
+            or item.axis != d
+            or item.ndim != rank
+        ):
+            return False
+    return True
 
 
 def _terms(item) -> tuple[tuple[int, int, int], ...]:

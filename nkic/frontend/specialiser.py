@@ -12,7 +12,7 @@ import ast
 from ..ir.builder import Builder
 from ..ir.core import Kernel, Loc
 from . import languages, pylib
-from .interp.calls import Calls
+from .interp.calls import Calls, Signature
 from .interp.context import Context
 from .interp.expressions import Expressions
 from .interp.loops import Loops
@@ -65,6 +65,7 @@ class Specialiser(
         self.builtins = pylib.python_builtins()
         self.known_modules = {**pylib.known_modules(), **self.language.modules()}
         self._visitors: dict[type, object] = {}
+        self.signatures: dict[ast.arguments, Signature] = {}  # of the functions called
         self.reported_keys: set[tuple] = set()
         self.constants: list = []  # Allocs of constant tensors, placed first when done
         self.grid: tuple[int, ...] = ()  # a Beta 1 SPMD launch grid; () when there is none

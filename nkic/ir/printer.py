@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from itertools import zip_longest
 
 from .core import AccessPattern, Alloc, DynLoop, Imm, Inst, Kernel, Loc, Loop, Op, Tensor
 
@@ -93,6 +95,13 @@ class Printer:
             raise TypeError(f"unknown op {op!r}")
 
     def kernel_text(self) -> str:
+        for _ in self.parts():
+            pass
+        return "\n".join(self.lines) + "\n"
+
+    def parts(self) -> Iterator[int]:
+        """Print the kernel piece by piece (its header, each top-level op, its end), yielding
+        the number of lines printed so far after each."""
         k = self.kernel
         self.emit(0, f"kernel @{k.name} target={k.target} {{")
         for f, i in self.files.items():
@@ -101,17 +110,31 @@ class Printer:
             self.emit(
                 1, f"param %{p.name} : {self.ttype(p)} {json.dumps(p.label)}{self.loc(p.loc)}"
             )
+        yield len(self.lines)
         for op in k.body:
             self.op(op, 1)
+            yield len(self.lines)
         views = k.return_views or [None] * len(k.returns)
         returned = ", ".join(f"%{t.name}{_view(v)}" for t, v in zip(k.returns, views))
         self.emit(1, "return" + (" " + returned if returned else ""))
         self.emit(0, "}")
-        return "\n".join(self.lines) + "\n"
+        yield len(self.lines)
 
 
 def print_kernel(kernel: Kernel) -> str:
     return Printer(kernel).kernel_text()
+
+
+def same_text(a: Kernel, b: Kernel) -> bool:
+    """`print_kernel(a) == print_kernel(b)`, printing both only up to their first difference
+    (the programs of an LNC launch usually differ in their first instructions)."""
+    pa, pb = Printer(a), Printer(b)
+    start = 0
+    for end_a, end_b in zip_longest(pa.parts(), pb.parts()):
+        if end_a != end_b or pa.lines[start:end_a] != pb.lines[start:end_b]:
+            return False
+        start = end_a
+    return True
 
 
 def _view(view: tuple | None) -> str:

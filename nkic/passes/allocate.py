@@ -77,15 +77,20 @@ class _Placed:
 
 
 def _footprint(t: Tensor, count: int, tgt: Target) -> tuple[int, tuple[tuple[int, int], ...]]:
-    """(slot stride, relative [lo, hi) byte ranges of the slots)."""
-    size = _align(max(1, t.bytes_per_partition))
+    """(slot stride, relative [lo, hi) byte ranges of the slots).
+
+    A tensor occupies exactly its bytes per partition: only slot starts are aligned, so a
+    46-byte tile at byte 6012 ends at 6058, where an `address=` placement may put the next."""
+    exact = max(1, t.bytes_per_partition)
+    size = _align(exact)
     if t.buffer == "psum":
         bank = tgt.psum_bank_bytes
         if size <= bank:  # each slot in its own bank, at the same offset inside it
             stride = bank if count > 1 else size
             return stride, tuple((s * bank, s * bank + size) for s in range(count))
         size = _align(size, bank)  # larger tensors take whole consecutive banks
-    return size, ((0, count * size),)
+        return size, ((0, count * size),)
+    return size, ((0, (count - 1) * size + exact),)
 
 
 class _Layout:

@@ -11,7 +11,8 @@ between that memory and the next-tier memory in the hierarchy"
 (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/get-started/about/memory-hierarchy-overview.html).
 
 nkic does the same for a PSUM tile that is allocated at the kernel's top level, written and
-read only by top-level instructions, and read only after its last write: right after that
+read only by top-level instructions, written whole by one of them (so the copy reads no unset
+byte), and read only after its last write: right after that
 write, the tile is copied to SBUF and from there to a private HBM scratch tensor, and each later
 instruction that reads the tile reads an SBUF copy reloaded from HBM just before it. The PSUM
 tile is then live only while it is computed. The copies are real instructions: the simulator
@@ -53,6 +54,7 @@ def candidates(kernel: Kernel) -> list[Candidate]:
     top -= set(kernel.returns)
     writes: dict[Tensor, list[int]] = {}
     reads: dict[Tensor, list[int]] = {}
+    whole: set[Tensor] = set()  # written whole by one instruction: the copy reads no unset byte
     bad: set[Tensor] = set()
     for pos, op in enumerate(kernel.body):
         if isinstance(op, Loop):
@@ -64,16 +66,24 @@ def candidates(kernel: Kernel) -> list[Candidate]:
                     continue
                 if ap.dynamic is not None:
                     bad.add(t)
-                kind = writes if is_write(op, name) else reads
-                kind.setdefault(t, []).append(pos)
+                write = is_write(op, name)
+                (writes if write else reads).setdefault(t, []).append(pos)
+                if write and _covers(ap):
+                    whole.add(t)
     found = []
-    for t in top - bad:
+    for t in (top & whole) - bad:
         w, r = writes.get(t), reads.get(t)
         if not w or not r or min(r) <= max(w):
             continue
         found.append(Candidate(t, max(w), sorted(set(r))))
     found.sort(key=lambda c: (-c.wait, c.last_write))
     return found
+
+
+def _covers(ap: AccessPattern) -> bool:
+    """Whether `ap` is every element of its tensor, in storage order."""
+    t = ap.tensor
+    return ap.dtype == t.dtype and ap.offset == 0 and ap.pattern == t.full_pattern()
 
 
 def _touched(loop: Loop) -> set[Tensor]:

@@ -19,9 +19,17 @@ The SBUF and PSUM buffers and every shadow come from a small process-wide pool (
 back to it when the run ends (`Memory.release`): the next run reuses pages already mapped
 instead of faulting in fresh ones, which on a virtual machine costs more than the simulation of
 an element-wise kernel itself (a fresh 32 MiB shadow: 50 to 300 ms to touch, measured; a reused
-one: under 5 ms to clear). A reused shadow is cleared before it is handed out, and a reused
-buffer needs no clearing: its stale bytes are unwritten by its shadow, so they are never read
-(above). A run that ends in a fault does not give its arrays back.
+one: under 5 ms to clear). A reused shadow is all zero when it is handed out (SBUF and PSUM
+shadows are cleared when the run ends, only in the partition columns it marked; the others
+when taken again), and a reused buffer needs no clearing: its stale bytes are unwritten by its
+shadow, so they are never read (above). A run that ends in a fault does not give its arrays back.
+
+On chip, a kernel writes and reads the same tiles over and over: SBUF and PSUM remember the
+exact regions (offset, shape, strides) whose every element is marked written (`whole`), and
+the PSUM regions TensorE wrote last (`by_tensor`), so that reading such a region again, or
+marking it again, skips the pass over its shadow. A region leaves `whole` when any of its
+elements is marked unwritten (`mark_unwritten` forgets all of its buffer's), and `by_tensor`
+is forgotten whenever another engine writes PSUM: the answers are those of the shadow.
 """
 
 from __future__ import annotations
@@ -49,36 +57,51 @@ def _all_marked(shadow: np.ndarray) -> bool:
     )
 
 
+#: regions each of `Memory.whole`/`by_tensor` remembers at most (forgetting is always safe)
+_REMEMBER = 4096
+
+
+def _remember(regions: set[tuple], region: tuple) -> None:
+    if len(regions) >= _REMEMBER:
+        regions.clear()
+    regions.add(region)
+
+
 class _Pool:
     """Byte arrays of finished runs, by size, for the next runs of the process (at most
     `limit` bytes held, the largest first given back when over it)."""
 
     def __init__(self, limit: int):
         self.limit = limit
-        self.free: dict[int, list[np.ndarray]] = {}
+        #: size -> [(array, whether it is all zero)]
+        self.free: dict[int, list[tuple[np.ndarray, bool]]] = {}
         self.held = 0
         self.lock = threading.Lock()
 
     def take(self, size: int, zeroed: bool) -> np.ndarray:
         """A uint8 array of `size` bytes: all zero if `zeroed`, else of unspecified contents."""
+        array, clean = None, False
         with self.lock:
-            arrays = self.free.get(size)
-            array = arrays.pop() if arrays else None
-            if array is not None:
+            arrays = self.free.get(size, [])
+            if arrays:
+                # a zeroed array for a shadow, any other for a buffer (its bytes are not read)
+                i = next((i for i, (_, c) in enumerate(arrays) if c == zeroed), len(arrays) - 1)
+                array, clean = arrays.pop(i)
                 self.held -= size
         if array is None:
             # np.zeros is calloc: its pages are mapped (zeroed) on first touch
             return np.zeros(size, np.uint8) if zeroed else np.empty(size, np.uint8)
-        if zeroed:
+        if zeroed and not clean:
             array.fill(0)
         return array
 
-    def give(self, arrays: list[np.ndarray]) -> None:
+    def give(self, arrays: list[tuple[np.ndarray, bool]]) -> None:
+        """Keep (array, whether it is all zero) pairs for later runs, within the limit."""
         with self.lock:
-            for array in arrays:
+            for array, clean in arrays:
                 if self.held + array.size > self.limit:
                     continue
-                self.free.setdefault(array.size, []).append(array)
+                self.free.setdefault(array.size, []).append((array, clean))
                 self.held += array.size
 
     def clear(self) -> None:
@@ -124,6 +147,13 @@ class Memory:
         #: PSUM bytes whose last writer was TensorE (matmul/transpose): only those may be
         #: accumulated onto by a matmul (Hardware §4: accumulation is controlled only by TensorE).
         self.psum_by_tensor = self._take(PARTITIONS * PSUM_PARTITION_BYTES, zeroed=True)
+        #: per on-chip buffer, the regions (`_region`) whose every element is marked written
+        self.whole: dict[object, set[tuple]] = {"sbuf": set(), "psum": set()}
+        #: the PSUM regions whose every byte TensorE wrote last
+        self.by_tensor: set[tuple] = set()
+        #: per on-chip shadow, the byte columns [lo, hi) of a partition that any mark touched
+        #: ("by_tensor": `psum_by_tensor`): `release` clears only those to give them back zeroed
+        self.dirty: dict[object, list[int]] = {"sbuf": [0, 0], "psum": [0, 0], "by_tensor": [0, 0]}
         for tensor in program.tensors.values():
             if tensor.data is not None:
                 self.buffers[tensor.id][:] = np.frombuffer(tensor.data, np.uint8)
@@ -134,10 +164,35 @@ class Memory:
         self.pooled.append(array)
         return array
 
+    def _touch(self, name: str, where: Location | None) -> None:
+        """Widen the dirty columns of an on-chip shadow to a mark at `where` (None, or a
+        footprint that is not a box of partition columns: all of them)."""
+        dirty = self.dirty[name]
+        if where is None or where.anchor == -1:
+            dirty[0], dirty[1] = 0, 1 << 62
+        elif dirty[0] == dirty[1]:
+            dirty[0], dirty[1] = where.col_lo, where.col_hi
+        else:
+            dirty[0], dirty[1] = min(dirty[0], where.col_lo), max(dirty[1], where.col_hi)
+
     def release(self) -> None:
         """Give the pooled arrays back (the run is over: nothing reads this memory again; the
-        outputs returned are HBM buffers, never pooled)."""
-        POOL.give(self.pooled)
+        outputs returned are HBM buffers, never pooled). The on-chip shadows go back zeroed,
+        their dirty columns cleared; the others are cleared when taken again."""
+        shadows = {
+            id(self.written["sbuf"]): "sbuf",
+            id(self.written["psum"]): "psum",
+            id(self.psum_by_tensor): "by_tensor",
+        }
+        given = []
+        for array in self.pooled:
+            name = shadows.get(id(array))
+            if name is not None:
+                lo, hi = self.dirty[name]
+                if lo < hi:
+                    array.reshape(PARTITIONS, -1)[:, lo:hi] = 0
+            given.append((array, name is not None))
+        POOL.give(given)
         self.pooled = []
         self.buffers, self.written = {}, {}
 
@@ -148,6 +203,10 @@ class Memory:
             if tensor.shared is not None:
                 self.buffers[tensor.id] = core0.buffers[tensor.shared]
                 self.written[tensor.id] = core0.written[tensor.shared]
+
+    @staticmethod
+    def _region(ap: AccessPattern, where: Location) -> tuple:
+        return (where.byte, ap.nums, ap.view_strides, ap.itemsize)
 
     @staticmethod
     def key(ap: AccessPattern) -> object:
@@ -245,11 +304,25 @@ class Memory:
         self.buffers[key].view(ap.np_dtype)[elements] = values
         if self.written[key] is not None:
             self.written[key].view(marks)[elements] = _MARK[ap.itemsize]
+            if key in self.dirty:
+                self._touch(key, None)
 
     def mark_written(self, ap: AccessPattern, where: Location, rows=Ellipsis) -> None:
         """Mark the AP's elements written (only the first-dimension entries `rows` if given)."""
-        if self.written[self.key(ap)] is not None:
+        key = self.key(ap)
+        if self.written[key] is None:
+            return
+        whole = self.whole.get(key)
+        if whole is None or rows is not Ellipsis:
+            if key in self.dirty:
+                self._touch(key, where)
             self._marks(ap, where)[rows] = _MARK[ap.itemsize]
+            return
+        region = self._region(ap, where)
+        if region not in whole:
+            self._touch(key, where)
+            self._marks(ap, where)[...] = _MARK[ap.itemsize]
+            _remember(whole, region)
 
     def _psum_marks(self, ap: AccessPattern, where: Location) -> np.ndarray:
         return np.ndarray(
@@ -262,16 +335,30 @@ class Memory:
 
     def mark_psum_writer(self, ap: AccessPattern, where: Location, by_tensor: bool) -> None:
         """Record whether TensorE wrote these PSUM bytes last."""
-        marks = self._psum_marks(ap, where)
-        marks[...] = _MARK[marks.itemsize] if by_tensor else 0
+        if not by_tensor:
+            self.by_tensor.clear()
+            self._psum_marks(ap, where)[...] = 0
+            return
+        region = self._region(ap, where)
+        if region not in self.by_tensor:
+            self._touch("by_tensor", where)
+            self._psum_marks(ap, where)[...] = _MARK[ap.itemsize]
+            _remember(self.by_tensor, region)
 
     def written_by_tensor(self, ap: AccessPattern, where: Location) -> bool:
+        region = self._region(ap, where)
+        if region in self.by_tensor:
+            return True
         marks = self._psum_marks(ap, where)
-        return marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]
+        if marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]:
+            _remember(self.by_tensor, region)
+            return True
+        return False
 
     def any_written(self, ap: AccessPattern, where: Location) -> bool:
         """Whether some element of the AP was written (`is_written`: all of them)."""
-        if self.written[self.key(ap)] is None:
+        key = self.key(ap)
+        if self.written[key] is None or self._region(ap, where) in self.whole.get(key, ()):
             return True
         marks = self._marks(ap, where)
         return marks.size == 0 or int(marks.max()) == _MARK[marks.itemsize]
@@ -293,12 +380,25 @@ class Memory:
     def mark_unwritten(self, ap: AccessPattern, where: Location, elements: np.ndarray) -> None:
         """Mark the AP's `elements` (a boolean mask of its shape) never written again: their
         values were computed from unwritten memory."""
-        if self.written[self.key(ap)] is not None:
+        key = self.key(ap)
+        if self.written[key] is not None:
             self._marks(ap, where)[elements] = 0
+            if key in self.whole:
+                self.whole[key].clear()
 
     def is_written(self, ap: AccessPattern, where: Location) -> bool:
-        if self.written[self.key(ap)] is None:
+        key = self.key(ap)
+        if self.written[key] is None:
             return True
+        whole = self.whole.get(key)
+        if whole is not None:
+            region = self._region(ap, where)
+            if region in whole:
+                return True
         marks = self._marks(ap, where)
         # a min-reduction allocates nothing (a comparison would build a bool array)
-        return marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]
+        if marks.size == 0 or int(marks.min()) == _MARK[marks.itemsize]:
+            if whole is not None:
+                _remember(whole, region)
+            return True
+        return False

@@ -111,3 +111,31 @@ def test_shape_tables_first_entry_wins_and_missing_tables_are_skipped(tmp_path):
         ("k", (("a", "float32[4,4]"),), ""),
         ("j", (), "2,2"),
     ]
+
+
+def test_a_kernel_the_public_code_breaks_is_marked_as_such():
+    results = [
+        {
+            "key": "r/broken.py",
+            "migrate": "ok",
+            "todos": [],
+            "check": {"status": "clean"},
+            "verify": [
+                {"entry": "bad", "status": "not verified", "detail": "original: err_x: boom"},
+                {"entry": "worse", "status": "not verified", "detail": "migrated: err_y: no"},
+            ],
+        },
+        {
+            "key": "r/other.py",
+            "migrate": "ok",
+            "todos": [],
+            "check": {"status": "clean"},
+            "verify": [{"entry": "k", "status": "not verified", "detail": "original: err_x"}],
+        },
+    ]
+    section = "\n".join(migrate_runs.markdown(results, [{"key": "r/broken.py", "note": "n"}]))
+    assert (
+        "bad: not verified, a problem of the public code (below) (original: err_x: boom); "
+        "worse: not verified (migrated: err_y: no)"
+    ) in section
+    assert "| k: not verified (original: err_x) |" in section

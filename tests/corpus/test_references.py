@@ -156,3 +156,44 @@ def test_gen_mask_tkg_lays_positions_out_by_tile_column():
                 k = fold * block * 128 + p * block + j if block else p * n + f
                 assert got[f * 128 + p, 0, 2, 1] == float(k < 37)
                 assert got[f * 128 + p, 1, 0, 0] == float(k < 300)
+
+
+def test_rope_interleaved_rotates_even_odd_pairs_in_place():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((8, 1, 2, 3))  # [d, B, heads, S]
+    theta = rng.uniform(0, np.pi, (4, 1, 3))
+    t = {"x_in": x, "cos": np.cos(theta), "sin": np.sin(theta)}
+    got = REFERENCES["rope"](t, {"contiguous_layout": False})
+    for i in range(4):  # the pair (x[2i], x[2i+1]) turned by theta[i]
+        c, s = np.cos(theta[i])[:, None, :], np.sin(theta[i])[:, None, :]
+        np.testing.assert_allclose(got[2 * i], x[2 * i] * c - x[2 * i + 1] * s)
+        np.testing.assert_allclose(got[2 * i + 1], x[2 * i + 1] * c + x[2 * i] * s)
+    # the same rotation as the contiguous layout, elements permuted
+    order = np.r_[0:8:2, 1:8:2]
+    contiguous = REFERENCES["rope"]({**t, "x_in": x[order]}, {})
+    np.testing.assert_allclose(got[order], contiguous)
+
+
+def test_quantize_to_mx_decodes_groups_and_checks_the_scale_code():
+    from nkirt.dtypes import pack_x4
+
+    rng = np.random.default_rng(7)
+    src = rng.standard_normal((64, 16)).astype(np.float32)
+    dt = {"out_data_hbm": "float8_e4m3fn_x4"}
+    ref = REFERENCES["quantize_to_mx"]
+    # packed here from the definition: group (8 partitions x 4 elements) code
+    # floor(log2 amax) - 7 + 127, elements x / 2^(code - 127) in e4m3fn, scale rows 0-3, 32-35
+    amax = np.abs(src).reshape(8, 8, 4, 4).max(axis=(1, 3))
+    code = np.floor(np.log2(amax)) - 7 + 127
+    scale = np.repeat(np.repeat(2.0 ** (code - 127), 8, axis=0), 4, axis=1)
+    words = pack_x4(src / scale, "float8_e4m3fn_x4")
+    scales = np.full((64, 4), 255, dtype=np.uint8)  # unwritten rows hold anything
+    scales[[0, 1, 2, 3, 32, 33, 34, 35]] = code
+    want_data, want_ratio = ref({"src_hbm": src}, {}, dtypes=dt)
+    got_data, got_ratio = ref.decode([words, scales], {"src_hbm": src}, {}, dtypes=dt)
+    np.testing.assert_allclose(got_data, want_data, rtol=0.0625, atol=1e-4)
+    np.testing.assert_array_equal(got_ratio, want_ratio)
+    assert want_ratio.sum() == 8 * 4
+    scales[33, 2] += 1  # one group's scale doubled is caught
+    _, bad_ratio = ref.decode([words, scales], {"src_hbm": src}, {}, dtypes=dt)
+    assert bad_ratio[33, 2] == 2.0

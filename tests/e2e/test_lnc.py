@@ -432,3 +432,58 @@ def test_cores_running_the_same_program_write_the_same_values(tmp_path):
     assert race.code == "nkic_lnc_shared_hbm_race"
     one = np.arange(64, dtype=np.float32)[None, :]
     np.testing.assert_array_equal(nkic.compile(path, one, lnc=2)(one), one)
+
+
+MANY_WRITES = """
+@nki.jit
+def kernel(a):
+    core = nl.program_id()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((8, a.shape[1]), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[8 * core:8 * core + 8, :])
+    for i in range(16):
+        # each core writes its own rows, core 0 downwards and core 1 upwards, but for one
+        row = 8 * (i if core == 0 else 31 - i)
+        nisa.dma_copy(dst=out[row:row + 8, :], src=t)
+    nisa.dma_copy(dst=out[{clash}:{clash} + 8, :], src=t)
+    return out
+"""
+
+
+def test_a_race_among_many_writes_is_found_and_only_it(tmp_path):
+    # core 0 writes rows 0..127, core 1 rows 255..128 (in reverse order); then each core
+    # writes 8 rows the other core wrote in its loop: two races, reported in program order
+    path = _write(tmp_path, MANY_WRITES.format(clash="8 * (20 if core == 0 else 3)"))
+    diags = nkic.check(path, a=nkic.TensorSpec((256, 64), "float32"))
+    assert [d.code for d in diags] == ["nkic_lnc_shared_hbm_race"] * 2
+    assert ["elements [24:32, 0:64]" in diags[0].message, diags[0].loc.line] == [True, 15]
+    assert ["elements [160:168, 0:64]" in diags[1].message, diags[1].loc.line] == [True, 16]
+    clean = _write(tmp_path, MANY_WRITES.format(clash="8 * (0 if core == 0 else 31)"))
+    assert nkic.check(clean, a=nkic.TensorSpec((256, 64), "float32")) == []
+
+
+PER_LAUNCH = """
+@nki.jit
+def kernel(a):
+    n = nl.num_programs(0) if nl.program_ndim() > 0 else 1
+    assert n == 4, f"expected 4 programs, got {n}"
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+"""
+
+
+def test_a_failure_worded_per_launch_is_reported_once(tmp_path):
+    # `nkic check` specialises a kernel that asks for its launch at LNC=1 and on both cores of
+    # LNC=2; the assertion prints the program count, so each launch words it differently
+    path = _write(tmp_path, PER_LAUNCH)
+    for a in (nkic.TensorSpec((128, 64), "float32"), None):
+        diags = nkic.check(path, **({"a": a} if a else {}))
+        (d,) = [d for d in diags if d.severity == "error"]
+        assert d.code == "err_assert_failed" and d.loc.line == 9
+        assert d.message == "assertion failed: expected 4 programs, got 1 [LNC=1]"
+        assert d.notes[-1] == (
+            "[LNC=2 core 0, LNC=2 core 1] assertion failed: expected 4 programs, got 2"
+        )

@@ -8,7 +8,7 @@ from nkic.ir.affine import Affine
 from nkic.ir.builder import Builder, imm, whole
 from nkic.ir.core import AccessPattern, Kernel, Loc
 from nkic.ir.parser import IRParseError, parse_kernel
-from nkic.ir.printer import print_kernel
+from nkic.ir.printer import print_kernel, same_text
 from nkic.ir.verifier import verify
 
 TEXT = """\
@@ -35,6 +35,23 @@ def test_text_round_trips_exactly():
     k = parse_kernel(TEXT)
     assert print_kernel(k) == TEXT
     assert verify(k) == []
+
+
+def test_same_text_is_equality_of_the_printed_kernels():
+    lines = TEXT.splitlines(keepends=True)
+    variants = [
+        TEXT,
+        TEXT.replace("[1, 8]] : uint16", "[1, 9]] : uint16"),  # inside a loop
+        TEXT.replace("dst=%out[65536*$i0", "dst=%out[0"),  # the last op of a loop
+        TEXT.replace('"out" output', '"o" output'),  # the first op
+        TEXT.replace("  return %out\n", "  return\n"),  # the end
+        "".join(lines[:5] + lines[6:]),  # an op fewer
+    ]
+    kernels = [parse_kernel(t) for t in variants]
+    for a in kernels:
+        for b in kernels:
+            assert same_text(a, b) == (print_kernel(a) == print_kernel(b))
+    assert sum(same_text(kernels[0], b) for b in kernels) == 1
 
 
 def test_parsed_kernel_carries_rotate_address_and_stacks():

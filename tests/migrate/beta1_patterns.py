@@ -291,3 +291,28 @@ def transposed_load(a):
     t = nl.load_transpose2d(a)
     nl.store(out, value=t)
     return out
+
+
+@nki.jit
+def gathered_transpose(src, idx):
+    """The rows of a (64, 4, 32) `src` that the (16, 1) `idx` picks, with their three axes
+    reversed: (32, 4, 16)."""
+    rows = nl.load(idx)
+    _, d1, d2 = src.shape
+    i_p = nl.arange(16)[:, None]
+    i_1 = nl.arange(d1)[None, :, None]
+    i_2 = nl.arange(d2)[None, None, :]
+    flipped = nisa.dma_transpose(src[rows[i_p, 0], i_1, i_2], axes=(2, 1, 0))
+    out = nl.ndarray((d2, d1, 16), dtype=src.dtype, buffer=nl.shared_hbm)
+    nl.store(out, flipped)
+    return out
+
+
+@nki.jit
+def row_everywhere(a):
+    """The (1, 64) int32 row `a` on each of 128 partitions."""
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    row = nl.load(a)
+    rows = nl.broadcast_to(row, shape=(128, 64))
+    nl.store(out, rows)
+    return out

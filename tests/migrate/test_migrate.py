@@ -367,23 +367,29 @@ def test_float32_bounds_returned_hbm_and_entry_point_aliases():
     assert float("-3.4028234663852886e38") == float(np.finfo(np.float32).min)
 
 
-def test_dma_transpose_result_in_sbuf_and_axes_left_to_the_user():
+def test_dma_transpose_result_in_sbuf_and_axes_permute_its_shape():
     source = (
         "import neuronxcc.nki as nki\n"
         "import neuronxcc.nki.isa as nisa\n"
         "\n"
         "@nki.jit\n"
-        "def k(a, b):\n"
+        "def k(a, b, order):\n"
         "    t = nisa.dma_transpose(a[:, :])\n"
         "    u = nisa.dma_transpose(b, axes=(2, 1, 0))\n"
+        "    v = nisa.dma_transpose(b, axes=order)\n"
     )
     m = migrate_source(source)
+    text = m.text.replace("nki.language", "nl")
     assert (
         "    t = nl.ndarray((a[:, :].shape[1], a[:, :].shape[0]), dtype=a[:, :].dtype, "
         "buffer=nl.sbuf)\n    nisa.dma_transpose(dst=t, src=a[:, :])\n"
-    ) in m.text.replace("nki.language", "nl")
+    ) in text
+    assert (
+        "    u = nl.ndarray((b.shape[2], b.shape[1], b.shape[0]), dtype=b.dtype, "
+        "buffer=nl.sbuf)\n    nisa.dma_transpose(dst=u, src=b, axes=(2, 1, 0))\n"
+    ) in text
     assert [(t.line, t.message.split(":")[0]) for t in m.todos] == [
-        (7, "nisa.dma_transpose with axes=")
+        (8, "nisa.dma_transpose with axes= not written as numbers")
     ]
 
 
@@ -512,3 +518,83 @@ def test_verify_compiles_the_migrated_source_beside_the_original_without_writing
     assert outcome.identical, outcome
     assert not [f for f in created if f.startswith(str(tmp_path))], created
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_block_tensors_read_in_closures_numpy_dtypes_and_loop_hints():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.isa as nisa\n"
+        "import neuronxcc.nki.language as nl\n"
+        "import numpy as np\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a, wide):\n"
+        "    acc_type = np.dtype(np.float32) if wide else a.dtype\n"
+        "    parts = nl.ndarray((4, nl.par_dim(128), 64), dtype=acc_type, buffer=nl.sbuf)\n"
+        "    def fill(i):\n"
+        "        parts[i] = nl.load(a[i])\n"
+        "        s = nisa.tensor_reduce(np.sum, parts[i], axis=1)\n"
+        "        c = nisa.activation(np.copy, parts[i])\n"
+        "    for i in nl.affine_range(4, precise_schedule=True):\n"
+        "        fill(i)\n"
+        "        r = nl.loop_reduce(parts[i], np.add, loop_indices=[i])\n"
+    )
+    m = migrate_source(source)
+    text = m.text.replace("nki.language", "nl").replace("nki.isa", "nisa")
+    assert "acc_type = nl.float32 if wide else a.dtype" in text
+    # the blocks moved after the partition dimension, also where a closure reads them
+    assert "parts = nl.ndarray((128, 4, 64), dtype=acc_type, buffer=nl.sbuf)" in text
+    assert "        parts[:, i, :] = nl.load(a[i])\n" in text
+    assert "op=nl.add, data=parts[:, i, :], axis=1)" in text
+    assert "nisa.activation(dst=c, op=nl.copy, data=parts[:, i, :])" in text
+    assert "    for i in range(4):\n" in text
+    assert [t.message.split(" has ")[0] for t in m.todos] == ["nl.loop_reduce"]
+
+
+def test_a_helper_returning_a_direct_allocation_returns_the_buffer():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "sb_mod = nki.compiler.sbuf.mod_alloc\n"
+        "\n"
+        "class Placer:\n"
+        "    def __init__(self):\n"
+        "        self.offset = 0\n"
+        "    def place(self, size):\n"
+        "        addr = self.offset\n"
+        "        self.offset += size\n"
+        "        return sb_mod(base_addr=addr, num_free_tiles=(1, ))\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    t = nl.ndarray((128, 512), dtype=a.dtype, buffer=Placer().place(2048))\n"
+    )
+    m = migrate_source(source)
+    assert "        return nl.sbuf\n" in m.text
+    assert "sb_mod" not in m.text and "mod_alloc" not in m.text
+    assert m.todos == []
+
+
+def test_broadcasts_stay_calls_in_files_without_4_byte_integers():
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    row = nl.load(a)\n"
+        "    # every partition\n"
+        "    rows = nl.broadcast_to(row, (128, 64))\n"
+    )
+    assert "    # every partition\n    rows = nl.broadcast_to(row, (128, 64))\n" in (
+        migrate_source(source).text
+    )
+    wide = migrate_source(source.replace("(a):", "(a):  # int32 rows"))
+    # a comment above the statement stays above the `if` that replaces it
+    assert (
+        "    # every partition\n    if row.dtype in (nl.int32, nl.uint32) and row.shape[0] == 1:\n"
+    ) in wide.text.replace("nki.language", "nl")
+    assert "    else:\n        rows = nl.broadcast_to(row, (128, 64))\n" in wide.text.replace(
+        "nki.language", "nl"
+    )

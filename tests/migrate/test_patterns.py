@@ -88,6 +88,11 @@ def _rng_inputs():
         "identity_transpose": {"a": rng.integers(-8, 8, (128, 128)).astype(np.float32)},
         "identity_rows": {"a": rng.standard_normal((128, 128)).astype(np.float32)},
         "transposed_load": {"a": rng.standard_normal((256, 64)).astype(np.float32)},
+        "row_everywhere": {"a": rng.integers(-(2**31), 2**31 - 1, (1, 64)).astype(np.int32)},
+        "gathered_transpose": {
+            "src": rng.integers(0, 60000, (64, 4, 32)).astype(np.uint16),
+            "idx": rng.integers(0, 64, (16, 1)).astype(np.uint32),
+        },
     }
 
 
@@ -114,6 +119,8 @@ REFERENCES = {
     "identity_transpose": lambda a: a.T,
     "identity_rows": lambda a: a * 2 + np.eye(128, dtype=np.float32),
     "transposed_load": lambda a: a.T,
+    "row_everywhere": lambda a: np.broadcast_to(a, (128, 64)),
+    "gathered_transpose": lambda src, idx: src[idx[:, 0]].transpose(2, 1, 0),
 }
 #: kernels the Beta 1 frontend of nkic rejects (grids that repeat an axis, a masked load
 #: assigned to a tile, dst_rmw_op): checked against numpy only
@@ -202,6 +209,22 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
     assert (
         "t = (nl.load_transpose2d(a) if a.dtype in (nl.bfloat16, nl.float16) "
         "else nl.load(a.ap(pattern=[[1, a.shape[1]], [a.shape[1], a.shape[0]]], offset=0)))"
+    ) in text
+    # a DMA transpose with axes=: the destination has the permuted shape of its source
+    assert (
+        "    flipped = nl.ndarray((transposed_src0.shape[2], transposed_src0.shape[1], "
+        "transposed_src0.shape[0]), dtype=transposed_src0.dtype, buffer=nl.sbuf)\n"
+        "    nisa.dma_transpose(dst=flipped, src=transposed_src0, axes=(2, 1, 0))\n"
+    ) in text
+    # a one-partition int32 tile copied to every partition by DMA (the Tensor engine's
+    # broadcast is exact up to 16 bits); other dtypes keep nl.broadcast_to
+    assert (
+        "    if row.dtype in (nl.int32, nl.uint32) and row.shape[0] == 1:\n"
+        "        rows = nl.ndarray((128, 64), dtype=row.dtype, buffer=nl.sbuf)\n"
+        "        for partition0 in range(128):\n"
+        "            nisa.dma_copy(dst=rows[partition0:partition0 + 1, 0:64], src=row[0:1, 0:64])\n"
+        "    else:\n"
+        "        rows = nl.broadcast_to(row, shape=(128, 64))\n"
     ) in text
     # implicit broadcasting made explicit where both shapes are written as numbers
     assert (
@@ -365,3 +388,11 @@ def test_a_two_byte_transposed_load_stays_a_dma_transpose(migrated):
     outcome = verify(str(PATTERNS), migrated.text, "transposed_load", spec, "trn2")
     assert outcome.identical, outcome.describe()
     assert outcome.latency_ns[0] == outcome.latency_ns[1]  # the same instruction
+
+
+def test_index_inputs_are_in_range_when_every_tensor_is_an_integer_one(migrated):
+    # seeded inputs: `idx` drawn from [0, 64), the rows of the (uint16) `src`, not [0, 128)
+    specs = {"src": TensorSpec((64, 4, 32), "uint16"), "idx": TensorSpec((16, 1), "uint32")}
+    outcome = verify(str(PATTERNS), migrated.text, "gathered_transpose", specs, "trn2")
+    assert outcome.error is None, outcome.describe()
+    assert outcome.identical, outcome.describe()

@@ -133,6 +133,20 @@ def test_fixed_placements_must_not_overlap_while_live():
     assert diags[0].loc.line == 4 and diags[0].related[0].loc.line == 3
 
 
+def test_fixed_placements_end_at_their_exact_bytes():
+    # 23 bfloat16 per partition are 46 bytes: a neighbour placed right after them does not
+    # overlap (a stack allocator packs tiles that way), one placed 2 bytes earlier does
+    def conflicts(second: int) -> list[str]:
+        body = f"""
+  %f = alloc sbuf bfloat16[128, 23] "f" address(0, 6012) fixed {at(3)}
+  %g = alloc sbuf bfloat16[128, 23] "g" address(0, {second}) fixed {at(4)}
+  {read("g", "f", 128, 23)}"""
+        return [d.code for d in allocate(body)[1]]
+
+    assert conflicts(6058) == []
+    assert conflicts(6056) == ["nkic_address_conflict"]
+
+
 def test_fixed_start_partition_must_obey_the_rule():
     body = f"""
   %f = alloc sbuf float32[64, 256] "f" address(32, 0) fixed {at(3)}

@@ -56,3 +56,19 @@ def test_back_to_back_matmuls_sum_repeat_products():
     (got,) = result.outputs.values()
     want = 5 * (stationary.astype(np.float32).T @ moving.astype(np.float32))
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.abs(want).max())
+
+
+def test_compile_time_python_benchmark_kernel_matches_numpy():
+    # benchmarks/kernels/unrolled_python.py: x * 0.5 on tiles (i + j) even, x * 0.5 + 1 on odd
+    path = EXAMPLES.parent / "benchmarks" / "kernels" / "unrolled_python.py"
+    x = np.random.default_rng(5).standard_normal((256, 1536)).astype(BF16)
+    neff = compile_neff(path, "unrolled_python", {"x": spec((256, 1536))}, "trn2")
+    (got,) = nkirt.execute(nkirt.load(neff), {"x": x}).outputs.values()
+    want = x.astype(np.float32) * 0.5
+    for i in range(2):
+        for j in range(3):
+            if (i + j) % 2:
+                want[i * 128 : (i + 1) * 128, j * 512 : (j + 1) * 512] += 1.0
+    np.testing.assert_allclose(
+        got.astype(np.float32), want.astype(BF16).astype(np.float32), rtol=1e-2, atol=1e-2
+    )

@@ -282,6 +282,18 @@ def test_a_dynamic_offset_must_name_an_int32_sbuf_index_operand():
     rejects(k.neff(), "index operand 'src.vector_offset' must be an int32/uint32 SBUF tile")
 
 
+def test_a_dynamic_offset_unit_must_be_a_non_negative_integer():
+    k = Kernel("trn2", name="gather")
+    table = k.input("x", "float32", [300, 64])
+    k.output("y", "float32", [1, 1])
+    tile = k.sbuf("t", "float32", [128, 64])
+    idx = k.sbuf("i", "int32", [128, 1])
+    src = k.ap(table, [[64, 128], [1, 64]])
+    src["dynamic"] = {"kind": "vector", "index": "src.vector_offset", "dim": 0, "unit": -64}
+    k.inst("dma_copy", "dma", {"dst": k.ap(tile), "src": src, "src.vector_offset": k.ap(idx)})
+    rejects(k.neff(), "unit must be a non-negative integer")
+
+
 def _two_cores(edit_core1=lambda doc: None, lnc: int = 2) -> bytes:
     """copy_kernel as both programs of an LNC=2 launch (core 1 shares x and y)."""
     core0 = copy_kernel().program()

@@ -100,6 +100,27 @@ def test_accumulating_onto_a_value_another_engine_wrote_is_a_fault_with_its_line
     assert "test_kernel.py:42" in message
 
 
+@pytest.mark.usefixtures("fake_isa")
+def test_accumulating_after_another_engine_overwrote_a_matmul_result_is_a_fault():
+    """PSUM remembers the regions TensorE wrote last; another engine's write forgets them."""
+    k = Kernel("trn2")
+    w = k.input("w", "bfloat16", [128, 128])
+    x = k.input("x", "bfloat16", [128, 512])
+    k.output("y", "float32", [1, 1])
+    ws = k.sbuf("ws", "bfloat16", [128, 128])
+    xs = k.sbuf("xs", "bfloat16", [128, 512], byte=4096)
+    acc = k.psum("acc", "float32", [128, 512])
+    k.dma(k.ap(ws), k.ap(w))
+    k.dma(k.ap(xs), k.ap(x), waits=[(0, 0)])
+    matmul = {"dst": k.ap(acc), "stationary": k.ap(ws), "moving": k.ap(xs)}
+    k.inst("nc_matmul", "tensor", matmul, {"accumulate": False}, waits=[(1, 0)])
+    k.inst("nc_matmul", "tensor", matmul, {"accumulate": True}, waits=[(2, 0)])
+    k.inst("memset", "vector", {"dst": k.ap(acc), "value": {"imm": 0.0}}, waits=[(3, 0)])
+    k.inst("nc_matmul", "tensor", matmul, {"accumulate": True}, waits=[(4, 0)], line=43)
+    with pytest.raises(nkirt.RuntimeFault, match="non-matmul value: nc_matmul at .*:43"):
+        nkirt.execute(nkirt.load(k.neff()), {})
+
+
 def vector_and_scalar_on_psum(target: str, second_byte: int):
     k = Kernel(target)
     k.output("unused", "float32", [1, 1])

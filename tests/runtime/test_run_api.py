@@ -119,15 +119,36 @@ def test_memory_a_previous_run_wrote_is_unwritten_in_the_next_run():
         nkirt.execute(uninitialised_read())
 
 
+def test_a_tile_written_whole_then_overwritten_from_unwritten_memory_is_unwritten_again():
+    """SBUF remembers the regions written whole (memory.Memory.whole); a write computed from
+    memory nothing wrote makes the region unwritten again, and its readers see it."""
+    k = Kernel("trn2")
+    y = k.output("y", "float32", [128, 8])
+    a = k.sbuf("a", "float32", [128, 8])
+    b = k.sbuf("b", "float32", [128, 8], byte=64)
+    c = k.sbuf("c", "float32", [128, 8], byte=128)
+    k.inst("memset", "vector", {"dst": k.ap(a), "value": {"imm": 1.0}})
+    k.inst("memset", "vector", {"dst": k.ap(b, [[8, 128], [1, 4]]), "value": {"imm": 0.0}})
+    k.inst("tensor_copy", "vector", {"dst": k.ap(a), "src": k.ap(b)}, waits=[(1, 0)])
+    k.inst("tensor_copy", "vector", {"dst": k.ap(c), "src": k.ap(a)}, waits=[(2, 0)])
+    k.dma(k.ap(y), k.ap(c), waits=[(3, 0)])
+    with pytest.raises(RuntimeFault, match="output 'y' holds elements computed from memory"):
+        nkirt.execute(nkirt.load(k.neff()))
+
+
 def test_the_memory_pool_holds_at_most_its_limit():
     from nkirt.memory import _Pool
 
-    pool = _Pool(10)
-    pool.give([np.ones(6, np.uint8), np.ones(6, np.uint8)])
-    assert pool.held == 6
-    again = pool.take(6, zeroed=True)
-    assert pool.held == 0 and not again.any()
-    assert pool.take(6, zeroed=False).size == 6  # none left: a fresh one
+    pool = _Pool(20)
+    pool.give([(np.ones(6, np.uint8), False), (np.zeros(6, np.uint8), True)])
+    pool.give([(np.ones(9, np.uint8), False)])  # over the limit: not kept
+    assert pool.held == 12
+    buffer = pool.take(6, zeroed=False)  # any contents: the one that is not clean
+    assert buffer.all()
+    pool.give([(buffer, False)])
+    assert not pool.take(6, zeroed=True).any()  # the clean one
+    assert not pool.take(6, zeroed=True).any()  # the other one, cleared when taken
+    assert pool.held == 0 and pool.take(6, zeroed=False).size == 6  # none left: a fresh one
 
 
 def test_timing_only_does_not_track_initialisation():

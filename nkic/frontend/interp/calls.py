@@ -206,8 +206,15 @@ class Calls:
 
     def bind_arguments(self, fn: Function, args: list, kwargs: dict, scope: Scope, call: CallSite):
         a = fn.node.args
-        positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+        signature = self.signatures.get(a)
+        if signature is None:
+            signature = self.signatures[a] = Signature(a)
+        positional, posonly, kwonly = signature.positional, signature.posonly, signature.kwonly
         n_pos = len(positional)
+        if not kwargs and signature.plain and len(args) == n_pos:
+            # the common case: every parameter given by position
+            scope.vars.update(zip(positional, args))
+            return
         values: dict[str, object] = {}
         if len(args) > n_pos and a.vararg is None:
             raise UserError(
@@ -221,8 +228,6 @@ class Calls:
         if a.vararg is not None:
             values[a.vararg.arg] = tuple(args[n_pos:])
         extra: dict = {}
-        posonly = {p.arg for p in a.posonlyargs}
-        kwonly = [p.arg for p in a.kwonlyargs]
         for k, v in kwargs.items():
             if (k in positional and k not in posonly) or k in kwonly:
                 if k in values:
@@ -239,7 +244,7 @@ class Calls:
                     "err_unexpected_keyword",
                     f"{fn.name}() got an unexpected keyword argument '{k}'",
                     call.arg_node(name=k),
-                    self.suggest(k, positional + kwonly),
+                    self.suggest(k, [*positional, *kwonly]),
                 )
         defaults = dict(zip(positional[n_pos - len(fn.defaults) :], fn.defaults))
         missing = []
@@ -266,3 +271,17 @@ class Calls:
         if a.kwarg is not None:
             values[a.kwarg.arg] = extra
         scope.vars.update(values)
+
+
+class Signature:
+    """The parameter names of a `def` or `lambda`, read once per definition."""
+
+    __slots__ = ("positional", "posonly", "kwonly", "plain")
+
+    def __init__(self, a: ast.arguments):
+        self.positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+        self.posonly = {p.arg for p in a.posonlyargs}
+        self.kwonly = [p.arg for p in a.kwonlyargs]
+        # only positional-or-keyword parameters: a call passing them all by position binds
+        # them in order, nothing else to fill in
+        self.plain = a.vararg is None and a.kwarg is None and not a.kwonlyargs

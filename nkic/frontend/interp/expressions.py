@@ -305,7 +305,7 @@ class Expressions:
         if isinstance(a, TensorView) or isinstance(b, TensorView):
             raise UserError(
                 "err_tensor_operator",
-                f"the operator '{sym}' is not defined on tensors in NKI 0.3.0",
+                f"the operator '{sym}' is not defined on tensors in NKI 0.3.0 and later",
                 None,
                 f"call nl.{_NL_BINOPS.get(sym, 'add')}(a, b) for a new tile, or write into a "
                 "tile with a nki.isa instruction, e.g. nisa.tensor_tensor(dst, a, b, op=nl.add)",
@@ -414,6 +414,10 @@ class Expressions:
         return True
 
     def compare(self, op: ast.cmpop, a, b) -> bool:
+        if type(a) is int and type(b) is int:  # no language redefines comparing plain ints
+            cmp = _CMPOPS.get(type(op))
+            if cmp is not None:
+                return cmp(a, b)
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         for v in (a, b):

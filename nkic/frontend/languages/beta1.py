@@ -29,8 +29,10 @@ by another grid axis than the first.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
+from ...ir.core import Alloc, Inst
 from ...ir.isa import FP32_MIN
 from .. import (
     beta1_blocks,
@@ -297,6 +299,18 @@ def _engine_can_start(view: TensorView) -> bool:
     return start in allowed
 
 
+def _drop_alloc(block: list, tensor) -> None:
+    """Remove the allocation of `tensor` (a returning call's own tile, which its instruction no
+    longer writes) from the last ops of `block`, unless an instruction there still uses it."""
+    for i in range(len(block) - 1, max(-1, len(block) - 9), -1):
+        op = block[i]
+        if isinstance(op, Alloc) and op.result is tensor:
+            del block[i]
+            return
+        if isinstance(op, Inst) and any(ap.tensor is tensor for _, ap in op.aps()):
+            return
+
+
 @dataclass(frozen=True)
 class LoopReduce:
     """`nl.loop_reduce(x, op, loop_indices)`: `t = op(t, x)` for the tile `t` the result is
@@ -486,6 +500,10 @@ class Beta1(Language):
         if symbol == "+" and isinstance(a, TensorView) and isinstance(b, TensorView):
             accumulated = self._accumulate(ip, a, b)
             if accumulated is not None:
+                node = call.node
+                if inplace and isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Call):
+                    # `acc += nisa.nc_matmul(...)`: no name holds the call's own tile
+                    _drop_alloc(ip.builder.block, b.tensor)
                 return accumulated
         if inplace and symbol in IN_PLACE and isinstance(a, TensorView) and a.on_chip:
             return self._update_in_place(ip, IN_PLACE[symbol], a, b, call)
@@ -544,6 +562,18 @@ class Beta1(Language):
             return self._returning(ip, fn.name, args, kwargs, call)
         return super().call_api(ip, fn, args, kwargs, call)
 
+    @staticmethod
+    def _load(ip, fn, args: list, kwargs: dict, call):
+        """`nl.load(...)`, marked as a fresh result: `t[...] = nl.load(...)` loads into `t`
+        itself (`_write_directly`), one DMA as Beta 1 compiled it, not a DMA and a copy."""
+        result = ip.call_builtin(fn, args, kwargs, call)
+        block = ip.builder.block
+        last = block[-1] if block else None
+        if isinstance(result, TensorView) and isinstance(last, Inst) and last.opcode == "dma_copy":
+            if last.operands["dst"].tensor is result.tensor:
+                ip._beta1_fresh = (result, last, call.node)
+        return result
+
     def intercept_call(self, ip, fn, args: list, kwargs: dict, call):
         """`mask=`: the call on the sub-tiles the mask keeps (`beta1_mask.py`); an index-grid
         subscript past a tensor's end is an error unless such a mask keeps it inside."""
@@ -553,6 +583,8 @@ class Beta1(Language):
             for v in (*args, *kwargs.values()):
                 if isinstance(v, beta1_mask.OutOfBounds):
                     raise v.error
+            if isinstance(fn, Builtin) and fn.name == "nl.load":
+                return self._load(ip, fn, args, kwargs, call)
             return MISSING
         kwargs = dict(kwargs)
         mask = kwargs.pop("mask")
@@ -599,8 +631,10 @@ class Beta1(Language):
             return False
         # engines compute in float32 and convert on writing: a float32 result copied into `t`
         # is rounded once, as writing `t` directly rounds it (a matmul's PSUM dtype is its own)
-        if dst.dtype != value.dtype and (value.dtype != "float32" or "matmul" in inst.opcode):
-            return False
+        if dst.dtype != value.dtype and (
+            value.dtype != "float32" or "matmul" in inst.opcode or inst.opcode == "dma_copy"
+        ):
+            return False  # (a DMA's conversion is the load's; the copy's would round again)
         if dst.dynamic is not None or any(
             ap.tensor is dst.tensor for name, ap in inst.aps() if name != "dst"
         ):
@@ -609,6 +643,7 @@ class Beta1(Language):
         ip._beta1_fresh = None
         if getattr(ip, "_beta1_matmul", None) is not None and ip._beta1_matmul[1] is inst:
             ip._beta1_matmul = (dst, inst)
+        _drop_alloc(block, value.tensor)  # nothing holds the call's own tile any more
         return True
 
     def is_launch_entry_point(self, value) -> bool:

@@ -11,15 +11,16 @@ bytes, so the value left there depends on timing.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 
 from ...diagnostics import DiagnosticSink, Related
 from ...ir.core import Alloc, DynLoop, Inst, Kernel, Loop, Tensor
 from ...ir.isa import COLLECTIVES, CROSS_CORE, PREPARES
-from ...ir.printer import print_kernel
+from ...ir.printer import same_text
 from .. import offsets
 from ..regions import loop_ranges
 from .accesses import Access, accesses
-from .regions import comparable, footprint
+from .regions import Footprint, comparable, footprint
 from .same_values import SameValues
 
 
@@ -44,7 +45,9 @@ def check_cores(kernels: list[Kernel], sink: DiagnosticSink) -> None:
     # a kernel that never asks for its core, or whose programs come out the same whatever its
     # core (the NKI Library's cascaded_max at one row), runs the same program on every core:
     # overlapping writes then carry the same values, whichever lands last
-    if any(k.reads_core for k in kernels) and len({print_kernel(k) for k in kernels}) > 1:
+    if any(k.reads_core for k in kernels) and not all(
+        same_text(kernels[0], k) for k in kernels[1:]
+    ):
         _races(kernels, sink)
 
 
@@ -234,19 +237,22 @@ def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
         shared.append(keys)
         writes.append(_writes(k, keys))
     values: SameValues | None = None
+    boxes = _Boxes()
     for i in range(len(kernels)):
         for j in range(i + 1, len(kernels)):
             reported: set[tuple] = set()
+            groups = _Group.of(writes[j], boxes)
             for key, epoch, a in writes[i]:
-                for other_key, other_epoch, b in writes[j]:
-                    # writes separated by a meeting of the cores are ordered
-                    if key != other_key or epoch != other_epoch:
-                        continue
+                group = groups.get((key, epoch))
+                if group is None:
+                    continue
+                for b in group.meeting(a, boxes):
+                    # writes separated by a meeting of the cores are ordered (same epoch)
                     if (a.inst.loc, b.inst.loc) in reported:
                         continue
                     if a.ap.dynamic is not None or b.ap.dynamic is not None:
                         continue  # a run-time offset: no overlap can be proved here
-                    overlap = _overlap(a, b)
+                    overlap = _overlap(a, b, boxes)
                     if overlap is None:
                         continue
                     # both cores storing the same values there leave them whatever the timing
@@ -255,6 +261,79 @@ def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
                         continue
                     reported.add((a.inst.loc, b.inst.loc))
                     _report_race(sink, kernels[i], a, kernels[j], b, overlap)
+
+
+class _Boxes:
+    """Each access's footprint and its intervals, computed once: a launch compares every
+    write of one core with the writes of the other core to the same tensor."""
+
+    def __init__(self) -> None:
+        self._found: dict[int, tuple[Access, Footprint, list[tuple[int, int]]]] = {}
+
+    def get(self, a: Access) -> tuple[Footprint, list[tuple[int, int]]]:
+        hit = self._found.get(id(a))
+        if hit is None or hit[0] is not a:
+            f = footprint(a.ap, loop_ranges(a.loops))
+            hit = self._found[id(a)] = (a, f, f.intervals(loop_ranges(a.loops)))
+        return hit[1], hit[2]
+
+
+class _Group:
+    """The writes of one core to one shared tensor in one epoch, in program order. Those with
+    element footprints are also sorted by their first dimension's interval, so that a write of
+    the other core with an element footprint meets only those whose interval overlaps its own
+    (elsewhere the element boxes are disjoint and `_overlap` finds no overlap); the others are
+    always compared."""
+
+    def __init__(self) -> None:
+        self.order: dict[int, int] = {}  # id(access) -> its place in program order
+        self.others: list[Access] = []
+        self.lows: list[int] = []
+        self.highs: list[int] = []  # the largest high of the sorted entries up to each
+        self.sorted: list[Access] = []
+
+    @staticmethod
+    def of(writes: list[tuple[tuple, int, Access]], boxes: _Boxes) -> dict[tuple, _Group]:
+        groups: dict[tuple, _Group] = {}
+        staged: dict[tuple, list[tuple[int, int, int, Access]]] = {}
+        for n, (key, epoch, b) in enumerate(writes):
+            group = groups.get((key, epoch))
+            if group is None:
+                group = groups[(key, epoch)] = _Group()
+                staged[(key, epoch)] = []
+            group.order[id(b)] = n
+            f, box = boxes.get(b)
+            if f.kind == "elements" and b.ap.dynamic is None:
+                staged[(key, epoch)].append((box[0][0], box[0][1], n, b))
+            else:
+                group.others.append(b)
+        for k, entries in staged.items():
+            group = groups[k]
+            entries.sort(key=lambda e: (e[0], e[2]))
+            top = None
+            for lo, hi, _, b in entries:
+                top = hi if top is None else max(top, hi)
+                group.lows.append(lo)
+                group.highs.append(top)
+                group.sorted.append(b)
+        return groups
+
+    def meeting(self, a: Access, boxes: _Boxes) -> list[Access]:
+        """The writes of the group that may overlap `a`, in program order."""
+        f, box = boxes.get(a)
+        if f.kind != "elements" or a.ap.dynamic is not None:
+            found = self.sorted + self.others
+        else:
+            lo, hi = box[0]
+            found = list(self.others)
+            k = bisect_right(self.lows, hi) - 1
+            while k >= 0 and self.highs[k] >= lo:
+                b = self.sorted[k]
+                if boxes.get(b)[1][0][1] >= lo:
+                    found.append(b)
+                k -= 1
+        found.sort(key=lambda b: self.order[id(b)])
+        return found
 
 
 def _lattice(ap) -> tuple[int, int]:
@@ -278,19 +357,19 @@ def _interleaved(a: Access, b: Access) -> bool:
     return g > 1 and (ra - rb) % g != 0
 
 
-def _overlap(a: Access, b: Access) -> tuple[int, int, str] | None:
+def _overlap(a: Access, b: Access, boxes: _Boxes) -> tuple[int, int, str] | None:
     """The first and last byte both accesses may write and the elements, or None when they
     are disjoint. (HBM footprints are in elements or flat bytes.)"""
     if _interleaved(a, b):
         return None
-    fa, fb = comparable(
-        footprint(a.ap, loop_ranges(a.loops)), footprint(b.ap, loop_ranges(b.loops))
-    )
-    boxes = []
-    for f, loops in ((fa, a.loops), (fb, b.loops)):
-        boxes.append(f.intervals(loop_ranges(loops)))
-    lows = [max(x[0], y[0]) for x, y in zip(*boxes)]
-    highs = [min(x[1], y[1]) for x, y in zip(*boxes)]
+    (fa, box_a), (fb, box_b) = boxes.get(a), boxes.get(b)
+    if fa.kind == fb.kind:
+        boxes_ = [box_a, box_b]
+    else:
+        fa, fb = comparable(fa, fb)
+        boxes_ = [f.intervals(loop_ranges(x.loops)) for f, x in ((fa, a), (fb, b))]
+    lows = [max(x[0], y[0]) for x, y in zip(*boxes_)]
+    highs = [min(x[1], y[1]) for x, y in zip(*boxes_)]
     if any(lo > hi for lo, hi in zip(lows, highs)):
         return None
     t = a.ap.tensor

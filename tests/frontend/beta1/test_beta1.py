@@ -41,6 +41,28 @@ def test_psum_accumulation_of_returned_matmuls():
     acc = next(ln for ln in k.ir.splitlines() if '"acc"' in ln).split()[0]  # its tensor, %tN
     assert matmuls and all(f"dst={acc}[" in line for line in matmuls)
     assert "tensor_tensor" not in k.ir
+    # nor is the tile each call would have returned allocated: every tile is used
+    assert _unused_allocations(k.ir) == []
+
+
+def _unused_allocations(ir: str) -> list[str]:
+    lines = ir.splitlines()
+    allocs = [ln.split()[0] for ln in lines if " = alloc " in ln]
+    return [t for t in allocs if not any(f"{t}[" in ln for ln in lines if " = alloc " not in ln)]
+
+
+def test_tiles_of_calls_assigned_into_other_tiles_are_not_allocated():
+    # `scores[j] = nisa.nc_matmul(...)`, `maxes[:, j] = nisa.tensor_reduce(...)`, ...: each
+    # instruction writes the tile it is assigned to, and its own result tile is not allocated
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.uniform(-1, 1, (128, 512)).astype(np.float32) for _ in range(3))
+    attention = Path(__file__).parent / "attention_tiles.py"
+    compiled = nkic.compile(str(attention), q, k, v, kernel="attention")
+    assert _unused_allocations(compiled.ir) == []
+    s = q.astype(np.float64).T @ k.astype(np.float64)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    want = (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64).T
+    np.testing.assert_allclose(compiled(q, k, v), want, rtol=1e-4, atol=1e-5)
 
 
 def test_strided_grid_and_a_returning_activation():

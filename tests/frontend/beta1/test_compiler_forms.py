@@ -41,6 +41,13 @@ def test_block_dimensions_and_an_affine_range_reduction():
     np.testing.assert_allclose(k(a), a.reshape(4, 128, 64).sum(axis=0), rtol=1e-5, atol=1e-5)
     # the blocks share the 128 partitions: one tensor of 4 x 64 columns per partition
     assert "sbuf float32[128, 4, 64]" in k.ir
+    # `blocks[i, :, :] = nl.load(...)` loads into the block itself: one DMA, no copy
+    blocks = next(ln for ln in k.ir.splitlines() if "sbuf float32[128, 4, 64]" in ln).split()[0]
+    loads = [
+        ln for ln in k.ir.splitlines() if ln.strip().startswith("dma_copy") and "src=%t0[" in ln
+    ]
+    assert len(loads) == 1 and f"dst={blocks}[" in loads[0]
+    assert "tensor_copy" not in k.ir
 
 
 def test_a_block_dimension_kept_whole_is_a_diagnostic():
