@@ -23,8 +23,9 @@ from nkirt.program import TensorInfo
 SBUF_BUCKET_BYTES = 4096
 PSUM_BUCKET_BYTES = PSUM_BANK_BYTES
 HBM_BUCKET_ROWS = 128
-#: Placements an AP remembers (a loop nest revisits the same few offsets; bounds memory use).
-PLACEMENTS = 4096
+#: Placements an AP remembers before it forgets them all: a loop nest revisits the same few
+#: offsets; the bound keeps memory small (~300 bytes each) for programs of many APs.
+PLACEMENTS = 256
 
 
 class BoundsError(Exception):
