@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from nkirt.run import without_cycle_collection
 
 from .diagnostics import Diagnostic, DiagnosticSink
 from .ir.core import Kernel
@@ -80,25 +80,10 @@ def compile_file(
     "0.7"; default: Beta 1 for a file that imports `neuronxcc.nki`, else the newest).
     `grid` is a Beta 1 SPMD launch grid (`kernel[2, 2]`): its programs run one after another
     on one NeuronCore (docs/language.md)."""
-    with _without_cycle_collection():
+    with without_cycle_collection():
         return _compile_file(
             path, kernel, args, target, dump_after, dump, emit, unroll_all, lnc, grid, nki
         )
-
-
-@contextmanager
-def _without_cycle_collection() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while compiling. A compile allocates one object
-    after another and frees little, so the collector's passes find nothing to free, while each
-    full pass walks every live object: with 100k instructions that was a fifth of the compile
-    time. Garbage with cycles is collected once the collector runs again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _compile_file(path, kernel, args, target, dump_after, dump, emit, unroll_all, lnc, grid, nki):
