@@ -255,25 +255,17 @@ class SemaphoreChecker:
                 if entries is None:
                     entries = table[bucket] = []
                 if dense:
-                    if entries:
-                        entries[:] = [
-                            w
-                            for w in entries
-                            if w.row_lo < row_lo
-                            or w.row_hi > row_hi
-                            or w.col_lo < col_lo
-                            or w.col_hi > col_hi
-                        ]
-                    older = reads_table.get(bucket)
-                    if older:
-                        older[:] = [
-                            r
-                            for r in older
-                            if r.row_lo < row_lo
-                            or r.row_hi > row_hi
-                            or r.col_lo < col_lo
-                            or r.col_hi > col_hi
-                        ]
+                    # a dense write covers every older access inside its rectangle
+                    for older in (entries, reads_table.get(bucket)):
+                        if older:
+                            older[:] = [
+                                e
+                                for e in older
+                                if e.row_lo < row_lo
+                                or e.row_hi > row_hi
+                                or e.col_lo < col_lo
+                                or e.col_hi > col_hi
+                            ]
                 entries.append(access)
                 if len(entries) > PRUNE_AT:
                     self._prune(entries)
