@@ -1494,9 +1494,9 @@ _code(
     scratch tensor, and each later instruction that reads it reads a copy reloaded into SBUF
     just before it. Only PSUM tensors allocated at the kernel's top level and used by top-level
     instructions (unrolled loops included), written whole by one instruction, read only after
-    their last write and not at a fixed address, are spilled, longest wait first and as few as make PSUM fit; the results are
-    exactly the same, and the copies cost DMA time, which the profile shows. The warning says
-    how many bytes went to HBM. Read each tile out before computing the next ones (or compute
+    their last write and not at a fixed address, are spilled, longest wait first and as few as
+    make PSUM fit; the results are exactly the same, and the copies cost DMA time, which the
+    profile shows. The warning says how many bytes went to HBM. Read each tile out before computing the next ones (or compute
     what depends on all of them from SBUF copies) to avoid the traffic.""",
     """
 # nkic check kernel.py --arg x=float32[128,128] --arg w=float32[128,4608]

@@ -104,7 +104,7 @@ def load(ip, call, src, dtype=None):
     return LOWERINGS["load"](ip, call, src, dtype)
 
 
-def _in_sbuf(ip, call, t):
+def in_sbuf(ip, call, t):
     """`t`, or its copy in a new SBUF tile when it is in PSUM (Tensor engine operands)."""
     if isinstance(t, TensorView) and t.buffer == "psum":
         copy = new_tile(ip, call, t.shape, t.dtype)
@@ -117,9 +117,9 @@ def matmul(ip, call, x, y, *, transpose_x=False):
     """`x @ y`, or `x.T @ y` with transpose_x=True (Beta 1's documented semantics: "if False,
     an additional transpose will be inserted to make x's partition dimension the contract
     dimension")."""
-    x, y = _in_sbuf(ip, call, x), _in_sbuf(ip, call, y)
+    x, y = in_sbuf(ip, call, x), in_sbuf(ip, call, y)
     if transpose_x is False and isinstance(x, TensorView):
-        x = _in_sbuf(ip, call, nl_data.transpose(ip, call, x))
+        x = in_sbuf(ip, call, nl_data.transpose(ip, call, x))
         transpose_x = True
     result = LOWERINGS["matmul"](ip, call, x, y, transpose_x)
     ip._beta1_matmul = (result, ip.builder.block[-1])  # `psum += nl.matmul(...)` accumulates

@@ -10,15 +10,14 @@ capacity of any on-chip memory, the Neuron compiler will insert the necessary sp
 between that memory and the next-tier memory in the hierarchy"
 (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/get-started/about/memory-hierarchy-overview.html).
 
-nkic does the same for a PSUM tile that is allocated at the kernel's top level, written and
-read only by top-level instructions, written whole by one of them (so the copy reads no unset
-byte), and read only after its last write: right after that
-write, the tile is copied to SBUF and from there to a private HBM scratch tensor, and each later
-instruction that reads the tile reads an SBUF copy reloaded from HBM just before it. The PSUM
-tile is then live only while it is computed. The copies are real instructions: the simulator
-runs them, so the result is exactly the same and their cost shows in the timeline; a warning
-says how many bytes were spilled. Tiles are spilled longest wait first, as few as make PSUM
-fit.
+nkic does the same for a PSUM tile that is allocated at the kernel's top level, written and read
+only by top-level instructions, written whole by one of them (so the copy reads no unset byte),
+and read only after its last write: right after that write, the tile is copied to SBUF and from
+there to a private HBM scratch tensor, and each later instruction that reads the tile reads an
+SBUF copy reloaded from HBM just before it. The PSUM tile is then live only while it is
+computed. The copies are real instructions: the simulator runs them, so the result is exactly
+the same and their cost shows in the timeline; a warning says how many bytes were spilled. Tiles
+are spilled longest wait first, as few as make PSUM fit.
 """
 
 from __future__ import annotations

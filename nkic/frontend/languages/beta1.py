@@ -535,7 +535,7 @@ class Beta1(Language):
                 value = beta1_lowerings.broadcast_to(ip, call, name, value, acc.shape)
             if acc.buffer == "psum":
                 # Vector engine operands: at most one of them in PSUM
-                value = beta1_lowerings._in_sbuf(ip, call, value)
+                value = beta1_lowerings.in_sbuf(ip, call, value)
             emit(ip, call, "tensor_tensor", dst=acc, data1=acc, data2=value, op=op(name))
         else:
             number = ip.need_concrete(value, "a number or a tile")
