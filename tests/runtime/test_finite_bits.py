@@ -78,3 +78,25 @@ def test_an_overflowing_narrow_add_is_reported_at_its_line(dtype, value):
     (first,) = [w for w in k.profile["warnings"] if w.get("kind") == "non-finite"]
     assert first["op"] == "tensor_tensor" and first["loc"].endswith("tiled_add.py:23")
     assert "[i=1]" in first["message"] or "[i0=1]" in first["message"]
+
+
+def test_ieee_formats_match_isfinite_on_every_float16_and_sampled_float32_64_patterns():
+    halves = np.arange(1 << 16, dtype=np.int64).astype(np.uint16).view(np.float16)
+    finite = np.isfinite(halves)
+    for i in range(len(halves)):
+        assert dtypes.all_finite(halves[i : i + 1]) == finite[i]
+    rng = np.random.default_rng(8)
+    for unsigned, fmt in ((np.uint32, np.float32), (np.uint64, np.float64)):
+        info = np.iinfo(unsigned)
+        patterns = rng.integers(0, info.max, 5000, dtype=unsigned, endpoint=True)
+        special = np.array([np.inf, -np.inf, np.nan, -np.nan, 0.0, -0.0], fmt)
+        edges = np.array([np.finfo(fmt).max, -np.finfo(fmt).max, np.finfo(fmt).smallest_subnormal])
+        values = np.concatenate([patterns.view(fmt), special, edges.astype(fmt)])
+        finite = np.isfinite(values)
+        for i in range(len(values)):
+            assert dtypes.all_finite(values[i : i + 1]) == finite[i]
+        assert dtypes.all_finite(values[finite]) and not dtypes.all_finite(values)
+        # a strided view of a finite array with one non-finite element outside it
+        grid = values[finite][:400].reshape(20, 20).copy()
+        grid[3, 5] = np.nan
+        assert dtypes.all_finite(grid[:, 6:]) and not dtypes.all_finite(grid[:, 4:])
