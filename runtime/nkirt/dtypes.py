@@ -176,10 +176,11 @@ def pack_x4(values: np.ndarray, dtype_name: str) -> np.ndarray:
 def all_finite(array: np.ndarray) -> bool:
     """Whether a float array holds no Inf/NaN (integer and other arrays: True).
 
-    A test on the raw bits (`_bits_test`), exactly numpy's `isfinite` (of the value widened
-    to float32 for the ml_dtypes formats), made of reductions over integer views of the array: no temporary array (each
-    would cost fresh pages) and, for bf16, about 2x faster than numpy's `isfinite` on the same
-    bytes (fp8: about 150x faster than widening to float32)."""
+    For 8- and 16-bit formats a test on the raw bits (`_bits_test`), exactly numpy's
+    `isfinite` (of the value widened to float32 for the ml_dtypes formats), made of reductions
+    over integer views of the array: no temporary array, about 2x faster than a mask test for
+    bf16, ~100x faster than numpy's float16 `isfinite` and ~200x than widening fp8 to float32.
+    float32/64: numpy's `isfinite`, faster than the bits there."""
     test = _BITS_TESTS.get(array.dtype)
     if test is None:
         test = _BITS_TESTS[array.dtype] = _bits_test(array.dtype)
@@ -187,7 +188,7 @@ def all_finite(array: np.ndarray) -> bool:
     if kind == "none":
         return True
     if kind == "wide":
-        if array.dtype.kind == "f":  # long double
+        if array.dtype.kind == "f":  # float32/64 (numpy's isfinite is faster than bits here)
             return bool(np.isfinite(array).all())
         with np.errstate(all="ignore"):
             return bool(np.isfinite(array.astype(np.float32)).all())
@@ -224,10 +225,11 @@ def _bits_test(dtype: np.dtype) -> tuple:
     are exactly those whose bits without the sign bit are >= threshold (IEEE formats: the top
     exponent); ("pattern", p) where p is the only non-finite pattern (fnuz formats: NaN is the
     negative zero, no Inf; e8m0fnu: 0xFF); ("none",) for a format without Inf/NaN (integers);
-    ("wide",) otherwise (widen to float32). numpy's float16/32/64 are IEEE (threshold: the bits
-    of +inf); the ml_dtypes formats of 8 and 16 bits are classified from every bit pattern."""
-    if dtype.kind == "f" and dtype.itemsize in _INTEGER_VIEWS:
-        return ("magnitude", int(np.array(np.inf, dtype).view(_INTEGER_VIEWS[dtype.itemsize][1])))
+    ("wide",) otherwise (numpy's `isfinite`, of the value widened to float32 for ml_dtypes).
+    float16 is IEEE (threshold: the bits of +inf); the ml_dtypes formats of 8 and 16 bits are
+    classified from every bit pattern."""
+    if dtype.kind == "f" and dtype.itemsize == 2:  # numpy's float16 isfinite is ~100x slower
+        return ("magnitude", int(np.array(np.inf, dtype).view(np.uint16)))
     if dtype.kind != "V" or dtype.type.__module__ != "ml_dtypes":
         return ("wide",) if dtype.kind == "f" else ("none",)
     if dtype.itemsize not in (1, 2):
