@@ -329,6 +329,13 @@ def _breakpoint(ip, call, *args, **kwargs):
     )
 
 
+#: The built-in exception classes a kernel can raise and catch.
+EXCEPTION_KINDS = (
+    "Exception", "ValueError", "TypeError", "AssertionError", "NotImplementedError",
+    "RuntimeError", "KeyError", "IndexError",
+)  # fmt: skip
+
+
 def _exception(kind: str):
     def make(ip, call, *args):
         return ExceptionValue(kind, ", ".join(ip.to_str(a) for a in args))
@@ -445,10 +452,7 @@ def python_builtins() -> dict[str, object]:
     }  # fmt: skip
     out: dict[str, object] = {name: Builtin(name, fn) for name, fn in fns.items()}
     out.update(_TYPES)
-    for kind in (
-        "Exception", "ValueError", "TypeError", "AssertionError", "NotImplementedError",
-        "RuntimeError", "KeyError", "IndexError",
-    ):  # fmt: skip
+    for kind in EXCEPTION_KINDS:
         out[kind] = _exception(kind)
     out["NotImplemented"] = None
     out["staticmethod"] = Builtin("staticmethod", lambda ip, call, f: StaticMethod(f))

@@ -349,3 +349,63 @@ def test_a_tensors_truth_value_is_an_error_before_0_7(tmp_path):
         ("err_ambiguous_tensor_truth_value", "error"),
     }
     assert summary(diags)[0] == ("err_dynamic_control_flow_not_supported", "error", 6, 8)
+
+
+TRY = """def checked(n):
+    if n > 4:
+        raise ValueError(f"n={n} too big")
+    return n
+
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    try:
+        checked(9)
+        got = "no"
+    except (KeyError, ValueError) as e:
+        got = str(e)
+    else:
+        got = "else"
+    finally:
+        done = True
+    assert got == "n=9 too big" and done
+    try:
+        assert a.shape[0] == 3, "rows"
+    except AssertionError as e:
+        got = str(e)
+    assert got == "rows"
+    try:
+        v = checked(2)
+    except Exception:
+        v = -1
+    else:
+        v += 10
+    assert v == 12
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+"""
+
+
+def test_try_except_else_finally_handle_the_kernels_exceptions_in_0_7(tmp_path):
+    assert nkic.check(write(tmp_path, TRY), nki="0.7") == []
+    # a handler for another class lets the exception through, after the finally block
+    unhandled = TRY.replace("except (KeyError, ValueError) as e:", "except KeyError as e:")
+    unhandled = unhandled.replace("done = True", "done = True\n        print('finally ran')")
+    diags = nkic.check(write(tmp_path, unhandled), nki="0.7")
+    assert [(d.code, d.message) for d in diags] == [
+        ("err_raised_exception", "ValueError: n=9 too big")
+    ]
+    # a diagnostic that is no exception of the kernel is not caught
+    broken = TRY.replace("checked(9)", "nl.no_such_api(9)")
+    codes = [d.code for d in nkic.check(write(tmp_path, broken), nki="0.7")]
+    assert codes[0] == "err_unknown_api"
+
+
+def test_try_is_outside_the_subset_before_0_7(tmp_path):
+    diags = nkic.check(write(tmp_path, TRY), nki="0.6")
+    assert [(d.code, d.loc.line - FIRST + 1) for d in diags] == [
+        ("err_unsupported_syntax", 9),
+        ("err_unsupported_syntax", 19),
+        ("err_unsupported_syntax", 24),
+    ]

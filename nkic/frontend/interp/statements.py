@@ -9,6 +9,7 @@ from ..tensors import TensorView, type_name
 from ..values import (
     MISSING,
     BreakSignal,
+    Builtin,
     ContextManagerValue,
     ContinueSignal,
     PyType,
@@ -230,12 +231,14 @@ class Statements:
         if not self.truth(value):
             text = ast.get_source_segment(_source(self.module), node.test) or "condition"
             msg = self.to_str(self.visit(node.msg)) if node.msg is not None else None
-            raise UserError(
+            err = UserError(
                 "err_assert_failed",
                 f"assertion failed: {msg}" if msg else f"assertion failed: {text}",
                 node,
                 None if msg is None else f"the failing condition is `{text}`",
             )
+            err.raised = pylib.ExceptionValue("AssertionError", msg or "")
+            raise err
 
     def visit_Raise(self, node: ast.Raise):
         exc = None if node.exc is None else self.visit(node.exc)
@@ -245,7 +248,68 @@ class Statements:
             message = exc.name
         else:
             message = "exception raised"
-        raise UserError("err_raised_exception", message, node)
+        err = UserError("err_raised_exception", message, node)
+        if isinstance(exc, pylib.ExceptionValue):
+            err.raised = exc
+        elif isinstance(exc, Builtin) and exc.name in pylib.EXCEPTION_KINDS:  # `raise ValueError`
+            err.raised = pylib.ExceptionValue(exc.name, "")
+        raise err
+
+    def visit_Try(self, node: ast.Try):
+        """`try`/`except`/`else`/`finally` at specialisation time (NKI 0.7 traces the kernel as
+        Python): a `raise` or a failed `assert` in the body (or in a function it calls) runs
+        the first handler naming its class or a base of it; other diagnostics are not
+        exceptions of the kernel and are reported as they are."""
+        if ast.Try in self.language.rules.unsupported_syntax:
+            raise self.unsupported(node)
+        self.try_depth = getattr(self, "try_depth", 0) + 1
+        caught = None
+        try:
+            self.exec_block(node.body)
+        except UserError as err:
+            raised = getattr(err, "raised", None)
+            handler = None if raised is None else self._handler(node.handlers, raised)
+            if handler is None:
+                if raised is not None:
+                    self.try_depth -= 1
+                    self.exec_block(node.finalbody)
+                    self.try_depth += 1
+                raise
+            caught = (handler, raised)
+        finally:
+            self.try_depth -= 1
+        if caught is None:
+            self.exec_block(node.orelse)
+            self.exec_block(node.finalbody)
+            return
+        handler, raised = caught
+        try:
+            if handler.name:
+                self.store_name(handler.name, raised)
+            self.exec_block(handler.body)
+        finally:
+            self.exec_block(node.finalbody)
+
+    def _handler(self, handlers: list[ast.ExceptHandler], raised) -> ast.ExceptHandler | None:
+        import builtins
+
+        cls = getattr(builtins, raised.kind, Exception)
+        for h in handlers:
+            if h.type is None:
+                return h
+            kinds = self.visit(h.type)
+            kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+            for k in kinds:
+                if not (isinstance(k, Builtin) and k.name in pylib.EXCEPTION_KINDS):
+                    raise UserError(
+                        "err_invalid_argument",
+                        "an except clause names a built-in exception class (Exception, "
+                        "ValueError, AssertionError, ...)",
+                        h.type,
+                    )
+                if issubclass(cls, getattr(builtins, k.name)):
+                    return h
+        return None
 
     def visit_With(self, node: ast.With):
         for item in node.items:

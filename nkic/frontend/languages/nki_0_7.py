@@ -7,7 +7,10 @@ deprecated (plain `range` loops)."""
 
 from __future__ import annotations
 
+import ast
+
 from .. import nki_collectives, nki_surface, nl_grids
+from .nki_0_3 import UNSUPPORTED_SYNTAX
 from .nki_0_6 import NKI_0_6
 
 #: The prepare/trigger split of the variable-size collectives.
@@ -44,6 +47,12 @@ NKI_0_7 = NKI_0_6.derive(
     },
     # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity,
     # a tensor's truth value is the object's, and the outputs are the tensors of whichever
-    # sequence the kernel returns
-    rules={"is_only_against_none": False, "tensor_truth": "object", "list_returns": True},
+    # sequence the kernel returns; `try`/`except`/`finally` handle the kernel's own `raise`
+    # and failed `assert`s at specialisation time
+    rules={
+        "is_only_against_none": False,
+        "tensor_truth": "object",
+        "list_returns": True,
+        "unsupported_syntax": {k: v for k, v in UNSUPPORTED_SYNTAX.items() if k is not ast.Try},
+    },
 )
