@@ -336,7 +336,10 @@ EXCEPTION_KINDS = (
 )  # fmt: skip
 
 
-def _exception(kind: str):
+@functools.cache
+def exception_class(kind: str) -> Builtin:
+    """The built-in exception class `kind` (one object per class: `except` compares it)."""
+
     def make(ip, call, *args):
         return ExceptionValue(kind, ", ".join(ip.to_str(a) for a in args))
 
@@ -453,7 +456,7 @@ def python_builtins() -> dict[str, object]:
     out: dict[str, object] = {name: Builtin(name, fn) for name, fn in fns.items()}
     out.update(_TYPES)
     for kind in EXCEPTION_KINDS:
-        out[kind] = _exception(kind)
+        out[kind] = exception_class(kind)
     out["NotImplemented"] = None
     out["staticmethod"] = Builtin("staticmethod", lambda ip, call, f: StaticMethod(f))
     out["classmethod"] = Builtin("classmethod", lambda ip, call, f: ClassMethod(f))

@@ -409,3 +409,47 @@ def test_try_is_outside_the_subset_before_0_7(tmp_path):
         ("err_unsupported_syntax", 19),
         ("err_unsupported_syntax", 24),
     ]
+
+
+WITH = """LOG = []
+
+
+class Scope:
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        LOG.append("in " + self.name)
+        return self.name.upper()
+
+    def __exit__(self, kind, exc, tb):
+        LOG.append("out " + self.name)
+        return kind is ValueError
+
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    with Scope("a") as x, Scope("b") as y:
+        assert (x, y) == ("A", "B")
+    with Scope("c"):
+        raise ValueError("suppressed by __exit__")
+    assert LOG == ["in a", "in b", "out b", "out a", "in c", "out c"], LOG
+    with nl.no_reorder():
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=a)
+    return out
+"""
+
+
+def test_with_runs_enter_and_exit_of_python_objects_in_0_7(tmp_path):
+    assert nkic.check(write(tmp_path, WITH), nki="0.7") == []
+    kept = WITH.replace("return kind is ValueError", "return False")
+    diags = nkic.check(write(tmp_path, kept), nki="0.7")
+    assert [(d.code, d.message) for d in diags] == [
+        ("err_raised_exception", "ValueError: suppressed by __exit__")
+    ]
+    d = nkic.check(write(tmp_path, WITH.replace('Scope("c")', "range(3)")), nki="0.7")[0]
+    assert d.code == "err_unsupported_syntax"
+    assert d.message == "`range(3)` is not a context manager (no __enter__ and __exit__ methods)"
+    first = nkic.check(write(tmp_path, WITH), nki="0.6")[0]  # only `with nl.no_reorder():`
+    assert (first.code, first.loc.line - FIRST + 1) == ("err_unsupported_syntax", 19)

@@ -12,12 +12,15 @@ from ..values import (
     Builtin,
     ContextManagerValue,
     ContinueSignal,
+    Function,
+    Instance,
     PyType,
     ReturnSignal,
     SourceModule,
     SymbolicAbort,
     UserError,
 )
+from .state import CallSite
 
 
 def _source(module: SourceModule) -> str:
@@ -312,6 +315,8 @@ class Statements:
         return None
 
     def visit_With(self, node: ast.With):
+        if self.language.rules.python_with and not self._is_no_reorder(node):
+            return self._with_objects(node.items, node.body)
         for item in node.items:
             ctx = self.visit(item.context_expr)
             if not isinstance(ctx, ContextManagerValue) or item.optional_vars is not None:
@@ -326,6 +331,59 @@ class Statements:
             self.exec_block(node.body)
         finally:
             self.no_reorder_depth -= 1
+
+    def _is_no_reorder(self, node: ast.With) -> bool:
+        return any(_no_reorder_call(item.context_expr) for item in node.items)
+
+    def _with_objects(self, items: list[ast.withitem], body: list[ast.stmt]) -> None:
+        """`with obj as v:` over a Python object (NKI 0.7 runs the kernel as Python): its
+        `__enter__` result is bound to `v`, the body runs, then `__exit__(None, None, None)`;
+        an exception of the kernel leaving the body passes `__exit__` its class and message
+        and is suppressed when `__exit__` returns a true value."""
+        if not items:
+            self.exec_block(body)
+            return
+        item = items[0]
+        ctx = self.visit(item.context_expr)
+        enter = ctx.cls.lookup("__enter__") if isinstance(ctx, Instance) else None
+        leave = ctx.cls.lookup("__exit__") if isinstance(ctx, Instance) else None
+        if not isinstance(enter, Function) or not isinstance(leave, Function):
+            raise UserError(
+                "err_unsupported_syntax",
+                f"`{ast.unparse(item.context_expr)}` is not a context manager (no __enter__ "
+                "and __exit__ methods)",
+                item.context_expr,
+                "define __enter__ and __exit__ on the class, or use `with nl.no_reorder():`",
+            )
+        value = self.call_function(enter, [ctx], {}, CallSite(None))
+        if item.optional_vars is not None:
+            self.assign(item.optional_vars, value)
+        depth = getattr(self, "try_depth", 0)
+        self.try_depth = depth + 1
+        try:
+            self._with_objects(items[1:], body)
+        except UserError as err:
+            self.try_depth = depth
+            raised = getattr(err, "raised", None)
+            if raised is None:
+                raise
+            args = [ctx, pylib.exception_class(raised.kind), raised, None]
+            if self.truth(self.call_function(leave, args, {}, CallSite(None))):
+                return
+            raise
+        finally:
+            self.try_depth = depth
+        self.call_function(leave, [ctx, None, None, None], {}, CallSite(None))
+
+
+def _no_reorder_call(expr: ast.AST) -> bool:
+    """`nl.no_reorder()` (or `no_reorder()`), recognised by name before evaluation."""
+    if not isinstance(expr, ast.Call):
+        return False
+    f = expr.func
+    return (isinstance(f, ast.Attribute) and f.attr == "no_reorder") or (
+        isinstance(f, ast.Name) and f.id == "no_reorder"
+    )
 
 
 def _returned_view(item: TensorView, node: ast.Return) -> tuple | None:

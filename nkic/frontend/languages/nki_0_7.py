@@ -48,11 +48,12 @@ NKI_0_7 = NKI_0_6.derive(
     # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity,
     # a tensor's truth value is the object's, and the outputs are the tensors of whichever
     # sequence the kernel returns; `try`/`except`/`finally` handle the kernel's own `raise`
-    # and failed `assert`s at specialisation time
+    # and failed `assert`s at specialisation time, and `with` takes any context manager
     rules={
         "is_only_against_none": False,
         "tensor_truth": "object",
         "list_returns": True,
+        "python_with": True,
         "unsupported_syntax": {k: v for k, v in UNSUPPORTED_SYNTAX.items() if k is not ast.Try},
     },
 )
