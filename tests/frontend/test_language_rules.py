@@ -453,3 +453,43 @@ def test_with_runs_enter_and_exit_of_python_objects_in_0_7(tmp_path):
     assert d.message == "`range(3)` is not a context manager (no __enter__ and __exit__ methods)"
     first = nkic.check(write(tmp_path, WITH), nki="0.6")[0]  # only `with nl.no_reorder():`
     assert (first.code, first.loc.line - FIRST + 1) == ("err_unsupported_syntax", 19)
+
+
+GENERATORS = """def evens(n):
+    for i in range(n):
+        if i == 3:
+            return
+        yield i * 2
+
+
+def then_minus_one(n):
+    yield from evens(n)
+    yield -1
+
+
+def loads(a):
+    yield nl.load(a)
+
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512], issue=False):
+    assert list(evens(5)) == [0, 2, 4]
+    assert sum(v for v in evens(2)) == 2
+    assert [v for v in then_minus_one(2)] == [0, 2, -1]
+    if issue:
+        for t in loads(a):
+            pass
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+"""
+
+
+def test_generators_give_the_values_they_yield_in_0_7(tmp_path):
+    path = write(tmp_path, GENERATORS)
+    assert nkic.check(path, nki="0.7") == []
+    # a body issuing instructions would run ahead of its consumer: refused, not reordered
+    (d,) = nkic.check(path, nki="0.7", issue=True)
+    assert d.code == "err_unsupported_syntax" and "generator 'loads' issues" in d.message
+    assert d.loc.line - FIRST + 1 == 13  # the generator function
+    assert {d.code for d in nkic.check(path, nki="0.6")} == {"err_unsupported_syntax"}

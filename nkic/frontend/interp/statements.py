@@ -263,6 +263,8 @@ class Statements:
         Python): a `raise` or a failed `assert` in the body (or in a function it calls) runs
         the first handler naming its class or a base of it; other diagnostics are not
         exceptions of the kernel and are reported as they are."""
+        if getattr(self, "host_code", False) and not self.in_kernel:
+            return super().visit_Try(node)  # module-level code (Modules.visit_Try)
         if ast.Try in self.language.rules.unsupported_syntax:
             raise self.unsupported(node)
         self.try_depth = getattr(self, "try_depth", 0) + 1

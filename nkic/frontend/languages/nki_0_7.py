@@ -21,6 +21,9 @@ _SPLIT = {
     "all_gather_v_trigger",
 }
 
+#: Statements outside the 0.3-0.6 subset that a 0.7 kernel runs as Python.
+_PYTHON_07 = (ast.Try, ast.Yield, ast.YieldFrom)
+
 _LOOPS = (
     "nl.fori_loop(lower, upper, body_fun) (or range() for a loop whose trip count is known "
     "at compile time)"
@@ -48,12 +51,13 @@ NKI_0_7 = NKI_0_6.derive(
     # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity,
     # a tensor's truth value is the object's, and the outputs are the tensors of whichever
     # sequence the kernel returns; `try`/`except`/`finally` handle the kernel's own `raise`
-    # and failed `assert`s at specialisation time, and `with` takes any context manager
+    # and failed `assert`s at specialisation time, `with` takes any context manager, and a
+    # generator function returns the values it yields
     rules={
         "is_only_against_none": False,
         "tensor_truth": "object",
         "list_returns": True,
         "python_with": True,
-        "unsupported_syntax": {k: v for k, v in UNSUPPORTED_SYNTAX.items() if k is not ast.Try},
+        "unsupported_syntax": {k: v for k, v in UNSUPPORTED_SYNTAX.items() if k not in _PYTHON_07},
     },
 )
