@@ -598,3 +598,27 @@ def test_broadcasts_stay_calls_in_files_without_4_byte_integers():
     assert "    else:\n        rows = nl.broadcast_to(row, (128, 64))\n" in wide.text.replace(
         "nki.language", "nl"
     )
+
+
+def test_a_failing_original_is_reported_by_its_first_error_not_an_earlier_warning(tmp_path):
+    # a kernel whose first diagnostic is a deprecation warning and whose failure is an
+    # undefined name further down: the verification names the error
+    kernel = tmp_path / "k.py"
+    kernel.write_text(
+        "import nki.language as nl\n"
+        "from torch_neuronx import nki_jit\n"
+        "\n"
+        "@nki_jit\n"
+        "def twice(a):\n"
+        "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+        "    for k in nl.affine_range(2):\n"
+        "        rows = slice(k * 128, k * 128 + 128)\n"
+        "        t = nl.load(a[rows, 0:64])\n"
+        "        nl.store(out[rows, cols], value=nl.add(t, t))\n"
+        "    return out\n"
+    )
+    res = CliRunner().invoke(
+        cli, ["migrate", str(kernel), "-k", "twice", "--arg", "a=float32[256,64]"]
+    )
+    assert res.exit_code == 1
+    assert "twice: not verified: original: err_undefined_name: name 'cols'" in res.output
