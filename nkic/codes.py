@@ -432,6 +432,39 @@ def kernel(a: nt.tensor[4, 128, 512]):
 """,
 )
 _code(
+    "err_control_flow_condition_depending_on_arange",
+    "Branch on an index grid (Beta 1)",
+    "frontend",
+    """Beta 1 only. An `nl.arange` / `nl.mgrid` index grid, an expression of grids or a
+    comparison of one stands for every index of a tile at once, so it has no truth value: an
+    `if`, `while` or conditional expression on it cannot choose a branch. To restrict an
+    operation to some indices, pass the comparison as `mask=` of the call; to branch per loop
+    iteration, test the loop variable. (The example is written in Beta 1, `neuronxcc.nki`,
+    which `nkic check` selects by the file's imports.)""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:128, 0:512]
+    t = nl.load(a[i_p, i_f])
+    if i_p < 64:  # <- err_control_flow_condition_depending_on_arange
+        t = nl.exp(t)
+    nl.store(out[i_p, i_f], value=t)
+    return out
+""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:128, 0:512]
+    t = nl.load(a[i_p, i_f])
+    nl.store(out[i_p, i_f], value=nl.exp(t), mask=(i_p < 64))
+    return out
+""",
+)
+_code(
     "err_annotation_shape_mismatch",
     "Argument does not match its `nki.typing` annotation",
     "frontend",

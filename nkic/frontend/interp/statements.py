@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from .. import pylib
+from ..beta1_mask import is_index_value
 from ..tensors import TensorView, type_name
 from ..values import (
     MISSING,
@@ -155,6 +156,15 @@ class Statements:
 
     def condition(self, test: ast.AST) -> bool:
         value = self.visit(test)
+        if is_index_value(value):
+            raise UserError(
+                "err_control_flow_condition_depending_on_arange",
+                "this condition depends on nl.arange / nl.mgrid index grids, which stand for "
+                "every index at once and have no single truth value",
+                test,
+                "pass the comparison as mask= of the nl / nisa call it restricts, or test "
+                "a loop variable or a compile-time value",
+            )
         if isinstance(value, TensorView):
             return self.tensor_truth(
                 test,
