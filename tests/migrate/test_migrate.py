@@ -109,7 +109,10 @@ def test_cli_prints_a_diff_writes_with_o_and_verifies(tmp_path):
     # a kernel Beta 1 itself rejects cannot be verified: exit 1 with the reason
     res = runner.invoke(cli, ["migrate", str(kernel), "-k", "mixed", *args])
     assert res.exit_code == 1
-    assert "mixed: not verified: original: err_invalid_index" in res.output
+    assert (
+        "mixed: not verified: original: err_unsupported_mixing_basic_advanced_tensor_indexing"
+        in res.output
+    )
     assert not list(tmp_path.glob(".nkic-migrated-*"))  # the twin file is removed
 
 

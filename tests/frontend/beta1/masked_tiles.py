@@ -83,15 +83,3 @@ def tile_mask(a):
     t = nl.load(a[i_p, i_f])
     nl.store(out[i_p, i_f], value=t, mask=t)
     return out
-
-
-@nki.jit
-def branch_on_grid(a):
-    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    i_p = nl.arange(128)[:, None]
-    i_f = nl.arange(64)[None, :]
-    t = nl.load(a[i_p, i_f])
-    if 2 * i_p + 1 < 64:  # a mask written as a branch
-        t = nl.exp(t)
-    nl.store(out[i_p, i_f], value=t)
-    return out
