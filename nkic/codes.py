@@ -1477,7 +1477,9 @@ _code(
     "checks",
     """`nl.shared_hbm` tensors are visible to every core of the logical NeuronCore and must be
     created once, at the top level of the kernel. Allocate them before the loop and index
-    them inside it.""",
+    them inside it. Every NKI version: not inside a loop. Beta 1 (`neuronxcc.nki`) also: not
+    under an `if` / `else` and not in a function the kernel calls; allocate the tensor in
+    the kernel and write it there or pass it to the helper.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 512]):

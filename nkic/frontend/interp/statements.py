@@ -12,6 +12,8 @@ from ..values import (
     BreakSignal,
     ContextManagerValue,
     ContinueSignal,
+    Poison,
+    PoisonError,
     PyType,
     ReturnSignal,
     SourceModule,
@@ -149,10 +151,12 @@ class Statements:
                 raise self.unsupported(t)
 
     def visit_If(self, node: ast.If):
-        if self.condition(node.test):
-            self.exec_block(node.body)
-        else:
-            self.exec_block(node.orelse)
+        block = node.body if self.condition(node.test) else node.orelse
+        self.frame.branches += 1
+        try:
+            self.exec_block(block)
+        finally:
+            self.frame.branches -= 1
 
     def condition(self, test: ast.AST) -> bool:
         value = self.visit(test)
@@ -193,6 +197,8 @@ class Statements:
         sequences = (tuple, list) if self.language.rules.list_returns else (tuple,)
         items = value if isinstance(value, sequences) else (value,)
         for item in items:
+            if isinstance(item, Poison):
+                raise PoisonError()  # its computation failed, and was reported
             if isinstance(item, list) and item is value:
                 raise UserError(
                     "err_type_error",

@@ -787,6 +787,7 @@ BETA1 = Beta1(
         unsupported_syntax=UNSUPPORTED_SYNTAX,
         affine_dependency="error",
         output_buffers=("shared_hbm", "hbm"),
+        shared_hbm_top_level=True,
         tile_augmented_assignment=True,
     ),
     package="neuronxcc.nki",
