@@ -2476,7 +2476,9 @@ def verify(
                 compiled = api.compile(file, kernel=kernel, target=target, **launch, **given)
             except CompileError as e:
                 which = "original" if file == path else "migrated"
-                first = e.diagnostics[0] if e.diagnostics else None
+                # the first error: a warning before it (a deprecation) is not why it failed
+                errors = [d for d in e.diagnostics if d.severity == "error"]
+                first = (errors or e.diagnostics or [None])[0]
                 what = f"{first.code}: {first.message}" if first else str(e)
                 return Verification(kernel, False, float("nan"), (0.0, 0.0), f"{which}: {what}")
             try:

@@ -83,6 +83,9 @@ class Rules:
     python_with: bool = False
     #: The buffers a kernel's returned tensors may live in (Beta 1 also accepted `nl.hbm`).
     output_buffers: tuple[str, ...] = ("shared_hbm",)
+    #: `nl.shared_hbm` tensors only at the kernel's top level, not under an `if` / `else` or
+    #: in a called function (Beta 1; loops are checked for every version on the IR)
+    shared_hbm_top_level: bool = False
 
 
 class Language:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from .. import pylib
+from ..beta1_mask import is_index_value
 from ..tensors import TensorView, type_name
 from ..values import (
     MISSING,
@@ -14,6 +15,8 @@ from ..values import (
     ContinueSignal,
     Function,
     Instance,
+    Poison,
+    PoisonError,
     PyType,
     ReturnSignal,
     SourceModule,
@@ -152,13 +155,24 @@ class Statements:
                 raise self.unsupported(t)
 
     def visit_If(self, node: ast.If):
-        if self.condition(node.test):
-            self.exec_block(node.body)
-        else:
-            self.exec_block(node.orelse)
+        block = node.body if self.condition(node.test) else node.orelse
+        self.frame.branches += 1
+        try:
+            self.exec_block(block)
+        finally:
+            self.frame.branches -= 1
 
     def condition(self, test: ast.AST) -> bool:
         value = self.visit(test)
+        if is_index_value(value):
+            raise UserError(
+                "err_control_flow_condition_depending_on_arange",
+                "this condition depends on nl.arange / nl.mgrid index grids, which stand for "
+                "every index at once and have no single truth value",
+                test,
+                "pass the comparison as mask= of the nl / nisa call it restricts, or test "
+                "a loop variable or a compile-time value",
+            )
         if isinstance(value, TensorView):
             return self.tensor_truth(
                 test,
@@ -187,6 +201,8 @@ class Statements:
         sequences = (tuple, list) if self.language.rules.list_returns else (tuple,)
         items = value if isinstance(value, sequences) else (value,)
         for item in items:
+            if isinstance(item, Poison):
+                raise PoisonError()  # its computation failed, and was reported
             if isinstance(item, list) and item is value:
                 raise UserError(
                     "err_type_error",
