@@ -100,6 +100,9 @@ class Tensor:
         #: shape the kernel saw in `view_shape`.
         self.view = None
         self.view_shape: tuple[int, ...] | None = None
+        #: The HBM scratch of a PSUM spill (passes/spill.py): DMAs to it are spill saves,
+        #: from it reloads (the profile's `spill_save_bytes`, `spill_reload_bytes`).
+        self.spill = False
 
     @property
     def on_chip(self) -> bool:

@@ -124,6 +124,7 @@ def spill(kernel: Kernel, chosen: list[Candidate]) -> int:
         label = t.label or t.name
         stage = Tensor(name(), "sbuf", t.dtype, t.shape, f"{label} (spill)", loc=loc)
         scratch = Tensor(name(), "hbm", t.dtype, t.shape, f"{label} (spilled)", loc=loc)
+        scratch.spill = True
         after[c.last_write] = after.get(c.last_write, []) + [
             Alloc(stage, loc),
             Inst("tensor_copy", {"dst": _whole(stage), "src": _whole(t)}, _copy_attrs(), loc),
