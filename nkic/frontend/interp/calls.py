@@ -180,10 +180,11 @@ class Calls:
         if pushed:
             self.call_stack.append(self._call_loc(call.node))
         self.frames.append(Frame(scope, fn.module, fn))
-        if fn.is_lambda:
+        is_lambda = fn.is_lambda
+        if is_lambda:
             self.lambda_depth += 1
         try:
-            if fn.is_lambda:
+            if is_lambda:
                 return self.visit(fn.node.body)
             try:
                 self.exec_block(fn.node.body)
@@ -195,7 +196,7 @@ class Calls:
                 ) from None
             return None
         finally:
-            if fn.is_lambda:
+            if is_lambda:
                 self.lambda_depth -= 1
             if pushed:
                 self.call_stack.pop()
