@@ -183,10 +183,11 @@ class Calls:
         if pushed:
             self.call_stack.append(self._call_loc(call.node))
         self.frames.append(Frame(scope, fn.module, fn))
-        if fn.is_lambda:
+        is_lambda = fn.is_lambda
+        if is_lambda:
             self.lambda_depth += 1
         try:
-            if fn.is_lambda:
+            if is_lambda:
                 return self.visit(fn.node.body)
             if ast.Yield not in self.language.rules.unsupported_syntax and _is_generator(fn.node):
                 return self._run_generator(fn)
@@ -200,7 +201,7 @@ class Calls:
                 ) from None
             return None
         finally:
-            if fn.is_lambda:
+            if is_lambda:
                 self.lambda_depth -= 1
             if pushed:
                 self.call_stack.pop()
