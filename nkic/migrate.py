@@ -2571,6 +2571,13 @@ def _grid_uses(module: cst.Module, names: set) -> set:
     scope: list[str] = []
 
     class Finder(cst.CSTVisitor):
+        # a name assigned (`_, _, n = k.shape` beside `i_p, _ = nl.mgrid[...]`) is not a use;
+        # the indices of a subscript assigned to are
+        def visit_AssignTarget(self, n):
+            t = n.target
+            bound = t.elements if isinstance(t, cst.Tuple | cst.List) else [t]
+            return not all(isinstance(getattr(e, "value", e), cst.Name) for e in bound)
+
         def visit_FunctionDef(self, n):
             scope.append(n.name.value)
 

@@ -1,7 +1,9 @@
-"""Beta 1 kernels whose index grids nkic migrate has to reshape: a grid of rank 7 (six free
-dimensions, more than an instruction takes). Written for the tests of `nkic migrate`."""
+"""Beta 1 kernels nkic migrate has to reshape: a grid of rank 7 (six free dimensions, more
+than an instruction takes), reductions over loops (`nl.loop_reduce`), a partition grid beside
+block indices. Written for the tests of `nkic migrate`."""
 
 import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 import numpy as np
 
@@ -38,4 +40,27 @@ def column_sums(a, b):
         acc[1] = nl.loop_reduce(y, op=nl.maximum, loop_indices=[j])
     nl.store(out[0:128, 0:64], value=acc[0])
     nl.store(out[0:128, 64:128], value=acc[1])
+    return out
+
+
+@nki.jit
+def block_row_sums(a):
+    """Row sums of each 128 x 64 block of `a`, written into a blocked tile through a partition
+    grid `ip, _ = nl.mgrid[0:128, 0:1]` (its `_` also a throwaway name elsewhere in the
+    kernel) read in a helper, beside the integer indices of the block and column."""
+    _, _, width = a.shape
+    out = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+    sums = nl.ndarray((2, nl.par_dim(128), 4), dtype=nl.float32, buffer=nl.sbuf)
+    for _section in nl.sequential_range(1):
+        ip, _ = nl.mgrid[0:128, 0:1]
+
+        def reduce_block(g):
+            for i in nl.affine_range(width // 64):
+                x = nl.load(a[g, 0:128, i * 64 : i * 64 + 64])
+                sums[g, ip, i] = nisa.tensor_reduce(np.add, x, axis=(1,))  # noqa: B023
+
+        for g in nl.affine_range(2):
+            reduce_block(g)
+    nl.store(out[0:128, 0:4], value=sums[0])
+    nl.store(out[0:128, 4:8], value=sums[1])
     return out
