@@ -425,6 +425,8 @@ class _Migrator(cst.CSTTransformer):
         self.grid_definition = False
         #: names bound to an `nl.mgrid[...]` value, read as `g.p`, `g.x`
         self.mgrids: dict[str, list[_Grid]] = {}
+        #: `t[...] = nl.loop_reduce(x, op, ...)` calls, rewritten with their statements
+        self.reductions: set[cst.Call] = set()
         #: the names `from torch_neuronx import nki_jit` binds
         self.torch_jit: set[str] = set()
         #: the names `from neuronxcc.nki import jit, benchmark, ...` binds
@@ -655,6 +657,9 @@ class _Migrator(cst.CSTTransformer):
             mask = next((a for a in value.args if a.keyword and a.keyword.value == "mask"), None)
         self.assign_mask = self._mask_bounds(mask.value) if mask is not None else None
         target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(value, cst.Call) and self._is(value.func, self.nl, "loop_reduce"):
+            if isinstance(target, cst.Subscript):
+                self.reductions.add(value)  # rewritten with its statement
         if isinstance(target, cst.Name) and (tuple(self.scope), target.value) in self.blocked:
             self.allocating = (tuple(self.scope), target.value)
         return True
@@ -1399,7 +1404,7 @@ class _Migrator(cst.CSTTransformer):
         loop = self._is(updated.func, self.nl)
         if loop in REDUCTIONS:
             updated = self._trailing_reduction(updated)
-        if loop == "loop_reduce":
+        if loop == "loop_reduce" and original not in self.reductions:
             self._todo(original, "nl.loop_reduce has no current equivalent: accumulate into the "
                        "destination inside the loop (nisa.tensor_tensor(dst=acc, data1=acc, "
                        "data2=x, op=nl.add))")  # fmt: skip
@@ -1877,6 +1882,9 @@ class _Migrator(cst.CSTTransformer):
         if len(updated.body) != 1:
             return updated
         stmt = updated.body[0]
+        reduced = self._loop_reduce(updated, stmt)
+        if reduced is not None:
+            return reduced
         patterned = self._pattern_generator(updated, stmt)
         if patterned is not None:
             return patterned
@@ -1923,6 +1931,35 @@ class _Migrator(cst.CSTTransformer):
                 target = _code(stmt.target)  # PSUM accumulation, in place
                 return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _loop_reduce(self, line, stmt):
+        """`t[...] = nl.loop_reduce(x, np.add, loop_indices=[i])`: Beta 1 reduced `x` into the
+        destination view, `t = op(t, x)` on each iteration (the value `t` held before the loop is the
+        reduction's start); current NKI writes that instruction: `nisa.tensor_tensor(dst=t,
+        data1=t, data2=x, op=nl.add)`. `dtype=` goes: the result is the destination's."""
+        if not (
+            isinstance(stmt, cst.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0].target, cst.Subscript)
+            and isinstance(stmt.value, cst.Call)
+            and self._is(stmt.value.func, self.nl, "loop_reduce")
+        ):
+            return None
+        positional = [a.value for a in stmt.value.args if a.keyword is None]
+        named = {a.keyword.value: a.value for a in stmt.value.args if a.keyword is not None}
+        x = named.get("x", positional[0] if positional else None)
+        op = named.get("op", positional[1] if len(positional) > 1 else None)
+        if x is None or op is None or "mask" in named:
+            self._todo(self.statement, "nl.loop_reduce without its tile and operator (or with a "
+                       "mask): write nisa.tensor_tensor(dst=t, data1=t, data2=x, op=...) in the "
+                       "loop")  # fmt: skip
+            return line
+        view = _code(stmt.targets[0].target)
+        text = (f"{self._nisa()}.tensor_tensor(dst={view}, data1={view}, data2={_code(x)}, "
+                f"op={_code(op)})\n")  # fmt: skip
+        return cst.parse_statement(text).with_changes(
+            leading_lines=line.leading_lines, trailing_whitespace=line.trailing_whitespace
+        )
 
     def _exact_broadcast(self, line, stmt):
         """`y = nl.broadcast_to(x, shape=(p, f))` of a one-partition tile: Beta 1 copied it to
@@ -2237,7 +2274,8 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
         if not left:
             break
         keep = keep | left
-    text = new.visit(_MgridAxes()).visit(_CarryComments()).code
+    new = new.visit(_MgridAxes()).visit(_SplitFreeDims(migrator._nl(), to, _names(new)))
+    text = new.visit(_CarryComments()).code
     todos = sorted(migrator.todos, key=lambda t: (t.line, t.col))
     return Migration(source, text, todos)
 
@@ -2375,6 +2413,139 @@ class _CarryComments(cst.CSTTransformer):
         return updated.with_changes(body=body, footer=[*carried, *updated.footer])
 
 
+#: free dimensions one instruction's access pattern takes (NKI: at most 4 after the partition)
+MAX_FREE_DIMS = 4
+
+#: `nl` operations applied element by element, which a loop over an outer dimension of all
+#: their operands splits without changing a result
+_SPLITTABLE = ELEMENTWISE | {
+    "exp", "log", "sqrt", "rsqrt", "abs", "negative", "square", "tanh", "sigmoid", "relu",
+    "copy", "reciprocal", "sign", "sin", "cos", "gelu", "silu", "erf",
+}  # fmt: skip
+
+
+def _access_pattern_call(node) -> tuple[cst.Call, list[cst.List], cst.BaseExpression] | None:
+    """`t.ap(pattern=[[s, n], ...], offset=o)` as (the call, its entries, `o`)."""
+    if not (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "ap"
+    ):
+        return None
+    kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    pattern, offset = kw.get("pattern"), kw.get("offset")
+    if len(kw) != 2 or len(node.args) != 2 or not isinstance(pattern, cst.List):
+        return None
+    entries = [e.value for e in pattern.elements]
+    if not all(isinstance(e, cst.List) and len(e.elements) == 2 for e in entries):
+        return None
+    return node, entries, offset
+
+
+class _SplitFreeDims(cst.CSTTransformer):
+    """`t.ap(pattern=[...])[...] = expression` whose access patterns have more free dimensions
+    than an instruction takes (Beta 1 index grids of rank 6 and more become such patterns):
+    the statement inside loops over its outer free dimensions, each pattern without them and
+    its offset moved by the loop index. Only where it is provably the same computation: every
+    call of the expression elementwise (an `nl` operation or an access pattern), every pattern
+    with the same outer dimensions, and the destination's tensor not read by the expression."""
+
+    def __init__(self, nl: str, to: str, taken: set[str]):
+        self.nl, self.to, self.taken = nl, to, taken
+
+    def _split(self, stmt: cst.Assign) -> tuple[list[tuple[str, str]], cst.Assign] | None:
+        if len(stmt.targets) != 1:
+            return None
+        target = stmt.targets[0].target
+        if not (
+            isinstance(target, cst.Subscript)
+            and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)
+            and isinstance(target.slice[0].slice.value, cst.Ellipsis)
+        ):
+            return None
+        dst = _access_pattern_call(target.value)
+        if dst is None or not isinstance(dst[0].func.value, cst.Name):
+            return None
+        outer = len(dst[1]) - 1 - MAX_FREE_DIMS
+        if outer <= 0 or dst[0].func.value.value in _names(stmt.value):
+            return None
+        counts = [_code(e.elements[1].value) for e in dst[1][1 : 1 + outer]]
+        calls: list[cst.Call] = []
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, n):
+                calls.append(n)
+
+        stmt.value.visit(Calls())
+        nl = self.nl
+        for call in calls:
+            ap = _access_pattern_call(call)
+            if ap is None:
+                name = _dotted(call.func) or ""
+                if not (name.startswith(f"{nl}.") and name[len(nl) + 1 :] in _SPLITTABLE):
+                    return None
+                continue
+            if (
+                len(ap[1]) != len(dst[1])
+                or [_code(e.elements[1].value) for e in ap[1][1 : 1 + outer]] != counts
+            ):
+                return None
+        names: list[str] = []
+        i = 0
+        while len(names) < outer:  # the same names in each split statement's own loops
+            if f"i_free{i}" not in self.taken:
+                names.append(f"i_free{i}")
+            i += 1
+
+        class Narrow(cst.CSTTransformer):
+            def leave_Call(self, original, updated):
+                ap = _access_pattern_call(updated)
+                if ap is None:
+                    return updated
+                _, entries, offset = ap
+                moved = "" if _int(offset) == 0 else _code(offset)
+                for name, entry in zip(names, entries[1 : 1 + outer]):
+                    stride = entry.elements[0].value
+                    text = _code(stride)
+                    if not isinstance(
+                        stride, cst.Name | cst.Integer | cst.Attribute | cst.Subscript
+                    ):
+                        text = f"({text})"
+                    moved += f"{' + ' if moved else ''}{text} * {name}"
+                kept = [entries[0], *entries[1 + outer :]]
+                pattern = cst.List([cst.Element(e) for e in kept])
+                return updated.with_changes(
+                    args=[
+                        cst.Arg(pattern, keyword=cst.Name("pattern"),
+                                equal=updated.args[0].equal),
+                        cst.Arg(cst.parse_expression(moved), keyword=cst.Name("offset"),
+                                equal=updated.args[1].equal),
+                    ]
+                )  # fmt: skip
+
+        return list(zip(names, counts)), stmt.visit(Narrow())
+
+    def _loop(self) -> str:
+        return "range" if self.to == "0.7" else f"{self.nl}.affine_range"
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assign):
+            return updated
+        split = self._split(updated.body[0])
+        if split is None:
+            return updated
+        loops, stmt = split
+        node = updated.with_changes(body=[stmt], leading_lines=[])
+        for name, count in reversed(loops):
+            node = cst.For(
+                target=cst.Name(name),
+                iter=cst.parse_expression(f"{self._loop()}({count})"),
+                body=cst.IndentedBlock([node]),
+            )
+        return node.with_changes(leading_lines=updated.leading_lines)
+
+
 _MGRID_AXIS = "_nkic_mgrid_axis__"
 
 
@@ -2400,6 +2571,13 @@ def _grid_uses(module: cst.Module, names: set) -> set:
     scope: list[str] = []
 
     class Finder(cst.CSTVisitor):
+        # a name assigned (`_, _, n = k.shape` beside `i_p, _ = nl.mgrid[...]`) is not a use;
+        # the indices of a subscript assigned to are
+        def visit_AssignTarget(self, n):
+            t = n.target
+            bound = t.elements if isinstance(t, cst.Tuple | cst.List) else [t]
+            return not all(isinstance(getattr(e, "value", e), cst.Name) for e in bound)
+
         def visit_FunctionDef(self, n):
             scope.append(n.name.value)
 
