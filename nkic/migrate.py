@@ -13,7 +13,10 @@ migration guide (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/mig
   buffer=nl.sbuf)` + `nisa.activation(dst=y, op=nl.exp, data=t)`), the same instruction;
   `acc += nisa.nc_matmul(a, b)` becomes `nisa.nc_matmul(dst=acc, stationary=a, moving=b)`;
 * operators on tiles (`x + y`) become the `nl` function (`nl.add(x, y)`);
-* `nl.par_dim(n)` → `n`; numpy functions used as operators (`op=np.add`) → `nl.add`.
+* `nl.par_dim(n)` → `n`; numpy functions used as operators (`op=np.add`) → `nl.add`;
+* block dimensions before `nl.par_dim` become a free dimension after it, or, for blocks that
+  rotate over a few physical tiles (PSUM, a rotating direct allocation), a list of tiles
+  (`_BlockedTensors`).
 
 * `mask=` predicates comparing an index-grid expression with a bound (`i * 128 + i_p < N`,
   joined with `&`) are dropped and the subscripts of the call they mask are shortened to what
