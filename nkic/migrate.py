@@ -13,7 +13,10 @@ migration guide (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/mig
   buffer=nl.sbuf)` + `nisa.activation(dst=y, op=nl.exp, data=t)`), the same instruction;
   `acc += nisa.nc_matmul(a, b)` becomes `nisa.nc_matmul(dst=acc, stationary=a, moving=b)`;
 * operators on tiles (`x + y`) become the `nl` function (`nl.add(x, y)`);
-* `nl.par_dim(n)` → `n`; numpy functions used as operators (`op=np.add`) → `nl.add`.
+* `nl.par_dim(n)` → `n`; numpy functions used as operators (`op=np.add`) → `nl.add`;
+* block dimensions before `nl.par_dim` become a free dimension after it, or, for blocks that
+  rotate over a few physical tiles (PSUM, a rotating direct allocation), a list of tiles
+  (`_BlockedTensors`).
 
 * `mask=` predicates comparing an index-grid expression with a bound (`i * 128 + i_p < N`,
   joined with `&`) are dropped and the subscripts of the call they mask are shortened to what
@@ -396,6 +399,8 @@ class _Migrator(cst.CSTTransformer):
         self.assign_mask = None
         #: the blocked tensor whose allocation is being rewritten
         self.allocating: tuple | None = None
+        #: the target of the assignment being rewritten (its original node)
+        self.written = None
         #: names bound to a `nki.compiler` allocator (`sb_mod = nki.compiler.sbuf.mod_alloc`)
         #: and the buffer it allocates in
         self.allocators: dict[str, str] = {}
@@ -665,31 +670,43 @@ class _Migrator(cst.CSTTransformer):
         return True
 
     def _unblocked(self, updated):
-        """The allocation of a blocked tensor with the partition dimension first."""
+        """The allocation of a blocked tensor with the partition dimension first, or (blocks
+        that rotate, `_BlockedTensors`) a list of tiles."""
         key, self.allocating = self.allocating, None
-        blocks, _, on_chip = self.blocked[key]
+        blocks, _, on_chip, listed = self.blocked[key]
         call = updated.value
         if not on_chip:
             return updated  # an HBM tensor keeps its layout; nl.par_dim is gone
         args = []
+        counts = []
         for i, a in enumerate(call.args):
             shape = (a.keyword is None and i == 0) or (a.keyword and a.keyword.value == "shape")
             if shape and isinstance(a.value, cst.Tuple | cst.List):
                 dims = [_code(e.value) for e in a.value.elements]
-                dims = [dims[blocks], *dims[:blocks], *dims[blocks + 1 :]]
+                counts = dims[:blocks]
+                dims = dims[blocks:] if listed else [dims[blocks], *counts, *dims[blocks + 1 :]]
                 a = a.with_changes(value=cst.parse_expression("(" + ", ".join(dims) + ")"))
             args.append(a)
-        return updated.with_changes(value=call.with_changes(args=args))
+        value = call.with_changes(args=args)
+        if listed:
+            return updated.with_changes(value=_tile_list(value, counts))
+        return updated.with_changes(value=value)
 
-    def _blocked_subscript(self, updated):
-        """`t[i]`, `t[i, 0:128, 0:64]` of a blocked tensor: `t[:, i, :]`, `t[0:128, i, 0:64]`."""
+    def _blocked_subscript(self, original, updated):
+        """`t[i]`, `t[i, 0:128, 0:64]` of a blocked tensor: `t[:, i, :]`, `t[0:128, i, 0:64]`;
+        of a list of tiles, `t[i]`, `t[i][0:128, 0:64]`."""
         if not isinstance(updated.value, cst.Name):
             return updated
         found = self.blocked.get((tuple(self.scope), updated.value.value))
         if found is None or not found[2]:
             return updated
-        blocks, rank, _ = found
+        blocks, rank, _, listed = found
         elements = [_code(e.slice) for e in updated.slice]
+        if listed:
+            if original is self.written and len(elements) == blocks:
+                # `t[i] = x` writes into the tile; `t[i] = x` of a list would rebind the item
+                elements += [":"] * (rank - blocks)
+            return _tile_of_list(updated.value.value, elements, blocks)
         if any(e.strip() == "..." for e in elements) or len(elements) > rank:
             return updated
         elements += [":"] * (rank - len(elements))
@@ -698,6 +715,11 @@ class _Migrator(cst.CSTTransformer):
 
     def visit_AssignTarget(self, node):
         self.mask_stack.append(self.assign_mask)
+        self.written = node.target
+        return True
+
+    def visit_AugAssign(self, node):
+        self.written = node.target
         return True
 
     def leave_AnnAssign(self, original, updated):
@@ -807,6 +829,8 @@ class _Migrator(cst.CSTTransformer):
                 self.shapes.pop(target.value, None)
             else:
                 self.shapes[target.value] = shape
+            while isinstance(value, cst.ListComp):  # a list of PSUM tiles (`_tile_list`)
+                value = value.elt
             if isinstance(value, cst.Call):
                 fn = value.func
                 nl_name = self._is(fn, self.nl)
@@ -1039,7 +1063,7 @@ class _Migrator(cst.CSTTransformer):
         return updated.with_changes(slice=cst.parse_expression(f"x[{text}]").slice)
 
     def leave_Subscript(self, original, updated):
-        updated = self._blocked_subscript(updated)
+        updated = self._blocked_subscript(original, updated)
         whole = self._whole_mgrid(updated)
         if whole is not None:
             return whole
@@ -1710,7 +1734,9 @@ class _Migrator(cst.CSTTransformer):
             named = a.keyword is not None and a.keyword.value == "value"
             if not (named or (a.keyword is None and i == 1)):
                 continue
-            base = a.value.value if isinstance(a.value, cst.Subscript) else a.value
+            base = a.value
+            while isinstance(base, cst.Subscript):  # `t[i][0:128, :]` of a list of tiles too
+                base = base.value
             if isinstance(base, cst.Name) and base.value in self.psum:
                 copy = cst.parse_expression(f"{self._nl()}.copy({_code(a.value)})")
                 args[i] = a.with_changes(value=copy)
@@ -2280,6 +2306,22 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
     return Migration(source, text, todos)
 
 
+def _tile_list(tile: cst.BaseExpression, counts: list[str]) -> cst.BaseExpression:
+    """`[[tile for _ in range(n0)] for _ in range(n1)]`-style nested lists: one `tile` per
+    block, `counts` the block dimensions (outermost first)."""
+    for count in reversed(counts):
+        loop = cst.CompFor(target=cst.Name("_"), iter=cst.parse_expression(f"range({count})"))
+        tile = cst.ListComp(elt=tile, for_in=loop)
+    return tile
+
+
+def _tile_of_list(name: str, elements: list[str], blocks: int) -> cst.BaseExpression:
+    """`t[i, j, 0:128, :]` of a block tensor that became a list of tiles: `t[i][j][0:128, :]`."""
+    picked = name + "".join(f"[{e}]" for e in elements[:blocks])
+    rest = elements[blocks:]
+    return cst.parse_expression(picked + (f"[{', '.join(rest)}]" if rest else ""))
+
+
 #: `nl` calls that allocate a tensor of the shape given first
 ALLOCATIONS = ("ndarray", "zeros", "ones", "full", "empty", "rand", "random")
 
@@ -2289,24 +2331,36 @@ HBM_BUFFERS = ("hbm", "shared_hbm", "private_hbm")
 
 class _BlockedTensors(cst.CSTVisitor):
     """The tensors allocated with block dimensions before `nl.par_dim`
-    (`t = nl.ndarray((n, nl.par_dim(p), f), ...)`) that the rewrite moves to the layout
-    (p, n, f): allocated once in their function, and every other use a subscript `t[...]`.
-    Beta 1's block dimension is a list of tiles; the free-dimension layout keeps every block
-    alive at once, as the migration guide's first form does."""
+    (`t = nl.ndarray((n, nl.par_dim(p), f), ...)`) that the rewrite moves to another layout:
+    allocated once in their function, and every other use a subscript `t[...]`.
+
+    Beta 1's block dimension is a list of tiles, each live only from its first write to its
+    last read, so that blocks may rotate over a few physical buffers. The migration guide
+    ("Removing block dimensions from NKI kernels") gives two forms. The blocks as a free
+    dimension, (p, n, f), keep every block alive at once: the form for SBUF blocks. A list of
+    tiles, `[nl.ndarray((p, f), ...) for _ in range(n)]`, is the same program as Beta 1's: the
+    form for blocks that were never meant to be live at once (`listed`), those in PSUM (8 banks
+    of 2 KiB per partition, which a PSUM block tensor routinely exceeds, e.g. one bank per
+    (q, kv) tile of an attention score matrix) and those placed by a rotating direct
+    allocation (`ncc.sbuf.mod_alloc(..., num_free_tiles=(2,))`). A list needs every subscript
+    to pick one block (`t[i]`, `t[i, j, 0:128, :]`); a tensor sliced across blocks keeps the
+    free-dimension form."""
 
     def __init__(self):
         self.scope: list[str] = []
-        self.found: dict = {}  # (scope, name) -> (blocks, rank, on chip)
+        self.found: dict = {}  # (scope, name) -> (blocks, rank, on chip, listed)
         self.assigned: dict = {}  # (scope, name) -> times assigned
         self.other_use: set = set()  # (scope, name) read other than as t[...]
         self.nested: dict = {}  # (nested scope, name) read there as t[...] -> (scope, name)
+        self.across: set = set()  # (scope, name) with a subscript that picks no single block
+        self.psum_allocators: set[str] = set()  # `psum_mod = nki.compiler.psum.mod_alloc`
 
     @classmethod
     def of(cls, module: cst.Module) -> dict:
         finder = cls()
         module.visit(finder)
         blocked = {
-            k: v
+            k: (*v[:3], v[3] and k not in finder.across)
             for k, v in finder.found.items()
             if not v[2] or (finder.assigned.get(k) == 1 and k not in finder.other_use)
         }  # an HBM tensor keeps its layout: any use is fine
@@ -2328,6 +2382,8 @@ class _BlockedTensors(cst.CSTVisitor):
                 self.assigned[key] = self.assigned.get(key, 0) + 1
         target = node.targets[0].target if len(node.targets) == 1 else None
         call = node.value
+        if isinstance(target, cst.Name) and "psum" in (_dotted(call) or "").split(".")[:-1]:
+            self.psum_allocators.add(target.value)
         if not (isinstance(target, cst.Name) and isinstance(call, cst.Call) and call.args):
             return
         func = _dotted(call.func) or ""
@@ -2347,7 +2403,23 @@ class _BlockedTensors(cst.CSTVisitor):
         buffer = next((a.value for a in call.args if a.keyword and a.keyword.value == "buffer"),
                       None)  # fmt: skip
         name = buffer.attr.value if isinstance(buffer, cst.Attribute) else ""
-        self.found[(tuple(self.scope), target.value)] = (at[0], len(dims), name not in HBM_BUFFERS)
+        on_chip = name not in HBM_BUFFERS
+        key = (tuple(self.scope), target.value)
+        self.found[key] = (at[0], len(dims), on_chip, on_chip and self._rotating(buffer))
+
+    def _rotating(self, buffer) -> bool:
+        """Whether blocks in `buffer` were meant to rotate over a few physical tiles: PSUM
+        (`nl.psum`, `ncc.psum.mod_alloc(...)`, a name bound to a PSUM allocator) or a direct
+        SBUF allocation with `num_free_tiles=`."""
+        if buffer is None:
+            return False
+        call = buffer if isinstance(buffer, cst.Call) else None
+        dotted = _dotted(call.func if call is not None else buffer) or ""
+        if "psum" in dotted.split(".") or dotted in self.psum_allocators:
+            return True
+        return call is not None and any(
+            a.keyword is not None and a.keyword.value == "num_free_tiles" for a in call.args
+        )
 
     def _candidate(self, name: str):
         """(key, in this very function) of the candidate `name` reads here, else None."""
@@ -2371,6 +2443,14 @@ class _BlockedTensors(cst.CSTVisitor):
         found = self._candidate(node.value.value)
         if found is not None and not found[1]:  # read in a nested function (a closure)
             self.nested[(tuple(self.scope), node.value.value)] = found[0]
+        if found is not None:
+            blocks = self.found[found[0]][0]
+            picks = node.slice[:blocks]
+            if len(picks) < blocks or any(
+                not isinstance(e.slice, cst.Index) or isinstance(e.slice.value, cst.Ellipsis)
+                for e in picks
+            ):
+                self.across.add(found[0])
         for element in node.slice:
             element.visit(self)
         return False
