@@ -69,3 +69,24 @@ def test_tensor_indirection_is_named_by_target(target, code, text):
     (d,) = nkic.check(VIEWS, kernel="indirect_columns", a=a, target=target)
     assert d.code == code and text in d.message, d.message
     assert d.loc.line == VIEWS.read_text().splitlines().index("    v = t.indirect(idx)") + 1
+
+
+@pytest.mark.parametrize(
+    ("shape", "text"),
+    [
+        ("(128, 256)", "(65536 elements) to (128, 256) (32768 elements)"),
+        ("(64, -1, 3)", "cannot reshape a tensor of shape (128, 512) to (64, -1, 3)"),
+    ],
+)
+def test_reshape_keeps_the_element_count(tmp_path, shape, text):
+    """NKI 0.5 made `reshape` assert an equal element count; nkic refuses a mismatch in every
+    version, with the two counts, at the call."""
+    path = tmp_path / "kernel.py"
+    path.write_text(
+        "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(a):\n"
+        f"    v = a.reshape({shape})\n    return a\n"
+    )
+    for nki in ("0.5", "0.7"):
+        (d,) = nkic.check(path, a=np.zeros((128, 512), np.float32), nki=nki)
+        assert d.code == "err_invalid_view" and text in d.message, d.message
+        assert (d.loc.line, d.severity) == (7, "error")
