@@ -121,6 +121,17 @@ class Scope:
         return None
 
 
+class Redirect:
+    """What a function's scope holds for a name it declared `global` or `nonlocal` (NKI 0.7,
+    where the kernel is Python): reads and writes of the name go to `scope`, the module's or
+    the enclosing function's."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self, scope: Scope):
+        self.scope = scope
+
+
 @dataclass
 class SourceModule:
     """A Python module evaluated by the specialiser (the kernel file or a helper it imports)."""

@@ -493,3 +493,67 @@ def test_generators_give_the_values_they_yield_in_0_7(tmp_path):
     assert d.code == "err_unsupported_syntax" and "generator 'loads' issues" in d.message
     assert d.loc.line - FIRST + 1 == 13  # the generator function
     assert {d.code for d in nkic.check(path, nki="0.6")} == {"err_unsupported_syntax"}
+
+
+GLOBALS = """COUNT = 0
+
+
+def bump():
+    global COUNT
+    COUNT += 1
+    return COUNT
+
+
+def counter():
+    n = 0
+
+    def step():
+        nonlocal n
+        n += 10
+        return n
+
+    return step
+
+
+@nki.jit
+def k(a):
+    step = counter()
+    step()
+    total = bump() + bump() + step()
+    for i in nl.affine_range(4):
+        bump()
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=float(total * 100 + COUNT))
+    nisa.dma_copy(dst=out, src=t)
+    return out
+"""
+
+
+def test_global_and_nonlocal_bind_where_python_binds_them_in_0_7(tmp_path):
+    """total = 1 + 2 + 20, and COUNT is 6 after the loop's four calls (a loop whose body
+    changes a global runs unrolled, once per iteration, as Python runs it)."""
+    path = write(tmp_path, GLOBALS)
+    a = np.ones((128, 64), np.float32)
+    np.testing.assert_array_equal(nkic.compile(path, a, nki="0.7")(a), a * 2306)
+    # before 0.7 the kernel language has neither statement
+    diags = nkic.check(path, a=a, nki="0.6")
+    assert [(d.code, d.loc.line - FIRST + 1) for d in diags] == [
+        ("err_unsupported_syntax", 14),
+        ("err_unsupported_syntax", 5),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("    global COUNT\n", "    COUNT = 3\n    global COUNT\n", "assigned to before global"),
+        ("        nonlocal n\n", "        nonlocal m\n", "no binding for nonlocal 'm' found"),
+    ],
+)
+def test_global_and_nonlocal_misuse_is_a_syntax_error(tmp_path, old, new, message):
+    path = write(tmp_path, GLOBALS.replace(old, new))
+    diags = nkic.check(path, a=np.ones((128, 64), np.float32), nki="0.7")
+    (d,) = [d for d in diags if d.severity == "error"]
+    assert d.code == "err_syntax_error" and message in d.message, d.message

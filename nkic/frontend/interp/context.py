@@ -19,6 +19,7 @@ from ..values import (
     KernelAbort,
     Poison,
     PoisonError,
+    Redirect,
     RestartUnrolled,
     ReturnSignal,
     Scope,
@@ -29,7 +30,7 @@ from ..values import (
 from .state import ABORT_CODES, Frame, is_error, is_none_literal
 
 #: Values a name may hold that are not its value: reading one is handled by `load_name`.
-MARKED_VALUES = frozenset({Poison, Deferred, Escaped})
+MARKED_VALUES = frozenset({Poison, Deferred, Escaped, Redirect})
 #: Constant types outside the subset (`visit_Constant` reports them).
 _UNSUPPORTED_CONSTANTS = frozenset({bytes, complex})
 
@@ -165,9 +166,7 @@ class Context:
         """Report constructs outside the subset anywhere in a kernel, including code that
         specialisation does not reach (a linter sees every problem in one run)."""
         for node in ast.walk(fn.node):
-            if type(node) in self.language.rules.unsupported_syntax or isinstance(
-                node, (ast.Global, ast.Nonlocal)
-            ):
+            if type(node) in self.language.rules.unsupported_syntax:
                 self.report(self.error_node(self.unsupported(node), node))
             elif isinstance(node, ast.Compare) and self.language.rules.is_only_against_none:
                 for op, left, right in zip(
@@ -333,6 +332,11 @@ class Context:
             if att.scope is scope and name not in att.written:
                 att.read_outer.add(name)
         value = scope.vars[name]
+        if type(value) is Redirect:  # declared global / nonlocal
+            target = value.scope
+            if name not in target.vars:
+                raise UserError("err_undefined_name", f"name '{name}' is not defined", node)
+            value = target.vars[name]
         if isinstance(value, Poison):
             raise PoisonError()
         if isinstance(value, Deferred):
@@ -353,6 +357,11 @@ class Context:
 
     def store_name(self, name: str, value) -> None:
         scope = self.scope
+        if type(scope.vars.get(name)) is Redirect:  # declared global / nonlocal
+            if self.attempts:  # state that outlives the loop body: unroll the loop
+                raise SymbolicAbort(self.attempts[-1], f"'{name}' is global or nonlocal")
+            scope.vars[name].scope.vars[name] = value
+            return
         for att in self.attempts:
             if att.scope is scope:
                 if name in att.read_outer:

@@ -18,6 +18,7 @@ from ..values import (
     Poison,
     PoisonError,
     PyType,
+    Redirect,
     ReturnSignal,
     SourceModule,
     SymbolicAbort,
@@ -134,6 +135,37 @@ class Statements:
             self.setitem(obj, self.visit(target.slice), value, target)
         else:
             raise self.unsupported(target)
+
+    def visit_Global(self, node: ast.Global):
+        if ast.Global in self.language.rules.unsupported_syntax and self.in_kernel:
+            raise self.unsupported(node)
+        self._redirect(node, self.frame.module.scope, "global")
+
+    def visit_Nonlocal(self, node: ast.Nonlocal):
+        if ast.Nonlocal in self.language.rules.unsupported_syntax and self.in_kernel:
+            raise self.unsupported(node)
+        for name in node.names:
+            s = self.scope.parent
+            while s is not None and s.kind != "module":
+                if s.kind == "function" and name in s.vars:
+                    break
+                s = s.parent
+            if s is None or s.kind == "module":
+                raise UserError("err_syntax_error", f"no binding for nonlocal '{name}' found", node)
+            self._redirect(node, s, "nonlocal", [name])
+
+    def _redirect(self, node, target, what: str, names=None) -> None:
+        scope = self.scope
+        if scope.kind == "module":
+            return  # `global x` at module level changes nothing
+        for name in names or node.names:
+            if name in scope.vars and type(scope.vars[name]) is not Redirect:
+                raise UserError(
+                    "err_syntax_error",
+                    f"name '{name}' is assigned to before {what} declaration",
+                    node,
+                )
+            scope.vars[name] = Redirect(target)
 
     def visit_Delete(self, node: ast.Delete):
         for t in node.targets:

@@ -22,7 +22,7 @@ _SPLIT = {
 }
 
 #: Statements outside the 0.3-0.6 subset that a 0.7 kernel runs as Python.
-_PYTHON_07 = (ast.Try, ast.Yield, ast.YieldFrom)
+_PYTHON_07 = (ast.Try, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)
 
 _LOOPS = (
     "nl.fori_loop(lower, upper, body_fun) (or range() for a loop whose trip count is known "
