@@ -207,12 +207,7 @@ class Context:
             value = node.value
             if type(value) not in _UNSUPPORTED_CONSTANTS:
                 return value
-        method = self._visitors.get(kind)
-        if method is None:
-            method = getattr(self, "visit_" + type(node).__name__, None)
-            if method is None:
-                raise self.error_node(self.unsupported(node), node)
-            self._visitors[type(node)] = method
+        method = self._visitors.get(kind) or self._visitor(node)
         try:
             return method(node)
         except UserError as err:
@@ -220,6 +215,14 @@ class Context:
         except NonConstExtent as e:
             self.need_concrete(e.extent)
             raise
+
+    def _visitor(self, node: ast.AST):
+        """The `visit_*` method for the node's type (cached), or the unsupported-syntax error."""
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None:
+            raise self.error_node(self.unsupported(node), node)
+        self._visitors[type(node)] = method
+        return method
 
     def unsupported(self, node: ast.AST) -> UserError:
         what = _describe(node)
@@ -238,7 +241,15 @@ class Context:
 
     def exec_stmt(self, stmt: ast.stmt) -> None:
         try:
-            self.visit(stmt)
+            # `visit(stmt)` inline: one call less per statement
+            method = self._visitors.get(type(stmt)) or self._visitor(stmt)
+            try:
+                method(stmt)
+            except UserError as err:
+                raise self.error_node(err, stmt) from None
+            except NonConstExtent as e:
+                self.need_concrete(e.extent)
+                raise
         except (
             ReturnSignal,
             BreakSignal,
