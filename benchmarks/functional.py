@@ -2,10 +2,17 @@
 in numpy (same tiles, same fp32 arithmetic and roundings, one BLAS thread as the simulator
 uses), measured in the same process. The ratio is what the simulator's bookkeeping costs
 (operand views, init tracking, hazard checks, timing) on top of the arithmetic itself.
+
+Each case runs in a fresh subprocess (`python benchmarks/functional.py CASE REPEAT` prints
+its measurements as JSON), so no case inherits another's memory or caches.
 """
 
 from __future__ import annotations
 
+import json
+import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -68,81 +75,129 @@ def peak_rss_growth(fn):
     return out, None if before is None or peak is None else (peak - before) * 1024
 
 
-def timed_both(fn, repeat: int):
-    """(best wall time, best CPU time of this process, fn()) over `repeat` calls. The CPU time
-    is what a busy machine (other processes on the same cores) distorts least."""
-    wall = cpu = float("inf")
-    out = None
-    for _ in range(repeat):
-        w0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        wall, cpu = min(wall, time.perf_counter() - w0), min(cpu, time.process_time() - c0)
-    return wall, cpu, out
+#: name -> (kernel, shape of the first input, shape of the second, numpy floor, repeats)
+CASES = {
+    "matmul": ("matmul_tiled", (2048, 1024), (2048, 2048), matmul_floor, 7),
+    "elementwise": ("tiled_add", (8192, 2048), (8192, 2048), add_floor, 7),
+    "matmul (README big)": ("matmul_tiled", (8192, 4096), (8192, 8192), matmul_floor, 2),
+}
 
 
-def functional_speed(lines: list[str], compile_or_die, big: bool = True) -> None:
-    """`compile_or_die` comes from run.py."""
+def timed_pairs(simulate, floor, repeat: int) -> dict[str, list[float]]:
+    """Wall and CPU times of the simulator and of the numpy floor, called alternately:
+    `repeat` pairs after one warm-up pair that is not counted (imports, first touch of pages,
+    the memory pool). Alternating puts both under the same load of the machine, so the ratio
+    of a pair varies less than either time."""
+    times: dict[str, list[float]] = {"sim": [], "sim_cpu": [], "np": [], "np_cpu": []}
+    for i in range(repeat + 1):
+        for key, fn in (("sim", simulate), ("np", floor)):
+            w0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            if i:
+                times[key].append(time.perf_counter() - w0)
+                times[key + "_cpu"].append(time.process_time() - c0)
+    return times
+
+
+def measure(case: str, repeat: int) -> dict:
+    """One case, in this (fresh) process: times, instance count, whether the outputs equal the
+    floor's, and the peak-RSS growth of the first (warm-up) simulation."""
     import nkirt
 
+    from nkic import driver
     from nkic.frontend import TensorSpec
 
+    kernel, a_shape, b_shape, floor, _ = CASES[case]
     rng = np.random.default_rng(0)
-    cases = [
-        ("matmul", "matmul_tiled", (2048, 1024), (2048, 2048), matmul_floor, 3),
-        ("elementwise", "tiled_add", (8192, 2048), (8192, 2048), add_floor, 3),
-    ]
-    if big:
-        cases.append(
-            ("matmul (README big)", "matmul_tiled", (8192, 4096), (8192, 8192), matmul_floor, 1)
-        )
+    a = rng.standard_normal(a_shape, dtype=np.float32).astype(BF16)
+    b = rng.standard_normal(b_shape, dtype=np.float32).astype(BF16)
+    names = ("lhsT", "rhs") if kernel == "matmul_tiled" else ("a", "b")
+    args = {n: TensorSpec(x.shape, "bfloat16") for n, x in zip(names, (a, b))}
+    res = driver.compile_file(str(EXAMPLES / f"{kernel}.py"), kernel, args, "trn2")
+    if not res.ok:
+        sys.exit(f"benchmark kernel {kernel} failed to compile")
+    program = nkirt.load(res.neff)
+    inputs = dict(zip(names, (a, b)))
+    run, growth = peak_rss_growth(lambda: nkirt.execute(program, inputs))
+
+    def floor_once():
+        # one BLAS thread, as the simulator limits itself to on each run
+        with threadpool_limits(limits=1, user_api="blas"):
+            return floor(a, b)
+
+    want = floor_once()
+    times = timed_pairs(lambda: nkirt.execute(program, inputs), floor_once, repeat)
+    (got,) = run.outputs.values()
+    equal = np.array_equal(got.view(np.uint16), want.view(np.uint16))
+    diff = float(np.max(np.abs(got.astype(np.float32) - want.astype(np.float32))))
+    own = sum(t.nbytes for t in program.tensors.values() if not t.on_chip)
+    out_bytes = sum(t.nbytes for t in program.outputs)
+    return {
+        "times": times,
+        "instances": run.profile["instructions"],
+        "equal": equal,
+        "max_diff": diff,
+        "rss_growth": growth,
+        "own_bytes": own,
+        "output_bytes": out_bytes,
+    }
+
+
+def _in_subprocess(case: str, repeat: int) -> dict:
+    done = subprocess.run(
+        [sys.executable, __file__, case, str(repeat)], capture_output=True, text=True, check=False
+    )
+    if done.returncode:
+        sys.exit(f"functional benchmark {case!r} failed:\n{done.stderr}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def functional_speed(lines: list[str], compile_or_die=None, big: bool = True) -> None:
+    """The report section. (`compile_or_die` is accepted for run.py's calling convention; the
+    subprocesses compile for themselves.)"""
     lines += [
         "## Functional simulation against the numpy floor",
         "",
         "bf16, trn2, default (BLAS) accumulation. Floor: the same tiles in numpy "
-        "(`benchmarks/functional.py`). Target: within 3x of the floor; the big matmul in under 30 s. "
-        "Best of the repeats, wall and CPU time (the CPU ratio is the one other processes on the "
-        "machine distort least).",
+        "(`benchmarks/functional.py`). Target: within 3x of the floor; the big matmul in under "
+        "30 s. Method: each kernel runs in a fresh subprocess, which times the simulator and its "
+        "floor alternately, one warm-up pair not counted and then *n* pairs; the ratio of each "
+        "pair (simulator ÷ floor, wall time) is reported as the median, the minimum and the "
+        "spread (max − min). Alternating puts both under the same load of a shared machine.",
         "",
-        "| kind | kernel | shapes | instances | simulator s | numpy floor s | ratio | CPU s "
-        "(simulator / floor) | CPU ratio | outputs equal |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| kind | kernel | shapes | instances | pairs | simulator s (median) | floor s (median) "
+        "| ratio median | ratio min | spread | CPU ratio median | outputs equal |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     memory_note = ""
-    for kind, kernel, a_shape, b_shape, floor, repeat in cases:
-        a = rng.standard_normal(a_shape, dtype=np.float32).astype(BF16)
-        b = rng.standard_normal(b_shape, dtype=np.float32).astype(BF16)
-        names = ("lhsT", "rhs") if kernel == "matmul_tiled" else ("a", "b")
-        args = {n: TensorSpec(x.shape, "bfloat16") for n, x in zip(names, (a, b))}
-        res = compile_or_die(EXAMPLES / f"{kernel}.py", kernel, args, "trn2")
-        program = nkirt.load(res.neff)
-        inputs = dict(zip(names, (a, b)))
-        (t_sim, c_sim, run), growth = peak_rss_growth(
-            lambda p=program, i=inputs, r=repeat: timed_both(lambda: nkirt.execute(p, i), r)
-        )
-        if kind == "matmul (README big)" and growth is not None:
-            own = sum(t.nbytes for t in program.tensors.values() if not t.on_chip)
-            out_bytes = sum(t.nbytes for t in program.outputs)
-            memory_note = (
-                f"Memory of the big matmul: the run raised the process's peak RSS by "
-                f"{growth / 2**20:.0f} MiB; the kernel's own tensors are {own / 2**20:.0f} MiB "
-                f"({(own - out_bytes) / 2**20:.0f} MiB of inputs the caller holds, "
-                f"{out_bytes / 2**20:.0f} MiB of output). Target: at most the kernel's tensors."
-            )
-        with threadpool_limits(limits=1, user_api="blas"):
-            t_np, c_np, want = timed_both(lambda f=floor, x=a, y=b: f(x, y), repeat)
-        (got,) = run.outputs.values()
-        equal = (
-            "bit-identical"
-            if np.array_equal(got.view(np.uint16), want.view(np.uint16))
-            else (
-                f"max diff {np.max(np.abs(got.astype(np.float32) - want.astype(np.float32))):.3g}"
-            )
-        )
+    for case, (kernel, a_shape, b_shape, _, repeat) in CASES.items():
+        if case == "matmul (README big)" and not big:
+            continue
+        m = _in_subprocess(case, repeat)
+        t = m["times"]
+        ratios = [s / f for s, f in zip(t["sim"], t["np"])]
+        cpu = [s / f for s, f in zip(t["sim_cpu"], t["np_cpu"])]
+        equal = "bit-identical" if m["equal"] else f"max diff {m['max_diff']:.3g}"
         lines.append(
-            f"| {kind} | {kernel} | {list(a_shape)} x {list(b_shape)} | "
-            f"{run.profile['instructions']:,} | {t_sim:.2f} | {t_np:.2f} | {t_sim / t_np:.1f}x | "
-            f"{c_sim:.2f} / {c_np:.2f} | {c_sim / c_np:.1f}x | {equal} |"
+            f"| {case} | {kernel} | {list(a_shape)} x {list(b_shape)} | {m['instances']:,} | "
+            f"{repeat} | {statistics.median(t['sim']):.3f} | {statistics.median(t['np']):.3f} | "
+            f"{statistics.median(ratios):.2f}x | {min(ratios):.2f}x | "
+            f"{max(ratios) - min(ratios):.2f} | {statistics.median(cpu):.2f}x | {equal} |"
         )
+        if case == "matmul (README big)" and m["rss_growth"] is not None:
+            own, out_bytes = m["own_bytes"], m["output_bytes"]
+            memory_note = (
+                f"Memory of the big matmul: its first run raised the process's peak RSS by "
+                f"{m['rss_growth'] / 2**20:.0f} MiB; the kernel's own tensors are "
+                f"{own / 2**20:.0f} MiB ({(own - out_bytes) / 2**20:.0f} MiB of inputs the caller "
+                f"holds, {out_bytes / 2**20:.0f} MiB of output). Target: at most the kernel's "
+                "tensors."
+            )
     lines.append("")
     if memory_note:
         lines += [memory_note, ""]
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    print(json.dumps(measure(sys.argv[1], int(sys.argv[2]))))

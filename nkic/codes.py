@@ -432,6 +432,102 @@ def kernel(a: nt.tensor[4, 128, 512]):
 """,
 )
 _code(
+    "err_control_flow_condition_depending_on_arange",
+    "Branch on an index grid (Beta 1)",
+    "frontend",
+    """Beta 1 only. An `nl.arange` / `nl.mgrid` index grid, an expression of grids or a
+    comparison of one stands for every index of a tile at once, so it has no truth value: an
+    `if`, `while` or conditional expression on it cannot choose a branch. To restrict an
+    operation to some indices, pass the comparison as `mask=` of the call; to branch per loop
+    iteration, test the loop variable. (The example is written in Beta 1, `neuronxcc.nki`,
+    which `nkic check` selects by the file's imports.)""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:128, 0:512]
+    t = nl.load(a[i_p, i_f])
+    if i_p < 64:  # <- err_control_flow_condition_depending_on_arange
+        t = nl.exp(t)
+    nl.store(out[i_p, i_f], value=t)
+    return out
+""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:128, 0:512]
+    t = nl.load(a[i_p, i_f])
+    nl.store(out[i_p, i_f], value=nl.exp(t), mask=(i_p < 64))
+    return out
+""",
+)
+_code(
+    "err_unsupported_mixing_basic_advanced_tensor_indexing",
+    "Slices and index grids in one index (Beta 1)",
+    "frontend",
+    """Beta 1 only. A tensor index either slices every dimension (basic indexing,
+    `t[0:128, 0:512]`) or indexes every one with `nl.arange` / `nl.mgrid` grids and
+    expressions of them (advanced indexing, `t[i_p, i_f]`); Beta 1 rejected an index mixing
+    the two, and so does nkic. (The example is written in Beta 1, `neuronxcc.nki`, which
+    `nkic check` selects by the file's imports.)""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_f = nl.arange(512)[None, :]
+    t = nl.load(a[0:128, i_f])  # <- err_unsupported_mixing_basic_advanced_tensor_indexing
+    nl.store(out, value=t)
+    return out
+""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:128, 0:512]
+    t = nl.load(a[i_p, i_f])
+    nl.store(out[i_p, i_f], value=t)
+    return out
+""",
+)
+_code(
+    "err_nested_kernel_with_spmd_grid",
+    "Kernel launched on a grid from inside a kernel (Beta 1)",
+    "frontend",
+    """Beta 1 only. A kernel's SPMD grid (`kernel[2, 2](a)`) is given where the host launches
+    it; a kernel cannot launch another one on a grid. Inside a kernel, loop over the indices
+    the grid would have given and call a helper function (without `@nki.jit`) that takes
+    them as arguments. (The example is written in Beta 1, `neuronxcc.nki`, which
+    `nkic check` selects by the file's imports.)""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def add_one(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.add(nl.load(a), 1.0))
+    return out
+
+@nki.jit
+def kernel(a):
+    return add_one[2](a)  # <- err_nested_kernel_with_spmd_grid
+""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+def add_one(a, out):
+    nl.store(out, value=nl.add(nl.load(a), 1.0))
+
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    add_one(a, out)
+    return out
+""",
+)
+_code(
     "err_annotation_shape_mismatch",
     "Argument does not match its `nki.typing` annotation",
     "frontend",
@@ -1381,7 +1477,9 @@ _code(
     "checks",
     """`nl.shared_hbm` tensors are visible to every core of the logical NeuronCore and must be
     created once, at the top level of the kernel. Allocate them before the loop and index
-    them inside it.""",
+    them inside it. Every NKI version: not inside a loop. Beta 1 (`neuronxcc.nki`) also: not
+    under an `if` / `else` and not in a function the kernel calls; allocate the tensor in
+    the kernel and write it there or pass it to the helper.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[128, 512]):

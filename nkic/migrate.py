@@ -13,7 +13,10 @@ migration guide (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/mig
   buffer=nl.sbuf)` + `nisa.activation(dst=y, op=nl.exp, data=t)`), the same instruction;
   `acc += nisa.nc_matmul(a, b)` becomes `nisa.nc_matmul(dst=acc, stationary=a, moving=b)`;
 * operators on tiles (`x + y`) become the `nl` function (`nl.add(x, y)`);
-* `nl.par_dim(n)` → `n`; numpy functions used as operators (`op=np.add`) → `nl.add`.
+* `nl.par_dim(n)` → `n`; numpy functions used as operators (`op=np.add`) → `nl.add`;
+* block dimensions before `nl.par_dim` become a free dimension after it, or, for blocks that
+  rotate over a few physical tiles (PSUM, a rotating direct allocation), a list of tiles
+  (`_BlockedTensors`).
 
 * `mask=` predicates comparing an index-grid expression with a bound (`i * 128 + i_p < N`,
   joined with `&`) are dropped and the subscripts of the call they mask are shortened to what
@@ -396,6 +399,8 @@ class _Migrator(cst.CSTTransformer):
         self.assign_mask = None
         #: the blocked tensor whose allocation is being rewritten
         self.allocating: tuple | None = None
+        #: the target of the assignment being rewritten (its original node)
+        self.written = None
         #: names bound to a `nki.compiler` allocator (`sb_mod = nki.compiler.sbuf.mod_alloc`)
         #: and the buffer it allocates in
         self.allocators: dict[str, str] = {}
@@ -425,6 +430,8 @@ class _Migrator(cst.CSTTransformer):
         self.grid_definition = False
         #: names bound to an `nl.mgrid[...]` value, read as `g.p`, `g.x`
         self.mgrids: dict[str, list[_Grid]] = {}
+        #: `t[...] = nl.loop_reduce(x, op, ...)` calls, rewritten with their statements
+        self.reductions: set[cst.Call] = set()
         #: the names `from torch_neuronx import nki_jit` binds
         self.torch_jit: set[str] = set()
         #: the names `from neuronxcc.nki import jit, benchmark, ...` binds
@@ -655,36 +662,51 @@ class _Migrator(cst.CSTTransformer):
             mask = next((a for a in value.args if a.keyword and a.keyword.value == "mask"), None)
         self.assign_mask = self._mask_bounds(mask.value) if mask is not None else None
         target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(value, cst.Call) and self._is(value.func, self.nl, "loop_reduce"):
+            if isinstance(target, cst.Subscript):
+                self.reductions.add(value)  # rewritten with its statement
         if isinstance(target, cst.Name) and (tuple(self.scope), target.value) in self.blocked:
             self.allocating = (tuple(self.scope), target.value)
         return True
 
     def _unblocked(self, updated):
-        """The allocation of a blocked tensor with the partition dimension first."""
+        """The allocation of a blocked tensor with the partition dimension first, or (blocks
+        that rotate, `_BlockedTensors`) a list of tiles."""
         key, self.allocating = self.allocating, None
-        blocks, _, on_chip = self.blocked[key]
+        blocks, _, on_chip, listed = self.blocked[key]
         call = updated.value
         if not on_chip:
             return updated  # an HBM tensor keeps its layout; nl.par_dim is gone
         args = []
+        counts = []
         for i, a in enumerate(call.args):
             shape = (a.keyword is None and i == 0) or (a.keyword and a.keyword.value == "shape")
             if shape and isinstance(a.value, cst.Tuple | cst.List):
                 dims = [_code(e.value) for e in a.value.elements]
-                dims = [dims[blocks], *dims[:blocks], *dims[blocks + 1 :]]
+                counts = dims[:blocks]
+                dims = dims[blocks:] if listed else [dims[blocks], *counts, *dims[blocks + 1 :]]
                 a = a.with_changes(value=cst.parse_expression("(" + ", ".join(dims) + ")"))
             args.append(a)
-        return updated.with_changes(value=call.with_changes(args=args))
+        value = call.with_changes(args=args)
+        if listed:
+            return updated.with_changes(value=_tile_list(value, counts))
+        return updated.with_changes(value=value)
 
-    def _blocked_subscript(self, updated):
-        """`t[i]`, `t[i, 0:128, 0:64]` of a blocked tensor: `t[:, i, :]`, `t[0:128, i, 0:64]`."""
+    def _blocked_subscript(self, original, updated):
+        """`t[i]`, `t[i, 0:128, 0:64]` of a blocked tensor: `t[:, i, :]`, `t[0:128, i, 0:64]`;
+        of a list of tiles, `t[i]`, `t[i][0:128, 0:64]`."""
         if not isinstance(updated.value, cst.Name):
             return updated
         found = self.blocked.get((tuple(self.scope), updated.value.value))
         if found is None or not found[2]:
             return updated
-        blocks, rank, _ = found
+        blocks, rank, _, listed = found
         elements = [_code(e.slice) for e in updated.slice]
+        if listed:
+            if original is self.written and len(elements) == blocks:
+                # `t[i] = x` writes into the tile; `t[i] = x` of a list would rebind the item
+                elements += [":"] * (rank - blocks)
+            return _tile_of_list(updated.value.value, elements, blocks)
         if any(e.strip() == "..." for e in elements) or len(elements) > rank:
             return updated
         elements += [":"] * (rank - len(elements))
@@ -693,6 +715,11 @@ class _Migrator(cst.CSTTransformer):
 
     def visit_AssignTarget(self, node):
         self.mask_stack.append(self.assign_mask)
+        self.written = node.target
+        return True
+
+    def visit_AugAssign(self, node):
+        self.written = node.target
         return True
 
     def leave_AnnAssign(self, original, updated):
@@ -802,6 +829,8 @@ class _Migrator(cst.CSTTransformer):
                 self.shapes.pop(target.value, None)
             else:
                 self.shapes[target.value] = shape
+            while isinstance(value, cst.ListComp):  # a list of PSUM tiles (`_tile_list`)
+                value = value.elt
             if isinstance(value, cst.Call):
                 fn = value.func
                 nl_name = self._is(fn, self.nl)
@@ -1034,7 +1063,7 @@ class _Migrator(cst.CSTTransformer):
         return updated.with_changes(slice=cst.parse_expression(f"x[{text}]").slice)
 
     def leave_Subscript(self, original, updated):
-        updated = self._blocked_subscript(updated)
+        updated = self._blocked_subscript(original, updated)
         whole = self._whole_mgrid(updated)
         if whole is not None:
             return whole
@@ -1399,7 +1428,7 @@ class _Migrator(cst.CSTTransformer):
         loop = self._is(updated.func, self.nl)
         if loop in REDUCTIONS:
             updated = self._trailing_reduction(updated)
-        if loop == "loop_reduce":
+        if loop == "loop_reduce" and original not in self.reductions:
             self._todo(original, "nl.loop_reduce has no current equivalent: accumulate into the "
                        "destination inside the loop (nisa.tensor_tensor(dst=acc, data1=acc, "
                        "data2=x, op=nl.add))")  # fmt: skip
@@ -1705,7 +1734,9 @@ class _Migrator(cst.CSTTransformer):
             named = a.keyword is not None and a.keyword.value == "value"
             if not (named or (a.keyword is None and i == 1)):
                 continue
-            base = a.value.value if isinstance(a.value, cst.Subscript) else a.value
+            base = a.value
+            while isinstance(base, cst.Subscript):  # `t[i][0:128, :]` of a list of tiles too
+                base = base.value
             if isinstance(base, cst.Name) and base.value in self.psum:
                 copy = cst.parse_expression(f"{self._nl()}.copy({_code(a.value)})")
                 args[i] = a.with_changes(value=copy)
@@ -1877,6 +1908,9 @@ class _Migrator(cst.CSTTransformer):
         if len(updated.body) != 1:
             return updated
         stmt = updated.body[0]
+        reduced = self._loop_reduce(updated, stmt)
+        if reduced is not None:
+            return reduced
         patterned = self._pattern_generator(updated, stmt)
         if patterned is not None:
             return patterned
@@ -1923,6 +1957,35 @@ class _Migrator(cst.CSTTransformer):
                 target = _code(stmt.target)  # PSUM accumulation, in place
                 return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _loop_reduce(self, line, stmt):
+        """`t[...] = nl.loop_reduce(x, np.add, loop_indices=[i])`: Beta 1 reduced `x` into the
+        destination view, `t = op(t, x)` on each iteration (the value `t` held before the loop is the
+        reduction's start); current NKI writes that instruction: `nisa.tensor_tensor(dst=t,
+        data1=t, data2=x, op=nl.add)`. `dtype=` goes: the result is the destination's."""
+        if not (
+            isinstance(stmt, cst.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0].target, cst.Subscript)
+            and isinstance(stmt.value, cst.Call)
+            and self._is(stmt.value.func, self.nl, "loop_reduce")
+        ):
+            return None
+        positional = [a.value for a in stmt.value.args if a.keyword is None]
+        named = {a.keyword.value: a.value for a in stmt.value.args if a.keyword is not None}
+        x = named.get("x", positional[0] if positional else None)
+        op = named.get("op", positional[1] if len(positional) > 1 else None)
+        if x is None or op is None or "mask" in named:
+            self._todo(self.statement, "nl.loop_reduce without its tile and operator (or with a "
+                       "mask): write nisa.tensor_tensor(dst=t, data1=t, data2=x, op=...) in the "
+                       "loop")  # fmt: skip
+            return line
+        view = _code(stmt.targets[0].target)
+        text = (f"{self._nisa()}.tensor_tensor(dst={view}, data1={view}, data2={_code(x)}, "
+                f"op={_code(op)})\n")  # fmt: skip
+        return cst.parse_statement(text).with_changes(
+            leading_lines=line.leading_lines, trailing_whitespace=line.trailing_whitespace
+        )
 
     def _exact_broadcast(self, line, stmt):
         """`y = nl.broadcast_to(x, shape=(p, f))` of a one-partition tile: Beta 1 copied it to
@@ -2237,9 +2300,26 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
         if not left:
             break
         keep = keep | left
-    text = new.visit(_MgridAxes()).visit(_CarryComments()).code
+    new = new.visit(_MgridAxes()).visit(_SplitFreeDims(migrator._nl(), to, _names(new)))
+    text = new.visit(_CarryComments()).code
     todos = sorted(migrator.todos, key=lambda t: (t.line, t.col))
     return Migration(source, text, todos)
+
+
+def _tile_list(tile: cst.BaseExpression, counts: list[str]) -> cst.BaseExpression:
+    """`[[tile for _ in range(n0)] for _ in range(n1)]`-style nested lists: one `tile` per
+    block, `counts` the block dimensions (outermost first)."""
+    for count in reversed(counts):
+        loop = cst.CompFor(target=cst.Name("_"), iter=cst.parse_expression(f"range({count})"))
+        tile = cst.ListComp(elt=tile, for_in=loop)
+    return tile
+
+
+def _tile_of_list(name: str, elements: list[str], blocks: int) -> cst.BaseExpression:
+    """`t[i, j, 0:128, :]` of a block tensor that became a list of tiles: `t[i][j][0:128, :]`."""
+    picked = name + "".join(f"[{e}]" for e in elements[:blocks])
+    rest = elements[blocks:]
+    return cst.parse_expression(picked + (f"[{', '.join(rest)}]" if rest else ""))
 
 
 #: `nl` calls that allocate a tensor of the shape given first
@@ -2251,24 +2331,36 @@ HBM_BUFFERS = ("hbm", "shared_hbm", "private_hbm")
 
 class _BlockedTensors(cst.CSTVisitor):
     """The tensors allocated with block dimensions before `nl.par_dim`
-    (`t = nl.ndarray((n, nl.par_dim(p), f), ...)`) that the rewrite moves to the layout
-    (p, n, f): allocated once in their function, and every other use a subscript `t[...]`.
-    Beta 1's block dimension is a list of tiles; the free-dimension layout keeps every block
-    alive at once, as the migration guide's first form does."""
+    (`t = nl.ndarray((n, nl.par_dim(p), f), ...)`) that the rewrite moves to another layout:
+    allocated once in their function, and every other use a subscript `t[...]`.
+
+    Beta 1's block dimension is a list of tiles, each live only from its first write to its
+    last read, so that blocks may rotate over a few physical buffers. The migration guide
+    ("Removing block dimensions from NKI kernels") gives two forms. The blocks as a free
+    dimension, (p, n, f), keep every block alive at once: the form for SBUF blocks. A list of
+    tiles, `[nl.ndarray((p, f), ...) for _ in range(n)]`, is the same program as Beta 1's: the
+    form for blocks that were never meant to be live at once (`listed`), those in PSUM (8 banks
+    of 2 KiB per partition, which a PSUM block tensor routinely exceeds, e.g. one bank per
+    (q, kv) tile of an attention score matrix) and those placed by a rotating direct
+    allocation (`ncc.sbuf.mod_alloc(..., num_free_tiles=(2,))`). A list needs every subscript
+    to pick one block (`t[i]`, `t[i, j, 0:128, :]`); a tensor sliced across blocks keeps the
+    free-dimension form."""
 
     def __init__(self):
         self.scope: list[str] = []
-        self.found: dict = {}  # (scope, name) -> (blocks, rank, on chip)
+        self.found: dict = {}  # (scope, name) -> (blocks, rank, on chip, listed)
         self.assigned: dict = {}  # (scope, name) -> times assigned
         self.other_use: set = set()  # (scope, name) read other than as t[...]
         self.nested: dict = {}  # (nested scope, name) read there as t[...] -> (scope, name)
+        self.across: set = set()  # (scope, name) with a subscript that picks no single block
+        self.psum_allocators: set[str] = set()  # `psum_mod = nki.compiler.psum.mod_alloc`
 
     @classmethod
     def of(cls, module: cst.Module) -> dict:
         finder = cls()
         module.visit(finder)
         blocked = {
-            k: v
+            k: (*v[:3], v[3] and k not in finder.across)
             for k, v in finder.found.items()
             if not v[2] or (finder.assigned.get(k) == 1 and k not in finder.other_use)
         }  # an HBM tensor keeps its layout: any use is fine
@@ -2290,6 +2382,8 @@ class _BlockedTensors(cst.CSTVisitor):
                 self.assigned[key] = self.assigned.get(key, 0) + 1
         target = node.targets[0].target if len(node.targets) == 1 else None
         call = node.value
+        if isinstance(target, cst.Name) and "psum" in (_dotted(call) or "").split(".")[:-1]:
+            self.psum_allocators.add(target.value)
         if not (isinstance(target, cst.Name) and isinstance(call, cst.Call) and call.args):
             return
         func = _dotted(call.func) or ""
@@ -2309,7 +2403,23 @@ class _BlockedTensors(cst.CSTVisitor):
         buffer = next((a.value for a in call.args if a.keyword and a.keyword.value == "buffer"),
                       None)  # fmt: skip
         name = buffer.attr.value if isinstance(buffer, cst.Attribute) else ""
-        self.found[(tuple(self.scope), target.value)] = (at[0], len(dims), name not in HBM_BUFFERS)
+        on_chip = name not in HBM_BUFFERS
+        key = (tuple(self.scope), target.value)
+        self.found[key] = (at[0], len(dims), on_chip, on_chip and self._rotating(buffer))
+
+    def _rotating(self, buffer) -> bool:
+        """Whether blocks in `buffer` were meant to rotate over a few physical tiles: PSUM
+        (`nl.psum`, `ncc.psum.mod_alloc(...)`, a name bound to a PSUM allocator) or a direct
+        SBUF allocation with `num_free_tiles=`."""
+        if buffer is None:
+            return False
+        call = buffer if isinstance(buffer, cst.Call) else None
+        dotted = _dotted(call.func if call is not None else buffer) or ""
+        if "psum" in dotted.split(".") or dotted in self.psum_allocators:
+            return True
+        return call is not None and any(
+            a.keyword is not None and a.keyword.value == "num_free_tiles" for a in call.args
+        )
 
     def _candidate(self, name: str):
         """(key, in this very function) of the candidate `name` reads here, else None."""
@@ -2333,6 +2443,14 @@ class _BlockedTensors(cst.CSTVisitor):
         found = self._candidate(node.value.value)
         if found is not None and not found[1]:  # read in a nested function (a closure)
             self.nested[(tuple(self.scope), node.value.value)] = found[0]
+        if found is not None:
+            blocks = self.found[found[0]][0]
+            picks = node.slice[:blocks]
+            if len(picks) < blocks or any(
+                not isinstance(e.slice, cst.Index) or isinstance(e.slice.value, cst.Ellipsis)
+                for e in picks
+            ):
+                self.across.add(found[0])
         for element in node.slice:
             element.visit(self)
         return False
@@ -2375,6 +2493,139 @@ class _CarryComments(cst.CSTTransformer):
         return updated.with_changes(body=body, footer=[*carried, *updated.footer])
 
 
+#: free dimensions one instruction's access pattern takes (NKI: at most 4 after the partition)
+MAX_FREE_DIMS = 4
+
+#: `nl` operations applied element by element, which a loop over an outer dimension of all
+#: their operands splits without changing a result
+_SPLITTABLE = ELEMENTWISE | {
+    "exp", "log", "sqrt", "rsqrt", "abs", "negative", "square", "tanh", "sigmoid", "relu",
+    "copy", "reciprocal", "sign", "sin", "cos", "gelu", "silu", "erf",
+}  # fmt: skip
+
+
+def _access_pattern_call(node) -> tuple[cst.Call, list[cst.List], cst.BaseExpression] | None:
+    """`t.ap(pattern=[[s, n], ...], offset=o)` as (the call, its entries, `o`)."""
+    if not (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "ap"
+    ):
+        return None
+    kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    pattern, offset = kw.get("pattern"), kw.get("offset")
+    if len(kw) != 2 or len(node.args) != 2 or not isinstance(pattern, cst.List):
+        return None
+    entries = [e.value for e in pattern.elements]
+    if not all(isinstance(e, cst.List) and len(e.elements) == 2 for e in entries):
+        return None
+    return node, entries, offset
+
+
+class _SplitFreeDims(cst.CSTTransformer):
+    """`t.ap(pattern=[...])[...] = expression` whose access patterns have more free dimensions
+    than an instruction takes (Beta 1 index grids of rank 6 and more become such patterns):
+    the statement inside loops over its outer free dimensions, each pattern without them and
+    its offset moved by the loop index. Only where it is provably the same computation: every
+    call of the expression elementwise (an `nl` operation or an access pattern), every pattern
+    with the same outer dimensions, and the destination's tensor not read by the expression."""
+
+    def __init__(self, nl: str, to: str, taken: set[str]):
+        self.nl, self.to, self.taken = nl, to, taken
+
+    def _split(self, stmt: cst.Assign) -> tuple[list[tuple[str, str]], cst.Assign] | None:
+        if len(stmt.targets) != 1:
+            return None
+        target = stmt.targets[0].target
+        if not (
+            isinstance(target, cst.Subscript)
+            and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)
+            and isinstance(target.slice[0].slice.value, cst.Ellipsis)
+        ):
+            return None
+        dst = _access_pattern_call(target.value)
+        if dst is None or not isinstance(dst[0].func.value, cst.Name):
+            return None
+        outer = len(dst[1]) - 1 - MAX_FREE_DIMS
+        if outer <= 0 or dst[0].func.value.value in _names(stmt.value):
+            return None
+        counts = [_code(e.elements[1].value) for e in dst[1][1 : 1 + outer]]
+        calls: list[cst.Call] = []
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, n):
+                calls.append(n)
+
+        stmt.value.visit(Calls())
+        nl = self.nl
+        for call in calls:
+            ap = _access_pattern_call(call)
+            if ap is None:
+                name = _dotted(call.func) or ""
+                if not (name.startswith(f"{nl}.") and name[len(nl) + 1 :] in _SPLITTABLE):
+                    return None
+                continue
+            if (
+                len(ap[1]) != len(dst[1])
+                or [_code(e.elements[1].value) for e in ap[1][1 : 1 + outer]] != counts
+            ):
+                return None
+        names: list[str] = []
+        i = 0
+        while len(names) < outer:  # the same names in each split statement's own loops
+            if f"i_free{i}" not in self.taken:
+                names.append(f"i_free{i}")
+            i += 1
+
+        class Narrow(cst.CSTTransformer):
+            def leave_Call(self, original, updated):
+                ap = _access_pattern_call(updated)
+                if ap is None:
+                    return updated
+                _, entries, offset = ap
+                moved = "" if _int(offset) == 0 else _code(offset)
+                for name, entry in zip(names, entries[1 : 1 + outer]):
+                    stride = entry.elements[0].value
+                    text = _code(stride)
+                    if not isinstance(
+                        stride, cst.Name | cst.Integer | cst.Attribute | cst.Subscript
+                    ):
+                        text = f"({text})"
+                    moved += f"{' + ' if moved else ''}{text} * {name}"
+                kept = [entries[0], *entries[1 + outer :]]
+                pattern = cst.List([cst.Element(e) for e in kept])
+                return updated.with_changes(
+                    args=[
+                        cst.Arg(pattern, keyword=cst.Name("pattern"),
+                                equal=updated.args[0].equal),
+                        cst.Arg(cst.parse_expression(moved), keyword=cst.Name("offset"),
+                                equal=updated.args[1].equal),
+                    ]
+                )  # fmt: skip
+
+        return list(zip(names, counts)), stmt.visit(Narrow())
+
+    def _loop(self) -> str:
+        return "range" if self.to == "0.7" else f"{self.nl}.affine_range"
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assign):
+            return updated
+        split = self._split(updated.body[0])
+        if split is None:
+            return updated
+        loops, stmt = split
+        node = updated.with_changes(body=[stmt], leading_lines=[])
+        for name, count in reversed(loops):
+            node = cst.For(
+                target=cst.Name(name),
+                iter=cst.parse_expression(f"{self._loop()}({count})"),
+                body=cst.IndentedBlock([node]),
+            )
+        return node.with_changes(leading_lines=updated.leading_lines)
+
+
 _MGRID_AXIS = "_nkic_mgrid_axis__"
 
 
@@ -2400,6 +2651,13 @@ def _grid_uses(module: cst.Module, names: set) -> set:
     scope: list[str] = []
 
     class Finder(cst.CSTVisitor):
+        # a name assigned (`_, _, n = k.shape` beside `i_p, _ = nl.mgrid[...]`) is not a use;
+        # the indices of a subscript assigned to are
+        def visit_AssignTarget(self, n):
+            t = n.target
+            bound = t.elements if isinstance(t, cst.Tuple | cst.List) else [t]
+            return not all(isinstance(getattr(e, "value", e), cst.Name) for e in bound)
+
         def visit_FunctionDef(self, n):
             scope.append(n.name.value)
 
@@ -2476,7 +2734,9 @@ def verify(
                 compiled = api.compile(file, kernel=kernel, target=target, **launch, **given)
             except CompileError as e:
                 which = "original" if file == path else "migrated"
-                first = e.diagnostics[0] if e.diagnostics else None
+                # the first error: a warning before it (a deprecation) is not why it failed
+                errors = [d for d in e.diagnostics if d.severity == "error"]
+                first = (errors or e.diagnostics or [None])[0]
                 what = f"{first.code}: {first.message}" if first else str(e)
                 return Verification(kernel, False, float("nan"), (0.0, 0.0), f"{which}: {what}")
             try:

@@ -174,18 +174,24 @@ def generate(
     """The values an `inputs` entry asks for: `const:V`, `arange[:STEP]`, `randint:LO:HI`,
     `uniform:LO:HI` (reals, as tests that draw small values to keep activations unsaturated),
     `packed_tokens:T:K` (see `packed_tokens`),
-    `rowperm`, or a valid MoE block layout (`moe_routing`). `check_only`: validate the spec against the
+    `rowperm`, or a table of a valid MoE block layout (`moe_routing`; `KIND:T:K:E:B[:EMPTY[:PER]]`,
+    EMPTY the token id of an empty position, PER the multiple the block count is rounded up to). `check_only`: validate the spec against the
     input's shape without making values."""
     kind, _, rest = spec.partition(":")
     parts = rest.split(":") if rest else []
-    if check_only and kind in MOE_ROUTING and len(parts) in (4, 5):
+    if check_only and kind in MOE_ROUTING and len(parts) in (4, 5, 6):
         try:
             t, k, e, b = (int(p) for p in parts[:4])
+            per = int(parts[5]) if len(parts) == 6 else 1
         except ValueError:
-            t = k = e = b = 0
-        if min(t, k, e, b) > 0:
-            n = -(-(t * k - (e - 1)) // b) + e - 1
-            want = {"moe_token_positions": n * b, "moe_block_experts": n}.get(kind, t * e)
+            t = k = e = b = per = 0
+        if min(t, k, e, b, per) > 0:
+            n = moe_block_count(t, k, e, b, per)
+            want = {
+                "moe_token_positions": n * b,
+                "moe_block_experts": n,
+                "moe_block_conditions": n + 2,
+            }.get(kind, t * e)
             if want != int(np.prod(shape)):
                 raise ValueError(f"{spec!r} makes {want} values, the input has {shape}")
             return None
@@ -209,10 +215,13 @@ def generate(
         if kind == "rowperm" and not parts:  # each last-axis row a permutation of its indices
             rows = int(np.prod(shape[:-1]))
             return np.stack([rng.permutation(shape[-1]) for _ in range(rows)]).reshape(shape)
-        if kind in MOE_ROUTING and len(parts) in (4, 5):
+        if kind in MOE_ROUTING and len(parts) in (4, 5, 6):
             t, k, e, b = (int(p) for p in parts[:4])
-            empty = int(parts[4]) if len(parts) == 5 else t
-            table = moe_routing(t, k, e, b, empty)[MOE_ROUTING.index(kind)]
+            empty = int(parts[4]) if len(parts) >= 5 else t
+            per = int(parts[5]) if len(parts) == 6 else 1
+            if per < 1:
+                raise ValueError(f"{spec!r}: PER must be at least 1")
+            table = moe_routing(t, k, e, b, empty, per)[MOE_ROUTING.index(kind)]
             if table.size != int(np.prod(shape)):
                 raise ValueError(f"{spec!r} makes {table.size} values, the input has {shape}")
             return table.reshape(shape)
@@ -222,7 +231,8 @@ def generate(
     raise ValueError(
         f"{spec!r} is not const:V, arange[:STEP], randint:LO:HI, uniform:LO:HI, rowperm, "
         "packed_tokens:T:K, "
-        "moe_token_positions:T:K:E:B[:EMPTY], moe_block_experts:T:K:E:B or moe_token_experts:T:K:E:B"
+        "or moe_token_positions, moe_block_experts, moe_block_conditions or moe_token_experts "
+        "with :T:K:E:B[:EMPTY[:PER]]"
     )
 
 
@@ -251,30 +261,48 @@ def packed_tokens(tokens: int, top_k: int, shape: tuple[int, ...], rng) -> np.nd
 
 
 #: Generators of one MoE routing's tables (see `moe_routing`), in its return order.
-MOE_ROUTING = ("moe_token_positions", "moe_block_experts", "moe_token_experts")
+MOE_ROUTING = (
+    "moe_token_positions",
+    "moe_block_experts",
+    "moe_token_experts",
+    "moe_block_conditions",
+)
 
 
-def moe_routing(tokens: int, top_k: int, experts: int, block: int, empty: int):
+def moe_block_count(tokens: int, top_k: int, experts: int, block: int, per: int = 1) -> int:
+    """N, the number of blocks a blockwise MoE kernel is given: the most any routing of
+    `tokens` tokens to `top_k` of `experts` experts can need, ceil((T*K - (E-1)) / B) + E - 1,
+    rounded up to a multiple of `per` (the blocks one iteration takes, e.g. one per core)."""
+    n = -(-(tokens * top_k - (experts - 1)) // block) + experts - 1
+    return -(-n // per) * per
+
+
+def moe_routing(tokens: int, top_k: int, experts: int, block: int, empty: int, per: int = 1):
     """A valid blockwise MoE layout for `tokens` tokens each routed to `top_k` distinct experts
     (seeded): every expert's tokens fill whole blocks of `block` positions, experts in order,
-    and blocks are added to the last expert until there are N = ceil((T*K - (E-1)) / B) + E - 1
-    blocks (the most a routing can need). Returns (token_positions [N*B]: the token at each
-    position, `empty` where none; block_experts [N]: each block's expert; token_experts [T, E]:
-    1 where a token is routed)."""
+    and blocks are added to the last expert until there are N = `moe_block_count` blocks.
+    Returns (token_positions [N*B]: the token at each position, `empty` where none;
+    block_experts [N]: each block's expert; token_experts [T, E]: 1 where a token is routed;
+    block_conditions [N + 2]: 1 for each block that holds a token, 0 for the blocks added
+    after them and for two more entries, the flags a dynamic loop over the blocks reads
+    ahead to know when to stop)."""
     rng = np.random.default_rng(tokens * 1_000_003 + top_k * 1009 + experts * 31 + block)
-    n_blocks = -(-(tokens * top_k - (experts - 1)) // block) + experts - 1
+    n_blocks = moe_block_count(tokens, top_k, experts, block, per)
     chosen = np.stack([rng.permutation(experts)[:top_k] for _ in range(tokens)])
     token_experts = np.zeros((tokens, experts), dtype=np.int64)
     token_experts[np.arange(tokens)[:, None], chosen] = 1
     blocks = -(-token_experts.sum(axis=0) // block)
-    blocks[-1] += n_blocks - blocks.sum()
+    used = int(blocks.sum())
+    blocks[-1] += n_blocks - used
     positions = np.full(n_blocks * block, empty, dtype=np.int64)
     start = 0
     for e in range(experts):
         ids = np.flatnonzero(token_experts[:, e])
         positions[start : start + len(ids)] = ids
         start += blocks[e] * block
-    return positions, np.repeat(np.arange(experts), blocks), token_experts
+    conditions = np.zeros(n_blocks + 2, dtype=np.int64)
+    conditions[:used] = 1
+    return positions, np.repeat(np.arange(experts), blocks), token_experts, conditions
 
 
 @dataclass

@@ -63,6 +63,8 @@ class _ProgramWriter:
             "dtype": t.dtype,
             "shape": list(t.shape),
         }
+        if t.spill:
+            out["spill"] = True
         if t.on_chip:
             out["address"] = {"partition": t.address[0], "byte": t.address[1]}
             if t.rotate is not None:

@@ -182,7 +182,7 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
         )
     if any(isinstance(k, slice) for k in items):
         raise UserError(
-            "err_invalid_index",
+            "err_unsupported_mixing_basic_advanced_tensor_indexing",
             "a tensor index mixes slices (basic indexing) with nl.arange/nl.mgrid index grids "
             "(advanced indexing)",
             hint="index every dimension with a grid (nl.arange(n)[None, :]) or every one with a "

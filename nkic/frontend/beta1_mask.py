@@ -90,6 +90,12 @@ class OutOfBounds:
     error: UserError
 
 
+def is_index_value(v) -> bool:
+    """Whether `v` is a Beta 1 index object (a grid, an affine expression of grids, or a mask
+    predicate on them): it stands for many values at once, so it has no truth value."""
+    return isinstance(v, IndexGrid | GridSum | Mask)
+
+
 def compare(symbol: str, a, b) -> Mask | None:
     """`grid < bound` (or `bound > grid`, ...) as a Mask; None when it is not one."""
     ops = COMPARISONS.get(symbol)

@@ -78,8 +78,14 @@ class Rules:
     #: A kernel may return a list of tensors as well as a tuple (NKI 0.7 traces the kernel as
     #: Python and takes its outputs from whichever sequence it returns).
     list_returns: bool = False
+    #: `with` over any object with `__enter__`/`__exit__` (NKI 0.7 runs the kernel as Python);
+    #: otherwise only `with nl.no_reorder():`.
+    python_with: bool = False
     #: The buffers a kernel's returned tensors may live in (Beta 1 also accepted `nl.hbm`).
     output_buffers: tuple[str, ...] = ("shared_hbm",)
+    #: `nl.shared_hbm` tensors only at the kernel's top level, not under an `if` / `else` or
+    #: in a called function (Beta 1; loops are checked for every version on the IR)
+    shared_hbm_top_level: bool = False
 
 
 class Language:

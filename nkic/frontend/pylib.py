@@ -329,7 +329,17 @@ def _breakpoint(ip, call, *args, **kwargs):
     )
 
 
-def _exception(kind: str):
+#: The built-in exception classes a kernel can raise and catch.
+EXCEPTION_KINDS = (
+    "Exception", "ValueError", "TypeError", "AssertionError", "NotImplementedError",
+    "RuntimeError", "KeyError", "IndexError",
+)  # fmt: skip
+
+
+@functools.cache
+def exception_class(kind: str) -> Builtin:
+    """The built-in exception class `kind` (one object per class: `except` compares it)."""
+
     def make(ip, call, *args):
         return ExceptionValue(kind, ", ".join(ip.to_str(a) for a in args))
 
@@ -445,11 +455,8 @@ def python_builtins() -> dict[str, object]:
     }  # fmt: skip
     out: dict[str, object] = {name: Builtin(name, fn) for name, fn in fns.items()}
     out.update(_TYPES)
-    for kind in (
-        "Exception", "ValueError", "TypeError", "AssertionError", "NotImplementedError",
-        "RuntimeError", "KeyError", "IndexError",
-    ):  # fmt: skip
-        out[kind] = _exception(kind)
+    for kind in EXCEPTION_KINDS:
+        out[kind] = exception_class(kind)
     out["NotImplemented"] = None
     out["staticmethod"] = Builtin("staticmethod", lambda ip, call, f: StaticMethod(f))
     out["classmethod"] = Builtin("classmethod", lambda ip, call, f: ClassMethod(f))

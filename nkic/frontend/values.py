@@ -175,10 +175,7 @@ class Function:
         self.kw_defaults: dict[str, object] = {}
         self.is_jit = False
         self.owner: NkiClass | None = None
-
-    @property
-    def is_lambda(self) -> bool:
-        return isinstance(self.node, ast.Lambda)
+        self.is_lambda = isinstance(node, ast.Lambda)
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
@@ -240,12 +237,16 @@ class NkiClass:
         self.is_enum = any(b.is_enum for b in bases)
         self.int_enum = any(b.int_enum for b in bases)  # members equal their int values
         self.members: dict[str, EnumMember] = {}
+        self._mro: tuple[NkiClass, ...] | None = None
 
-    def mro(self) -> list[NkiClass]:
-        out = [self]
-        for b in self.bases:
-            out += [c for c in b.mro() if c not in out]
-        return out
+    def mro(self) -> tuple[NkiClass, ...]:
+        """The class, then its bases' classes in order (computed once: bases never change)."""
+        if self._mro is None:
+            out = [self]
+            for b in self.bases:
+                out += [c for c in b.mro() if c not in out]
+            self._mro = tuple(out)
+        return self._mro
 
     def lookup(self, name: str) -> object:
         for c in self.mro():

@@ -100,6 +100,9 @@ class Tensor:
         #: shape the kernel saw in `view_shape`.
         self.view = None
         self.view_shape: tuple[int, ...] | None = None
+        #: The HBM scratch of a PSUM spill (passes/spill.py): DMAs to it are spill saves,
+        #: from it reloads (the profile's `spill_save_bytes`, `spill_reload_bytes`).
+        self.spill = False
 
     @property
     def on_chip(self) -> bool:
@@ -360,6 +363,15 @@ class DynLoop(Loop):
         )
 
 
+def walk_ops(ops: list[Op], loops: tuple[Loop, ...] = ()) -> Iterator[tuple[Op, tuple[Loop, ...]]]:
+    """Every op of `ops` and of the loop bodies inside them, in program order, with the loops
+    enclosing it inside `ops` (outermost first) after `loops`."""
+    for op in ops:
+        yield op, loops
+        if isinstance(op, Loop):
+            yield from walk_ops(op.body, loops + (op,))
+
+
 @dataclass
 class Kernel:
     """A specialised kernel: tensor parameters, a body of ops, and the returned tensors."""
@@ -381,14 +393,7 @@ class Kernel:
 
     def walk(self) -> Iterator[tuple[Op, tuple[Loop, ...]]]:
         """Every op in program order with its enclosing loops (outermost first)."""
-
-        def rec(ops: list[Op], loops: tuple[Loop, ...]):
-            for op in ops:
-                yield op, loops
-                if isinstance(op, Loop):
-                    yield from rec(op.body, loops + (op,))
-
-        yield from rec(self.body, ())
+        return walk_ops(self.body)
 
     def instructions(self) -> Iterator[Inst]:
         for op, _ in self.walk():

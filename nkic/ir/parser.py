@@ -10,7 +10,7 @@ from lark import Lark, Transformer, v_args
 from lark.exceptions import LarkError, VisitError
 
 from .affine import Affine
-from .core import AccessPattern, Alloc, Dynamic, Imm, Inst, Kernel, Loc, Loop, Tensor
+from .core import AccessPattern, Alloc, Dynamic, DynLoop, Imm, Inst, Kernel, Loc, Loop, Tensor
 
 
 class IRParseError(ValueError):
@@ -152,6 +152,27 @@ class _ToIR(Transformer):
     def loop(self, var, start, stop, step, mode, loc, *body):
         loc = loc or Loc("<unknown>", 1, 1, 1, 1)
         return Loop(str(var)[1:], int(start), int(stop), int(step), str(mode), list(body), loc)
+
+    def _register(self, token) -> Tensor:
+        name = str(token)[1:]
+        if name not in self.values:
+            raise IRParseError(f"use of undefined value %{name}")
+        return self.values[name]
+
+    def counter(self, token):
+        return None if str(token) == "_" else self._register(token)
+
+    def bound(self, token):
+        return self._register(token) if str(token).startswith("%") else int(token)
+
+    def dyn_for(self, counter, start, stop, step, var, loc, *body):
+        loc = loc or Loc("<unknown>", 1, 1, 1, 1)
+        return DynLoop(str(var)[1:], "for", start, stop, int(step), counter, None, list(body), loc)
+
+    def dyn_while(self, cond, var, loc, *body):
+        loc = loc or Loc("<unknown>", 1, 1, 1, 1)
+        cond = self._register(cond)
+        return DynLoop(str(var)[1:], "while", 0, None, 1, None, cond, list(body), loc)
 
     def ints(self, *values):
         return tuple(int(v) for v in values if v is not None)

@@ -78,7 +78,7 @@ class Printer:
             attrs = ", ".join(f"{k}={format_literal(v)}" for k, v in op.attrs.items())
             self.emit(depth, f"{op.opcode}{engine}({operands}) {{{attrs}}}{self.loc(op.loc)}")
         elif isinstance(op, DynLoop):
-            self.emit(depth, f"{op.header()}{self.loc(op.loc)} {{")
+            self.emit(depth, f"{op.header()} as ${op.var}{self.loc(op.loc)} {{")
             for inner in op.body:
                 self.op(inner, depth + 1)
             self.emit(depth, "}")

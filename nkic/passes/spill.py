@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.affine import Affine
-from ..ir.core import AccessPattern, Alloc, Inst, Kernel, Loop, Op, Tensor
+from ..ir.core import AccessPattern, Alloc, Inst, Kernel, Loop, Op, Tensor, walk_ops
 from .checks.accesses import is_write
 
 
@@ -86,13 +86,9 @@ def _covers(ap: AccessPattern) -> bool:
 
 
 def _touched(loop: Loop) -> set[Tensor]:
-    found: set[Tensor] = set()
-    for op in loop.body:
-        if isinstance(op, Loop):
-            found |= _touched(op)
-        elif isinstance(op, Inst):
-            found.update(ap.tensor for _, ap in op.aps())
-    return found
+    return {
+        ap.tensor for op, _ in walk_ops(loop.body) if isinstance(op, Inst) for _, ap in op.aps()
+    }
 
 
 def _whole(t: Tensor) -> AccessPattern:
@@ -128,6 +124,7 @@ def spill(kernel: Kernel, chosen: list[Candidate]) -> int:
         label = t.label or t.name
         stage = Tensor(name(), "sbuf", t.dtype, t.shape, f"{label} (spill)", loc=loc)
         scratch = Tensor(name(), "hbm", t.dtype, t.shape, f"{label} (spilled)", loc=loc)
+        scratch.spill = True
         after[c.last_write] = after.get(c.last_write, []) + [
             Alloc(stage, loc),
             Inst("tensor_copy", {"dst": _whole(stage), "src": _whole(t)}, _copy_attrs(), loc),

@@ -171,3 +171,79 @@ def pack_x4(values: np.ndarray, dtype_name: str) -> np.ndarray:
     for k in range(4):
         word |= grouped[..., k] << np.uint32(width * k)
     return word.astype(STORAGE[dtype_name])
+
+
+def all_finite(array: np.ndarray) -> bool:
+    """Whether a float array holds no Inf/NaN (integer and other arrays: True).
+
+    For 8- and 16-bit formats a test on the raw bits (`_bits_test`), exactly numpy's
+    `isfinite` (of the value widened to float32 for the ml_dtypes formats), made of reductions
+    over integer views of the array: no temporary array, about 2x faster than a mask test for
+    bf16, ~100x faster than numpy's float16 `isfinite` and ~200x than widening fp8 to float32.
+    float32/64: numpy's `isfinite`, faster than the bits there."""
+    test = _BITS_TESTS.get(array.dtype)
+    if test is None:
+        test = _BITS_TESTS[array.dtype] = _bits_test(array.dtype)
+    kind = test[0]
+    if kind == "none":
+        return True
+    if kind == "wide":
+        if array.dtype.kind == "f":  # float32/64 (numpy's isfinite is faster than bits here)
+            return bool(np.isfinite(array).all())
+        with np.errstate(all="ignore"):
+            return bool(np.isfinite(array.astype(np.float32)).all())
+    signed, unsigned = _INTEGER_VIEWS[array.dtype.itemsize]
+    if kind == "magnitude":
+        # Inf/NaN: the bits without the sign at or above `threshold`; a positive one is the
+        # signed view's largest value, a negative one above sign + threshold in the unsigned
+        threshold, sign = test[1], 1 << (8 * array.dtype.itemsize - 1)
+        return bool(
+            array.view(signed).max(initial=0) < threshold
+            and array.view(unsigned).max(initial=0) < sign + threshold
+        )
+    pattern = test[1]  # "pattern": the format's only non-finite bit pattern
+    if pattern == 1 << (8 * array.dtype.itemsize - 1):  # the negative zero of fnuz formats
+        return bool(array.view(signed).min(initial=0) > -pattern)
+    if pattern == (1 << (8 * array.dtype.itemsize)) - 1:  # e8m0fnu's 0xFF
+        return bool(array.view(unsigned).max(initial=0) < pattern)
+    return not bool((array.view(unsigned) == pattern).any())
+
+
+_INTEGER_VIEWS = {
+    1: (np.int8, np.uint8),
+    2: (np.int16, np.uint16),
+    4: (np.int32, np.uint32),
+    8: (np.int64, np.uint64),
+}
+
+#: dtype -> its finite test (`_bits_test`), made on first use
+_BITS_TESTS: dict[np.dtype, tuple] = {}
+
+
+def _bits_test(dtype: np.dtype) -> tuple:
+    """How `all_finite` tests `dtype`: ("magnitude", threshold) where the non-finite patterns
+    are exactly those whose bits without the sign bit are >= threshold (IEEE formats: the top
+    exponent); ("pattern", p) where p is the only non-finite pattern (fnuz formats: NaN is the
+    negative zero, no Inf; e8m0fnu: 0xFF); ("none",) for a format without Inf/NaN (integers);
+    ("wide",) otherwise (numpy's `isfinite`, of the value widened to float32 for ml_dtypes).
+    float16 is IEEE (threshold: the bits of +inf); the ml_dtypes formats of 8 and 16 bits are
+    classified from every bit pattern."""
+    if dtype.kind == "f" and dtype.itemsize == 2:  # numpy's float16 isfinite is ~100x slower
+        return ("magnitude", int(np.array(np.inf, dtype).view(np.uint16)))
+    if dtype.kind != "V" or dtype.type.__module__ != "ml_dtypes":
+        return ("wide",) if dtype.kind == "f" else ("none",)
+    if dtype.itemsize not in (1, 2):
+        return ("wide",)
+    unsigned = np.dtype(np.uint8 if dtype.itemsize == 1 else np.uint16)
+    patterns = np.arange(1 << (8 * dtype.itemsize), dtype=np.int64)
+    with np.errstate(all="ignore"):
+        bad = ~np.isfinite(patterns.astype(unsigned).view(dtype).astype(np.float32))
+    if not bad.any():
+        return ("none",)
+    magnitude = patterns & ((1 << (8 * dtype.itemsize - 1)) - 1)
+    threshold = int(magnitude[bad].min())
+    if np.array_equal(bad, magnitude >= threshold):
+        return ("magnitude", threshold)
+    if bad.sum() == 1:
+        return ("pattern", int(patterns[bad][0]))
+    return ("wide",)

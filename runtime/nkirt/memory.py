@@ -30,6 +30,13 @@ the PSUM regions TensorE wrote last (`by_tensor`), so that reading such a region
 marking it again, skips the pass over its shadow. A region leaves `whole` when any of its
 elements is marked unwritten (`mark_unwritten` forgets all of its buffer's), and `by_tensor`
 is forgotten whenever another engine writes PSUM: the answers are those of the shadow.
+
+An HBM tensor's shadow is made only when something needs it (`_Shadows`): until then the
+tensor keeps the byte ranges written into it, as long as every write is one contiguous range
+(a tile of whole rows). A kernel that writes its output tile by tile and never reads it back
+needs no shadow at all: when the run ends, the ranges cover the tensor. Any other use of the
+shadow (a strided write, a read of the tensor, a partly written output) makes it from the
+ranges first, so every answer is the one the shadow would give.
 """
 
 from __future__ import annotations
@@ -65,6 +72,73 @@ def _remember(regions: set[tuple], region: tuple) -> None:
     if len(regions) >= _REMEMBER:
         regions.clear()
     regions.add(region)
+
+
+class _Shadows(dict):
+    """The shadow of each buffer (key -> array, or None for a buffer written whole). A deferred
+    key (`defer`) has no shadow yet, only the byte ranges [lo, hi) marked written so far
+    (`ranges`); reading it (`shadow[key]`) makes its shadow from them with `make(key)`."""
+
+    #: ranges a deferred shadow keeps at most before it is made (a bound on the bookkeeping)
+    LIMIT = 4096
+
+    def __init__(self, make):
+        super().__init__()
+        self.make = make
+        self.ranges: dict[object, list[tuple[int, int]]] = {}
+
+    def defer(self, key: object) -> None:
+        self.ranges[key] = []
+
+    def __setitem__(self, key, value) -> None:
+        self.ranges.pop(key, None)
+        super().__setitem__(key, value)
+
+    def __missing__(self, key):
+        if key not in self.ranges:
+            raise KeyError(key)
+        shadow = self.make(key)
+        for lo, hi in self.ranges.pop(key):
+            shadow[lo:hi] = UNWRITTEN
+        super().__setitem__(key, shadow)
+        return shadow
+
+    def add_range(self, key: object, lo: int, hi: int) -> bool:
+        """Record bytes [lo, hi) of a deferred key written (False if `key` is not deferred, or
+        keeps too many ranges: then its shadow is made and the caller marks it)."""
+        ranges = self.ranges.get(key)
+        if ranges is None:
+            return False
+        if ranges and ranges[-1][1] == lo:  # the next tile of a sequential write
+            ranges[-1] = (ranges[-1][0], hi)
+        elif len(ranges) < self.LIMIT:
+            ranges.append((lo, hi))
+        else:
+            self[key]  # noqa: B018 (makes the shadow)
+            return False
+        return True
+
+    def covered(self, key: object, size: int) -> bool | None:
+        """For a deferred key: whether its ranges cover bytes [0, size). None if not deferred."""
+        ranges = self.ranges.get(key)
+        if ranges is None:
+            return None
+        end = 0
+        for lo, hi in sorted(ranges):
+            if lo > end:
+                return False
+            end = max(end, hi)
+        return end >= size
+
+
+def _contiguous(ap: AccessPattern) -> bool:
+    """Whether the AP's elements are one contiguous run of bytes in C order."""
+    expected = ap.itemsize
+    for n, stride in zip(reversed(ap.nums), reversed(ap.view_strides)):
+        if n != 1 and stride != expected:
+            return False
+        expected *= n
+    return True
 
 
 class _Pool:
@@ -139,10 +213,15 @@ class Memory:
         #: the 'written' shadow of each buffer; None for a buffer written whole (an input once
         #: loaded, a constant): it needs no shadow, which keeps a run's memory at about the
         #: kernel's own tensors
-        self.written: dict[object, np.ndarray | None] = {
-            key: None if key in inputs else self._take(buf.size, zeroed=True)
-            for key, buf in self.buffers.items()
-        }
+        #: (an HBM tensor's shadow is made when first needed: `_Shadows`)
+        self.written = _Shadows(lambda key: self._take(self.buffers[key].size, zeroed=True))
+        for key, buf in self.buffers.items():
+            if key in inputs:
+                self.written[key] = None
+            elif key in ("sbuf", "psum"):
+                self.written[key] = self._take(buf.size, zeroed=True)
+            else:
+                self.written.defer(key)
         self.written.update(dict.fromkeys(self.borrowable))
         #: PSUM bytes whose last writer was TensorE (matmul/transpose): only those may be
         #: accumulated onto by a matmul (Hardware §4: accumulation is controlled only by TensorE).
@@ -194,7 +273,7 @@ class Memory:
             given.append((array, name is not None))
         POOL.give(given)
         self.pooled = []
-        self.buffers, self.written = {}, {}
+        self.buffers, self.written = {}, _Shadows(None)
 
     def share(self, core0: Memory) -> None:
         """Make this core's shared tensors (`TensorInfo.shared`) core 0's memory (once core 0's
@@ -251,6 +330,8 @@ class Memory:
 
     def settle_tensor(self, tensor: TensorInfo) -> None:
         """Make a whole HBM tensor's never-written bytes read as 0xFF (an output returned)."""
+        if self.written.covered(tensor.id, self.buffers[tensor.id].size):
+            return
         shadow = self.written[tensor.id]
         if shadow is None or shadow.size == 0 or _all_marked(shadow):
             return
@@ -258,6 +339,8 @@ class Memory:
 
     def tensor_written(self, tensor: TensorInfo) -> bool:
         """Whether every byte of an HBM tensor was written."""
+        if self.written.covered(tensor.id, self.buffers[tensor.id].size):
+            return True
         shadow = self.written[tensor.id]
         return shadow is None or shadow.size == 0 or _all_marked(shadow)
 
@@ -310,6 +393,10 @@ class Memory:
     def mark_written(self, ap: AccessPattern, where: Location, rows=Ellipsis) -> None:
         """Mark the AP's elements written (only the first-dimension entries `rows` if given)."""
         key = self.key(ap)
+        if rows is Ellipsis and key in self.written.ranges and _contiguous(ap):
+            size = int(np.prod(ap.nums)) * ap.itemsize
+            if self.written.add_range(key, where.byte, where.byte + size):
+                return
         if self.written[key] is None:
             return
         whole = self.whole.get(key)

@@ -330,8 +330,11 @@ def _tensor(check: _Checker, raw: Any, target: str, data: bytes) -> TensorInfo:
     if shared is not None and not _is_int(shared):
         raise NeffError(f"{where} ({name}): shared must be a tensor id")
     view = _view(check, raw, where, name, shape) if "view" in raw else None
+    spill = raw.get("spill", False)
+    if not isinstance(spill, bool):
+        raise NeffError(f"{where} ({name}): spill must be true or false")
     return TensorInfo(
-        tid, name, kind, buffer, dtype, shape, address, constant, rotate, shared, view
+        tid, name, kind, buffer, dtype, shape, address, constant, rotate, shared, view, spill
     )
 
 

@@ -44,6 +44,18 @@ def busy_union(intervals: list[tuple[float, float]]) -> float:
     return busy
 
 
+def spill_bytes(instructions: list[StaticInstruction]) -> tuple[int, int]:
+    """Bytes the DMAs of the PSUM spill moved: (stored to its HBM scratch, loaded back)."""
+    save = reload = 0
+    for inst in instructions:
+        if inst.count and isinstance(inst.cost, DmaPlan):
+            if any(ap.tensor.spill for ap in inst.outputs):
+                save += inst.cost.bytes * inst.count
+            elif any(ap.tensor.spill for ap in inst.inputs):
+                reload += inst.cost.bytes * inst.count
+    return save, reload
+
+
 def build_profile(
     program: Program,
     instructions: list[StaticInstruction],
@@ -82,6 +94,7 @@ def build_profile(
         inst.cost.bytes * inst.count for inst in instructions if isinstance(inst.cost, DmaPlan)
     )
     engines["dma"]["bytes"] = dma_bytes
+    spill_save, spill_reload = spill_bytes(instructions)
     # share of the 16 DMA engines' capacity spent moving data (the rest: idle or fixed costs)
     engines["dma"]["engine_utilization"] = (
         dma_engine_busy_ns / (DMA_ENGINES * total) if total else 0.0
@@ -102,6 +115,8 @@ def build_profile(
         "engines": engines,
         "dma_bytes": dma_bytes,
         "dma_bandwidth_gbps": dma_bytes / total if total else 0.0,  # B/ns == GB/s
+        "spill_save_bytes": spill_save,
+        "spill_reload_bytes": spill_reload,
         "warnings": list(warnings or ()),
         "top_instructions": [
             {
@@ -326,6 +341,11 @@ def summarize(profile: dict[str, Any]) -> str:
     else:
         dma += " achieved"
     lines.append(dma)
+    if profile.get("spill_save_bytes") or profile.get("spill_reload_bytes"):
+        lines.append(
+            f"  PSUM spill: {profile['spill_save_bytes']:,} bytes saved to HBM, "
+            f"{profile['spill_reload_bytes']:,} bytes reloaded"
+        )
     stack = profile.get("hbm_stack")
     if stack is not None:
         shared = f", shared by the {stack['cores']} cores" if stack["cores"] > 1 else ""

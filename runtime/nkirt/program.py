@@ -38,6 +38,8 @@ class TensorInfo:
     #: An input that is a view into this (larger) buffer: (view shape, element offset,
     #: element strides). The kernel was written for the view; its accesses address the buffer.
     view: tuple[tuple[int, ...], int, tuple[int, ...]] | None = None
+    #: The HBM scratch of a PSUM spill: DMAs to it save spilled tiles, DMAs from it reload them.
+    spill: bool = False
 
     @property
     def on_chip(self) -> bool:

@@ -194,3 +194,36 @@ inputs = { x = "packed_tokens:6:3" }
             KERNEL + '[[kernel.case]]\nid = "c"\nargs = { x = "bfloat16[10,10]" }\n'
             'inputs = { x = "packed_tokens:6:3" }\n',
         )
+
+
+def test_moe_routing_tables_agree_and_round_the_block_count(tmp_path):
+    # T=100 tokens to K=2 of E=4 experts in blocks of B=16: N = ceil((200-3)/16) + 3 = 16
+    # blocks, rounded up to 18 with PER=3; the conditions hold N + 2 flags
+    spec = "100:2:4:16:-1:3"
+    (k,) = table(
+        tmp_path,
+        KERNEL
+        + f"""
+[[kernel.case]]
+id = "c"
+args = {{ pos = "int32[288]", blk = "int32[18]", cond = "int32[20]", te = "int32[100,4]" }}
+inputs = {{ pos = "moe_token_positions:{spec}", blk = "moe_block_experts:{spec}", cond = "moe_block_conditions:{spec}", te = "moe_token_experts:{spec}" }}
+""",
+    )
+    t, _ = make_inputs(k.cases[0])
+    pos, blk, cond, te = (t[n].astype(np.int64) for n in ("pos", "blk", "cond", "te"))
+    assert te.sum(axis=1).tolist() == [2] * 100  # each token routed to two experts
+    blocks = pos.reshape(18, 16)
+    for e in range(4):  # an expert's blocks hold exactly its tokens, in order, -1 after them
+        ids = blocks[blk == e].ravel()
+        assert ids[ids >= 0].tolist() == np.flatnonzero(te[:, e]).tolist()
+    assert np.all(np.diff(blk) >= 0) and blk[-1] == 3  # the added blocks go to the last expert
+    holds = (blocks >= 0).any(axis=1)
+    assert cond[:18].tolist() == holds.astype(int).tolist() and cond[18:].tolist() == [0, 0]
+    assert holds.tolist() == sorted(holds.tolist(), reverse=True)  # then only empty blocks
+    with pytest.raises(TableError, match="makes 16 values"):  # PER=1: 16 blocks, not 18
+        table(
+            tmp_path,
+            KERNEL + '[[kernel.case]]\nid = "c"\nargs = { x = "int32[18]" }\n'
+            'inputs = { x = "moe_block_experts:100:2:4:16" }\n',
+        )

@@ -355,3 +355,29 @@ def test_register_offsets_with_known_values_are_checked_at_compile_time(tmp_path
     assert nkic.check(path, a=a, n=np.zeros((1, 1), np.int32)) == []
     path.write_text(HEADER + OUT_OF_RANGE)  # the bound is data: checked at run time only
     assert nkic.check(path, a=a, n=np.zeros((1, 1), np.int32)) == []
+
+
+@pytest.mark.parametrize(("loop", "nki"), [(WHILE_LOOP, "0.7"), (WHILE_REG, "0.5")])
+def test_printed_dynamic_loops_parse_back(tmp_path, loop, nki):
+    """The IR text of `fori_loop` and of both `while` forms reads back into the same loops:
+    kind, bounds, counter or condition register, loop variable and body."""
+    from nkic.ir.core import DynLoop
+    from nkic.ir.parser import parse_kernel
+    from nkic.ir.printer import print_kernel
+
+    a, b = arrays()
+    fori = compile_source(tmp_path, FORI_ADD, a, b, np.zeros((1, 1), np.int32)).ir
+    val = np.array([[1.5]], np.float32)
+    src = WHILE_COUNTDOWN.replace("{loop}", loop)
+    whiles = compile_source(tmp_path, src, val, np.zeros((1, 1), np.int32), nki=nki).ir
+    for text, kind in ((fori, "for"), (whiles, "while")):
+        k = parse_kernel(text)
+        assert print_kernel(k) == text
+        (dyn,) = [op for op, _ in k.walk() if isinstance(op, DynLoop)]
+        assert dyn.kind == kind and dyn.body
+        assert f"as ${dyn.var}" in text
+        if kind == "for":
+            assert (dyn.bound_start, dyn.bound_step, dyn.cond) == (0, 1, None)
+            assert dyn.bound_stop.buffer == "reg" and dyn.counter.label == "i"
+        else:
+            assert dyn.cond.buffer == "reg" and dyn.counter is None and dyn.bound_stop is None

@@ -349,3 +349,147 @@ def test_a_tensors_truth_value_is_an_error_before_0_7(tmp_path):
         ("err_ambiguous_tensor_truth_value", "error"),
     }
     assert summary(diags)[0] == ("err_dynamic_control_flow_not_supported", "error", 6, 8)
+
+
+TRY = """def checked(n):
+    if n > 4:
+        raise ValueError(f"n={n} too big")
+    return n
+
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    try:
+        checked(9)
+        got = "no"
+    except (KeyError, ValueError) as e:
+        got = str(e)
+    else:
+        got = "else"
+    finally:
+        done = True
+    assert got == "n=9 too big" and done
+    try:
+        assert a.shape[0] == 3, "rows"
+    except AssertionError as e:
+        got = str(e)
+    assert got == "rows"
+    try:
+        v = checked(2)
+    except Exception:
+        v = -1
+    else:
+        v += 10
+    assert v == 12
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+"""
+
+
+def test_try_except_else_finally_handle_the_kernels_exceptions_in_0_7(tmp_path):
+    assert nkic.check(write(tmp_path, TRY), nki="0.7") == []
+    # a handler for another class lets the exception through, after the finally block
+    unhandled = TRY.replace("except (KeyError, ValueError) as e:", "except KeyError as e:")
+    unhandled = unhandled.replace("done = True", "done = True\n        print('finally ran')")
+    diags = nkic.check(write(tmp_path, unhandled), nki="0.7")
+    assert [(d.code, d.message) for d in diags] == [
+        ("err_raised_exception", "ValueError: n=9 too big")
+    ]
+    # a diagnostic that is no exception of the kernel is not caught
+    broken = TRY.replace("checked(9)", "nl.no_such_api(9)")
+    codes = [d.code for d in nkic.check(write(tmp_path, broken), nki="0.7")]
+    assert codes[0] == "err_unknown_api"
+
+
+def test_try_is_outside_the_subset_before_0_7(tmp_path):
+    diags = nkic.check(write(tmp_path, TRY), nki="0.6")
+    assert [(d.code, d.loc.line - FIRST + 1) for d in diags] == [
+        ("err_unsupported_syntax", 9),
+        ("err_unsupported_syntax", 19),
+        ("err_unsupported_syntax", 24),
+    ]
+
+
+WITH = """LOG = []
+
+
+class Scope:
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        LOG.append("in " + self.name)
+        return self.name.upper()
+
+    def __exit__(self, kind, exc, tb):
+        LOG.append("out " + self.name)
+        return kind is ValueError
+
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    with Scope("a") as x, Scope("b") as y:
+        assert (x, y) == ("A", "B")
+    with Scope("c"):
+        raise ValueError("suppressed by __exit__")
+    assert LOG == ["in a", "in b", "out b", "out a", "in c", "out c"], LOG
+    with nl.no_reorder():
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=a)
+    return out
+"""
+
+
+def test_with_runs_enter_and_exit_of_python_objects_in_0_7(tmp_path):
+    assert nkic.check(write(tmp_path, WITH), nki="0.7") == []
+    kept = WITH.replace("return kind is ValueError", "return False")
+    diags = nkic.check(write(tmp_path, kept), nki="0.7")
+    assert [(d.code, d.message) for d in diags] == [
+        ("err_raised_exception", "ValueError: suppressed by __exit__")
+    ]
+    d = nkic.check(write(tmp_path, WITH.replace('Scope("c")', "range(3)")), nki="0.7")[0]
+    assert d.code == "err_unsupported_syntax"
+    assert d.message == "`range(3)` is not a context manager (no __enter__ and __exit__ methods)"
+    first = nkic.check(write(tmp_path, WITH), nki="0.6")[0]  # only `with nl.no_reorder():`
+    assert (first.code, first.loc.line - FIRST + 1) == ("err_unsupported_syntax", 19)
+
+
+GENERATORS = """def evens(n):
+    for i in range(n):
+        if i == 3:
+            return
+        yield i * 2
+
+
+def then_minus_one(n):
+    yield from evens(n)
+    yield -1
+
+
+def loads(a):
+    yield nl.load(a)
+
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512], issue=False):
+    assert list(evens(5)) == [0, 2, 4]
+    assert sum(v for v in evens(2)) == 2
+    assert [v for v in then_minus_one(2)] == [0, 2, -1]
+    if issue:
+        for t in loads(a):
+            pass
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+"""
+
+
+def test_generators_give_the_values_they_yield_in_0_7(tmp_path):
+    path = write(tmp_path, GENERATORS)
+    assert nkic.check(path, nki="0.7") == []
+    # a body issuing instructions would run ahead of its consumer: refused, not reordered
+    (d,) = nkic.check(path, nki="0.7", issue=True)
+    assert d.code == "err_unsupported_syntax" and "generator 'loads' issues" in d.message
+    assert d.loc.line - FIRST + 1 == 13  # the generator function
+    assert {d.code for d in nkic.check(path, nki="0.6")} == {"err_unsupported_syntax"}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from nkic.ir.affine import Affine
 from nkic.ir.core import Alloc, Imm, Inst, Loop
 from nkic.ir.parser import parse_kernel
@@ -35,11 +33,9 @@ def test_tiled_matmul_keeps_three_symbolic_loops():
 
 def test_symbolic_loops_do_not_grow_with_trip_count():
     small = compile_ok("matmul.py", **MM)
-    t0 = time.perf_counter()
     big = compile_ok(
         "matmul.py", a=spec((8192, 4096), "bfloat16"), b=spec((8192, 8192), "bfloat16")
     )
-    assert time.perf_counter() - t0 < 1.0
     assert len(list(big.walk())) == len(list(small.walk()))
     assert [lp.trip_count for lp in loops(big)] == [32, 16, 64]
 

@@ -109,7 +109,10 @@ def test_cli_prints_a_diff_writes_with_o_and_verifies(tmp_path):
     # a kernel Beta 1 itself rejects cannot be verified: exit 1 with the reason
     res = runner.invoke(cli, ["migrate", str(kernel), "-k", "mixed", *args])
     assert res.exit_code == 1
-    assert "mixed: not verified: original: err_invalid_index" in res.output
+    assert (
+        "mixed: not verified: original: err_unsupported_mixing_basic_advanced_tensor_indexing"
+        in res.output
+    )
     assert not list(tmp_path.glob(".nkic-migrated-*"))  # the twin file is removed
 
 
@@ -598,3 +601,27 @@ def test_broadcasts_stay_calls_in_files_without_4_byte_integers():
     assert "    else:\n        rows = nl.broadcast_to(row, (128, 64))\n" in wide.text.replace(
         "nki.language", "nl"
     )
+
+
+def test_a_failing_original_is_reported_by_its_first_error_not_an_earlier_warning(tmp_path):
+    # a kernel whose first diagnostic is a deprecation warning and whose failure is an
+    # undefined name further down: the verification names the error
+    kernel = tmp_path / "k.py"
+    kernel.write_text(
+        "import nki.language as nl\n"
+        "from torch_neuronx import nki_jit\n"
+        "\n"
+        "@nki_jit\n"
+        "def twice(a):\n"
+        "    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+        "    for k in nl.affine_range(2):\n"
+        "        rows = slice(k * 128, k * 128 + 128)\n"
+        "        t = nl.load(a[rows, 0:64])\n"
+        "        nl.store(out[rows, cols], value=nl.add(t, t))\n"
+        "    return out\n"
+    )
+    res = CliRunner().invoke(
+        cli, ["migrate", str(kernel), "-k", "twice", "--arg", "a=float32[256,64]"]
+    )
+    assert res.exit_code == 1
+    assert "twice: not verified: original: err_undefined_name: name 'cols'" in res.output

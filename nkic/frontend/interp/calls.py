@@ -70,8 +70,11 @@ class Calls:
         self.store_name(node.name, value)
 
     def make_function(self, name: str, node) -> Function:
+        refused = self.language.rules.unsupported_syntax
         for sub in ast.walk(node):
-            if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await)):
+            if isinstance(sub, ast.Await) or (
+                isinstance(sub, (ast.Yield, ast.YieldFrom)) and type(sub) in refused
+            ):
                 raise self.error_node(self.unsupported(sub), sub)
         fn = Function(name, node, self.scope, self.module)
         args = node.args
@@ -180,11 +183,14 @@ class Calls:
         if pushed:
             self.call_stack.append(self._call_loc(call.node))
         self.frames.append(Frame(scope, fn.module, fn))
-        if fn.is_lambda:
+        is_lambda = fn.is_lambda
+        if is_lambda:
             self.lambda_depth += 1
         try:
-            if fn.is_lambda:
+            if is_lambda:
                 return self.visit(fn.node.body)
+            if ast.Yield not in self.language.rules.unsupported_syntax and _is_generator(fn.node):
+                return self._run_generator(fn)
             try:
                 self.exec_block(fn.node.body)
             except ReturnSignal as r:
@@ -195,11 +201,49 @@ class Calls:
                 ) from None
             return None
         finally:
-            if fn.is_lambda:
+            if is_lambda:
                 self.lambda_depth -= 1
             if pushed:
                 self.call_stack.pop()
             self.frames.pop()
+
+    def _run_generator(self, fn: Function) -> list:
+        """A generator function (NKI 0.7 runs the kernel as Python): its body runs to the end
+        and the call returns the values it yields, as a list (as a generator expression
+        gives). Running the body ahead of its consumer changes nothing a kernel can see
+        unless the body issues NKI instructions, which are refused rather than reordered."""
+        yielded: list = []
+        self.yield_buffers = [*getattr(self, "yield_buffers", []), yielded]
+        before = len(self.builder.block)
+        try:
+            self.exec_block(fn.node.body)
+        except ReturnSignal:
+            pass
+        finally:
+            self.yield_buffers = self.yield_buffers[:-1]
+        if len(self.builder.block) != before:
+            raise UserError(
+                "err_unsupported_syntax",
+                f"generator '{fn.name}' issues NKI instructions: nkic runs a generator's body "
+                "before its consumer, which would reorder them",
+                fn.node,
+                "build and return a list of the values instead, or issue the instructions in "
+                "the loop that consumes the generator",
+            )
+        return yielded
+
+    def visit_Yield(self, node: ast.Yield):
+        buffers = getattr(self, "yield_buffers", [])
+        if ast.Yield in self.language.rules.unsupported_syntax or not buffers:
+            raise self.unsupported(node)
+        buffers[-1].append(None if node.value is None else self.visit(node.value))
+
+    def visit_YieldFrom(self, node: ast.YieldFrom):
+        buffers = getattr(self, "yield_buffers", [])
+        if ast.YieldFrom in self.language.rules.unsupported_syntax or not buffers:
+            raise self.unsupported(node)
+        value = self.visit(node.value)
+        buffers[-1].extend(self.iterate(value, node.value))
 
     def _call_loc(self, node: ast.AST) -> Loc:
         return self.loc(node, with_stack=False)
@@ -285,3 +329,20 @@ class Signature:
         # only positional-or-keyword parameters: a call passing them all by position binds
         # them in order, nothing else to fill in
         self.plain = a.vararg is None and a.kwarg is None and not a.kwonlyargs
+
+
+def _is_generator(node: ast.AST) -> bool:
+    """A function whose own body (not a nested function's) holds `yield`."""
+    cached = getattr(node, "_nkic_generator", None)
+    if cached is None:
+        stack, cached = list(getattr(node, "body", [])), False
+        while stack and not cached:
+            n = stack.pop()
+            if isinstance(n, (ast.Yield, ast.YieldFrom)):
+                cached = True
+            elif not isinstance(
+                n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+            ):
+                stack.extend(ast.iter_child_nodes(n))
+        node._nkic_generator = cached
+    return cached

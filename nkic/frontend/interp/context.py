@@ -30,6 +30,8 @@ from .state import ABORT_CODES, Frame, is_error, is_none_literal
 
 #: Values a name may hold that are not its value: reading one is handled by `load_name`.
 MARKED_VALUES = frozenset({Poison, Deferred, Escaped})
+#: Constant types outside the subset (`visit_Constant` reports them).
+_UNSUPPORTED_CONSTANTS = frozenset({bytes, complex})
 
 #: Hints for diagnostics raised without a more specific one.
 _DEFAULT_HINTS = {
@@ -187,7 +189,26 @@ class Context:
         return err
 
     def visit(self, node: ast.AST):
-        method = self._visitors.get(type(node))
+        kind = type(node)
+        # The most frequent nodes inline, with no call: a plain name outside symbolic loops
+        # (`visit_Name`'s fast path) and a constant. Neither can raise.
+        if kind is ast.Name:
+            if not self.attempts:
+                name = node.id
+                s = self.frames[-1].scope
+                while s is not None:
+                    found = s.vars
+                    if name in found:
+                        value = found[name]
+                        if type(value) not in MARKED_VALUES:
+                            return value
+                        break
+                    s = s.parent
+        elif kind is ast.Constant:
+            value = node.value
+            if type(value) not in _UNSUPPORTED_CONSTANTS:
+                return value
+        method = self._visitors.get(kind)
         if method is None:
             method = getattr(self, "visit_" + type(node).__name__, None)
             if method is None:
@@ -229,6 +250,8 @@ class Context:
         ):
             raise
         except UserError as err:
+            if getattr(self, "try_depth", 0) and getattr(err, "raised", None) is not None:
+                raise  # an exception of the kernel: an enclosing `try` may handle it
             if err.code in ABORT_CODES and self.in_kernel:
                 if self.attempts:
                     # find the failing iteration concretely: unroll the loop being tried

@@ -7,7 +7,7 @@ import ast
 import operator
 
 from ...ir.affine import Affine, NonAffineError
-from .. import registers
+from .. import pylib, registers
 from ..registers import Register
 from ..tensors import TensorView, type_name
 from ..values import (
@@ -542,6 +542,8 @@ class Expressions:
     def to_str(self, v) -> str:
         if isinstance(v, str):
             return v
+        if isinstance(v, pylib.ExceptionValue):  # str(e) of a caught exception
+            return v.message
         return self.to_repr(v)
 
     def to_repr(self, v) -> str:

@@ -63,6 +63,20 @@ class NkiBinding:
 
     def alloc(self, shape, dtype: str, buffer: str, label: str, address, call: CallSite):
         self.check_nki_context("nl.ndarray", call)
+        if buffer == "shared_hbm" and self.language.rules.shared_hbm_top_level:
+            where = (
+                "in a called function"
+                if not self.frame.is_kernel
+                else ("under an if / else" if self.frame.branches else None)
+            )
+            if where:
+                raise UserError(
+                    "err_shared_hbm_must_in_kernel_level",
+                    f"a shared HBM tensor is allocated {where}",
+                    call.node,
+                    "allocate nl.shared_hbm tensors at the top level of the kernel and pass "
+                    "them to helpers / write them in the branch",
+                )
         if buffer == "shared_hbm" and self.grid:
             return self._grid_shared(shape, dtype, label, address, call)
         tensor = self.builder.alloc(buffer, dtype, shape, label, self.loc(call.node), address)

@@ -41,6 +41,8 @@ class Frame:
     module: SourceModule
     func: Function | None = None
     is_kernel: bool = False
+    #: how many `if` / `else` blocks of this call are being executed
+    branches: int = 0
 
 
 @dataclass

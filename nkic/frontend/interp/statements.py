@@ -5,18 +5,25 @@ from __future__ import annotations
 import ast
 
 from .. import pylib
+from ..beta1_mask import is_index_value
 from ..tensors import TensorView, type_name
 from ..values import (
     MISSING,
     BreakSignal,
+    Builtin,
     ContextManagerValue,
     ContinueSignal,
+    Function,
+    Instance,
+    Poison,
+    PoisonError,
     PyType,
     ReturnSignal,
     SourceModule,
     SymbolicAbort,
     UserError,
 )
+from .state import CallSite
 
 
 def _source(module: SourceModule) -> str:
@@ -148,13 +155,24 @@ class Statements:
                 raise self.unsupported(t)
 
     def visit_If(self, node: ast.If):
-        if self.condition(node.test):
-            self.exec_block(node.body)
-        else:
-            self.exec_block(node.orelse)
+        block = node.body if self.condition(node.test) else node.orelse
+        self.frame.branches += 1
+        try:
+            self.exec_block(block)
+        finally:
+            self.frame.branches -= 1
 
     def condition(self, test: ast.AST) -> bool:
         value = self.visit(test)
+        if is_index_value(value):
+            raise UserError(
+                "err_control_flow_condition_depending_on_arange",
+                "this condition depends on nl.arange / nl.mgrid index grids, which stand for "
+                "every index at once and have no single truth value",
+                test,
+                "pass the comparison as mask= of the nl / nisa call it restricts, or test "
+                "a loop variable or a compile-time value",
+            )
         if isinstance(value, TensorView):
             return self.tensor_truth(
                 test,
@@ -183,6 +201,8 @@ class Statements:
         sequences = (tuple, list) if self.language.rules.list_returns else (tuple,)
         items = value if isinstance(value, sequences) else (value,)
         for item in items:
+            if isinstance(item, Poison):
+                raise PoisonError()  # its computation failed, and was reported
             if isinstance(item, list) and item is value:
                 raise UserError(
                     "err_type_error",
@@ -230,12 +250,14 @@ class Statements:
         if not self.truth(value):
             text = ast.get_source_segment(_source(self.module), node.test) or "condition"
             msg = self.to_str(self.visit(node.msg)) if node.msg is not None else None
-            raise UserError(
+            err = UserError(
                 "err_assert_failed",
                 f"assertion failed: {msg}" if msg else f"assertion failed: {text}",
                 node,
                 None if msg is None else f"the failing condition is `{text}`",
             )
+            err.raised = pylib.ExceptionValue("AssertionError", msg or "")
+            raise err
 
     def visit_Raise(self, node: ast.Raise):
         exc = None if node.exc is None else self.visit(node.exc)
@@ -245,9 +267,74 @@ class Statements:
             message = exc.name
         else:
             message = "exception raised"
-        raise UserError("err_raised_exception", message, node)
+        err = UserError("err_raised_exception", message, node)
+        if isinstance(exc, pylib.ExceptionValue):
+            err.raised = exc
+        elif isinstance(exc, Builtin) and exc.name in pylib.EXCEPTION_KINDS:  # `raise ValueError`
+            err.raised = pylib.ExceptionValue(exc.name, "")
+        raise err
+
+    def visit_Try(self, node: ast.Try):
+        """`try`/`except`/`else`/`finally` at specialisation time (NKI 0.7 traces the kernel as
+        Python): a `raise` or a failed `assert` in the body (or in a function it calls) runs
+        the first handler naming its class or a base of it; other diagnostics are not
+        exceptions of the kernel and are reported as they are."""
+        if getattr(self, "host_code", False) and not self.in_kernel:
+            return super().visit_Try(node)  # module-level code (Modules.visit_Try)
+        if ast.Try in self.language.rules.unsupported_syntax:
+            raise self.unsupported(node)
+        self.try_depth = getattr(self, "try_depth", 0) + 1
+        caught = None
+        try:
+            self.exec_block(node.body)
+        except UserError as err:
+            raised = getattr(err, "raised", None)
+            handler = None if raised is None else self._handler(node.handlers, raised)
+            if handler is None:
+                if raised is not None:
+                    self.try_depth -= 1
+                    self.exec_block(node.finalbody)
+                    self.try_depth += 1
+                raise
+            caught = (handler, raised)
+        finally:
+            self.try_depth -= 1
+        if caught is None:
+            self.exec_block(node.orelse)
+            self.exec_block(node.finalbody)
+            return
+        handler, raised = caught
+        try:
+            if handler.name:
+                self.store_name(handler.name, raised)
+            self.exec_block(handler.body)
+        finally:
+            self.exec_block(node.finalbody)
+
+    def _handler(self, handlers: list[ast.ExceptHandler], raised) -> ast.ExceptHandler | None:
+        import builtins
+
+        cls = getattr(builtins, raised.kind, Exception)
+        for h in handlers:
+            if h.type is None:
+                return h
+            kinds = self.visit(h.type)
+            kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+            for k in kinds:
+                if not (isinstance(k, Builtin) and k.name in pylib.EXCEPTION_KINDS):
+                    raise UserError(
+                        "err_invalid_argument",
+                        "an except clause names a built-in exception class (Exception, "
+                        "ValueError, AssertionError, ...)",
+                        h.type,
+                    )
+                if issubclass(cls, getattr(builtins, k.name)):
+                    return h
+        return None
 
     def visit_With(self, node: ast.With):
+        if self.language.rules.python_with and not self._is_no_reorder(node):
+            return self._with_objects(node.items, node.body)
         for item in node.items:
             ctx = self.visit(item.context_expr)
             if not isinstance(ctx, ContextManagerValue) or item.optional_vars is not None:
@@ -262,6 +349,59 @@ class Statements:
             self.exec_block(node.body)
         finally:
             self.no_reorder_depth -= 1
+
+    def _is_no_reorder(self, node: ast.With) -> bool:
+        return any(_no_reorder_call(item.context_expr) for item in node.items)
+
+    def _with_objects(self, items: list[ast.withitem], body: list[ast.stmt]) -> None:
+        """`with obj as v:` over a Python object (NKI 0.7 runs the kernel as Python): its
+        `__enter__` result is bound to `v`, the body runs, then `__exit__(None, None, None)`;
+        an exception of the kernel leaving the body passes `__exit__` its class and message
+        and is suppressed when `__exit__` returns a true value."""
+        if not items:
+            self.exec_block(body)
+            return
+        item = items[0]
+        ctx = self.visit(item.context_expr)
+        enter = ctx.cls.lookup("__enter__") if isinstance(ctx, Instance) else None
+        leave = ctx.cls.lookup("__exit__") if isinstance(ctx, Instance) else None
+        if not isinstance(enter, Function) or not isinstance(leave, Function):
+            raise UserError(
+                "err_unsupported_syntax",
+                f"`{ast.unparse(item.context_expr)}` is not a context manager (no __enter__ "
+                "and __exit__ methods)",
+                item.context_expr,
+                "define __enter__ and __exit__ on the class, or use `with nl.no_reorder():`",
+            )
+        value = self.call_function(enter, [ctx], {}, CallSite(None))
+        if item.optional_vars is not None:
+            self.assign(item.optional_vars, value)
+        depth = getattr(self, "try_depth", 0)
+        self.try_depth = depth + 1
+        try:
+            self._with_objects(items[1:], body)
+        except UserError as err:
+            self.try_depth = depth
+            raised = getattr(err, "raised", None)
+            if raised is None:
+                raise
+            args = [ctx, pylib.exception_class(raised.kind), raised, None]
+            if self.truth(self.call_function(leave, args, {}, CallSite(None))):
+                return
+            raise
+        finally:
+            self.try_depth = depth
+        self.call_function(leave, [ctx, None, None, None], {}, CallSite(None))
+
+
+def _no_reorder_call(expr: ast.AST) -> bool:
+    """`nl.no_reorder()` (or `no_reorder()`), recognised by name before evaluation."""
+    if not isinstance(expr, ast.Call):
+        return False
+    f = expr.func
+    return (isinstance(f, ast.Attribute) and f.attr == "no_reorder") or (
+        isinstance(f, ast.Name) and f.id == "no_reorder"
+    )
 
 
 def _returned_view(item: TensorView, node: ast.Return) -> tuple | None:

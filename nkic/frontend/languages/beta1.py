@@ -46,7 +46,7 @@ from ..beta1_index import GridSum, GridTuple, IndexGrid, arange, grid_binop, ind
 from ..beta1_returning import RETURNING
 from ..language import ApiEntry, Language, Rules
 from ..tensors import TensorView
-from ..values import Builtin, UserError
+from ..values import Builtin, Function, UserError
 from .nki_0_3 import REMOVED_KEYWORDS, UNSUPPORTED, UNSUPPORTED_SYNTAX
 
 #: Beta 1 module name -> the 0.3 module whose table it starts from.
@@ -438,6 +438,14 @@ class Beta1(Language):
 
         if obj is _MGRID:
             return mgrid(key)
+        if isinstance(obj, Function) and obj.is_jit and ip.in_kernel:
+            raise UserError(
+                "err_nested_kernel_with_spmd_grid",
+                f"'{obj.name}' is launched on an SPMD grid from inside a kernel",
+                None,
+                "launch grids only from the host; inside a kernel call a helper function "
+                "(without @nki.jit) in a loop over the grid's indices",
+            )
         if isinstance(obj, beta1_blocks.BlockTensor):
             return ip.getitem(obj.storage, obj.key(key))
         if isinstance(obj, beta1_blocks.BlockList):
@@ -779,6 +787,7 @@ BETA1 = Beta1(
         unsupported_syntax=UNSUPPORTED_SYNTAX,
         affine_dependency="error",
         output_buffers=("shared_hbm", "hbm"),
+        shared_hbm_top_level=True,
         tile_augmented_assignment=True,
     ),
     package="neuronxcc.nki",

@@ -7,7 +7,10 @@ deprecated (plain `range` loops)."""
 
 from __future__ import annotations
 
+import ast
+
 from .. import nki_collectives, nki_surface, nl_grids
+from .nki_0_3 import UNSUPPORTED_SYNTAX
 from .nki_0_6 import NKI_0_6
 
 #: The prepare/trigger split of the variable-size collectives.
@@ -17,6 +20,9 @@ _SPLIT = {
     "all_gather_v_prepare",
     "all_gather_v_trigger",
 }
+
+#: Statements outside the 0.3-0.6 subset that a 0.7 kernel runs as Python.
+_PYTHON_07 = (ast.Try, ast.Yield, ast.YieldFrom)
 
 _LOOPS = (
     "nl.fori_loop(lower, upper, body_fun) (or range() for a loop whose trip count is known "
@@ -44,6 +50,14 @@ NKI_0_7 = NKI_0_6.derive(
     },
     # the kernel body is ordinary Python (specialisation by tracing): `is` compares identity,
     # a tensor's truth value is the object's, and the outputs are the tensors of whichever
-    # sequence the kernel returns
-    rules={"is_only_against_none": False, "tensor_truth": "object", "list_returns": True},
+    # sequence the kernel returns; `try`/`except`/`finally` handle the kernel's own `raise`
+    # and failed `assert`s at specialisation time, `with` takes any context manager, and a
+    # generator function returns the values it yields
+    rules={
+        "is_only_against_none": False,
+        "tensor_truth": "object",
+        "list_returns": True,
+        "python_with": True,
+        "unsupported_syntax": {k: v for k, v in UNSUPPORTED_SYNTAX.items() if k not in _PYTHON_07},
+    },
 )

@@ -92,6 +92,7 @@ CASES = [
     ("sync_engine_without_hwdge", "trn2", "err_invalid_argument", "hwdge"),
     ("dma_count_mismatch", "trn2", "err_store_dst_shape_smaller_than_other_shape", "dst"),
     ("dma_transpose_1byte", "trn2", "err_dtype_mismatch", "2- and 4-byte"),
+    ("dma_transpose_hwdge_4byte", "trn2", "err_dtype_mismatch", "hardware-DGE"),
     ("dma_transpose_shape", "trn2", "err_shape_mismatch", "dst"),
     ("rand_get_state_trn1", "trn1", "err_unsupported_on_target", "trn2"),
     ("memset_packed_nonzero", "trn3", "err_dtype_mismatch", "0"),

@@ -22,7 +22,7 @@ HEADER = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n"
 CASES = [
     ("lambda_emits_ir", "f = lambda: nl.ndarray((1, 1), nl.float32)\n    f()", {},
      [("err_unsupported_syntax", 8, 17, "lambda")]),
-    ("try_except", "try:\n        pass\n    except Exception:\n        pass", {},
+    ("try_except", "try:\n        pass\n    except Exception:\n        pass", {"nki": "0.6"},  # 0.7: Python's
      [("err_unsupported_syntax", 8, 5, "try")]),
     ("global", "global g", {}, [("err_unsupported_syntax", 8, 5, "global")]),
     ("nonlocal", "n = 1\n\n    def inner():\n        nonlocal n\n\n    inner()", {},

@@ -88,7 +88,7 @@ def test_strided_grid_and_a_returning_activation():
     ("kernel", "code", "text"),
     [
         ("masked", "err_unsupported_api", "not a mask nkic supports"),
-        ("mixed", "err_invalid_index", "mixes slices"),
+        ("mixed", "err_unsupported_mixing_basic_advanced_tensor_indexing", "mixes slices"),
         # a (128, 512) read through a transposed (512, 128) grid leaves the tensor
         ("transposed", "err_tensor_access_out_of_bound", "index 511 is out of bounds"),
     ],

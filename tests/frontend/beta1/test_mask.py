@@ -63,3 +63,12 @@ def test_what_a_mask_cannot_do_is_a_diagnostic(kernel, rows, code, text, line):
 def test_check_without_shapes_accepts_mask_keywords():
     diags = nkic.check(str(KERNELS))
     assert diags and {d.code for d in diags} == {"nkic_shapes_unknown"}
+
+
+def test_a_branch_on_an_index_grid_is_a_diagnostic_with_or_without_shapes():
+    kernels = Path(__file__).parent / "branch_on_grid.py"
+    code = "err_control_flow_condition_depending_on_arange"
+    for args in ({}, {"a": np.zeros((128, 64), np.float32)}):
+        diags = [d for d in nkic.check(str(kernels), **args) if d.severity != "note"]
+        assert [(d.code, d.loc.line) for d in diags] == [(code, 13), (code, 15)]
+        assert "nl.arange / nl.mgrid index grids" in diags[0].message and diags[0].hint

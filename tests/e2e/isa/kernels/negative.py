@@ -230,6 +230,11 @@ def bad(a, case=""):
         nisa.memset(dst=s8, value=0)
         tt = nl.ndarray((16, 8), dtype=nl.int8, buffer=nl.sbuf)
         nisa.dma_transpose(dst=tt, src=s8)  # <- dma_transpose_1byte
+    if case == "dma_transpose_hwdge_4byte":
+        s32 = nl.ndarray((16, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=s32, value=0.0)
+        tt = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=tt, src=s32, dge_mode=nisa.dge_mode.hwdge)  # <- dma_transpose_hwdge_4byte
     if case == "dma_transpose_shape":
         tt = nl.ndarray((8, 16), dtype=nl.bfloat16, buffer=nl.sbuf)
         nisa.dma_transpose(dst=tt, src=b16)  # <- dma_transpose_shape
