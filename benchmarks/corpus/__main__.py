@@ -39,7 +39,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--filter", default="", help="only files and library kernels containing this")
     p.add_argument("--jobs", type=int, default=2, help="nkic processes at a time (default 2)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per nkic command")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="CPU seconds per nkic command (wall clock backstop: 4 times that)",
+    )
     p.add_argument(
         "--numerics",
         action="store_true",

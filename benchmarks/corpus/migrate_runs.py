@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,10 +32,12 @@ from .nkic_runs import (
     OK,
     TIMEOUT,
     USAGE,
+    Outcome,
     _env,
     _internal_error,
     last_line,
     nkic_command,
+    run_limited,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -84,17 +85,9 @@ def load_shapes(paths=SHAPE_TABLES) -> dict[str, list[Shaped]]:
 def _run(args: list[str], timeout: float, cwd: str) -> tuple[str, int, str, str, float]:
     """(status, exit code, stdout, stderr, seconds) of `nkic ARGS`."""
     start = time.monotonic()
-    try:
-        proc = subprocess.run(
-            nkic_command() + args,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=cwd,
-            env=_env(),
-        )
-    except subprocess.TimeoutExpired:
-        return TIMEOUT, -1, "", f"no result in {timeout:g} s", time.monotonic() - start
+    proc = run_limited(nkic_command() + args, timeout, cwd=cwd, env=_env())
+    if isinstance(proc, Outcome):
+        return TIMEOUT, -1, "", proc.detail, proc.seconds
     seconds = time.monotonic() - start
     internal = _internal_error(proc.stderr)
     if internal or proc.returncode < 0:

@@ -1,10 +1,13 @@
 """Run one `nkic` command in a subprocess and sort its outcome.
 
-Each command runs in its own process with a timeout, so an internal error or a hang in nkic
-is counted against that kernel and never stops the harness. Statuses:
-`ok` (exit 0), `diagnostics` (exit 1: the kernel has errors), `internal-error` (a traceback or
-nkic's "internal error" line), `timeout`, `usage-error` (nkic refused the command line: a
-mistake in the harness's tables),.
+Each command runs in its own process with a limit, so an internal error or a hang in nkic
+is counted against that kernel and never stops the harness. The limit is CPU time
+(RLIMIT_CPU in the child), so a result does not depend on how loaded the machine is; a wall
+clock backstop of WALL_FACTOR times the limit catches a command that waits without computing.
+Statuses: `ok` (exit 0), `diagnostics` (exit 1: the kernel has errors), `internal-error` (a
+traceback or nkic's "internal error" line), `timeout` (its detail says "timeout (CPU)" or
+"timeout (wall)"), `usage-error` (nkic refused the command line: a mistake in the harness's
+tables).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import functools
 import json
 import re
+import resource
+import signal
 import subprocess
 import sys
 import time
@@ -56,6 +61,53 @@ class Outcome:
     stdout: str = ""
 
 
+#: the wall clock backstop, as a multiple of the CPU time limit
+WALL_FACTOR = 4.0
+
+
+def cpu_limited(cpu_seconds: float):
+    """A `preexec_fn` that limits the child to `cpu_seconds` of CPU time (it then gets
+    SIGXCPU) and turns core dumps off (SIGXCPU would otherwise write one)."""
+    soft = max(1, int(-(-cpu_seconds // 1)))
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    return limit
+
+
+def run_limited(
+    command: list[str], cpu_seconds: float, **kwargs
+) -> subprocess.CompletedProcess | Outcome:
+    """Run COMMAND with at most `cpu_seconds` of CPU time and WALL_FACTOR times that of wall
+    time; a TIMEOUT Outcome when either limit is hit, else the finished process."""
+    start = time.monotonic()
+    wall = cpu_seconds * WALL_FACTOR
+    try:
+        proc = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=wall,
+            preexec_fn=cpu_limited(cpu_seconds),
+            **kwargs,
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome(
+            TIMEOUT,
+            time.monotonic() - start,
+            detail=f"timeout (wall): no result in {wall:g} s of wall time",
+        )
+    if proc.returncode == -signal.SIGXCPU:  # sent only at the soft RLIMIT_CPU
+        return Outcome(
+            TIMEOUT,
+            time.monotonic() - start,
+            detail=f"timeout (CPU): more than {cpu_seconds:g} s of CPU time",
+        )
+    return proc
+
+
 def nkic_command() -> list[str]:
     return [sys.executable, "-m", "nkic"]
 
@@ -63,21 +115,13 @@ def nkic_command() -> list[str]:
 def run_nkic(
     args: list[str], timeout: float, cwd: str | None = None, pythonpath: tuple[str, ...] = ()
 ) -> Outcome:
-    """Run `nkic ARGS`; parse the errors from JSON (check) or the text rendering (compile).
+    """Run `nkic ARGS` with `timeout` seconds of CPU time; parse the errors from JSON (check) or the text rendering (compile).
     `pythonpath`: directories put first on PYTHONPATH, where nkic also looks for the modules
     a kernel imports (a project's source root, as its own test environment has it)."""
     start = time.monotonic()
-    try:
-        proc = subprocess.run(
-            nkic_command() + args,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=cwd,
-            env=_env(pythonpath),
-        )
-    except subprocess.TimeoutExpired:
-        return Outcome(TIMEOUT, time.monotonic() - start, detail=f"no result in {timeout:g} s")
+    proc = run_limited(nkic_command() + args, timeout, cwd=cwd, env=_env(pythonpath))
+    if isinstance(proc, Outcome):
+        return proc
     seconds = time.monotonic() - start
     out, err = proc.stdout, proc.stderr
     internal = _internal_error(err)

@@ -211,8 +211,9 @@ def render_markdown(results: dict) -> str:
         "",
         f"* nkic commit: `{meta.get('nkic_commit', '?')}`; run on {meta.get('date', '?')} in "
         f"{meta.get('seconds', 0):.0f} s with {meta.get('jobs', '?')} jobs, "
-        f"{meta.get('timeout', '?')} s timeout per command"
-        + (f", filter `{meta['filter']}`" if meta.get("filter") else ""),
+        f"a limit of {meta.get('timeout', '?')} s of CPU time per command (a command also "
+        "stops after 4 times that of wall time; the report says `timeout (CPU)` or "
+        "`timeout (wall)`)" + (f", filter `{meta['filter']}`" if meta.get("filter") else ""),
         "* corpus: " + ", ".join(f"{r} `{c}`" for r, c in sorted(meta.get("corpus", {}).items())),
         "",
         "## Summary",

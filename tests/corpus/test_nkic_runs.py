@@ -32,10 +32,31 @@ def test_internal_error_line_and_traceback(fake_nkic):
     assert o.status == "internal-error" and "RuntimeError: boom" in o.detail
 
 
-def test_timeout(fake_nkic):
+def test_timeout_wall(fake_nkic):
+    """A command that waits without computing hits the wall clock backstop (4 x the limit)."""
     fake_nkic("time.sleep(30)")
     o = run_nkic(["check", "k.py"], timeout=0.5)
     assert o.status == "timeout" and o.seconds < 10
+    assert o.detail.startswith("timeout (wall)")
+
+
+def test_timeout_cpu(fake_nkic, monkeypatch):
+    """A command that computes past its CPU time is stopped by RLIMIT_CPU, reported as such
+    and not as a crash (it dies of SIGXCPU)."""
+    monkeypatch.setattr(nkic_runs, "WALL_FACTOR", 60.0)  # a loaded machine is slow to give 1 s
+    fake_nkic("while True:\n    pass\n")
+    o = run_nkic(["check", "k.py"], timeout=1)
+    assert o.status == "timeout" and o.detail.startswith("timeout (CPU)")
+
+
+def test_cpu_limit_is_not_inherited_by_the_harness(fake_nkic):
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_CPU)
+    fake_nkic("import resource; print(resource.getrlimit(resource.RLIMIT_CPU)[0])")
+    o = run_nkic(["check", "k.py"], timeout=7)
+    assert o.status == "ok" and int(o.stdout) == 7
+    assert resource.getrlimit(resource.RLIMIT_CPU) == before
 
 
 def test_usage_error_and_clean(fake_nkic):
