@@ -24,8 +24,8 @@ CASES = [
      [("err_unsupported_syntax", 8, 17, "lambda")]),
     ("try_except", "try:\n        pass\n    except Exception:\n        pass", {"nki": "0.6"},  # 0.7: Python's
      [("err_unsupported_syntax", 8, 5, "try")]),
-    ("global", "global g", {}, [("err_unsupported_syntax", 8, 5, "global")]),
-    ("nonlocal", "n = 1\n\n    def inner():\n        nonlocal n\n\n    inner()", {},
+    ("global", "global g", {"nki": "0.6"}, [("err_unsupported_syntax", 8, 5, "global")]),
+    ("nonlocal", "n = 1\n\n    def inner():\n        nonlocal n\n\n    inner()", {"nki": "0.6"},
      [("err_unsupported_syntax", 11, 9, "nonlocal")]),
     ("yield", "yield x", {}, [("err_unsupported_syntax", 8, 5, "yield")]),
     ("await", "async def co():\n        pass", {}, [("err_unsupported_syntax", 8, 5, "async")]),
