@@ -136,10 +136,7 @@ class _ToIR(Transformer):
         return out
 
     def ap(self, value, offset, *rest):
-        name = str(value)[1:]
-        if name not in self.values:
-            raise IRParseError(f"use of undefined value %{name}")
-        t = self.values[name]
+        t = self._value(value)
         pairs = tuple(r for r in rest[:-2])
         dtype = str(rest[-2]) if rest[-2] is not None else t.dtype
         return AccessPattern(t, offset, pairs, dtype, rest[-1])
@@ -153,17 +150,18 @@ class _ToIR(Transformer):
         loc = loc or Loc("<unknown>", 1, 1, 1, 1)
         return Loop(str(var)[1:], int(start), int(stop), int(step), str(mode), list(body), loc)
 
-    def _register(self, token) -> Tensor:
+    def _value(self, token) -> Tensor:
+        """The tensor a `%name` token names, defined earlier in the text."""
         name = str(token)[1:]
         if name not in self.values:
             raise IRParseError(f"use of undefined value %{name}")
         return self.values[name]
 
     def counter(self, token):
-        return None if str(token) == "_" else self._register(token)
+        return None if str(token) == "_" else self._value(token)
 
     def bound(self, token):
-        return self._register(token) if str(token).startswith("%") else int(token)
+        return self._value(token) if str(token).startswith("%") else int(token)
 
     def dyn_for(self, counter, start, stop, step, var, loc, *body):
         loc = loc or Loc("<unknown>", 1, 1, 1, 1)
@@ -171,7 +169,7 @@ class _ToIR(Transformer):
 
     def dyn_while(self, cond, var, loc, *body):
         loc = loc or Loc("<unknown>", 1, 1, 1, 1)
-        cond = self._register(cond)
+        cond = self._value(cond)
         return DynLoop(str(var)[1:], "while", 0, None, 1, None, cond, list(body), loc)
 
     def ints(self, *values):
