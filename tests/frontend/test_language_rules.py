@@ -557,3 +557,37 @@ def test_global_and_nonlocal_misuse_is_a_syntax_error(tmp_path, old, new, messag
     diags = nkic.check(path, a=np.ones((128, 64), np.float32), nki="0.7")
     (d,) = [d for d in diags if d.severity == "error"]
     assert d.code == "err_syntax_error" and message in d.message, d.message
+
+
+NESTED_NONLOCAL = """def outer():
+    n = 1
+
+    def middle():
+        nonlocal n
+
+        def inner():
+            nonlocal n
+            n += 2
+            return n
+
+        return inner()
+
+    middle()
+    return n
+
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=float(outer()))
+    nisa.dma_copy(dst=out, src=t)
+    return out
+"""
+
+
+def test_a_nonlocal_of_a_nonlocal_reaches_the_function_that_binds_it(tmp_path):
+    a = np.ones((128, 64), np.float32)
+    k = nkic.compile(write(tmp_path, NESTED_NONLOCAL), a, nki="0.7")
+    np.testing.assert_array_equal(k(a), a * 3)  # outer's n: 1 + 2

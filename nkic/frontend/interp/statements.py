@@ -139,7 +139,8 @@ class Statements:
     def visit_Global(self, node: ast.Global):
         if ast.Global in self.language.rules.unsupported_syntax and self.in_kernel:
             raise self.unsupported(node)
-        self._redirect(node, self.frame.module.scope, "global")
+        for name in node.names:
+            self._redirect(node, name, self.frame.module.scope, "global")
 
     def visit_Nonlocal(self, node: ast.Nonlocal):
         if ast.Nonlocal in self.language.rules.unsupported_syntax and self.in_kernel:
@@ -152,20 +153,20 @@ class Statements:
                 s = s.parent
             if s is None or s.kind == "module":
                 raise UserError("err_syntax_error", f"no binding for nonlocal '{name}' found", node)
-            self._redirect(node, s, "nonlocal", [name])
+            self._redirect(node, name, s, "nonlocal")
 
-    def _redirect(self, node, target, what: str, names=None) -> None:
+    def _redirect(self, node, name: str, target, what: str) -> None:
+        """Make `name` in the current scope read and write `target`'s binding (one that is
+        itself redirected, by an enclosing `nonlocal`, is followed to where it lives)."""
         scope = self.scope
         if scope.kind == "module":
             return  # `global x` at module level changes nothing
-        for name in names or node.names:
-            if name in scope.vars and type(scope.vars[name]) is not Redirect:
-                raise UserError(
-                    "err_syntax_error",
-                    f"name '{name}' is assigned to before {what} declaration",
-                    node,
-                )
-            scope.vars[name] = Redirect(target)
+        if name in scope.vars and type(scope.vars[name]) is not Redirect:
+            raise UserError(
+                "err_syntax_error", f"name '{name}' is assigned to before {what} declaration", node
+            )
+        held = target.vars.get(name)
+        scope.vars[name] = held if type(held) is Redirect else Redirect(target)
 
     def visit_Delete(self, node: ast.Delete):
         for t in node.targets:
