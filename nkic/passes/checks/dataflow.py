@@ -56,21 +56,33 @@ class Dataflow(Pass):
 
 
 class _Regions:
-    """Footprints and their concrete boxes, computed once per access and coordinate kind."""
+    """Footprints and their concrete boxes of one tensor's accesses, computed once per access
+    and coordinate kind; accesses outside loops at the same constant pattern share them (an
+    unrolled kernel repeats its tiles' patterns)."""
 
     def __init__(self):
         self._cache: dict[tuple[int, str | None], tuple[Footprint, Box]] = {}
+        self._fixed: dict[tuple, tuple[Footprint, Box]] = {}
 
     def get(self, a: Access, kind: str | None = None) -> tuple[Footprint, Box]:
         """The footprint of `a` in coordinates `kind` (its most precise ones if None)."""
         key = (a.index, kind)
-        if key not in self._cache:
-            ranges = loop_ranges(a.loops)
-            f = footprint(a.ap, ranges)
-            if kind is not None:
-                f = convert(f, kind)
-            self._cache[key] = (f, tuple(f.intervals(ranges)))
-        return self._cache[key]
+        found = self._cache.get(key)
+        if found is None:
+            ap = a.ap
+            fixed = not a.loops and ap.dynamic is None and not ap.offset.terms
+            same = (ap.offset.const, ap.pattern, ap.dtype, kind) if fixed else None
+            found = self._fixed.get(same) if fixed else None
+            if found is None:
+                ranges = loop_ranges(a.loops)
+                f = footprint(ap, ranges)
+                if kind is not None:
+                    f = convert(f, kind)
+                found = (f, tuple(f.intervals(ranges)))
+                if fixed:
+                    self._fixed[same] = found
+            self._cache[key] = found
+        return found
 
 
 #: A concrete box: inclusive (low, high) on each coordinate.
