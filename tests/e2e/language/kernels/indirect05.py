@@ -1,0 +1,92 @@
+"""Tensor indirection (`.indirect(index)`, NKI 0.5, trn3): column gathers and scatters on compute
+instructions. `a` is (128, 64); `idx` is a (P, K) int32 tile of column offsets."""
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+def load(src, dtype=None):
+    t = nl.ndarray(src.shape, dtype=dtype or src.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=src)
+    return t
+
+
+def store(t):
+    out = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def gather_copy(a, idx, n):
+    t = load(a)
+    ix = load(idx)
+    o = nl.ndarray((a.shape[0], n), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=o, src=t.indirect(ix, num_elem=n))
+    return store(o)
+
+
+@nki.jit
+def gather_add(a, idx, y):
+    t = load(a)
+    ix = load(idx)
+    b = load(y)
+    o = nl.ndarray(y.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=o, data1=t.indirect(ix, num_elem=y.shape[1]), data2=b, op=nl.add)
+    return store(o)
+
+
+@nki.jit
+def gather_exp(a, idx, n):
+    t = load(a)
+    ix = load(idx)
+    o = nl.ndarray((a.shape[0], n), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.activation(dst=o, op=nl.exp, data=t.indirect(ix, num_elem=n), scale=0.5)
+    return store(o)
+
+
+@nki.jit
+def gather_matmul(s, m, idx, n):
+    st = load(s, nl.bfloat16)
+    mv = load(m, nl.bfloat16)
+    ix = load(idx)
+    p = nl.ndarray((s.shape[1], n), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=p, stationary=st, moving=mv.indirect(ix, num_elem=n))
+    o = nl.ndarray((s.shape[1], n), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=o, src=p)
+    return store(o)
+
+
+@nki.jit
+def scatter_copy(a, idx, s):
+    o = load(a)
+    ix = load(idx)
+    v = load(s)
+    nisa.tensor_copy(dst=o.indirect(ix, num_elem=s.shape[1]), src=v)
+    return store(o)
+
+
+@nki.jit
+def scatter_scaled(a, idx, s):
+    o = load(a)
+    ix = load(idx)
+    v = load(s)
+    nisa.tensor_scalar(
+        dst=o.indirect(ix, num_elem=s.shape[1]), data=v, op0=nl.multiply, operand0=2.0
+    )
+    return store(o)
+
+
+@nki.jit
+def gather_blocks(a, idx):
+    """Block j gathers with index tile idx[j]: a bad offset in block 1 faults in iteration 1."""
+    t = load(a)
+    out = nl.ndarray((idx.shape[0], a.shape[0], 16), dtype=a.dtype, buffer=nl.shared_hbm)
+    for j in nl.affine_range(idx.shape[0]):
+        ix = nl.ndarray((a.shape[0], 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ix, src=idx[j])
+        o = nl.ndarray((a.shape[0], 16), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=o, src=t.indirect(ix, num_elem=16))
+        nisa.dma_copy(dst=out[j], src=o)
+    return out

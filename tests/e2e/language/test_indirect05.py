@@ -1,0 +1,114 @@
+"""Tensor indirection (`.indirect(index, num_elem)`, NKI 0.5, trn3) end to end: column gathers
+on tensor_copy, tensor_tensor, activation and nc_matmul and scatters on `dst`, against numpy
+references that read the offsets in the engines' snake order themselves; the run-time fault of
+an offset outside the view."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from nkirt.errors import RuntimeFault
+
+import nkic
+
+from .harness import KERNELS
+
+FILE = KERNELS / "indirect05.py"
+A = np.random.default_rng(5).standard_normal((128, 64)).astype(np.float32)
+
+
+def snake(index: np.ndarray, count: int, group: int) -> list[int]:
+    """Offset i of a (P, K) index tile: row i % G, column i // G of its group of G partitions;
+    G * K offsets per group, then the next group."""
+    parts, cols = index.shape
+    out = []
+    for i in range(count):
+        g, r = divmod(i, group * cols)
+        out.append(int(index[g * group + r % group, r // group]))
+    return out
+
+
+def offsets(shape, high, seed):
+    return np.random.default_rng(seed).integers(0, high, shape).astype(np.int32)
+
+
+def compile_(kernel, **args):
+    return nkic.compile(str(FILE), kernel=kernel, target="trn3", **args)
+
+
+@pytest.mark.parametrize("n", [16, 40, 256])
+def test_tensor_copy_gathers_columns_in_snake_order(n):
+    idx = offsets((128, 2), 64, seed=n)
+    out = compile_("gather_copy", a=A, idx=idx, n=n)(a=A, idx=idx)
+    np.testing.assert_array_equal(out, A[:, snake(idx, n, 16)])
+
+
+def test_tensor_tensor_gathers_data1():
+    idx = offsets((128, 3), 64, seed=1)
+    y = np.random.default_rng(2).standard_normal((128, 40)).astype(np.float32)
+    out = compile_("gather_add", a=A, idx=idx, y=y)(a=A, idx=idx, y=y)
+    np.testing.assert_array_equal(out, A[:, snake(idx, 40, 16)] + y)
+
+
+def test_activation_gathers_on_the_scalar_engine():
+    idx = offsets((128, 1), 64, seed=3)
+    out = compile_("gather_exp", a=A, idx=idx, n=24)(a=A, idx=idx)
+    np.testing.assert_allclose(out, np.exp(0.5 * A[:, snake(idx, 24, 16)]), rtol=1e-5)
+
+
+def test_nc_matmul_gathers_moving_in_groups_of_32():
+    rng = np.random.default_rng(4)
+    s = rng.standard_normal((128, 128)).astype(np.float32)
+    m = rng.standard_normal((128, 64)).astype(np.float32)
+    idx = offsets((128, 2), 64, seed=5)
+    out = compile_("gather_matmul", s=s, m=m, idx=idx, n=100)(s=s, m=m, idx=idx)
+
+    def bf16(x):
+        return x.astype(ml_dtypes.bfloat16).astype(np.float32)
+
+    want = bf16(s).T @ bf16(m)[:, snake(idx, 100, 32)]
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    # the Vector engines' group size would read other offsets
+    assert not np.allclose(out, bf16(s).T @ bf16(m)[:, snake(idx, 100, 16)], atol=1e-2)
+
+
+def _permutation_index(count: int, seed: int) -> np.ndarray:
+    """An index tile whose first `count` offsets (snake order, G=16) are distinct columns."""
+    perm = np.random.default_rng(seed).permutation(64)[:count]
+    idx = np.zeros((128, 2), np.int32)
+    for i, o in enumerate(perm):
+        g, r = divmod(i, 32)
+        idx[g * 16 + r % 16, r // 16] = o
+    return idx
+
+
+@pytest.mark.parametrize(("kernel", "scale"), [("scatter_copy", 1.0), ("scatter_scaled", 2.0)])
+def test_dst_scatters_columns(kernel, scale):
+    idx = _permutation_index(48, seed=6)
+    s = np.random.default_rng(7).standard_normal((128, 48)).astype(np.float32)
+    out = compile_(kernel, a=A, idx=idx, s=s)(a=A, idx=idx, s=s)
+    want = A.copy()
+    want[:, snake(idx, 48, 16)] = scale * s
+    np.testing.assert_array_equal(out, want)
+
+
+def test_an_offset_outside_the_view_is_a_fault_with_line_and_iteration():
+    idx = offsets((2, 128, 1), 64, seed=8)
+    k = compile_("gather_blocks", a=A, idx=idx)
+    want = np.stack([A[:, snake(idx[j], 16, 16)] for j in range(2)])
+    np.testing.assert_array_equal(k(a=A, idx=idx), want)
+    idx[1, 3, 0] = 64
+    with pytest.raises(RuntimeFault) as fault:
+        k(a=A, idx=idx)
+    line = (
+        FILE.read_text()
+        .splitlines()
+        .index("        nisa.tensor_copy(dst=o, src=t.indirect(ix, num_elem=16))")
+        + 1
+    )
+    message = str(fault.value)
+    assert message.startswith(
+        f"out-of-bounds tensor indirection: tensor_copy at indirect05.py:{line} [j=1]"
+    )
+    assert "reads offset 64 (offset 3 of 16 in 'src.index') of a free dimension of 64" in message
