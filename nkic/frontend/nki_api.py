@@ -291,6 +291,11 @@ def _removed_dtype(ip, name: str, dtype, dst, call) -> None:
 DYNAMIC_OPERANDS = frozenset({"dma_copy", "dma_compute", "dma_transpose"})
 
 
+def _is_indirect(v) -> bool:
+    """A tensor-indirection view (`.indirect(index)`)."""
+    return isinstance(v, TensorView) and v.dynamic is not None and v.dynamic[0] == "indirect"
+
+
 def emit_isa(ip, name: str, values: dict, nodes: dict, call):
     d = INSTRUCTIONS[name]
     operands: dict[str, object] = {}
@@ -306,13 +311,12 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
         if v is POISON:
             raise PoisonError()
         try:
-            if p.role in ("out", "in"):
+            if p.is_tensor and _is_indirect(v):
+                # whether this operand takes tensor indirection: the operand rules
+                index = f"{p.name}.index"
+                operands[p.name], operands[index] = v.to_dynamic_ap(index)
+            elif p.role in ("out", "in"):
                 if v is None and p.default is None:
-                    continue
-                if isinstance(v, TensorView) and v.dynamic and v.dynamic[0] == "indirect":
-                    # whether this operand takes tensor indirection: the operand rules
-                    index = f"{p.name}.index"
-                    operands[p.name], operands[index] = v.to_dynamic_ap(index)
                     continue
                 if name in DYNAMIC_OPERANDS and isinstance(v, TensorView) and v.dynamic:
                     index = f"{p.name}.{v.dynamic[0]}_offset"

@@ -180,13 +180,11 @@ class _Verifier:
         return out
 
     def indirect(self, op: Inst, name: str, ap: AccessPattern, index, where: str) -> None:
-        """A tensor-indirection operand: an on-chip [partition, offsets] pattern of a compute
-        instruction whose index operand is an SBUF access pattern (which operands of which
-        instructions take one is an operand rule, reported to the user)."""
-        if op.opcode.startswith("dma_") or not ap.tensor.on_chip or len(ap.pattern) != 2:
-            self.problem(
-                f"{where}: operand {name} is indirect but not a 2-D on-chip compute operand"
-            )
+        """A tensor-indirection operand: an on-chip [partition, offsets] pattern whose index
+        operand is an SBUF access pattern (which operands of which instructions take one is an
+        operand rule, reported to the user; the NEFF reader refuses the others)."""
+        if not ap.tensor.on_chip or len(ap.pattern) != 2:
+            self.problem(f"{where}: operand {name} is indirect but not a 2-D on-chip operand")
         elif not isinstance(index, AccessPattern) or index.tensor.buffer != "sbuf":
             self.problem(f"{where}: index operand {ap.dynamic.index!r} of {name} is not in SBUF")
         elif ap.dynamic.unit is None or ap.dynamic.extent is None:

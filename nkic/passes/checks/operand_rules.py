@@ -2203,7 +2203,8 @@ def _indirection(c: InstCheck) -> None:
         c.error(
             _TI,
             f"`{name}` is a tensor-indirection view (.indirect()), which nisa.{c.op} does not "
-            "take; only " + ", ".join(f"nisa.{op}" for op in INDIRECTION) + " do",
+            "take (compute instructions such as tensor_copy, tensor_tensor, activation and "
+            "nc_matmul do)",
             "gather HBM rows with .ap(vector_offset=...)"
             if c.op.startswith("dma_")
             else "gather into a tile with nisa.tensor_copy(dst=tile, src=t.indirect(index)) first",

@@ -11,6 +11,8 @@ import pytest
 from nkirt.errors import RuntimeFault
 
 import nkic
+from nkic.ir.parser import parse_kernel
+from nkic.ir.printer import print_kernel
 
 from .harness import KERNELS
 
@@ -112,3 +114,113 @@ def test_an_offset_outside_the_view_is_a_fault_with_line_and_iteration():
         f"out-of-bounds tensor indirection: tensor_copy at indirect05.py:{line} [j=1]"
     )
     assert "reads offset 64 (offset 3 of 16 in 'src.index') of a free dimension of 64" in message
+
+
+ERRORS = KERNELS / "indirect_errors.py"
+
+
+@pytest.mark.parametrize(
+    ("kernel", "code", "text", "line"),
+    [
+        ("on_hbm", "err_unsupported_memory", "addresses an SBUF or PSUM tensor", "a.indirect("),
+        ("float_index", "err_invalid_argument", "got float32 sbuf (128, 1)", "t.indirect(fx)"),
+        ("too_many_offsets", "err_invalid_argument", "num_elem 257 is not in 1..256", "257"),
+        ("slice_of_indirect", "err_invalid_view", "indexing of a tensor-indirection", "[:, 0:8]"),
+        (
+            "data2",
+            "nkic_tensor_indirection",
+            "`data2` does not take tensor indirection; only `dst` and `data1` do",
+            "data2=t.indirect",
+        ),
+        ("scalar_operand", "nkic_tensor_indirection", "`operand0` does not take", "operand0="),
+        ("dma", "nkic_tensor_indirection", "nisa.dma_copy does not take", "nisa.dma_copy(dst=o"),
+        ("memset_dst", "nkic_tensor_indirection", "nisa.memset does not take", "nisa.memset(dst=t"),
+        (
+            "gpsimd_copy",
+            "err_unsupported_engine",
+            "runs on the Vector or Scalar engine, not GpSimd",
+            "engine=nisa.engine.gpsimd",
+        ),
+        (
+            "snake_overflow",
+            "nkic_tensor_indirection",
+            "offset 11 comes from partition 11 of the 8-partition index tile",
+            "num_elem=12))",
+        ),
+        (
+            "psum_scatter_on_scalar",
+            "nkic_tensor_indirection",
+            "a scattered `dst` (.indirect()) cannot be in PSUM",
+            "dst=p.indirect",
+        ),
+        (
+            "matmul_float32",
+            "nkic_tensor_indirection",
+            "an indirect `moving` is float32",
+            "moving=t.indirect",
+        ),
+        (
+            "matmul_transpose",
+            "nkic_tensor_indirection",
+            "with is_transpose=True `moving` cannot",
+            "is_transpose=True",
+        ),
+        (
+            "matmul_tiled",
+            "nkic_tensor_indirection",
+            "incompatible with hardware tiling",
+            "moving=m.indirect(ix, num_elem=16),",
+        ),
+        (
+            "mx_scale_not_indexed",
+            "nkic_tensor_indirection",
+            "`stationary` and `stationary_scale` must both be .indirect() views",
+            "nisa.nc_matmul_mx(",
+        ),
+        (
+            "gathered_off_its_index",
+            "nkic_tensor_indirection",
+            "`src` starts at partition 32 but its index at partition 0",
+            "nisa.tensor_copy(",
+        ),
+        (
+            "scatter_index_off_src",
+            "nkic_tensor_indirection",
+            "the index of `dst` starts at partition 64 but `src` at partition 0",
+            "dst=t.indirect",
+        ),
+    ],
+)
+def test_each_mistake_is_one_diagnostic_at_its_call(kernel, code, text, line):
+    a = np.zeros((128, 64), np.float32)
+    (d,) = nkic.check(ERRORS, kernel=kernel, a=a, target="trn3")
+    assert (d.code, d.severity) == (code, "error") and text in d.message, d.message
+    assert d.hint
+    source = ERRORS.read_text()
+    at = source.index(line, source.index(f"def {kernel}("))  # the marker inside the kernel
+    assert d.loc.line == source[:at].count("\n") + 1
+
+
+def test_an_index_off_a_quadrant_boundary():
+    a = np.zeros((128, 64), np.float32)
+    found = nkic.check(ERRORS, kernel="index_off_quadrant", a=a, target="trn3")
+    assert any(
+        d.code == "nkic_tensor_indirection"
+        and "the index of `src` starts at partition 8, not on a quadrant boundary" in d.message
+        for d in found
+    ), [d.message for d in found]
+
+
+def test_before_nki_0_5_and_before_trn3_the_method_is_refused():
+    a = np.zeros((128, 64), np.float32)
+    (d,) = nkic.check(ERRORS, kernel="data2", a=a, target="trn3", nki="0.4")
+    assert d.code == "err_unknown_api" and "it is new in NKI 0.5" in d.message, d.message
+    (d,) = nkic.check(ERRORS, kernel="data2", a=a, target="trn2")
+    assert d.code == "err_unsupported_on_target", d.message
+
+
+def test_the_ir_text_of_an_indirect_operand_reads_back():
+    idx = offsets((128, 2), 64, seed=9)
+    ir = compile_("gather_copy", a=A, idx=idx, n=40).ir
+    assert "indirect(src.index, 1, 1, 64)" in ir, ir
+    assert print_kernel(parse_kernel(ir)) == ir
