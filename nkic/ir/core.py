@@ -224,6 +224,15 @@ class AccessPattern:
     def itemsize(self) -> int:
         return DTYPES[self.dtype].itemsize
 
+    def covering(self) -> AccessPattern:
+        """The static access pattern of every element this one may touch: a tensor-indirection
+        operand covers the whole free dimension of its view; any other AP is itself."""
+        d = self.dynamic
+        if d is None or d.kind != "indirect":
+            return self
+        pattern = (self.pattern[0], (d.unit, d.extent))
+        return AccessPattern(self.tensor, self.offset, pattern, self.dtype)
+
     def __str__(self) -> str:
         pat = ", ".join(f"[{s}, {n}]" for s, n in self.pattern)
         suffix = f" : {self.dtype}" if self.dtype != self.tensor.dtype else ""

@@ -690,16 +690,33 @@ class Executor:
             ops[ap.name] = memory.view(ap, where, writable=False)
         accumulates = inst.op in MATMULS and attrs.get("accumulate") is True
         unwritten = set()
+        gathered = {}  # the current values of scattered outputs (tensor indirection)
         if inst.semantics.reads_outputs or accumulates:
-            unwritten = {ap.name for ap, where in outputs if not memory.is_written(ap, where)}
+            unwritten = {
+                ap.name
+                for ap, where in outputs
+                if ap.name not in dynamic and not memory.is_written(ap, where)
+            }
+            for ap, _ in outputs:
+                if ap.name in dynamic:
+                    gathered[ap.name], written = memory.gather(ap, *dynamic[ap.name])
+                    if not written:
+                        raise RuntimeFault(
+                            f"uninitialised read: {inst.describe(env)} reads the current "
+                            f"values of its scattered operand {ap.name!r} "
+                            f"({ap.tensor.name}), which nothing wrote"
+                        )
         if inst.semantics.reads_outputs:
             for ap, where in outputs:
+                if ap.name in gathered:
+                    ops[ap.name] = gathered[ap.name]
+                    continue
                 if ap.name in unwritten:
                     memory.settle(ap, where)
                 ops[ap.name] = memory.view(ap, where, writable=False)
         if accumulates:
             for ap, where in outputs:
-                if ap.buffer != "psum":
+                if ap.buffer != "psum" or ap.name in gathered:
                     continue
                 if ap.name in unwritten:
                     raise RuntimeFault(
@@ -743,6 +760,8 @@ class Executor:
             if ap.name in dynamic:
                 elements = dynamic[ap.name][0]
                 memory.scatter(ap, elements[keep], value[keep])
+                if ap.buffer == "psum":
+                    indirect.mark_psum_writer(memory, ap, elements, inst.engine == "tensor")
                 continue
             if keep is not None and not keep.all():  # oob_mode skip: those rows stay as they are
                 memory.view(ap, where, writable=True)[keep] = value[keep]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from nkirt.errors import NeffError
+from nkirt.memory import _MARK, _MARK_DTYPES
 
 #: Instructions with tensor-indirection operands (the checks name the operands per instruction).
 OPCODES = frozenset(
@@ -101,3 +102,12 @@ def check_operand(op: str, operands: dict, operand: dict, tensors: dict, where: 
             f"{where}: index operand {dyn.get('index')!r} must be a 2-D int32/uint32 SBUF tile "
             "with the operand's partitions"
         )
+
+
+def mark_psum_writer(memory, ap, elements: np.ndarray, by_tensor: bool) -> None:
+    """Record whether TensorE wrote the scattered PSUM elements last (what an accumulating
+    matmul onto them checks), as `Memory.mark_psum_writer` does for a strided view."""
+    memory.by_tensor.clear()
+    memory._touch("by_tensor", None)
+    marks = memory.psum_by_tensor.view(_MARK_DTYPES[ap.itemsize])
+    marks[elements] = _MARK[ap.itemsize] if by_tensor else 0

@@ -224,3 +224,38 @@ def test_the_ir_text_of_an_indirect_operand_reads_back():
     ir = compile_("gather_copy", a=A, idx=idx, n=40).ir
     assert "indirect(src.index, 1, 1, 64)" in ir, ir
     assert print_kernel(parse_kernel(ir)) == ir
+
+
+def test_nc_matmul_scatters_its_psum_result():
+    rng = np.random.default_rng(10)
+    s = rng.standard_normal((128, 128)).astype(np.float32)
+    m = rng.standard_normal((128, 40)).astype(np.float32)
+    perm = rng.permutation(96)[:40]
+    idx = np.zeros((128, 2), np.int32)
+    for i, o in enumerate(perm):  # snake order of the Tensor engine: groups of 32 partitions
+        g, r = divmod(i, 64)
+        idx[g * 32 + r % 32, r // 32] = o
+    out = compile_("scatter_matmul", s=s, m=m, idx=idx, w=96)(s=s, m=m, idx=idx)
+    want = np.zeros((128, 96), np.float32)
+    bf16 = ml_dtypes.bfloat16
+    want[:, snake(idx, 40, 32)] = s.astype(bf16).astype(np.float32).T @ m.astype(bf16).astype(
+        np.float32
+    )
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+
+
+def test_predicated_copy_scatters_where_the_predicate_holds():
+    rng = np.random.default_rng(11)
+    idx = _permutation_index(32, seed=12)
+    s = rng.standard_normal((128, 32)).astype(np.float32)
+    pred = (rng.random((128, 32)) < 0.5).astype(np.uint8)
+    out = compile_("scatter_predicated", a=A, idx=idx, s=s, pred=pred)(a=A, idx=idx, s=s, pred=pred)
+    want, cols = A.copy(), snake(idx, 32, 16)
+    want[:, cols] = np.where(pred != 0, s, A[:, cols])
+    np.testing.assert_array_equal(out, want)
+
+
+def test_tensor_reduce_sums_gathered_columns():
+    idx = offsets((128, 3), 64, seed=13)
+    out = compile_("gather_sum", a=A, idx=idx, n=48)(a=A, idx=idx)
+    np.testing.assert_allclose(out, A[:, snake(idx, 48, 16)].sum(1, keepdims=True), rtol=1e-5)

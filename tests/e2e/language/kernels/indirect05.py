@@ -90,3 +90,37 @@ def gather_blocks(a, idx):
         nisa.tensor_copy(dst=o, src=t.indirect(ix, num_elem=16))
         nisa.dma_copy(dst=out[j], src=o)
     return out
+
+
+@nki.jit
+def scatter_matmul(s, m, idx, w):
+    """Columns of s.T @ m land in the columns of a (M, w) PSUM tile the offsets name."""
+    st = load(s, nl.bfloat16)
+    mv = load(m, nl.bfloat16)
+    ix = load(idx)
+    p = nl.ndarray((s.shape[1], w), dtype=nl.float32, buffer=nl.psum)
+    nisa.memset(dst=p, value=0.0)
+    nisa.nc_matmul(dst=p.indirect(ix, num_elem=m.shape[1]), stationary=st, moving=mv)
+    o = nl.ndarray((s.shape[1], w), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=o, src=p)
+    return store(o)
+
+
+@nki.jit
+def scatter_predicated(a, idx, s, pred):
+    o = load(a)
+    ix = load(idx)
+    v = load(s)
+    c = load(pred)
+    nisa.tensor_copy_predicated(dst=o.indirect(ix, num_elem=s.shape[1]), src=v,
+                                predicate=c)
+    return store(o)
+
+
+@nki.jit
+def gather_sum(a, idx, n):
+    t = load(a)
+    ix = load(idx)
+    o = nl.ndarray((a.shape[0], 1), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_reduce(dst=o, op=nl.add, data=t.indirect(ix, num_elem=n), axis=1, keepdims=True)
+    return store(o)
