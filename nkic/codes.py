@@ -1722,9 +1722,11 @@ _code(
     indirect `moving` with `is_transpose=True`, a `tile_position` other than (0, 0), an
     indirect matmul input that is not a Tensor-engine float dtype, a scattered PSUM `dst` on the
     Scalar engine, more offsets than the engine's snake order finds in the index tile (groups
-    of 16 partitions, 32 on the Tensor engine), and placed (`address=`) operands that break
-    the start-partition rules (every index on a quadrant boundary; a gathered input on its
-    index's partitions; a scattered `dst`'s index on the main input's partitions).""",
+    of 16 partitions, 32 on the Tensor engine), and operands that break the start-partition
+    rules (every index on a quadrant boundary; a gathered input on its index's partitions; a
+    scattered `dst`'s index on the main input's partitions): nkic starts automatically placed
+    operands of such an instruction at partition 0, so views (`t[32:64]`) and `address=`
+    placements decide.""",
     """
 # nkic check kernel.py --target trn3
 @nki.jit

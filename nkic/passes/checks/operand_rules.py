@@ -2318,18 +2318,13 @@ def _indirection_rules(c: InstCheck, views: dict[str, AccessPattern], engine: st
 
 
 def _start_partition(ap: AccessPattern) -> int | None:
-    """The absolute start partition of an on-chip operand when known before allocation: its
-    tensor's `address=` placement (or 0 for tensors of more than 64 partitions, which start
-    at 0) plus the view's partition offset; None otherwise."""
+    """The absolute start partition of an on-chip operand of an instruction with tensor
+    indirection: its tensor's `address=` placement, else 0 (the allocator starts such operands
+    at partition 0), plus the view's partition offset; None when a loop moves it."""
     t = ap.tensor
     if not t.on_chip or not ap.pattern or ap.pattern[0][0] <= 0:
         return None
-    if t.fixed_address and t.address is not None:
-        base = t.address[0]
-    elif t.shape and t.shape[0] > 64:
-        base = 0
-    else:
-        return None
+    base = t.address[0] if t.fixed_address and t.address is not None else 0
     off = Affine.of(ap.offset)
     if any(coeff % ap.pattern[0][0] == 0 for _, coeff in off.terms):
         return None
@@ -2337,10 +2332,11 @@ def _start_partition(ap: AccessPattern) -> int | None:
 
 
 def _indirection_partitions(c: InstCheck, views: dict[str, AccessPattern], reference: str) -> None:
-    """The start-partition rules of manually placed operands: every index starts on a quadrant
-    boundary; a gathered input starts where its index does; a scattered `dst`'s index starts
-    where the reference input does (its index when that input is gathered from PSUM; for the
-    matmuls, `stationary`)."""
+    """The start-partition rules (the ISA states them for manually placed operands; nkic
+    places the others at partition 0, so their views decide): every index starts on a
+    quadrant boundary; a gathered input starts where its index does; a scattered `dst`'s index
+    starts where the reference input does (its index when that input is gathered from PSUM;
+    for the matmuls, `stationary`)."""
 
     def start(ap):
         return None if ap is None else _start_partition(ap)

@@ -184,6 +184,12 @@ ERRORS = KERNELS / "indirect_errors.py"
             "nisa.tensor_copy(",
         ),
         (
+            "gathered_view_off_its_index",
+            "nkic_tensor_indirection",
+            "`src` starts at partition 32 but its index at partition 0",
+            "nisa.tensor_copy(",
+        ),
+        (
             "scatter_index_off_src",
             "nkic_tensor_indirection",
             "the index of `dst` starts at partition 64 but `src` at partition 0",
@@ -259,3 +265,19 @@ def test_tensor_reduce_sums_gathered_columns():
     idx = offsets((128, 3), 64, seed=13)
     out = compile_("gather_sum", a=A, idx=idx, n=48)(a=A, idx=idx)
     np.testing.assert_allclose(out, A[:, snake(idx, 48, 16)].sum(1, keepdims=True), rtol=1e-5)
+
+
+def test_operands_of_tensor_indirection_are_placed_at_partition_0():
+    """32-partition tiles would go to partitions 32, 64, 96 beside a wide tile; the operands of
+    an indirect instruction start at partition 0, where the start-partition rules hold."""
+    rng = np.random.default_rng(14)
+    a = rng.standard_normal((32, 64)).astype(np.float32)
+    idx = offsets((32, 1), 64, seed=15)
+    k = compile_("small_tiles", a=a, idx=idx)
+    np.testing.assert_array_equal(k(a=a, idx=idx), a[:, idx[:16, 0]] + 1.0)
+    placed = {
+        line.split('"')[1]: line.split("address(")[1].split(",")[0]
+        for line in k.ir.splitlines()
+        if "alloc sbuf" in line
+    }
+    assert placed == {"wide": "0", "t": "0", "ix": "0", "o": "0"}, placed

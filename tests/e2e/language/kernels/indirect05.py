@@ -124,3 +124,19 @@ def gather_sum(a, idx, n):
     o = nl.ndarray((a.shape[0], 1), dtype=a.dtype, buffer=nl.sbuf)
     nisa.tensor_reduce(dst=o, op=nl.add, data=t.indirect(ix, num_elem=n), axis=1, keepdims=True)
     return store(o)
+
+
+@nki.jit
+def small_tiles(a, idx):
+    """32-partition tiles while a wide one holds partitions 0..31: the allocator would put
+    them at partition 32; tensor indirection keeps its operands at partition 0."""
+    wide = nl.ndarray((32, 8192), dtype=nl.float32, buffer=nl.sbuf, name="wide")
+    nisa.memset(dst=wide, value=1.0)
+    t = nl.ndarray((32, 64), dtype=a.dtype, buffer=nl.sbuf, name="t")
+    nisa.dma_copy(dst=t, src=a)
+    ix = nl.ndarray((32, 1), dtype=nl.int32, buffer=nl.sbuf, name="ix")
+    nisa.dma_copy(dst=ix, src=idx)
+    o = nl.ndarray((32, 16), dtype=a.dtype, buffer=nl.sbuf, name="o")
+    nisa.tensor_copy(dst=o, src=t.indirect(ix, num_elem=16))
+    nisa.tensor_tensor(dst=o, data1=o, data2=wide[:, 0:16], op=nl.add)
+    return store(o)

@@ -174,3 +174,12 @@ def mx_scale_not_indexed(a):
         moving=tm.view(nl.float8_e4m3fn_x4), stationary_scale=ss[:, 0:16], moving_scale=ms,
     )
     return a
+
+
+@nki.jit
+def gathered_view_off_its_index(a):
+    t, _ = tiles()
+    ix = nl.zeros((32, 1), nl.int32, buffer=nl.sbuf)
+    o = nl.ndarray((32, 16), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=o, src=t[32:64].indirect(ix, num_elem=16))
+    return a
