@@ -281,3 +281,13 @@ def test_operands_of_tensor_indirection_are_placed_at_partition_0():
         if "alloc sbuf" in line
     }
     assert placed == {"wide": "0", "t": "0", "ix": "0", "o": "0"}, placed
+
+
+def test_exponential_gathers_src_and_scatters_dst():
+    src_idx = offsets((128, 1), 64, seed=16)
+    dst_idx = _permutation_index(24, seed=17)
+    k = compile_("gather_exp_scatter", a=A, src_idx=src_idx, dst_idx=dst_idx, n=24)
+    out = k(a=A, src_idx=src_idx, dst_idx=dst_idx)
+    want = np.zeros_like(A)
+    want[:, snake(dst_idx, 24, 16)] = np.exp(A[:, snake(src_idx, 24, 16)] - 1.0)
+    np.testing.assert_allclose(out, want, rtol=1e-6)

@@ -140,3 +140,16 @@ def small_tiles(a, idx):
     nisa.tensor_copy(dst=o, src=t.indirect(ix, num_elem=16))
     nisa.tensor_tensor(dst=o, data1=o, data2=wide[:, 0:16], op=nl.add)
     return store(o)
+
+
+@nki.jit
+def gather_exp_scatter(a, src_idx, dst_idx, n):
+    """exponential gathers its src columns and scatters its dst columns in one instruction."""
+    t = load(a)
+    sx = load(src_idx)
+    dx = load(dst_idx)
+    o = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=o, value=0.0)
+    nisa.exponential(dst=o.indirect(dx, num_elem=n), src=t.indirect(sx, num_elem=n),
+                     max_value=1.0)
+    return store(o)
