@@ -291,3 +291,13 @@ def test_exponential_gathers_src_and_scatters_dst():
     want = np.zeros_like(A)
     want[:, snake(dst_idx, 24, 16)] = np.exp(A[:, snake(src_idx, 24, 16)] - 1.0)
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_a_gather_from_a_partly_written_tile_is_checked_when_it_runs():
+    idx = offsets((128, 1), 32, seed=18)
+    assert nkic.check(FILE, kernel="gather_written_half", a=A, idx=idx, target="trn3") == []
+    k = compile_("gather_written_half", a=A, idx=idx)
+    np.testing.assert_array_equal(k(a=A, idx=idx), A[:, idx[:16, 0]])
+    idx[5, 0] = 40  # a column nothing wrote
+    with pytest.raises(RuntimeFault, match="uninitialised read: tensor_copy at indirect05.py"):
+        k(a=A, idx=idx)
