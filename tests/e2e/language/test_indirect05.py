@@ -301,3 +301,24 @@ def test_a_gather_from_a_partly_written_tile_is_checked_when_it_runs():
     idx[5, 0] = 40  # a column nothing wrote
     with pytest.raises(RuntimeFault, match="uninitialised read: tensor_copy at indirect05.py"):
         k(a=A, idx=idx)
+
+
+def test_nc_matmul_mx_gathers_stationary_with_its_scales():
+    from ..isa.helpers import FP8E4
+    from ..isa.test_mx import _deq, _mm, pack8, scale_rows
+
+    rng = np.random.default_rng(19)
+    P, W, M, N = 128, 12, 4, 6
+    sv = rng.standard_normal((P, W, 4)).astype(FP8E4)
+    mvv = rng.standard_normal((P, N, 4)).astype(FP8E4)
+    sc = rng.integers(120, 134, (P // 8, W)).astype(np.uint8)
+    mc = rng.integers(120, 134, (P // 8, N)).astype(np.uint8)
+    ss, ms = np.zeros((P, W), np.uint8), np.zeros((P, N), np.uint8)
+    ss[scale_rows(P)], ms[scale_rows(P)] = sc, mc
+    idx = offsets((P, 1), W, seed=20)
+    k = compile_("gather_matmul_mx", st=pack8(sv), mv=pack8(mvv), st_scale=ss, mv_scale=ms,
+                 idx=idx, m=M)  # fmt: skip
+    got = k(st=pack8(sv), mv=pack8(mvv), st_scale=ss, mv_scale=ms, idx=idx)
+    cols = snake(idx, M, 32)
+    want = _mm(_deq(sv[:, cols], sc[:, cols], P), _deq(mvv, mc, P))
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

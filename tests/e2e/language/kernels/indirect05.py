@@ -164,3 +164,24 @@ def gather_written_half(a, idx):
     o = nl.ndarray((a.shape[0], 16), dtype=a.dtype, buffer=nl.sbuf)
     nisa.tensor_copy(dst=o, src=t.indirect(ix, num_elem=16))
     return store(o)
+
+
+@nki.jit
+def gather_matmul_mx(st, mv, st_scale, mv_scale, idx, m):
+    """MXFP8 stationary columns and their scales gathered by one index tile."""
+    ts = load(st)
+    tm = load(mv)
+    ss = load(st_scale)
+    ms = load(mv_scale)
+    ix = load(idx)
+    p = nl.ndarray((m, mv.shape[1]), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul_mx(
+        dst=p,
+        stationary=ts.view(nl.float8_e4m3fn_x4).indirect(ix, num_elem=m),
+        moving=tm.view(nl.float8_e4m3fn_x4),
+        stationary_scale=ss.indirect(ix, num_elem=m),
+        moving_scale=ms,
+    )
+    o = nl.ndarray((m, mv.shape[1]), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=o, src=p)
+    return store(o)
