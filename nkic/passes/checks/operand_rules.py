@@ -24,7 +24,14 @@ from ...ir.isa import (
     lookup,
     target_at_least,
 )
-from ...ir.target import PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS
+from ...ir.target import (
+    INDIRECTION_GROUP,
+    INDIRECTION_GROUP_TENSOR,
+    PARTITIONS,
+    PSUM_BANK_BYTES,
+    PSUM_BANKS,
+    QUADRANT,
+)
 from ...ir.types import DTYPES
 from ..base import Pass, PassContext
 
@@ -2231,7 +2238,7 @@ def _indirection(c: InstCheck) -> None:
             f"pass engine=nisa.engine.{engines[0]}",
         )
         return
-    group = 32 if engine == "tensor" else 16
+    group = INDIRECTION_GROUP_TENSOR if engine == "tensor" else INDIRECTION_GROUP
     for name, ap in views.items():
         _snake_fits(c, name, ap, group)
     _indirection_rules(c, views, engine)
@@ -2348,7 +2355,7 @@ def _indirection_partitions(c: InstCheck, views: dict[str, AccessPattern], refer
     for name, ap in views.items():
         index = c.ap(ap.dynamic.index)
         p = start(index)
-        if p is not None and p % 32:
+        if p is not None and p % QUADRANT:
             c.error(
                 _TI,
                 f"the index of `{name}` starts at partition {p}, not on a quadrant boundary "
