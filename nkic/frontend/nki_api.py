@@ -629,7 +629,16 @@ def _indirect(ip, call, t: TensorView, index, num_elem) -> TensorView:
             call.node,
             "for an HBM tensor gather rows with nisa.dma_copy and .ap(vector_offset=...)",
         )
-    view = t.flatten_dims(1, len(t.shape) - 1) if len(t.shape) > 2 else t
+    try:
+        view = t.flatten_dims(1, len(t.shape) - 1) if len(t.shape) > 2 else t
+    except UserError:
+        raise UserError(
+            "err_invalid_view",
+            f"indirect: the free dimensions of a view of shape {t.shape} and strides "
+            f"{t.strides} are not contiguous, so offsets cannot index them as one dimension",
+            call.node,
+            "copy the data into a contiguous tile first, or index a 2-D view",
+        ) from None
     if len(view.shape) != 2:
         raise UserError(
             "err_invalid_view",

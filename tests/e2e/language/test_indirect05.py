@@ -190,6 +190,12 @@ ERRORS = KERNELS / "indirect_errors.py"
             "nisa.tensor_copy(",
         ),
         (
+            "strided_3d",
+            "err_invalid_view",
+            "are not contiguous",
+            "t[:, :, 0:8]",
+        ),
+        (
             "scatter_index_off_src",
             "nkic_tensor_indirection",
             "the index of `dst` starts at partition 64 but `src` at partition 0",
@@ -322,3 +328,10 @@ def test_nc_matmul_mx_gathers_stationary_with_its_scales():
     cols = snake(idx, M, 32)
     want = _mm(_deq(sv[:, cols], sc[:, cols], P), _deq(mvv, mc, P))
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_a_tile_of_more_free_dimensions_is_indexed_row_major():
+    a = np.random.default_rng(21).standard_normal((128, 4, 16)).astype(np.float32)
+    idx = offsets((128, 2), 64, seed=22)
+    out = compile_("gather_3d", a=a, idx=idx, n=32)(a=a, idx=idx)
+    np.testing.assert_array_equal(out, a.reshape(128, 64)[:, snake(idx, 32, 16)])

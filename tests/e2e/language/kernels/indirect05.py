@@ -185,3 +185,13 @@ def gather_matmul_mx(st, mv, st_scale, mv_scale, idx, m):
     o = nl.ndarray((m, mv.shape[1]), dtype=nl.float32, buffer=nl.sbuf)
     nisa.tensor_copy(dst=o, src=p)
     return store(o)
+
+
+@nki.jit
+def gather_3d(a, idx, n):
+    """A (P, 4, 16) tile: the offsets index its 64 free elements in row-major order."""
+    t = load(a)
+    ix = load(idx)
+    o = nl.ndarray((a.shape[0], n), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=o, src=t.indirect(ix, num_elem=n))
+    return store(o)

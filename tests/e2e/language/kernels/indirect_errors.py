@@ -183,3 +183,11 @@ def gathered_view_off_its_index(a):
     o = nl.ndarray((32, 16), nl.float32, buffer=nl.sbuf)
     nisa.tensor_copy(dst=o, src=t[32:64].indirect(ix, num_elem=16))
     return a
+
+
+@nki.jit
+def strided_3d(a):
+    _, ix = tiles()
+    t = nl.zeros((128, 4, 16), nl.float32, buffer=nl.sbuf)
+    v = t[:, :, 0:8].indirect(ix, num_elem=16)
+    return a
