@@ -335,3 +335,14 @@ def test_a_tile_of_more_free_dimensions_is_indexed_row_major():
     idx = offsets((128, 2), 64, seed=22)
     out = compile_("gather_3d", a=a, idx=idx, n=32)(a=a, idx=idx)
     np.testing.assert_array_equal(out, a.reshape(128, 64)[:, snake(idx, 32, 16)])
+
+
+def test_vector_engine_gathers_from_psum():
+    rng = np.random.default_rng(23)
+    s = rng.standard_normal((128, 128)).astype(np.float32)
+    m = rng.standard_normal((128, 64)).astype(np.float32)
+    idx = offsets((128, 1), 64, seed=24)
+    out = compile_("gather_from_psum", s=s, m=m, idx=idx, n=20)(s=s, m=m, idx=idx)
+    bf16 = ml_dtypes.bfloat16
+    product = s.astype(bf16).astype(np.float32).T @ m.astype(bf16).astype(np.float32)
+    np.testing.assert_allclose(out, product[:, snake(idx, 20, 16)], rtol=1e-5, atol=1e-4)

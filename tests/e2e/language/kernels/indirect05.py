@@ -195,3 +195,16 @@ def gather_3d(a, idx, n):
     o = nl.ndarray((a.shape[0], n), dtype=a.dtype, buffer=nl.sbuf)
     nisa.tensor_copy(dst=o, src=t.indirect(ix, num_elem=n))
     return store(o)
+
+
+@nki.jit
+def gather_from_psum(s, m, idx, n):
+    """Columns of a matmul result gathered straight from PSUM."""
+    st = load(s, nl.bfloat16)
+    mv = load(m, nl.bfloat16)
+    ix = load(idx)
+    p = nl.ndarray((s.shape[1], m.shape[1]), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=p, stationary=st, moving=mv)
+    o = nl.ndarray((s.shape[1], n), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=o, src=p.indirect(ix, num_elem=n))
+    return store(o)
