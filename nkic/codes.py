@@ -1711,7 +1711,7 @@ def kernel():
 )
 _code(
     "nkic_tensor_indirection",
-    "Tensor indirection where the instruction does not take it",
+    "Tensor indirection outside what the instruction allows",
     "checks",
     """A tensor-indirection view (`t.indirect(index, num_elem)`, NKI 0.5, trn3) is accepted only
     on the operands each instruction documents: `dst` and the main input of `tensor_copy`
