@@ -11,10 +11,12 @@ import pytest
 from nkirt.errors import RuntimeFault
 
 import nkic
+from nkic import driver
+from nkic.api import CompiledKernel, _tensor_args
 from nkic.ir.parser import parse_kernel
 from nkic.ir.printer import print_kernel
 
-from .harness import KERNELS
+from .harness import KERNELS, ir_loops
 
 FILE = KERNELS / "indirect05.py"
 A = np.random.default_rng(5).standard_normal((128, 64)).astype(np.float32)
@@ -98,8 +100,14 @@ def test_dst_scatters_columns(kernel, scale):
 def test_an_offset_outside_the_view_is_a_fault_with_line_and_iteration():
     idx = offsets((2, 128, 1), 64, seed=8)
     k = compile_("gather_blocks", a=A, idx=idx)
+    assert ir_loops(k.ir) == 1, k.ir
     want = np.stack([A[:, snake(idx[j], 16, 16)] for j in range(2)])
     np.testing.assert_array_equal(k(a=A, idx=idx), want)
+    res = driver.compile_file(str(FILE), "gather_blocks", _tensor_args({"a": A, "idx": idx}),
+                              "trn3", unroll_all=True)  # fmt: skip
+    unrolled = CompiledKernel(res.neff, res.ir_text, res.asm)
+    assert ir_loops(unrolled.ir) == 0
+    np.testing.assert_array_equal(unrolled(a=A, idx=idx), want)
     idx[1, 3, 0] = 64
     with pytest.raises(RuntimeFault) as fault:
         k(a=A, idx=idx)
