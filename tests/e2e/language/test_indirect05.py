@@ -1,7 +1,7 @@
 """Tensor indirection (`.indirect(index, num_elem)`, NKI 0.5, trn3) end to end: column gathers
-on tensor_copy, tensor_tensor, activation and nc_matmul and scatters on `dst`, against numpy
-references that read the offsets in the engines' snake order themselves; the run-time fault of
-an offset outside the view."""
+and scatters on compute instructions against numpy references that read the offsets in the
+engines' snake order themselves, the run-time fault of an offset outside the view, and every
+diagnostic of a mistake."""
 
 from __future__ import annotations
 
