@@ -17,7 +17,8 @@ What differs from 0.3 and is implemented here:
   run one after another on one NeuronCore, as Beta 1 ran them (`entry.KernelCall.run`).
 
 * `mask=` predicates comparing an affine index-grid expression with a compile-time bound, and
-  their `&` (`beta1_mask.py`): the call runs on the sub-tiles the mask keeps.
+  their `&` (`beta1_mask.py`): the call runs on the sub-tiles the mask keeps, and a returned
+  tile has the whole grid's shape, written where the mask holds.
 
 * index grids in any order (`t[i_f, i_p]`, `t[i_p, i_j, i_j]`, an unused axis broadcast), and
   elementwise operations on grids of more free axes than an access pattern has, split into
@@ -615,8 +616,14 @@ class Beta1(Language):
             raise
         if restricted is None:
             return None  # the mask keeps nothing: the operation does nothing
+        block = ip.builder.block
+        start = len(block)
         result = ip.call(fn, restricted[0], restricted[1], call)
         kept = beta1_mask.ranges(ip, mask)
+        args, kwargs = restricted
+        full = beta1_mask.widen(ip, fn, name, args, kwargs, mask, kept, result, block, start, call)
+        if full is not None:
+            return full
         beta1_mask.mark_result(ip, result, kept, mask.predicates[0].grid.ndim)
         return result
 
@@ -683,7 +690,9 @@ class Beta1(Language):
         DMA reaches any partition), as Beta 1 wrote single elements anywhere."""
         from ..nl_lowering import emit, new_tile
 
-        if isinstance(value, TensorView) and self._write_directly(ip, dst, value):
+        if isinstance(value, TensorView) and (
+            beta1_mask.write_widened(ip, dst, value) or self._write_directly(ip, dst, value)
+        ):
             return
         if isinstance(value, LoopReduce):
             value.into(ip, dst)
