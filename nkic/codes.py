@@ -408,7 +408,11 @@ _code(
     order or overlap, so no iteration's tile is "the last one". Allocate the tile before the
     loop when its value must survive it. (Loops written with `range`, `nl.static_range` or
     `nl.sequential_range` follow Python: after the loop the name holds the last iteration's
-    tile.)""",
+    tile.) Beta 1 (`neuronxcc.nki`) scopes tensors more strictly: every `if` / `else` / `for`
+    block is the scope of the tensors it defines, so a name bound inside the block to a tensor
+    created there (`tmp = nl.load(a)` in a branch, `data = data + t` in any loop) cannot be
+    read after the block. Create the tensor before the block and write it inside with
+    `tmp[...] = ...`.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[4, 128, 512]):

@@ -797,6 +797,7 @@ BETA1 = Beta1(
         affine_dependency="error",
         output_buffers=("shared_hbm", "hbm"),
         shared_hbm_top_level=True,
+        block_scoped_tensors=True,
         tile_augmented_assignment=True,
     ),
     package="neuronxcc.nki",
