@@ -78,7 +78,7 @@ def block(ip, kind: str, node):
 
 def bound(ip, name: str) -> None:
     """`name` is assigned in the current scope."""
-    if ip.tensor_blocks and ip.tensor_blocks[-1].scope is ip.scope:
+    if ip.tensor_blocks[-1].scope is ip.scope:
         ip.tensor_blocks[-1].names.add(name)
 
 

@@ -381,7 +381,8 @@ class Context:
                 if name in att.read_outer:
                     raise SymbolicAbort(att, f"'{name}' is carried between iterations")
                 att.written.add(name)
-        beta1_scopes.bound(self, name)
+        if self.tensor_blocks:
+            beta1_scopes.bound(self, name)
         scope.vars[name] = value
 
     def _visible_names(self) -> list[str]:

@@ -83,7 +83,8 @@ class NkiBinding:
         tensor = self.builder.alloc(buffer, dtype, shape, label, self.loc(call.node), address)
         for att in self.attempts:
             att.tensors.add(tensor)
-        beta1_scopes.created(self, tensor)
+        if self.tensor_blocks:
+            beta1_scopes.created(self, tensor)
         return TensorView.whole(tensor)
 
     def _grid_shared(self, shape, dtype: str, label: str, address, call: CallSite):
