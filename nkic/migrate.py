@@ -2649,6 +2649,7 @@ def _grid_uses(module: cst.Module, names: set) -> set:
     `g.p` too)."""
     found: set = set()
     scope: list[str] = []
+    shadowed: list[set] = []  # the names each enclosing comprehension binds
 
     class Finder(cst.CSTVisitor):
         # a name assigned (`_, _, n = k.shape` beside `i_p, _ = nl.mgrid[...]`) is not a use;
@@ -2664,11 +2665,32 @@ def _grid_uses(module: cst.Module, names: set) -> set:
         def leave_FunctionDef(self, n):
             scope.pop()
 
+        # a comprehension's own variables (`for _ in range(n)` of a list of tiles) shadow a
+        # grid of the same name (`i_p, _ = nl.mgrid[...]`)
+        def visit_ListComp(self, n):
+            bound = set()
+            loop = n.for_in
+            while loop is not None:
+                bound |= _names(loop.target)
+                loop = loop.inner_for_in
+            shadowed.append(bound)
+
+        def leave_ListComp(self, n):
+            shadowed.pop()
+
+        visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
+        leave_SetComp = leave_GeneratorExp = leave_DictComp = leave_ListComp
+
         def visit_Name(self, n):
+            if any(n.value in bound for bound in shadowed):
+                return
             name = n.value.removeprefix(_MGRID_AXIS).rsplit("__", 1)[0]
-            key = (tuple(scope), name)
-            if key in names:
-                found.add(key)
+            # the innermost enclosing function that removed it (a closure reads its outer one's)
+            for depth in range(len(scope), -1, -1):
+                key = (tuple(scope[:depth]), name)
+                if key in names:
+                    found.add(key)
+                    break
 
     module.visit(Finder())
     return found
