@@ -2698,23 +2698,54 @@ def _grid_uses(module: cst.Module, names: set) -> set:
 
 @dataclass
 class Verification:
-    """The original and the migrated kernel compiled and run on the same seeded inputs."""
+    """The original and the migrated kernel compiled and run on the same seeded inputs.
+
+    `identical`: every output bit for bit. Otherwise `within_tolerance` when the difference is
+    no more than the roundings the migration changed explain (`explained_by`, each with the
+    normwise difference it allows; the rule is nkic.migrate_rounding's)."""
 
     kernel: str
     identical: bool
     max_abs_diff: float
     latency_ns: tuple[float, float]
     error: str | None = None  # why one of them could not be compiled or run
+    within_tolerance: bool = False
+    max_rel_diff: float = 0.0  # max over outputs of max |a - b| / max |a|
+    max_ulp: int = 0  # in the output's dtype
+    allowed_rel_diff: float = 0.0  # what the changed roundings explain
+    explained_by: tuple[str, ...] = ()
+    incomparable: str = ""  # why the outputs cannot be within a tolerance (NaN moved, ...)
+
+    @property
+    def matches(self) -> bool:
+        """Identical, or within the tolerance the changed rounding explains."""
+        return self.error is None and (self.identical or self.within_tolerance)
 
     def describe(self) -> str:
         if self.error:
             return f"{self.kernel}: not verified: {self.error}"
         before, after = (t / 1000 for t in self.latency_ns)
-        same = (
-            "outputs bit-identical"
-            if self.identical
-            else f"outputs differ (max |difference| {self.max_abs_diff:.3g})"
-        )
+        if self.identical:
+            same = "outputs bit-identical"
+        else:
+            measured = (
+                f"max ulp error {self.max_ulp}, max relative error {self.max_rel_diff:.3g}"
+                if not self.incomparable
+                else self.incomparable
+            )
+            if self.within_tolerance:
+                same = (
+                    f"outputs within tolerance ({measured} <= {self.allowed_rel_diff:.3g}, "
+                    f"explained by {'; '.join(self.explained_by)})"
+                )
+            else:
+                why = (
+                    f"; the changed roundings explain at most {self.allowed_rel_diff:.3g}: "
+                    + "; ".join(self.explained_by)
+                    if self.explained_by
+                    else "; no rounding the migration changed explains it"
+                )
+                same = f"outputs differ (max |difference| {self.max_abs_diff:.3g}, {measured}{why})"
         return f"{self.kernel}: {same}; predicted latency {before:,.3f} µs -> {after:,.3f} µs"
 
 
@@ -2770,18 +2801,36 @@ def verify(
                     kernel, False, float("nan"), (0.0, 0.0), f"{which}: run faulted: {first}"
                 )
             outs = outs if isinstance(outs, tuple) else (outs,)
-            results.append((outs, compiled.profile["total_ns"]))
-        (before, t0), (after, t1) = results
+            results.append((outs, compiled.profile["total_ns"], compiled.ir))
+        (before, t0, ir0), (after, t1, ir1) = results
         identical = len(before) == len(after) and all(
             a.shape == b.shape and a.tobytes() == b.tobytes() for a, b in zip(before, after)
         )
-        diff = 0.0
-        if not identical and len(before) == len(after):
-            diff = max(
-                float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
-                for a, b in zip(before, after)
-            )
-        return Verification(kernel, identical, diff, (t0, t1))
+        if identical:
+            return Verification(kernel, True, 0.0, (t0, t1))
+        return _compared(kernel, before, after, (t0, t1), (ir0, ir1))
+
+
+def _compared(kernel, before, after, latency, irs) -> Verification:
+    """The verdict on outputs that are not bit-identical: within the tolerance the roundings
+    the migration changed explain (migrate_rounding), or differ."""
+    from . import migrate_rounding as rounding
+
+    gap = rounding.distance(before, after)
+    found = rounding.changes(*(rounding.Rounding.of_ir(ir) for ir in irs))
+    allowed = sum(c.bound for c in found) + 2 * gap.output_roundoff if found else 0.0
+    return Verification(
+        kernel,
+        False,
+        gap.max_abs,
+        latency,
+        within_tolerance=bool(found) and gap.comparable and gap.max_rel <= allowed,
+        max_rel_diff=gap.max_rel,
+        max_ulp=gap.max_ulp,
+        allowed_rel_diff=allowed,
+        explained_by=tuple(c.what for c in found),
+        incomparable=gap.why_not,
+    )
 
 
 def _migrated_args(args: dict) -> dict:
