@@ -1920,6 +1920,9 @@ class _Migrator(cst.CSTTransformer):
         broadcast = self._exact_broadcast(updated, stmt)
         if broadcast is not None:
             return broadcast
+        copied = self._load_into_view(updated, stmt)
+        if copied is not None:
+            return copied
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0].target
             call = stmt.value
@@ -1957,6 +1960,32 @@ class _Migrator(cst.CSTTransformer):
                 target = _code(stmt.target)  # PSUM accumulation, in place
                 return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _load_into_view(self, line, stmt):
+        """`t[...] = nl.load(src)`: one DMA into the view, `nisa.dma_copy(dst=t[...],
+        src=src)`. Current NKI would load into a tile of its own and copy that into the view,
+        two instructions and a tile; the DMA writes the same values (a copy, or the same
+        round-to-nearest-even cast when the dtypes differ). Not for a PSUM view, nor a load
+        with `dtype=` or other options."""
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+            return None
+        target, call = stmt.targets[0].target, stmt.value
+        if not (isinstance(target, cst.Subscript) and isinstance(call, cst.Call)):
+            return None
+        if self._is(call.func, self.nl) != "load" or len(call.args) != 1:
+            return None
+        arg = call.args[0]
+        if arg.star or (arg.keyword is not None and arg.keyword.value != "src"):
+            return None
+        base = target
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        if not isinstance(base, cst.Name) or base.value in self.psum:
+            return None
+        text = f"{self._nisa()}.dma_copy(dst={_code(target)}, src={_code(arg.value)})\n"
+        return cst.parse_statement(text).with_changes(
+            leading_lines=line.leading_lines, trailing_whitespace=line.trailing_whitespace
+        )
 
     def _loop_reduce(self, line, stmt):
         """`t[...] = nl.loop_reduce(x, np.add, loop_indices=[i])`: Beta 1 reduced `x` into the
