@@ -1710,6 +1710,46 @@ def kernel():
 """,
 )
 _code(
+    "nkic_tensor_indirection",
+    "Tensor indirection outside what the instruction allows",
+    "checks",
+    """A tensor-indirection view (`t.indirect(index, num_elem)`, NKI 0.5, trn3) is accepted only
+    on the operands each instruction documents: `dst` and the main input of `tensor_copy`
+    (`src`), `tensor_copy_predicated` (`predicate`), `tensor_tensor` (`data1`), `tensor_scalar`,
+    `tensor_scalar_reduce`, `tensor_reduce`, `activation`, `activation_reduce`, `activate2`
+    (`data`), `tensor_scalar_cumulative`, `exponential` (`src`), and `stationary`/`moving` of
+    `nc_matmul` and `nc_matmul_mx` (with their scales, indexed alike). Also reported: an
+    indirect `moving` with `is_transpose=True`, a `tile_position` other than (0, 0), an
+    indirect matmul input that is not a Tensor-engine float dtype, a scattered PSUM `dst` on the
+    Scalar engine, more offsets than the engine's snake order finds in the index tile (groups
+    of 16 partitions, 32 on the Tensor engine), and operands that break the start-partition
+    rules (every index on a quadrant boundary; a gathered input on its index's partitions; a
+    scattered `dst`'s index on the main input's partitions): nkic starts automatically placed
+    operands of such an instruction at partition 0, so views (`t[32:64]`) and `address=`
+    placements decide.""",
+    """
+# nkic check kernel.py --target trn3
+@nki.jit
+def kernel():
+    t = nl.zeros((128, 64), nl.float32, buffer=nl.sbuf)
+    y = nl.zeros((128, 16), nl.float32, buffer=nl.sbuf)
+    ix = nl.zeros((128, 1), nl.int32, buffer=nl.sbuf)
+    o = nl.ndarray((128, 16), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=o, data1=y, data2=t.indirect(ix, num_elem=16), op=nl.add)
+#   ^ nkic_tensor_indirection
+""",
+    """
+# nkic check kernel.py --target trn3
+@nki.jit
+def kernel():
+    t = nl.zeros((128, 64), nl.float32, buffer=nl.sbuf)
+    y = nl.zeros((128, 16), nl.float32, buffer=nl.sbuf)
+    ix = nl.zeros((128, 1), nl.int32, buffer=nl.sbuf)
+    o = nl.ndarray((128, 16), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=o, data1=t.indirect(ix, num_elem=16), data2=y, op=nl.add)
+""",
+)
+_code(
     "nkic_psum_bank_align",
     "PSUM tile not at a bank boundary",
     "allocation",
@@ -1782,6 +1822,43 @@ def kernel(a: nt.tensor[128, 512]):
     core = nl.program_id()
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out[:, core * half:(core + 1) * half], src=a[:, core * half:(core + 1) * half])
+    return out
+""",
+)
+_code(
+    "nkic_lnc_shared_hbm_read_race",
+    "One core reads shared HBM bytes the other core writes",
+    "checks",
+    """Under LNC=2 both physical cores share the kernel's inputs, outputs and `nl.shared_hbm`
+    tensors, and nothing orders one core's DMAs against the other's. When one core reads bytes
+    that the other core writes, with no `nisa.core_barrier` (or collective both cores run)
+    between them, the read sees the old or the new value depending on timing. A read of bytes
+    the reading core wrote itself earlier is left to `nkic_lnc_shared_hbm_race`. The
+    diagnostic names the read, the write and the elements and bytes they share.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    half = 512 // nl.num_programs()
+    core = nl.program_id()
+    other = (core + 1) % nl.num_programs()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[:, core * half:(core + 1) * half], src=a[:, core * half:(core + 1) * half])
+    t = nl.ndarray((128, half), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=out[:, other * half:(other + 1) * half])
+#   ^ nkic_lnc_shared_hbm_read_race
+    return out
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    half = 512 // nl.num_programs()
+    core = nl.program_id()
+    other = (core + 1) % nl.num_programs()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[:, core * half:(core + 1) * half], src=a[:, core * half:(core + 1) * half])
+    nisa.core_barrier(data=out, cores=(0, 1))
+    t = nl.ndarray((128, half), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=out[:, other * half:(other + 1) * half])
     return out
 """,
 )
