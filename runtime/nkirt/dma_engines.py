@@ -238,26 +238,41 @@ class Engine:
             if i + 1 < len(times) and used[i + 1] >= 1.0 - EPS:
                 del times[i + 1], used[i + 1]
             return
-        split = self._split
-        lo = -1
-        for a, b, rate in self.steps[share.first : share.last]:
-            if b <= a:
-                continue
-            i = split(a)
-            k = split(b)
-            if lo < 0:
-                lo = i
-            for m in range(i, k):
-                used[m] += rate
-        # neighbouring pieces of equal use become one (a fully used stretch is one piece)
-        m = max(lo, 1)
-        while m < len(times):
-            if abs(used[m] - used[m - 1]) <= EPS:
-                del times[m], used[m]
-            elif times[m] > share.done:
-                break
-            else:
-                m += 1
+        # one pass over the committed pieces and the share's steps across its stretch
+        steps = self.steps[share.first : share.last]
+        if not steps or steps[0][0] >= share.done:
+            return
+        start, end = steps[0][0], share.done
+        i = self._split(start)
+        k = self._split(end)
+        old_t, old_u = times[i:k], used[i:k]
+        new_t: list[float] = []
+        new_u: list[float] = []
+        p, last_p, q, last_q = 0, len(old_t) - 1, 0, len(steps) - 1
+        t = start
+        while t < end:
+            while p < last_p and old_t[p + 1] <= t:
+                p += 1
+            while q < last_q and steps[q][1] <= t:
+                q += 1
+            a, b, rate = steps[q]
+            if a > t:  # between two steps (no capacity was left): nothing added
+                rate, b = 0.0, a
+            nxt = old_t[p + 1] if p < last_p and old_t[p + 1] < b else b
+            if nxt > end:
+                nxt = end
+            u = old_u[p] + rate
+            if not new_u or abs(new_u[-1] - u) > EPS:
+                new_t.append(t)
+                new_u.append(u)
+            t = nxt
+        times[i:k], used[i:k] = new_t, new_u
+        # the pieces at both ends join their neighbours when equal
+        k = i + len(new_t)
+        if k < len(times) and abs(used[k] - used[k - 1]) <= EPS:
+            del times[k], used[k]
+        if i and abs(used[i] - used[i - 1]) <= EPS:
+            del times[i], used[i]
 
     def _split(self, t: float) -> int:
         """Index of the breakpoint at `t`, inserted if missing."""

@@ -174,3 +174,26 @@ def test_a_transfer_waited_for_before_a_later_one_arrives_keeps_its_completion()
     assert store[1] == pytest.approx(big_load[3])
     # the later load has only what the fixed one leaves
     assert small_load[3] == pytest.approx(1300.0 + big + small)
+
+
+def test_random_fixes_match_a_packet_free_reference_for_equal_rings():
+    """Transfers all ready at 0 on distinct rings: processor sharing finishes them in size
+    order, the i-th smallest at sum(smaller) + (n - i) × its size, whatever order they are
+    fixed in."""
+    rng = random.Random(11)
+    for _ in range(30):
+        works = [rng.uniform(1, 100) for _ in range(rng.randrange(2, 9))]
+        e = one_engine()
+        transfers = [e.submit(0.0, w, ring=n) for n, w in enumerate(works)]
+        order = sorted(range(len(works)), key=lambda i: works[i])
+        want, below = {}, 0.0
+        for rank, i in enumerate(order):
+            want[i] = below + (len(works) - rank) * works[i]
+            below += works[i]
+        fixing = list(range(len(works)))
+        rng.shuffle(fixing)
+        for i in fixing:
+            assert e.fix(transfers[i]) == pytest.approx(want[i])
+        # a newcomer after all of them has the engine to itself
+        late = e.submit(0.0, 10.0, ring=99)
+        assert e.completion(late) == pytest.approx(sum(works) + 10.0)
