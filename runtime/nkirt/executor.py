@@ -515,6 +515,9 @@ class Executor:
                 below = max(self._hbm_resource().completion(t.hbm), below)
         return below
 
+    def _stack(self, transfer: Transfer) -> float:
+        return self.shared_hbm[0].completion(transfer.hbm)
+
     def _hbm_resource(self) -> DmaEngines:
         return self.hbm if self.hbm is not None else self.shared_hbm[0]
 
@@ -987,8 +990,10 @@ class Executor:
             transfer = self._transfer(inst, cost, queue, data_start, inputs, outputs)
             transfer.after = self.dma_done[queue]
             moved = self.rings.completion(transfer)
-            if transfer.hbm is not None:
-                hbm = self._hbm_resource().completion(transfer.hbm)
+            # (the HBM stack, faster than one core's engines, enters when the transfer is
+            # fixed; the issue-time value only fills the record until then)
+            if transfer.hbm is not None and (self.hbm is not None or ideal_waits):
+                hbm = self.hbm.completion(transfer.hbm) if self.hbm else self._stack(transfer)
                 if hbm > moved:
                     moved = hbm
             if transfer.floor > moved:
