@@ -67,9 +67,9 @@ def tensor_tensor(ctx, ops, attrs):
         signed = dtype_of("data1", ops, attrs) == "int32"
         values = alu.integer(op, data1.astype(np.int64), data2.astype(np.int64), signed)
         return {"dst": _integer_result(values, dst_dtype)}
-    x = fp32("data1", ops, attrs)
-    y = dtypes.to_fp32(data2, dtype_of("data2", ops, attrs))
-    return {"dst": alu.arithmetic(op, x, y, "tensor_tensor")}
+    x = fp32("data1", ops, attrs, ctx.scratch)
+    y = dtypes.to_fp32(data2, dtype_of("data2", ops, attrs), ctx.scratch)
+    return {"dst": alu.arithmetic(op, x, y, "tensor_tensor", ctx.scratch)}
 
 
 def _check_op_classes(instruction: str, op0, op1) -> bool:
