@@ -101,20 +101,72 @@ def test_arithmetic_into_a_temporary_has_the_bits_of_a_fresh_result(op):
         np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
-@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "maximum", "greater"])
+BF16_TILE = _every_value("bfloat16").reshape(128, 512)
+COLUMN = np.linspace(-3, 3, 128, dtype=np.float32).reshape(128, 1)
+
+#: instruction -> (operands, attributes) exercising its paths through the scratch
+CASES = {
+    "tensor_tensor add": (
+        "tensor_tensor",
+        {"data1": BF16_TILE, "data2": BF16_TILE[::-1].copy()},
+        {"op": "add"},
+    ),
+    "tensor_tensor greater": (
+        "tensor_tensor",
+        {"data1": BF16_TILE, "data2": BF16_TILE[::-1].copy()},
+        {"op": "greater"},
+    ),
+    "tensor_scalar column then scalar": (
+        "tensor_scalar",
+        {"data": BF16_TILE, "operand0": COLUMN},
+        {"op0": "multiply", "op1": "subtract", "operand1": 0.5, "reverse1": True},
+    ),
+    "tensor_scalar abs": ("tensor_scalar", {"data": BF16_TILE}, {"op0": "abs"}),
+    "scalar_tensor_tensor": (
+        "scalar_tensor_tensor",
+        {"data": BF16_TILE, "operand1": BF16_TILE[::-1].copy()},
+        {"op0": "add", "operand0": 1.5, "op1": "maximum"},
+    ),
+    "tensor_copy": ("tensor_copy", {"src": BF16_TILE}, {}),
+    "dma_copy": ("dma_copy", {"src": BF16_TILE}, {}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("dst", ["bfloat16", "float32", "float8_e4m3"])
-def test_tensor_tensor_with_an_active_scratch_matches_a_fresh_run(op, dst):
-    values = _every_value("bfloat16").reshape(128, 512)
-    ops = {"data1": values, "data2": values[::-1].copy()}
-    attrs = {"op": op, "_dtypes": {"data1": "bfloat16", "data2": "bfloat16", "dst": dst}}
-    want = _run(make_ctx(), ops, attrs)
+def test_element_wise_semantics_with_an_active_scratch_match_a_fresh_run(case, dst):
+    name, ops, attrs = CASES[case]
+    declared = {k: "bfloat16" for k, v in ops.items() if v.dtype == ml_dtypes.bfloat16}
+    attrs = {**attrs, "_dtypes": {**declared, "dst": dst}}
+    want = _run(make_ctx(), name, ops, attrs)
     ctx = make_ctx()
     ctx.scratch.begin()
-    got = _run(ctx, ops, attrs)
-    assert ctx.scratch.used >= 2  # the inputs' casts at least came from the scratch
+    got = _run(ctx, name, ops, attrs)
+    same_dtype_copy = name.endswith("_copy") and dst == "bfloat16"
+    assert ctx.scratch.used >= (0 if same_dtype_copy else 1)  # the conversion at least
+    assert got.dtype == want.dtype
     width = f"u{got.dtype.itemsize}"
     np.testing.assert_array_equal(got.view(width), want.view(width))
 
 
-def _run(ctx, ops, attrs) -> np.ndarray:
-    return np.array(SEMANTICS["tensor_tensor"].fn(ctx, ops, attrs)["dst"])
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("dst", ["float32", "bfloat16"])
+def test_matmul_with_an_active_scratch_matches_a_fresh_run(accumulate, dst):
+    rng = np.random.default_rng(2)
+    stationary = rng.standard_normal((128, 128), np.float32).astype(ml_dtypes.bfloat16)
+    moving = rng.standard_normal((128, 512), np.float32).astype(ml_dtypes.bfloat16)
+    psum = rng.standard_normal((128, 512), np.float32).astype(dtypes.STORAGE[dst])
+    ops = {"stationary": stationary, "moving": moving, "dst": psum}
+    declared = {"stationary": "bfloat16", "moving": "bfloat16", "dst": dst}
+    attrs = {"accumulate": accumulate, "_dtypes": declared}
+    want = _run(make_ctx(exact=False), "nc_matmul", ops, attrs)
+    ctx = make_ctx(exact=False)
+    ctx.scratch.begin()
+    got = _run(ctx, "nc_matmul", ops, attrs)
+    assert ctx.scratch.used >= 3  # both operands' casts and the product
+    width = f"u{got.dtype.itemsize}"
+    np.testing.assert_array_equal(got.view(width), want.view(width))
+
+
+def _run(ctx, name, ops, attrs) -> np.ndarray:
+    return np.array(SEMANTICS[name].fn(ctx, ops, attrs)["dst"])
