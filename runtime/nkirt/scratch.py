@@ -56,6 +56,11 @@ class Scratch:
             self.buffers[slot] = np.empty(nbytes, np.uint8)
         return self.buffers[slot][:nbytes].view(dtype).reshape(shape)
 
+    def owns(self, array: np.ndarray) -> bool:
+        """Whether `array` is one of the temporaries handed out (its caller may overwrite it)."""
+        base = array.base
+        return base is not None and any(base is buffer for buffer in self.buffers)
+
     def astype(self, array: np.ndarray, dtype) -> np.ndarray:
         """`array.astype(dtype)` (the same cast, so the same bits) into a temporary."""
         out = self.empty(array.shape, dtype)

@@ -101,6 +101,24 @@ def test_arithmetic_into_a_temporary_has_the_bits_of_a_fresh_result(op):
         np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
+@pytest.mark.parametrize("op", ["add", "maximum", "abs"])
+def test_an_intermediate_of_the_scratch_is_overwritten_and_an_operand_is_not(op):
+    values = _every_value("bfloat16").reshape(256, 256)
+    other = values[::-1].astype(np.float32)
+    want = alu.arithmetic(op, values.astype(np.float32), other)
+    scratch = Scratch()
+    scratch.begin()
+    intermediate = dtypes.to_fp32(values, "bfloat16", scratch)
+    got = alu.arithmetic(op, intermediate, other, "test", scratch)
+    assert got is intermediate and scratch.used == 1
+    operand = values.astype(np.float32)  # not the scratch's: a new temporary holds the result
+    again = alu.arithmetic(op, operand, other, "test", scratch)
+    assert scratch.owns(again) and not scratch.owns(operand)
+    np.testing.assert_array_equal(operand, values.astype(np.float32))
+    for result in (got, again):
+        np.testing.assert_array_equal(result.view(np.uint32), want.view(np.uint32))
+
+
 BF16_TILE = _every_value("bfloat16").reshape(128, 512)
 COLUMN = np.linspace(-3, 3, 128, dtype=np.float32).reshape(128, 1)
 
