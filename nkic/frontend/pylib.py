@@ -26,6 +26,7 @@ from .values import (
     FieldDefault,
     Function,
     Instance,
+    IteratorValue,
     ModuleValue,
     NkiClass,
     NkiObjectBase,
@@ -178,15 +179,54 @@ def make_range(ip, kind: str, args) -> RangeValue:
 
 
 def _enumerate(ip, call, iterable, start=0):
-    return [(start + i, x) for i, x in enumerate(ip.iterate(iterable, call.node))]
+    items = ip.iterate(iterable, call.node)
+    return IteratorValue("enumerate", [(start + i, x) for i, x in enumerate(items)])
 
 
 def _zip(ip, call, *iterables):
-    return [tuple(t) for t in zip(*(ip.iterate(it, call.node) for it in iterables))]
+    columns = [ip.iterate(it, call.node) for it in iterables]
+    return IteratorValue("zip", [tuple(t) for t in zip(*columns)])
 
 
 def _reversed(ip, call, seq):
-    return list(reversed(ip.iterate(seq, call.node)))
+    if isinstance(seq, IteratorValue):
+        raise UserError("err_type_error", f"'{seq.kind}' object is not reversible", call.node)
+    return IteratorValue("reversed", list(reversed(ip.iterate(seq, call.node))))
+
+
+def _iter(ip, call, obj, sentinel=MISSING):
+    if sentinel is not MISSING:
+        raise UserError(
+            "err_unsupported_syntax",
+            "iter(callable, sentinel) is not supported when compiling a kernel",
+            call.node,
+            "loop with `while True:` and `break` on the sentinel",
+        )
+    if isinstance(obj, IteratorValue):
+        return obj
+    kind = {list: "list_iterator", tuple: "tuple_iterator", str: "str_iterator"}
+    return IteratorValue(kind.get(type(obj), "iterator"), ip.iterate(obj, call.node))
+
+
+def _next(ip, call, it, default=MISSING):
+    if not isinstance(it, IteratorValue):
+        raise UserError(
+            "err_type_error", f"'{type_name(it)}' object is not an iterator", call.node,
+            "call iter() on it first",
+        )  # fmt: skip
+    if it.pos < len(it.items):
+        ip.touch(it)
+        return it.take(1)[0]
+    if default is not MISSING:
+        return default
+    err = UserError(
+        "err_raised_exception",
+        f"StopIteration: next() on an exhausted {it.kind}",
+        call.node,
+        "give next() a default (`next(it, None)`), or catch StopIteration",
+    )
+    err.raised = ExceptionValue("StopIteration", "")
+    raise err
 
 
 def _sorted(ip, call, iterable, key=None, reverse=False):
@@ -290,14 +330,14 @@ def _setattr(ip, call, obj, name, value):
 
 def _map(ip, call, fn, *iterables):
     columns = [ip.iterate(it, call.node) for it in iterables]
-    return [ip.call(fn, list(args), {}, call) for args in zip(*columns)]
+    return IteratorValue("map", [ip.call(fn, list(args), {}, call) for args in zip(*columns)])
 
 
 def _filter(ip, call, fn, iterable):
     items = ip.iterate(iterable, call.node)
     if fn is None:
-        return [x for x in items if ip.truth(x)]
-    return [x for x in items if ip.truth(ip.call(fn, [x], {}, call))]
+        return IteratorValue("filter", [x for x in items if ip.truth(x)])
+    return IteratorValue("filter", [x for x in items if ip.truth(ip.call(fn, [x], {}, call))])
 
 
 def _callable(ip, call, obj):
@@ -332,7 +372,7 @@ def _breakpoint(ip, call, *args, **kwargs):
 #: The built-in exception classes a kernel can raise and catch.
 EXCEPTION_KINDS = (
     "Exception", "ValueError", "TypeError", "AssertionError", "NotImplementedError",
-    "RuntimeError", "KeyError", "IndexError",
+    "RuntimeError", "KeyError", "IndexError", "StopIteration",
 )  # fmt: skip
 
 
@@ -452,6 +492,7 @@ def python_builtins() -> dict[str, object]:
         "any": _any, "all": _all, "slice": _slice, "hasattr": _hasattr, "getattr": _getattr,
         "setattr": _setattr, "map": _map, "filter": _filter, "callable": _callable,
         "repr": _repr, "pow": _pow, "super": _super, "breakpoint": _breakpoint,
+        "iter": _iter, "next": _next,
     }  # fmt: skip
     out: dict[str, object] = {name: Builtin(name, fn) for name, fn in fns.items()}
     out.update(_TYPES)

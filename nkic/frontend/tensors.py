@@ -571,12 +571,14 @@ def _nocopy_strides(pattern, new_shape: tuple[int, ...]) -> list[int] | None:
 
 
 def type_name(v: object) -> str:
-    from .values import Instance
+    from .values import Instance, IteratorValue
 
     if isinstance(v, TensorView):
         return "a tensor"
     if isinstance(v, Instance):
         return f"a {v.cls.name} object"
+    if isinstance(v, IteratorValue):
+        return v.kind
     if isinstance(v, Affine):
         return "int"
     return type(v).__name__

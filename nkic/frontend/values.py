@@ -436,6 +436,25 @@ class IsaInstr:
     name: str
 
 
+class IteratorValue:
+    """A Python iterator: what `iter()`, a generator function, a generator expression, `map`,
+    `filter`, `zip`, `enumerate` and `reversed` give. Its items are computed when it is made
+    (nkic runs a generator's body ahead of its consumer; see `Interpreter._run_generator`);
+    `next()` and iteration consume them in order, as in Python."""
+
+    def __init__(self, kind: str, items: list):
+        self.kind = kind  # the Python type name: "generator", "list_iterator", "zip", ...
+        self.items = items
+        self.pos = 0
+
+    def take(self, n: int | None = None) -> list:
+        """The next `n` items (all that are left if None), consumed."""
+        end = len(self.items) if n is None else min(len(self.items), self.pos + n)
+        out = self.items[self.pos : end]
+        self.pos = end
+        return out
+
+
 @dataclass(frozen=True)
 class RangeValue:
     """`range` / `nl.static_range` / `nl.affine_range` / `nl.sequential_range` arguments."""

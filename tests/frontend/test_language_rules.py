@@ -495,6 +495,61 @@ def test_generators_give_the_values_they_yield_in_0_7(tmp_path):
     assert {d.code for d in nkic.check(path, nki="0.6")} == {"err_unsupported_syntax"}
 
 
+ITERATORS = """def squares(n):
+    for i in range(n):
+        yield i * i
+
+
+@nki.jit
+def kernel(a: nt.tensor[128, 512], case=0):
+    it = iter([1, 2, 3])
+    assert next(it) == 1 and iter(it) is it
+    assert list(it) == [2, 3] and next(it, None) is None
+    g = squares(4)
+    assert next(g) == 0 and next(g) == 1 and list(g) == [4, 9]
+    assert next((d for d in a.shape if d > 128), -1) == 512
+    pairs = []
+    z = zip([1, 2, 3, 4], "abcd")
+    for x in z:
+        pairs.append((x, next(z)))  # the loop and next() share the iterator
+    assert pairs == [((1, "a"), (2, "b")), ((3, "c"), (4, "d"))]
+    m = map(lambda v: v + 1, [1, 2, 3])
+    assert 3 in m and list(m) == [4]  # `in` consumes up to the match
+    try:
+        next(iter(()))
+        reached = True
+    except StopIteration:
+        reached = False
+    assert not reached
+    if case == 1:
+        next(squares(0))
+    if case == 2:
+        next([1, 2])
+    if case == 3:
+        len(squares(2))
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+"""
+
+
+def test_iter_and_next_follow_python_iterators(tmp_path):
+    """Generators, generator expressions, `iter()`, `map`, `zip`, ... are iterators: `next()`
+    and `for` consume them one item at a time, exhaustion raises StopIteration (catchable),
+    and a list is not an iterator."""
+    path = write(tmp_path, ITERATORS)
+    assert nkic.check(path, nki="0.7") == []
+    lines = ITERATORS.splitlines()
+    for case, code, text, line in [
+        (1, "err_raised_exception", "StopIteration: next() on an exhausted generator", "next(squares(0))"),
+        (2, "err_type_error", "'list' object is not an iterator", "next([1, 2])"),
+        (3, "err_type_error", "generator", "len(squares(2))"),
+    ]:  # fmt: skip
+        (d,) = nkic.check(path, nki="0.7", case=case)
+        assert d.code == code and text in d.message, d.message
+        assert d.loc.line - FIRST + 1 == lines.index(f"        {line}") + 1
+
+
 GLOBALS = """COUNT = 0
 
 

@@ -17,6 +17,7 @@ from ..values import (
     Function,
     Instance,
     IsaInstr,
+    IteratorValue,
     NkiClass,
     NlOp,
     OpaqueModule,
@@ -207,9 +208,9 @@ class Calls:
                 self.call_stack.pop()
             self.frames.pop()
 
-    def _run_generator(self, fn: Function) -> list:
+    def _run_generator(self, fn: Function) -> IteratorValue:
         """A generator function (NKI 0.7 runs the kernel as Python): its body runs to the end
-        and the call returns the values it yields, as a list (as a generator expression
+        and the call returns an iterator over the values it yields (as a generator expression
         gives). Running the body ahead of its consumer changes nothing a kernel can see
         unless the body issues NKI instructions, which are refused rather than reordered."""
         yielded: list = []
@@ -230,7 +231,7 @@ class Calls:
                 "build and return a list of the values instead, or issue the instructions in "
                 "the loop that consumes the generator",
             )
-        return yielded
+        return IteratorValue("generator", yielded)
 
     def visit_Yield(self, node: ast.Yield):
         buffers = getattr(self, "yield_buffers", [])

@@ -17,6 +17,7 @@ from ..values import (
     Function,
     Instance,
     IsaEnumMember,
+    IteratorValue,
     NkiClass,
     OpaqueModule,
     Poison,
@@ -447,6 +448,12 @@ class Expressions:
                 b = b.as_range()
             if isinstance(b, dict):
                 b = list(b.keys())
+            if isinstance(b, IteratorValue):  # consumed up to the first match, as in Python
+                rest = b.items[b.pos :]
+                found = next((i for i, x in enumerate(rest) if x == a), None)
+                self.touch(b)
+                b.take(len(rest) if found is None else found + 1)
+                return (found is not None) == isinstance(op, ast.In)
             if not isinstance(b, (list, tuple, str, range)):
                 raise UserError("err_type_error", f"'in' needs a container, got {type_name(b)}")
             try:
@@ -575,6 +582,8 @@ class Expressions:
             return f"nl.ds({self.to_repr(v.start)}, {v.size})"
         if isinstance(v, NkiClass):
             return f"<class '{v.name}'>"
+        if isinstance(v, IteratorValue):
+            return f"<{v.kind} object>"
         if isinstance(v, Function):
             return f"<function {v.name}>"
         if isinstance(v, IsaEnumMember):
@@ -586,7 +595,8 @@ class Expressions:
         self._comprehension(node.generators, lambda: out.append(self.visit(node.elt)))
         return out
 
-    visit_GeneratorExp = visit_ListComp
+    def visit_GeneratorExp(self, node: ast.GeneratorExp):
+        return IteratorValue("generator", self.visit_ListComp(node))
 
     def visit_DictComp(self, node: ast.DictComp):
         out: dict = {}

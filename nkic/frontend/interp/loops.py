@@ -20,6 +20,7 @@ from ..values import (
     Escaped,
     Function,
     Instance,
+    IteratorValue,
     ModuleValue,
     NkiClass,
     Poison,
@@ -131,6 +132,8 @@ class Loops:
                     stack.append(v.parent)
             elif isinstance(v, (list, tuple)):
                 stack.extend(v)
+            elif isinstance(v, IteratorValue):
+                stack.extend(v.items)
             elif isinstance(v, dict):
                 stack.extend(v.values())
             elif isinstance(v, Instance):
@@ -199,7 +202,7 @@ class Loops:
         if isinstance(iterable, RangeValue) and iterable.kind == "affine" and self.in_kernel:
             name = node.target.id if isinstance(node.target, ast.Name) else "iteration"
             unrolled = UnrolledLoop(self.loop_header(node), name)
-        for item in self.iterate(iterable, node.iter):
+        for item in self._items(iterable, node.iter):
             self._count_iteration(node)
             self.assign(node.target, item)
             try:
@@ -213,6 +216,16 @@ class Loops:
             except ContinueSignal:
                 continue
         self.exec_block(node.orelse)
+
+    def _items(self, iterable, node: ast.AST):
+        """The items a `for` loop runs over; an iterator is consumed one item per iteration,
+        so that the body may also call `next()` on it."""
+        if not isinstance(iterable, IteratorValue):
+            yield from self.iterate(iterable, node)
+            return
+        while iterable.pos < len(iterable.items):
+            self.touch(iterable)
+            yield iterable.take(1)[0]
 
     def loop_header(self, node: ast.For) -> Loc:
         """The span of `for target in iterable`."""
@@ -316,6 +329,10 @@ class Loops:
             return list(values)
         if isinstance(value, (list, tuple, str)):
             return list(value)
+        if isinstance(value, IteratorValue):
+            if value.pos < len(value.items):
+                self.touch(value)  # consuming it is a mutation
+            return value.take()
         if isinstance(value, dict):
             return list(value.keys())
         if isinstance(value, NkiClass) and value.is_enum:
