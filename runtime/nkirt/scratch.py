@@ -56,6 +56,10 @@ class Scratch:
             self.buffers[slot] = np.empty(nbytes, np.uint8)
         return self.buffers[slot][:nbytes].view(dtype).reshape(shape)
 
+    def release(self) -> None:
+        """Drop the buffers (the run is over)."""
+        self.buffers = []
+
     def owns(self, array: np.ndarray) -> bool:
         """Whether `array` is one of the temporaries handed out (its caller may overwrite it)."""
         base = array.base
