@@ -61,9 +61,14 @@ class Scratch:
         self.buffers = []
 
     def owns(self, array: np.ndarray) -> bool:
-        """Whether `array` is one of the temporaries handed out (its caller may overwrite it)."""
+        """Whether `array` is one of the temporaries handed out, whole and contiguous (not a
+        broadcast or strided view of one), so that its caller may overwrite it."""
         base = array.base
-        return base is not None and any(base is buffer for buffer in self.buffers)
+        return (
+            base is not None
+            and array.flags.c_contiguous
+            and any(base is buffer for buffer in self.buffers)
+        )
 
     def astype(self, array: np.ndarray, dtype) -> np.ndarray:
         """`array.astype(dtype)` (the same cast, so the same bits) into a temporary."""

@@ -46,6 +46,16 @@ def test_a_slot_is_reused_by_the_next_instruction_and_slots_do_not_overlap():
     scratch.end()
 
 
+def test_only_whole_contiguous_temporaries_may_be_overwritten():
+    scratch = Scratch()
+    scratch.begin()
+    temporary = scratch.empty((128, 64), np.float32)
+    assert scratch.owns(temporary) and scratch.owns(temporary.reshape(64, 128))
+    assert not scratch.owns(temporary[:, ::2])
+    assert not scratch.owns(np.broadcast_to(temporary[:, :1], (128, 64)))
+    assert not scratch.owns(np.empty((128, 64), np.float32))
+
+
 def test_an_inactive_or_oversized_request_allocates_afresh():
     scratch = Scratch()
     one, two = scratch.empty((8,), np.float32), scratch.empty((8,), np.float32)
