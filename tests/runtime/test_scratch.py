@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from nkirt import dtypes
-from nkirt.isa import alu
+from nkirt.isa import activation, alu
 from nkirt.isa.registry import SEMANTICS
 from nkirt.scratch import Scratch
 
@@ -129,6 +129,17 @@ def test_an_intermediate_of_the_scratch_is_overwritten_and_an_operand_is_not(op)
         np.testing.assert_array_equal(result.view(np.uint32), want.view(np.uint32))
 
 
+@pytest.mark.parametrize("op", sorted(activation.FUNCTIONS) + ["prelu"])
+def test_activation_functions_into_temporaries_have_the_bits_of_fresh_results(op):
+    x = _every_value("bfloat16").astype(np.float32).reshape(256, 256)
+    want = activation.evaluate(op, x, "test", relu_param=0.25)
+    scratch = Scratch()
+    scratch.begin()
+    got = activation.evaluate(op, x, "test", relu_param=0.25, scratch=scratch)
+    assert scratch.owns(got)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 BF16_TILE = _every_value("bfloat16").reshape(128, 512)
 COLUMN = np.linspace(-3, 3, 128, dtype=np.float32).reshape(128, 1)
 
@@ -155,6 +166,14 @@ CASES = {
         {"data": BF16_TILE, "operand1": BF16_TILE[::-1].copy()},
         {"op0": "add", "operand0": 1.5, "op1": "maximum"},
     ),
+    "activation exp": (
+        "activation",
+        {"data": BF16_TILE, "bias": COLUMN},
+        {"op": "exp", "scale": 0.5},
+    ),
+    "activation tanh": ("activation", {"data": BF16_TILE}, {"op": "tanh"}),
+    "activation gelu": ("activation", {"data": BF16_TILE}, {"op": "gelu", "scale": 2.0}),
+    "activation_reduce sqrt": ("activation_reduce", {"data": BF16_TILE}, {"op": "sqrt"}),
     "tensor_copy": ("tensor_copy", {"src": BF16_TILE}, {}),
     "dma_copy": ("dma_copy", {"src": BF16_TILE}, {}),
 }
