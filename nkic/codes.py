@@ -1786,6 +1786,43 @@ def kernel(a: nt.tensor[128, 512]):
 """,
 )
 _code(
+    "nkic_lnc_shared_hbm_read_race",
+    "One core reads shared HBM bytes the other core writes",
+    "checks",
+    """Under LNC=2 both physical cores share the kernel's inputs, outputs and `nl.shared_hbm`
+    tensors, and nothing orders one core's DMAs against the other's. When one core reads bytes
+    that the other core writes, with no `nisa.core_barrier` (or collective both cores run)
+    between them, the read sees the old or the new value depending on timing. A read of bytes
+    the reading core wrote itself earlier is left to `nkic_lnc_shared_hbm_race`. The
+    diagnostic names the read, the write and the elements and bytes they share.""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    half = 512 // nl.num_programs()
+    core = nl.program_id()
+    other = (core + 1) % nl.num_programs()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[:, core * half:(core + 1) * half], src=a[:, core * half:(core + 1) * half])
+    t = nl.ndarray((128, half), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=out[:, other * half:(other + 1) * half])
+#   ^ nkic_lnc_shared_hbm_read_race
+    return out
+""",
+    """
+@nki.jit
+def kernel(a: nt.tensor[128, 512]):
+    half = 512 // nl.num_programs()
+    core = nl.program_id()
+    other = (core + 1) % nl.num_programs()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[:, core * half:(core + 1) * half], src=a[:, core * half:(core + 1) * half])
+    nisa.core_barrier(data=out, cores=(0, 1))
+    t = nl.ndarray((128, half), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=out[:, other * half:(other + 1) * half])
+    return out
+""",
+)
+_code(
     "nkic_lnc_shared_hbm_race",
     "Two cores write the same shared HBM bytes",
     "checks",

@@ -135,13 +135,14 @@ def _classify_unparsable(source: str) -> tuple[str | None, tuple[str, ...]]:
     imports = [m.group(1) for m in _IMPORT_LINE.finditer(source)]
     if not imports:
         return None, ()
-    beta1 = any(i != "nki" for i in imports)
+    beta1 = "nki" not in imports
     return (BETA1 if beta1 else CURRENT), tuple(_ENTRY_LINE.findall(source))
 
 
 def classify(source: str) -> tuple[str | None, tuple[str, ...]]:
     """(dialect, kernel names) of a file's source; dialect None when it imports no NKI module.
-    A file importing both dialects is Beta 1: its kernels need the legacy language."""
+    A file importing both dialects is a current file, as nkic reads it
+    (`nkic.frontend.languages.for_file`): its Beta 1 imports are what nkic reports."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -150,7 +151,7 @@ def classify(source: str) -> tuple[str | None, tuple[str, ...]]:
     scan.visit(tree)
     if not scan.dialects:
         return None, ()
-    dialect = BETA1 if BETA1 in scan.dialects else CURRENT
+    dialect = CURRENT if CURRENT in scan.dialects else BETA1
     return dialect, _kernels(tree, scan.nki_names)
 
 

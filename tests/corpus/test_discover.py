@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
-from benchmarks.corpus.discover import BETA1, CURRENT, classify, discover
+import pytest
+
+from benchmarks.corpus.discover import BETA1, CURRENT, _classify_unparsable, classify, discover
+from nkic.frontend.languages import BETA1 as BETA1_LANGUAGE
+from nkic.frontend.languages import for_file
 
 
 def src(text: str) -> str:
@@ -85,10 +90,25 @@ def test_wrapping_an_imported_kernel_does_not_make_a_kernel_file():
     assert classify(source) == (BETA1, ())
 
 
-def test_file_importing_both_dialects_is_beta1():
-    assert classify("import nki\nimport neuronxcc.nki as old\n@nki.jit\ndef k(a):\n  pass\n")[
-        0
-    ] == (BETA1)
+@pytest.mark.parametrize(
+    ("imports", "dialect"),
+    [
+        ("import nki\nimport neuronxcc.nki as old\n", CURRENT),
+        ("import nki.language as nl\nfrom torch_neuronx import nki_jit\n", CURRENT),
+        ("import neuronxcc.nki.language as nl\nfrom torch_neuronx import nki_jit\n", BETA1),
+        ("from neuronxcc import nki\n", BETA1),
+        ("import nki\n", CURRENT),
+        ("from torch_neuronx import nki_jit\n", BETA1),
+    ],
+)
+def test_the_dialect_is_the_one_nkic_compiles_the_file_in(imports, dialect):
+    """A file importing both dialects is a current file whose Beta 1 import nkic reports:
+    the harness files it where nkic's language choice puts it."""
+    source = imports + "@nki.jit\ndef k(a):\n  pass\n"
+    assert classify(source)[0] == dialect
+    nkic_reads_beta1 = for_file(ast.parse(source), None) is BETA1_LANGUAGE
+    assert nkic_reads_beta1 == (dialect == BETA1)
+    assert _classify_unparsable(source)[0] == dialect
 
 
 def test_non_nki_decorators_and_torch_neuronx_alone_are_not_kernels():

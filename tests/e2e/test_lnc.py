@@ -132,6 +132,49 @@ def test_disjoint_halves_are_not_a_race(tmp_path):
     assert nkic.check(path, a=nkic.TensorSpec((128, 256), "float32")) == []
 
 
+READ_RACE = """
+@nki.jit
+def kernel(a):
+    half = a.shape[1] // nl.num_programs()
+    core = nl.program_id()
+    other = (core + 1) % nl.num_programs()
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, half), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[:, core * half:(core + 1) * half])
+    nisa.dma_copy(dst=out[:, core * half:(core + 1) * half], src=t)
+{between}
+    u = nl.ndarray((128, half), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=u, src=out[:, {src}])
+    res = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=res[:, core * half:(core + 1) * half], src=u)
+    return res
+"""
+
+
+@pytest.mark.parametrize(
+    ("between", "src", "codes"),
+    [
+        ("", "other * half:(other + 1) * half", ["nkic_lnc_shared_hbm_read_race"] * 2),
+        ("    nisa.core_barrier(data=out, cores=(0, 1))", "other * half:(other + 1) * half", []),
+        ("", "core * half:(core + 1) * half", []),  # its own part, written by itself
+    ],
+)
+def test_a_core_reading_what_the_other_core_writes_unordered_is_a_race(
+    tmp_path, between, src, codes
+):
+    """Each core copies its half of `a` to a shared scratch, then reads the scratch back: the
+    other core's half is a race unless a barrier orders it; the core's own half is not."""
+    path = _write(tmp_path, READ_RACE.format(between=between, src=src))
+    a = nkic.TensorSpec((128, 256), "float32")
+    diags = nkic.check(path, a=a)
+    assert [d.code for d in diags] == codes, [d.message for d in diags]
+    if codes:
+        d = diags[0]
+        assert d.message.startswith("core 0 reads elements [0:128, 128:256], bytes 512..")
+        assert "which core 1 writes" in d.message and d.loc.line == 17  # the read
+        assert d.related[0].loc.line == 14 and "core 1 writes" in d.related[0].message
+
+
 def test_loops_that_differ_between_cores_are_divergent_control_flow(tmp_path):
     path = _write(
         tmp_path,

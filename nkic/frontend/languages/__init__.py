@@ -35,8 +35,8 @@ def get(version: str | Language | None) -> Language:
 
 def for_file(tree, version: str | Language | None) -> Language:
     """The language of a parsed file: the one asked for, else Beta 1 when the file imports
-    `neuronxcc.nki` and not `nki` (a file importing both is a current file whose Beta 1 import
-    is reported), else the default."""
+    `neuronxcc.nki` (or `nki_jit` from `torch_neuronx`) and not `nki` (a file importing both is
+    a current file whose Beta 1 import is reported), else the default."""
     if version is not None:
         return get(version)
     if imports_beta1(tree) and not imports_current(tree):
@@ -71,4 +71,6 @@ def imports_beta1(tree) -> bool:
                 return True
             if node.module == "neuronxcc.nki" or node.module.startswith("neuronxcc.nki."):
                 return True
+            if node.module == "torch_neuronx" and any(a.name == "nki_jit" for a in node.names):
+                return True  # torch-neuronx's kernel decorator of the Beta 1 era
     return False

@@ -215,35 +215,44 @@ def _report_divergence(sink, k0: Kernel, a, k1: Kernel, b) -> None:
     )
 
 
-def _writes(kernel: Kernel, keys: dict[int, tuple]) -> list[tuple[tuple, int, Access]]:
-    """Each write of a shared tensor with its epoch: the number of meetings with the other
-    core before it (a meeting inside a loop counts at the loop's start)."""
-    out = []
+def _accesses(
+    kernel: Kernel, keys: dict[int, tuple]
+) -> tuple[list[tuple[tuple, int, Access]], list[tuple[tuple, int, Access]]]:
+    """The writes and the reads of shared tensors, each with its epoch: the number of
+    meetings with the other core before it (a meeting inside a loop counts at the loop's
+    start)."""
+    writes, reads = [], []
     epoch, last = 0, None
     for a in accesses(kernel):
         if a.inst.opcode in CROSS_CORE:
             epoch += a.inst is not last
             last = a.inst
             continue
-        if a.write and a.reachable and id(a.ap.tensor) in keys:
-            out.append((keys[id(a.ap.tensor)], epoch, a))
-    return out
+        if a.reachable and id(a.ap.tensor) in keys:
+            (writes if a.write else reads).append((keys[id(a.ap.tensor)], epoch, a))
+    return writes, reads
 
 
 def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
-    writes, shared = [], []
+    writes, reads, shared = [], [], []
     for k in kernels:
         keys = {id(t): key for key, t in shared_tensors(k).items()}
         shared.append(keys)
-        writes.append(_writes(k, keys))
+        w, r = _accesses(k, keys)
+        writes.append(w)
+        reads.append(r)
     values: SameValues | None = None
     boxes = _Boxes()
+    groups = [_Group.of(w, boxes) for w in writes]
+    for i in range(len(kernels)):
+        for j in range(len(kernels)):
+            if i != j:
+                _read_races(kernels, i, reads[i], groups[i], j, groups[j], boxes, sink)
     for i in range(len(kernels)):
         for j in range(i + 1, len(kernels)):
             reported: set[tuple] = set()
-            groups = _Group.of(writes[j], boxes)
             for key, epoch, a in writes[i]:
-                group = groups.get((key, epoch))
+                group = groups[j].get((key, epoch))
                 if group is None:
                     continue
                 for b in group.meeting(a, boxes):
@@ -261,6 +270,40 @@ def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
                         continue
                     reported.add((a.inst.loc, b.inst.loc))
                     _report_race(sink, kernels[i], a, kernels[j], b, overlap)
+
+
+def _read_races(
+    kernels: list[Kernel],
+    i: int,
+    reads: list[tuple[tuple, int, Access]],
+    own: dict[tuple, _Group],
+    j: int,
+    groups: dict[tuple, _Group],
+    boxes: _Boxes,
+    sink: DiagnosticSink,
+) -> None:
+    """Reads of core `i` that a write of core `j` may overlap with no meeting of the cores
+    between them: what the read sees depends on which lands first. A read of bytes core `i`
+    wrote itself earlier in the epoch is left to the write-write check (both cores writing
+    the same values there is no race). One report per pair of instructions."""
+    reported: set[tuple] = set()
+    for key, epoch, a in reads:
+        group = groups.get((key, epoch))
+        if group is None or a.ap.dynamic is not None:
+            continue
+        mine = own.get((key, epoch))
+        if mine is not None and any(
+            w.index < a.index and _overlap(a, w, boxes) is not None for w in mine.meeting(a, boxes)
+        ):
+            continue
+        for b in group.meeting(a, boxes):
+            if b.ap.dynamic is not None or (a.inst.loc, b.inst.loc) in reported:
+                continue
+            overlap = _overlap(a, b, boxes)
+            if overlap is not None:
+                reported.add((a.inst.loc, b.inst.loc))
+                _report_read_race(sink, kernels[i], a, kernels[j], b, overlap)
+                break
 
 
 class _Boxes:
@@ -393,5 +436,21 @@ def _report_race(sink, k0: Kernel, a: Access, k1: Kernel, b: Access, overlap) ->
         "(shared HBM) and nothing orders the two writes: the result depends on timing",
         a.inst.loc,
         "give each core its own slice of the tensor, indexed by nl.program_id()",
+        related=(Related(b.inst.loc, f"core {k1.core} writes the same bytes here"),),
+    )
+
+
+def _report_read_race(sink, k0: Kernel, a: Access, k1: Kernel, b: Access, overlap) -> None:
+    t = a.ap.tensor
+    name = t.label or t.name
+    first, last, box = overlap
+    sink.error(
+        "nkic_lnc_shared_hbm_read_race",
+        f"core {k0.core} reads {box}bytes {first}..{last} of `{name}` (shared HBM), which "
+        f"core {k1.core} writes, and nothing orders the read and the write: the value read "
+        "depends on timing",
+        a.inst.loc,
+        "separate them with `nisa.core_barrier` (or a collective both cores run), or read "
+        "only the part this core writes itself",
         related=(Related(b.inst.loc, f"core {k1.core} writes the same bytes here"),),
     )
