@@ -1710,6 +1710,46 @@ def kernel():
 """,
 )
 _code(
+    "nkic_tensor_indirection",
+    "Tensor indirection outside what the instruction allows",
+    "checks",
+    """A tensor-indirection view (`t.indirect(index, num_elem)`, NKI 0.5, trn3) is accepted only
+    on the operands each instruction documents: `dst` and the main input of `tensor_copy`
+    (`src`), `tensor_copy_predicated` (`predicate`), `tensor_tensor` (`data1`), `tensor_scalar`,
+    `tensor_scalar_reduce`, `tensor_reduce`, `activation`, `activation_reduce`, `activate2`
+    (`data`), `tensor_scalar_cumulative`, `exponential` (`src`), and `stationary`/`moving` of
+    `nc_matmul` and `nc_matmul_mx` (with their scales, indexed alike). Also reported: an
+    indirect `moving` with `is_transpose=True`, a `tile_position` other than (0, 0), an
+    indirect matmul input that is not a Tensor-engine float dtype, a scattered PSUM `dst` on the
+    Scalar engine, more offsets than the engine's snake order finds in the index tile (groups
+    of 16 partitions, 32 on the Tensor engine), and operands that break the start-partition
+    rules (every index on a quadrant boundary; a gathered input on its index's partitions; a
+    scattered `dst`'s index on the main input's partitions): nkic starts automatically placed
+    operands of such an instruction at partition 0, so views (`t[32:64]`) and `address=`
+    placements decide.""",
+    """
+# nkic check kernel.py --target trn3
+@nki.jit
+def kernel():
+    t = nl.zeros((128, 64), nl.float32, buffer=nl.sbuf)
+    y = nl.zeros((128, 16), nl.float32, buffer=nl.sbuf)
+    ix = nl.zeros((128, 1), nl.int32, buffer=nl.sbuf)
+    o = nl.ndarray((128, 16), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=o, data1=y, data2=t.indirect(ix, num_elem=16), op=nl.add)
+#   ^ nkic_tensor_indirection
+""",
+    """
+# nkic check kernel.py --target trn3
+@nki.jit
+def kernel():
+    t = nl.zeros((128, 64), nl.float32, buffer=nl.sbuf)
+    y = nl.zeros((128, 16), nl.float32, buffer=nl.sbuf)
+    ix = nl.zeros((128, 1), nl.int32, buffer=nl.sbuf)
+    o = nl.ndarray((128, 16), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=o, data1=t.indirect(ix, num_elem=16), data2=y, op=nl.add)
+""",
+)
+_code(
     "nkic_psum_bank_align",
     "PSUM tile not at a bank boundary",
     "allocation",

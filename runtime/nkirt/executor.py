@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from nkirt import dtypes
+from nkirt import dtypes, indirect
 from nkirt.access import AccessPattern, BoundsError
 from nkirt.cost import ComputeCost, DmaPlan, InstructionShape, compute_cost, dma_plan
 from nkirt.cost.tables import (
@@ -693,16 +693,33 @@ class Executor:
             ops[ap.name] = memory.view(ap, where, writable=False)
         accumulates = inst.op in MATMULS and attrs.get("accumulate") is True
         unwritten = set()
+        gathered = {}  # the current values of scattered outputs (tensor indirection)
         if inst.semantics.reads_outputs or accumulates:
-            unwritten = {ap.name for ap, where in outputs if not memory.is_written(ap, where)}
+            unwritten = {
+                ap.name
+                for ap, where in outputs
+                if ap.name not in dynamic and not memory.is_written(ap, where)
+            }
+            for ap, _ in outputs:
+                if ap.name in dynamic:
+                    gathered[ap.name], written = memory.gather(ap, *dynamic[ap.name])
+                    if not written:
+                        raise RuntimeFault(
+                            f"uninitialised read: {inst.describe(env)} reads the current "
+                            f"values of its scattered operand {ap.name!r} "
+                            f"({ap.tensor.name}), which nothing wrote"
+                        )
         if inst.semantics.reads_outputs:
             for ap, where in outputs:
+                if ap.name in gathered:
+                    ops[ap.name] = gathered[ap.name]
+                    continue
                 if ap.name in unwritten:
                     memory.settle(ap, where)
                 ops[ap.name] = memory.view(ap, where, writable=False)
         if accumulates:
             for ap, where in outputs:
-                if ap.buffer != "psum":
+                if ap.buffer != "psum" or ap.name in gathered:
                     continue
                 if ap.name in unwritten:
                     raise RuntimeFault(
@@ -756,6 +773,8 @@ class Executor:
             if ap.name in dynamic:
                 elements = dynamic[ap.name][0]
                 memory.scatter(ap, elements[keep], value[keep])
+                if ap.buffer == "psum":
+                    indirect.mark_psum_writer(memory, ap, elements, inst.engine == "tensor")
                 continue
             if keep is not None and not keep.all():  # oob_mode skip: those rows stay as they are
                 memory.view(ap, where, writable=True)[keep] = value[keep]
@@ -1051,10 +1070,13 @@ class Executor:
         memory, out = self.memory, {}
         views = {ap.name: (ap, where) for ap, where in (*inputs, *outputs)}
         indices = {ap.dynamic["index"] for ap, _ in views.values() if ap.dynamic is not None}
-        for ap, _ in (*inputs, *outputs):
+        for ap, placed in (*inputs, *outputs):
             if ap.dynamic is None:
                 continue
             index_ap, where = views[ap.dynamic["index"]]
+            if ap.dynamic["kind"] == "indirect":
+                out[ap.name] = self._indirect(inst, env, ap, placed, index_ap, where)
+                continue
             if not memory.is_written(index_ap, where):
                 raise RuntimeFault(
                     f"uninitialised read: {inst.describe(env)} reads index operand "
@@ -1087,6 +1109,32 @@ class Executor:
                     )
             out[ap.name] = (elements, inside)
         return out
+
+    def _indirect(self, inst, env, ap, placed, index_ap, where) -> tuple:
+        """The elements of a tensor-indirection operand (nkirt/indirect.py), its offsets read
+        from the index tile now; an offset outside the viewed free dimension is a fault."""
+        memory = self.memory
+        if not memory.is_written(index_ap, where):
+            raise RuntimeFault(
+                f"uninitialised read: {inst.describe(env)} reads index operand "
+                f"{index_ap.name!r} before anything wrote it"
+            )
+        index = np.array(memory.view(index_ap, where, writable=False))
+        count, extent = ap.nums[1], ap.dynamic["extent"]
+        try:
+            offsets = indirect.snake_offsets(index, count, indirect.group_size(inst.engine))
+        except IndexError as e:
+            raise RuntimeFault(f"{inst.describe(env)}: operand {ap.name!r}: {e}") from None
+        bad = (offsets < 0) | (offsets >= extent)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise RuntimeFault(
+                f"out-of-bounds tensor indirection: {inst.describe(env)}: operand "
+                f"{ap.name!r} reads offset {int(offsets[i])} (offset {i} of {count} in "
+                f"{index_ap.name!r}) of a free dimension of {extent} elements of "
+                f"{ap.tensor.name}"
+            )
+        return indirect.elements(ap, placed.byte, offsets), np.ones(ap.nums[0], bool)
 
     def _warn(self, inst, env) -> None:
         """Keep the first warning of each static instruction (with the iteration it came from)

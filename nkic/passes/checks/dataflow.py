@@ -46,7 +46,10 @@ class Dataflow(Pass):
                 if state == UNWRITTEN or (state == PARTLY and (a.write or id(a.inst) in to_hbm)):
                     _report(ctx, a, partly=state == PARTLY)
                     break
-                if state == PARTLY and partly is None:
+                # a gather (tensor indirection) reads the columns its offsets name at run
+                # time, where an unwritten one is a fault: only a read of nothing written is
+                # certain here
+                if state == PARTLY and partly is None and a.ap.dynamic is None:
                     partly = a
             else:
                 if partly is not None:
