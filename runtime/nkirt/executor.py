@@ -757,6 +757,14 @@ class Executor:
             self._check_finite(inst, env, ops, attrs, result)
         # rows every dynamic operand moves (oob_mode skip drops the others)
         keep = np.logical_and.reduce([k for _, k in dynamic.values()]) if dynamic else None
+        # a load of an input nothing writes: its SBUF tile is copied only when it must be
+        deferrable = (
+            inst.op == "dma_copy"
+            and not dynamic
+            and "src" in ops
+            and result.get("dst") is ops["src"]
+            and self._immutable_source(inst)
+        )
         for ap, where in outputs:
             if ap.name not in result:
                 raise RuntimeFault(f"{inst.describe(env)}: no value computed for {ap.name!r}")
@@ -780,12 +788,20 @@ class Executor:
                 memory.view(ap, where, writable=True)[keep] = value[keep]
                 memory.mark_written(ap, where, keep)
                 continue
-            memory.view(ap, where, writable=True)[...] = value
+            if deferrable and ap.buffer == "sbuf" and where.anchor != -1:
+                memory.defer_load(ap, where, value)
+            else:
+                memory.view(ap, where, writable=True)[...] = value
             memory.mark_written(ap, where)
             if partly:
                 self._unmark_dependent(inst, env, ap, where, value, alternate, partly)
             if ap.buffer == "psum":
                 memory.mark_psum_writer(ap, where, inst.engine == "tensor")
+
+    def _immutable_source(self, inst) -> bool:
+        """Whether the instruction's `src` is an input that no instruction writes."""
+        borrowable = self.memory.borrowable
+        return any(ap.name == "src" and ap.tensor.id in borrowable for ap in inst.inputs)
 
     def _unwritten_as_zero(self, inst, attrs, ops, partly) -> dict | None:
         """The instruction's results with the never-written bytes of its partly written
