@@ -36,6 +36,7 @@ from nkirt.memory import Memory
 from nkirt.ports import PortArbiter, bank_claims, per_bank, port_claims
 from nkirt.program import QUEUES, Program, TensorInfo
 from nkirt.roles import CROSS_CORE, PREPARES, operand_roles
+from nkirt.scratch import Scratch
 
 QUEUE_INDEX = {name: i for i, name in enumerate(QUEUES)}
 DMA0 = QUEUE_INDEX["dma0"]
@@ -66,6 +67,8 @@ class ExecContext:
     #: sum matmul products in contraction order, one fp32 rounding per step, as the PE array
     #: does (slow); otherwise one BLAS product per matmul (docs/numerics.md bounds the difference)
     exact_accumulation: bool = False
+    #: the temporaries of the instruction being executed (active only in `Executor._compute`)
+    scratch: Scratch = field(default_factory=Scratch)
 
     def warn(self, message: str) -> None:
         """Report something the hardware would do differently from the values computed."""
@@ -823,6 +826,16 @@ class Executor:
         if on_chip:
             attrs = {**attrs, "_first_partition": on_chip[0].row_lo}
         alternate = self._unwritten_as_zero(inst, attrs, ops, partly) if partly else None
+        # the result may be temporaries of the scratch: written to memory before the next call
+        self.ctx.scratch.begin()
+        try:
+            self._store(inst, env, attrs, ops, outputs, dynamic, partly, alternate)
+        finally:
+            self.ctx.scratch.end()
+
+    def _store(self, inst, env, attrs, ops, outputs, dynamic, partly, alternate) -> None:
+        """Compute the instruction's results and write them to its outputs."""
+        memory = self.memory
         try:
             result = inst.semantics.fn(self.ctx, ops, attrs)
         except Exception as e:
@@ -833,12 +846,20 @@ class Executor:
             self._check_finite(inst, env, ops, attrs, result)
         # rows every dynamic operand moves (oob_mode skip drops the others)
         keep = np.logical_and.reduce([k for _, k in dynamic.values()]) if dynamic else None
+        # a load of an input nothing writes: its SBUF tile is copied only when it must be
+        deferrable = (
+            inst.op == "dma_copy"
+            and not dynamic
+            and "src" in ops
+            and result.get("dst") is ops["src"]
+            and self._immutable_source(inst)
+        )
         for ap, where in outputs:
             if ap.name not in result:
                 raise RuntimeFault(f"{inst.describe(env)}: no value computed for {ap.name!r}")
             value = np.asarray(result[ap.name])
             if value.dtype != ap.np_dtype:
-                value = dtypes.cast(value, ap.dtype)
+                value = dtypes.cast(value, ap.dtype, self.ctx.scratch)
             if value.shape != ap.nums:
                 if value.size != np.prod(ap.nums):
                     raise RuntimeFault(
@@ -856,12 +877,20 @@ class Executor:
                 memory.view(ap, where, writable=True)[keep] = value[keep]
                 memory.mark_written(ap, where, keep)
                 continue
-            memory.view(ap, where, writable=True)[...] = value
+            if deferrable and ap.buffer == "sbuf" and where.anchor != -1:
+                memory.defer_load(ap, where, value)
+            else:
+                memory.view(ap, where, writable=True)[...] = value
             memory.mark_written(ap, where)
             if partly:
                 self._unmark_dependent(inst, env, ap, where, value, alternate, partly)
             if ap.buffer == "psum":
                 memory.mark_psum_writer(ap, where, inst.engine == "tensor")
+
+    def _immutable_source(self, inst) -> bool:
+        """Whether the instruction's `src` is an input that no instruction writes."""
+        borrowable = self.memory.borrowable
+        return any(ap.name == "src" and ap.tensor.id in borrowable for ap in inst.inputs)
 
     def _unwritten_as_zero(self, inst, attrs, ops, partly) -> dict | None:
         """The instruction's results with the never-written bytes of its partly written
