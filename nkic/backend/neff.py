@@ -102,6 +102,8 @@ class _ProgramWriter:
             out["dynamic"] = {"kind": d.kind, "index": d.index, "dim": d.dim}
             if d.unit is not None:
                 out["dynamic"]["unit"] = d.unit
+            if d.extent is not None:
+                out["dynamic"]["extent"] = d.extent
         return out
 
     def attrs(self, attrs: dict) -> dict:

@@ -11,7 +11,7 @@ from ..ir.core import Imm
 from ..ir.isa import ACTIVATIONS, ALU_OPS, ENUMS, INSTRUCTIONS
 from ..ir.types import DTYPES
 from .pylib import make_range
-from .registers import Register
+from .registers import Register, version_at_least
 from .tensors import GridView, TensorView, type_name
 from .values import (
     MISSING,
@@ -291,6 +291,11 @@ def _removed_dtype(ip, name: str, dtype, dst, call) -> None:
 DYNAMIC_OPERANDS = frozenset({"dma_copy", "dma_compute", "dma_transpose"})
 
 
+def _is_indirect(v) -> bool:
+    """A tensor-indirection view (`.indirect(index)`)."""
+    return isinstance(v, TensorView) and v.dynamic is not None and v.dynamic[0] == "indirect"
+
+
 def emit_isa(ip, name: str, values: dict, nodes: dict, call):
     d = INSTRUCTIONS[name]
     operands: dict[str, object] = {}
@@ -306,7 +311,11 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
         if v is POISON:
             raise PoisonError()
         try:
-            if p.role in ("out", "in"):
+            if p.is_tensor and _is_indirect(v):
+                # whether this operand takes tensor indirection: the operand rules
+                index = f"{p.name}.index"
+                operands[p.name], operands[index] = v.to_dynamic_ap(index)
+            elif p.role in ("out", "in"):
                 if v is None and p.default is None:
                     continue
                 if name in DYNAMIC_OPERANDS and isinstance(v, TensorView) and v.dynamic:
@@ -584,13 +593,25 @@ def tensor_attribute(ip, t: TensorView, name: str):
 
         return method(ap)
     if name == "indirect":
-        return method(_indirect)
+        return method(lambda ip_, call, index=None, num_elem=None: _indirect(
+            ip, call, t, index, num_elem))  # fmt: skip
     return MISSING
 
 
-def _indirect(ip, call, index=None, num_elem=None):
-    """`t.indirect(index)`: tensor indirection (NKI 0.5), a gather/scatter operand of compute
-    instructions on NeuronCore-v4 (trn3) only."""
+def _indirect(ip, call, t: TensorView, index, num_elem) -> TensorView:
+    """`t.indirect(index, num_elem=None)`: tensor indirection (NKI 0.5, NeuronCore-v4 only), a
+    gather (input) or scatter (output) operand of a compute instruction. The view `(P, F)`
+    becomes `(P, num_elem)`: column i is column `offset_i` of `t`, the offsets read from the
+    `(P, K)` SBUF index tile in the engine's snake order when the instruction runs (checked
+    per instruction by the operand rules, executed by the runtime)."""
+    if not version_at_least(ip, "0.5"):
+        raise UserError(
+            "err_unknown_api",
+            f"NkiTensor has no attribute 'indirect' in NKI {ip.language.version} (it is new in "
+            "NKI 0.5)",
+            call.node,
+            "compile as NKI 0.5 or later (--nki 0.5)",
+        )
     if ip.target in ("trn1", "trn2"):
         raise UserError(
             "err_unsupported_on_target",
@@ -600,12 +621,74 @@ def _indirect(ip, call, index=None, num_elem=None):
             "gather the columns with nisa.dma_copy and .ap(vector_offset=...) on an HBM "
             "tensor, or compile with --target trn3",
         )
-    raise UserError(
-        "err_unsupported_api",
-        "NkiTensor.indirect (tensor indirection on compute instructions) is not supported by "
-        "nkic yet",
-        call.node,
-        "gather the data with nisa.dma_copy and .ap(vector_offset=...) first",
+    if not t.on_chip:
+        raise UserError(
+            "err_unsupported_memory",
+            f"indirect: tensor indirection addresses an SBUF or PSUM tensor; this one is in "
+            f"{t.buffer}",
+            call.node,
+            "for an HBM tensor gather rows with nisa.dma_copy and .ap(vector_offset=...)",
+        )
+    try:
+        view = t.flatten_dims(1, len(t.shape) - 1) if len(t.shape) > 2 else t
+    except UserError:
+        raise UserError(
+            "err_invalid_view",
+            f"indirect: the free dimensions of a view of shape {t.shape} and strides "
+            f"{t.strides} are not contiguous, so offsets cannot index them as one dimension",
+            call.node,
+            "copy the data into a contiguous tile first, or index a 2-D view",
+        ) from None
+    if len(view.shape) != 2:
+        raise UserError(
+            "err_invalid_view",
+            f"indirect: the view must have a partition and a free dimension, got shape {t.shape}",
+            call.node,
+            "add a free dimension, e.g. t.reshape((P, 1))",
+        )
+    where = call.arg_node(0, "index")
+    if not isinstance(index, TensorView):
+        raise UserError(
+            "err_invalid_argument",
+            f"indirect: index must be an SBUF tile of offsets, got {type_name(index)}",
+            where,
+            "an int32/uint32 SBUF tile of shape (P, K) with P the view's partition count",
+        )
+    index.static_only("an index tile of .indirect()")
+    rows = view.shape[0]
+    if (
+        index.buffer != "sbuf"
+        or index.dtype not in ("int32", "uint32")
+        or len(index.shape) != 2
+        or index.shape[0] != rows
+    ):
+        raise UserError(
+            "err_invalid_argument",
+            f"indirect: index must be an int32/uint32 SBUF tile of shape ({rows}, K), got "
+            f"{index.dtype} {index.buffer} {index.shape}",
+            where,
+            f"the index tile has the view's {rows} partitions; its values are free-dimension "
+            "offsets",
+        )
+    if num_elem is None:
+        count = index.size
+    else:
+        count = ip.need_int(num_elem, "an integer num_elem")
+    if not 1 <= count <= index.size:
+        raise UserError(
+            "err_invalid_argument",
+            f"indirect: num_elem {count} is not in 1..{index.size} (the index tile's "
+            f"{index.size} offsets)",
+            call.arg_node(1, "num_elem"),
+            "use at most as many offsets as the index tile holds",
+        )
+    (pstep, parts), (fstep, size) = view.pattern
+    return TensorView(
+        view.tensor,
+        view.offset,
+        ((pstep, parts), (fstep, count)),
+        view.dtype,
+        ("indirect", index, 1, fstep, size),
     )
 
 

@@ -27,10 +27,11 @@ class TensorView:
         self.offset = Affine.of(offset)
         self.pattern = tuple((int(s), int(n)) for s, n in pattern)
         self.dtype = dtype
-        #: (kind "vector"|"scalar", index tile view, indirect dim) of `.ap(vector_offset= /
-        #: scalar_offset=)`: a runtime offset, bound to a DMA operand (Language §8).
-        #: (kind, index tile, indirect dim, elements one index unit moves) of `.ap(...)`
-        self.dynamic: tuple[str, TensorView, int, int] | None = dynamic
+        #: a runtime offset: (kind "vector"|"scalar", index tile view, indirect dim, elements
+        #: one index unit moves) of `.ap(vector_offset= / scalar_offset=)`, bound to a DMA
+        #: operand (Language §8); or ("indirect", index tile, 1, elements one offset moves,
+        #: size of the viewed free dimension) of `.indirect(index)`, a compute operand (trn3).
+        self.dynamic: tuple | None = dynamic
 
     @staticmethod
     def whole(tensor: Tensor) -> TensorView:
@@ -67,6 +68,16 @@ class TensorView:
         return nbytes // DTYPES[self.dtype].itemsize
 
     def to_ap(self) -> AccessPattern:
+        if self.dynamic is not None and self.dynamic[0] == "indirect":
+            raise UserError(
+                "err_invalid_argument",
+                "a tensor-indirection view (.indirect(index)) is an operand of a compute "
+                "instruction (nisa.tensor_copy, nisa.tensor_tensor, nisa.activation, "
+                "nisa.nc_matmul, ...) only",
+                None,
+                "gather into a tile with nisa.tensor_copy(dst=tile, src=t.indirect(index)) "
+                "and use the tile",
+            )
         if self.dynamic is not None:
             raise UserError(
                 "err_unsupported_api",
@@ -91,13 +102,13 @@ class TensorView:
     def to_dynamic_ap(self, index_operand: str) -> tuple[AccessPattern, AccessPattern]:
         """(this view as an access pattern whose offset is read at run time from the operand
         `index_operand`, that operand's access pattern)."""
-        kind, index, dim, unit = self.dynamic
+        kind, index, dim, unit, *extent = self.dynamic
         ap = AccessPattern(
             self.tensor,
             self.offset,
             self.pattern,
             self.dtype,
-            Dynamic(kind, index_operand, dim, unit),
+            Dynamic(kind, index_operand, dim, unit, *extent),
         )
         return ap, index.to_ap()
 
@@ -120,6 +131,13 @@ class TensorView:
 
     def static_only(self, what: str) -> None:
         """Views are built on static views only: `.ap()` with a dynamic offset comes last."""
+        if self.dynamic is not None and self.dynamic[0] == "indirect":
+            raise UserError(
+                "err_invalid_view",
+                f"{what} of a tensor-indirection view (.indirect(index))",
+                None,
+                "apply .indirect(index) last, to the view you need",
+            )
         if self.dynamic is not None:
             raise UserError(
                 "err_invalid_view",

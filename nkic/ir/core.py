@@ -159,16 +159,26 @@ class Dynamic:
     the pattern's dtype) is the step of dimension `dim` of the tensor view `.ap()` was called
     on (a reshape to 1-D indexes single elements); when None, `prod(shape[dim + 1:])` of the
     tensor's own shape (`prod(shape[1:])` for `vector`).
+
+    `indirect` (tensor indirection, `.indirect(index)` on a compute operand, trn3): an on-chip
+    pattern [partition pair, (ignored step, n)]; element `[p, i]` is storage element
+    `offset + p * partition step + index_i * unit`, where `index_i` is the i-th offset of the
+    index tile read in the engine's snake order (group size 16 on Vector/Scalar/GpSimd, 32 on
+    TensorE: `index[g * G + i % G, (i // G) % K]` with `g = i // (G * K)` for a `(P, K)` tile)
+    and must lie in `0..extent-1`.
     """
 
-    kind: str  # "vector" | "scalar"
+    kind: str  # "vector" | "scalar" | "indirect"
     index: str
     dim: int = 0
     unit: int | None = None
+    #: `indirect` only: the size of the viewed free dimension (offsets lie in 0..extent-1)
+    extent: int | None = None
 
     def __str__(self) -> str:
         unit = "" if self.unit is None else f", {self.unit}"
-        return f"{self.kind}({self.index}, {self.dim}{unit})"
+        extent = "" if self.extent is None else f", {self.extent}"
+        return f"{self.kind}({self.index}, {self.dim}{unit}{extent})"
 
     def step(self, tensor: Tensor, itemsize: int) -> int:
         """Elements (of `itemsize` bytes) one index unit moves the pattern in `tensor`."""
@@ -184,7 +194,8 @@ class AccessPattern:
 
     Units are elements of `dtype` (the tensor's own dtype unless reinterpreted). For on-chip
     tensors the first pair is the partition dimension with step = elements per partition.
-    `dynamic` adds a runtime offset (gather/scatter by an index tile, DMA operands only).
+    `dynamic` adds a runtime offset (gather/scatter by an index tile: DMA operands, and the
+    tensor-indirection operands of compute instructions).
     """
 
     tensor: Tensor
@@ -212,6 +223,15 @@ class AccessPattern:
     @property
     def itemsize(self) -> int:
         return DTYPES[self.dtype].itemsize
+
+    def covering(self) -> AccessPattern:
+        """The static access pattern of every element this one may touch: a tensor-indirection
+        operand covers the whole free dimension of its view; any other AP is itself."""
+        d = self.dynamic
+        if d is None or d.kind != "indirect":
+            return self
+        pattern = (self.pattern[0], (d.unit, d.extent))
+        return AccessPattern(self.tensor, self.offset, pattern, self.dtype)
 
     def __str__(self) -> str:
         pat = ", ".join(f"[{s}, {n}]" for s, n in self.pattern)

@@ -141,10 +141,16 @@ class _ToIR(Transformer):
         dtype = str(rest[-2]) if rest[-2] is not None else t.dtype
         return AccessPattern(t, offset, pairs, dtype, rest[-1])
 
-    def dynamic(self, kind, index, dim, unit=None):
-        if str(kind) not in ("vector", "scalar"):
-            raise IRParseError(f"unknown dynamic offset kind {kind!r} (vector or scalar)")
-        return Dynamic(str(kind), str(index), int(dim), None if unit is None else int(unit))
+    def dynamic(self, kind, index, dim, unit=None, extent=None):
+        if str(kind) not in ("vector", "scalar", "indirect"):
+            raise IRParseError(f"unknown dynamic offset kind {kind!r} (vector, scalar or indirect)")
+        return Dynamic(
+            str(kind),
+            str(index),
+            int(dim),
+            None if unit is None else int(unit),
+            None if extent is None else int(extent),
+        )
 
     def loop(self, var, start, stop, step, mode, loc, *body):
         loc = loc or Loc("<unknown>", 1, 1, 1, 1)

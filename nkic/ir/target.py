@@ -13,6 +13,12 @@ PSUM_BANK_BYTES = 2 * 1024  # Hardware §3 (PSUM row): a bank is 2 KiB (512 fp32
 PSUM_BANKS = 8  # Hardware §3 (PSUM row): 8 banks per partition
 PSUM_PARTITION_BYTES = PSUM_BANKS * PSUM_BANK_BYTES  # Hardware §3: 16 KiB per partition
 DMA_QUEUES = 16  # Hardware §3 (DMA queues per engine: 16, IDs 0–15) and §9
+# ISA (`NkiTensor.indirect`, NeuronCore-v4): tensor-indirection offsets are read from groups
+# of 16 index partitions on Vector/Scalar/GpSimd, 32 on the Tensor engine; each index tile
+# starts on a quadrant boundary (32 partitions)
+INDIRECTION_GROUP = 16
+INDIRECTION_GROUP_TENSOR = 32
+QUADRANT = 32
 # The docs give no minimum free-dim alignment (Language §5.3: `sbuf_min_align`,
 # `psum_min_align` "not stated"); nkic aligns every placement to 4 bytes, one fp32 element.
 ALIGN_BYTES = 4

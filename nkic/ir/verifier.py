@@ -161,7 +161,9 @@ class _Verifier:
             if dyn is None:
                 continue
             index = op.operands.get(dyn.index)
-            if op.opcode not in DYNAMIC_OPCODES:
+            if dyn.kind == "indirect":
+                self.indirect(op, name, o, index, where)
+            elif op.opcode not in DYNAMIC_OPCODES:
                 self.problem(f"{where}: operand {name} has a dynamic offset; only DMA may")
             elif not isinstance(index, AccessPattern) or not (
                 index.tensor.on_chip or index.tensor.buffer == "reg"
@@ -176,6 +178,17 @@ class _Verifier:
                 self.problem(f"{where}: operand {name} has a dynamic offset but is on chip")
             out.add(dyn.index)
         return out
+
+    def indirect(self, op: Inst, name: str, ap: AccessPattern, index, where: str) -> None:
+        """A tensor-indirection operand: an on-chip [partition, offsets] pattern whose index
+        operand is an SBUF access pattern (which operands of which instructions take one is an
+        operand rule, reported to the user; the NEFF reader refuses the others)."""
+        if not ap.tensor.on_chip or len(ap.pattern) != 2:
+            self.problem(f"{where}: operand {name} is indirect but not a 2-D on-chip operand")
+        elif not isinstance(index, AccessPattern) or index.tensor.buffer != "sbuf":
+            self.problem(f"{where}: index operand {ap.dynamic.index!r} of {name} is not in SBUF")
+        elif ap.dynamic.unit is None or ap.dynamic.extent is None:
+            self.problem(f"{where}: indirect operand {name} lacks its unit or extent")
 
     def dyn_loop(self, op: DynLoop, scope: set[str], loops: tuple[Loop, ...], where: str) -> None:
         """A dynamic loop: its registers defined, and only dynamic loops around it (the backend

@@ -51,6 +51,9 @@ class _Item:
     end: int = -1
     span: tuple[int, int] = (0, 0)
     executions: int = 1
+    #: an operand of an instruction with tensor indirection, whose start-partition rules
+    #: relate its operands: placed at partition 0 (the rules then hold by the views alone)
+    at_zero: bool = False
 
     @property
     def rotatable(self) -> bool:
@@ -186,7 +189,7 @@ class _Layout:
         interval = item.interval(count)
         nparts = t.num_partitions
         best: tuple[int, int] | None = None
-        for p in start_partitions(nparts):
+        for p in (0,) if item.at_zero else start_partitions(nparts):
             if p + nparts > self.tgt.partitions:
                 continue
             rivals = [q for q in live if q.partition < p + nparts and p < q.partition + q.nparts]
@@ -235,10 +238,14 @@ def _collect(kernel: Kernel) -> list[_Item]:
     walk(kernel.body, ())
     end_of_kernel = pos + 1
     for p, op, loops in uses:
+        indirect = any(
+            ap.dynamic is not None and ap.dynamic.kind == "indirect" for _, ap in op.aps()
+        )
         for _, ap in op.aps():
             item = items.get(ap.tensor)
             if item is None:
                 continue
+            item.at_zero |= indirect
             d = depth[ap.tensor]
             lo, hi = spans[loops[d]] if len(loops) > d else (p, p)
             item.start = lo if item.start < 0 else min(item.start, lo)

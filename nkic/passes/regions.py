@@ -91,6 +91,7 @@ def row_elems(ap: AccessPattern) -> int:
 
 def region(ap: AccessPattern, ranges: dict[str, tuple[int, int]] | None = None) -> Region:
     t = ap.tensor
+    ap = ap.covering()  # tensor indirection: the whole viewed free dimension
     if ap.dynamic is not None:  # a runtime offset (HBM gather/scatter): the whole tensor
         return Region(Affine(0), 0, 0, Affine(0), 0, t.size * t.itemsize // ap.itemsize - 1,
                       ap.itemsize)  # fmt: skip

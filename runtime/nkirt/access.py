@@ -113,6 +113,10 @@ class AccessPattern:
             self.rows = tensor.shape[0]
             self.base_row, self.base_byte = tensor.address
             free = list(zip(self.steps[1:], self.nums[1:]))
+            dynamic = raw.get("dynamic")
+            if dynamic is not None and dynamic["kind"] == "indirect":
+                # tensor indirection: the footprint is the whole viewed free dimension
+                free = [(dynamic["unit"], dynamic["extent"])]
             self.bucket = SBUF_BUCKET_BYTES if self.buffer == "sbuf" else PSUM_BUCKET_BYTES
         else:
             row_bytes = tensor.shape[-1] * tensor.itemsize if tensor.shape else tensor.itemsize
@@ -212,7 +216,7 @@ class AccessPattern:
         """The Location of element offset `off` in rotation slot `slot` (BoundsError if it
         leaves the tensor)."""
         isz = self.itemsize
-        if self.dynamic is not None:
+        if self.dynamic is not None and not self.tensor.on_chip:
             return Location(off * isz, 0, self.rows - 1, 0, self.row_elems * isz, -1)
         row, col = divmod(off, self.row_elems)
         if self.buffer != "hbm":

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from nkirt import dtypes
+from nkirt import dtypes, indirect
 from nkirt.access import AccessPattern, BoundsError
 from nkirt.cost import ComputeCost, DmaPlan, InstructionShape, compute_cost, dma_plan
 from nkirt.cost.tables import (
@@ -36,6 +36,7 @@ from nkirt.memory import Memory
 from nkirt.ports import PortArbiter, bank_claims, per_bank, port_claims
 from nkirt.program import QUEUES, Program, TensorInfo
 from nkirt.roles import CROSS_CORE, PREPARES, operand_roles
+from nkirt.scratch import Scratch
 
 QUEUE_INDEX = {name: i for i, name in enumerate(QUEUES)}
 DMA0 = QUEUE_INDEX["dma0"]
@@ -66,6 +67,8 @@ class ExecContext:
     #: sum matmul products in contraction order, one fp32 rounding per step, as the PE array
     #: does (slow); otherwise one BLAS product per matmul (docs/numerics.md bounds the difference)
     exact_accumulation: bool = False
+    #: the temporaries of the instruction being executed (active only in `Executor._compute`)
+    scratch: Scratch = field(default_factory=Scratch)
 
     def warn(self, message: str) -> None:
         """Report something the hardware would do differently from the values computed."""
@@ -779,16 +782,33 @@ class Executor:
             ops[ap.name] = memory.view(ap, where, writable=False)
         accumulates = inst.op in MATMULS and attrs.get("accumulate") is True
         unwritten = set()
+        gathered = {}  # the current values of scattered outputs (tensor indirection)
         if inst.semantics.reads_outputs or accumulates:
-            unwritten = {ap.name for ap, where in outputs if not memory.is_written(ap, where)}
+            unwritten = {
+                ap.name
+                for ap, where in outputs
+                if ap.name not in dynamic and not memory.is_written(ap, where)
+            }
+            for ap, _ in outputs:
+                if ap.name in dynamic:
+                    gathered[ap.name], written = memory.gather(ap, *dynamic[ap.name])
+                    if not written:
+                        raise RuntimeFault(
+                            f"uninitialised read: {inst.describe(env)} reads the current "
+                            f"values of its scattered operand {ap.name!r} "
+                            f"({ap.tensor.name}), which nothing wrote"
+                        )
         if inst.semantics.reads_outputs:
             for ap, where in outputs:
+                if ap.name in gathered:
+                    ops[ap.name] = gathered[ap.name]
+                    continue
                 if ap.name in unwritten:
                     memory.settle(ap, where)
                 ops[ap.name] = memory.view(ap, where, writable=False)
         if accumulates:
             for ap, where in outputs:
-                if ap.buffer != "psum":
+                if ap.buffer != "psum" or ap.name in gathered:
                     continue
                 if ap.name in unwritten:
                     raise RuntimeFault(
@@ -806,6 +826,16 @@ class Executor:
         if on_chip:
             attrs = {**attrs, "_first_partition": on_chip[0].row_lo}
         alternate = self._unwritten_as_zero(inst, attrs, ops, partly) if partly else None
+        # the result may be temporaries of the scratch: written to memory before the next call
+        self.ctx.scratch.begin()
+        try:
+            self._store(inst, env, attrs, ops, outputs, dynamic, partly, alternate)
+        finally:
+            self.ctx.scratch.end()
+
+    def _store(self, inst, env, attrs, ops, outputs, dynamic, partly, alternate) -> None:
+        """Compute the instruction's results and write them to its outputs."""
+        memory = self.memory
         try:
             result = inst.semantics.fn(self.ctx, ops, attrs)
         except Exception as e:
@@ -816,12 +846,20 @@ class Executor:
             self._check_finite(inst, env, ops, attrs, result)
         # rows every dynamic operand moves (oob_mode skip drops the others)
         keep = np.logical_and.reduce([k for _, k in dynamic.values()]) if dynamic else None
+        # a load of an input nothing writes: its SBUF tile is copied only when it must be
+        deferrable = (
+            inst.op == "dma_copy"
+            and not dynamic
+            and "src" in ops
+            and result.get("dst") is ops["src"]
+            and self._immutable_source(inst)
+        )
         for ap, where in outputs:
             if ap.name not in result:
                 raise RuntimeFault(f"{inst.describe(env)}: no value computed for {ap.name!r}")
             value = np.asarray(result[ap.name])
             if value.dtype != ap.np_dtype:
-                value = dtypes.cast(value, ap.dtype)
+                value = dtypes.cast(value, ap.dtype, self.ctx.scratch)
             if value.shape != ap.nums:
                 if value.size != np.prod(ap.nums):
                     raise RuntimeFault(
@@ -832,17 +870,27 @@ class Executor:
             if ap.name in dynamic:
                 elements = dynamic[ap.name][0]
                 memory.scatter(ap, elements[keep], value[keep])
+                if ap.buffer == "psum":
+                    indirect.mark_psum_writer(memory, ap, elements, inst.engine == "tensor")
                 continue
             if keep is not None and not keep.all():  # oob_mode skip: those rows stay as they are
                 memory.view(ap, where, writable=True)[keep] = value[keep]
                 memory.mark_written(ap, where, keep)
                 continue
-            memory.view(ap, where, writable=True)[...] = value
+            if deferrable and ap.buffer == "sbuf" and where.anchor != -1:
+                memory.defer_load(ap, where, value)
+            else:
+                memory.view(ap, where, writable=True)[...] = value
             memory.mark_written(ap, where)
             if partly:
                 self._unmark_dependent(inst, env, ap, where, value, alternate, partly)
             if ap.buffer == "psum":
                 memory.mark_psum_writer(ap, where, inst.engine == "tensor")
+
+    def _immutable_source(self, inst) -> bool:
+        """Whether the instruction's `src` is an input that no instruction writes."""
+        borrowable = self.memory.borrowable
+        return any(ap.name == "src" and ap.tensor.id in borrowable for ap in inst.inputs)
 
     def _unwritten_as_zero(self, inst, attrs, ops, partly) -> dict | None:
         """The instruction's results with the never-written bytes of its partly written
@@ -1171,10 +1219,13 @@ class Executor:
         memory, out = self.memory, {}
         views = {ap.name: (ap, where) for ap, where in (*inputs, *outputs)}
         indices = {ap.dynamic["index"] for ap, _ in views.values() if ap.dynamic is not None}
-        for ap, _ in (*inputs, *outputs):
+        for ap, placed in (*inputs, *outputs):
             if ap.dynamic is None:
                 continue
             index_ap, where = views[ap.dynamic["index"]]
+            if ap.dynamic["kind"] == "indirect":
+                out[ap.name] = self._indirect(inst, env, ap, placed, index_ap, where)
+                continue
             if not memory.is_written(index_ap, where):
                 raise RuntimeFault(
                     f"uninitialised read: {inst.describe(env)} reads index operand "
@@ -1207,6 +1258,32 @@ class Executor:
                     )
             out[ap.name] = (elements, inside)
         return out
+
+    def _indirect(self, inst, env, ap, placed, index_ap, where) -> tuple:
+        """The elements of a tensor-indirection operand (nkirt/indirect.py), its offsets read
+        from the index tile now; an offset outside the viewed free dimension is a fault."""
+        memory = self.memory
+        if not memory.is_written(index_ap, where):
+            raise RuntimeFault(
+                f"uninitialised read: {inst.describe(env)} reads index operand "
+                f"{index_ap.name!r} before anything wrote it"
+            )
+        index = np.array(memory.view(index_ap, where, writable=False))
+        count, extent = ap.nums[1], ap.dynamic["extent"]
+        try:
+            offsets = indirect.snake_offsets(index, count, indirect.group_size(inst.engine))
+        except IndexError as e:
+            raise RuntimeFault(f"{inst.describe(env)}: operand {ap.name!r}: {e}") from None
+        bad = (offsets < 0) | (offsets >= extent)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise RuntimeFault(
+                f"out-of-bounds tensor indirection: {inst.describe(env)}: operand "
+                f"{ap.name!r} reads offset {int(offsets[i])} (offset {i} of {count} in "
+                f"{index_ap.name!r}) of a free dimension of {extent} elements of "
+                f"{ap.tensor.name}"
+            )
+        return indirect.elements(ap, placed.byte, offsets), np.ones(ap.nums[0], bool)
 
     def _warn(self, inst, env) -> None:
         """Keep the first warning of each static instruction (with the iteration it came from)

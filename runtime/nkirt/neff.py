@@ -16,7 +16,7 @@ import zlib
 from math import prod
 from typing import Any
 
-from nkirt import dtypes
+from nkirt import dtypes, indirect
 from nkirt import limits as fmt
 from nkirt.cost import DMA_OPS, OPCODES, TENSOR_OPS
 from nkirt.cost.tables import PARTITIONS, PSUM_PARTITION_BYTES, TARGETS
@@ -643,7 +643,10 @@ class _Checker:
         the instruction, an int32/uint32 SBUF tile of one column (docs/neff-format.md)."""
         dyn = operand["dynamic"]
         self.is_dict(dyn, f"{where} dynamic")
-        kind = self.choice(dyn, "kind", ("vector", "scalar"), f"{where} dynamic")
+        kind = self.choice(dyn, "kind", ("vector", "scalar", "indirect"), f"{where} dynamic")
+        if kind == "indirect":
+            indirect.check_operand(op, operands, operand, self.tensors, where)
+            return
         index = self.field(dyn, "index", str, f"{where} dynamic")
         dim = self.field(dyn, "dim", int, f"{where} dynamic")
         unit = dyn.get("unit", 0)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ...backend.engines import choose_engine
 from ...diagnostics import Related
 from ...ir.affine import Affine
 from ...ir.core import AccessPattern, Alloc, Imm, Inst, Kernel, Tensor
@@ -23,7 +24,14 @@ from ...ir.isa import (
     lookup,
     target_at_least,
 )
-from ...ir.target import PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS
+from ...ir.target import (
+    INDIRECTION_GROUP,
+    INDIRECTION_GROUP_TENSOR,
+    PARTITIONS,
+    PSUM_BANK_BYTES,
+    PSUM_BANKS,
+    QUADRANT,
+)
 from ...ir.types import DTYPES
 from ..base import Pass, PassContext
 
@@ -233,6 +241,7 @@ class OperandRules(Pass):
 def _check(c: InstCheck, flagged: set[tuple[str, int]]) -> None:
     if not _target_and_engine(c):
         return
+    _indirection(c)
     oversized = False
     for name, ap in c.inst.aps():
         oversized |= _partitions(c, name, ap, flagged)
@@ -2150,3 +2159,229 @@ def _nc_matmul_mx(c: InstCheck) -> None:
             "only (column size 128, column start 0)",
             "use `tile_size=(rows, 128)` and `tile_position=(row_start, 0)`",
         )
+
+
+# tensor indirection ------------------------------------------------------------------------
+
+#: Tensor indirection (`.indirect(index)`, NKI 0.5, NeuronCore-v4), from each instruction's
+#: "Tensor indirection" section of the ISA reference: the operands that take it, the engines
+#: that run it, and the input whose start partition a scattered `dst`'s index must match.
+INDIRECTION: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "tensor_copy": (("dst", "src"), ("vector", "scalar"), "src"),
+    "tensor_copy_predicated": (("dst", "predicate"), ("vector",), "predicate"),
+    "nc_matmul": (("dst", "stationary", "moving"), ("tensor",), "stationary"),
+    "nc_matmul_mx": (
+        ("dst", "stationary", "moving", "stationary_scale", "moving_scale"),
+        ("tensor",),
+        "stationary",
+    ),
+    "tensor_tensor": (("dst", "data1"), ("vector", "gpsimd"), "data1"),
+    "tensor_scalar": (("dst", "data"), ("vector", "scalar", "gpsimd"), "data"),
+    "tensor_scalar_reduce": (("dst", "data"), ("vector",), "data"),
+    "tensor_scalar_cumulative": (("dst", "src"), ("vector",), "src"),
+    "tensor_reduce": (("dst", "data"), ("vector",), "data"),
+    "activation": (("dst", "data"), ("scalar",), "data"),
+    "activation_reduce": (("dst", "data"), ("scalar",), "data"),
+    "activate2": (("dst", "data"), ("scalar",), "data"),
+    "exponential": (("dst", "src"), ("vector",), "src"),
+}
+#: The float dtypes the Tensor engine reads an indirect operand in (ISA nc_matmul).
+_TE_INDIRECT_DTYPES = ("float16", "bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn")
+_TI = "nkic_tensor_indirection"
+
+
+def _engines_text(engines: tuple[str, ...]) -> str:
+    names = [e.capitalize() if e != "gpsimd" else "GpSimd" for e in engines]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _indirection(c: InstCheck) -> None:
+    """Every documented constraint of tensor indirection: the instruction and operand take it,
+    the engine runs it, the index tile holds the offsets the engine's snake order reads, the
+    instruction-specific rules, and the start partitions where the placement is known."""
+    views = {
+        n: ap for n, ap in c.inst.aps() if ap.dynamic is not None and ap.dynamic.kind == "indirect"
+    }
+    if not views:
+        return
+    spec = INDIRECTION.get(c.op)
+    if spec is None:
+        name = next(iter(views))
+        c.error(
+            _TI,
+            f"`{name}` is a tensor-indirection view (.indirect()), which nisa.{c.op} does not "
+            "take (compute instructions such as tensor_copy, tensor_tensor, activation and "
+            "nc_matmul do)",
+            "gather HBM rows with .ap(vector_offset=...)"
+            if c.op.startswith("dma_")
+            else "gather into a tile with nisa.tensor_copy(dst=tile, src=t.indirect(index)) first",
+        )
+        return
+    operands, engines, reference = spec
+    refused = [n for n in views if n not in operands]
+    for name in refused:
+        taken = " and ".join(f"`{n}`" for n in operands)
+        c.error(
+            _TI,
+            f"`{name}` does not take tensor indirection; only {taken} do",
+            f"gather `{name}` into a tile with nisa.tensor_copy(dst=tile, "
+            f"src=t.indirect(index)) first",
+        )
+    if refused:
+        return
+    engine = choose_engine(c.inst)
+    if engine not in engines:
+        c.error(
+            "err_unsupported_engine",
+            f"with tensor indirection nisa.{c.op} runs on the {_engines_text(engines)} engine, "
+            f"not {_engines_text((engine,))}",
+            f"pass engine=nisa.engine.{engines[0]}",
+        )
+        return
+    group = INDIRECTION_GROUP_TENSOR if engine == "tensor" else INDIRECTION_GROUP
+    for name, ap in views.items():
+        _snake_fits(c, name, ap, group)
+    _indirection_rules(c, views, engine)
+    _indirection_partitions(c, views, reference)
+
+
+def _snake_fits(c: InstCheck, name: str, ap: AccessPattern, group: int) -> None:
+    """The engine reads offset i from partition `(i // (G·K))·G + i % G` of the (P, K) index
+    tile: the `num_elem` offsets must come from its P partitions."""
+    index = c.ap(ap.dynamic.index)
+    if index is None or len(index.shape) != 2:
+        return
+    parts, cols = index.shape
+    count = ap.shape[1]
+    last = (count - 1) // (group * cols)
+    highest = last * group + min(group, count - last * group * cols) - 1
+    if highest < parts:
+        return
+    full, rest = divmod(parts, group)
+    limit = full * group * cols + rest
+    c.error(
+        _TI,
+        f"`{name}` uses {count} offsets; the engine reads them in groups of {group} partitions "
+        f"(offset i from index[i % {group}, i // {group}]), so offset {count - 1} comes from "
+        f"partition {highest} of the {parts}-partition index tile",
+        f"use num_elem <= {limit}, or an index tile of a multiple of {group} partitions",
+        tensor=index.tensor,
+    )
+
+
+def _indirection_rules(c: InstCheck, views: dict[str, AccessPattern], engine: str) -> None:
+    """The per-instruction restrictions of the ISA's tensor-indirection sections."""
+    if engine == "scalar" and "dst" in views and views["dst"].tensor.buffer == "psum":
+        c.error(
+            _TI,
+            "on the Scalar engine a scattered `dst` (.indirect()) cannot be in PSUM",
+            "scatter into an SBUF tile"
+            + (
+                ", or run on the Vector engine" if c.op in ("tensor_copy", "tensor_scalar") else ""
+            ),  # fmt: skip
+            tensor=views["dst"].tensor,
+        )
+    if c.op not in ("nc_matmul", "nc_matmul_mx"):
+        return
+    pos = c.value("tile_position")
+    if pos and tuple(pos) != (0, 0):
+        c.error(
+            _TI,
+            f"tensor indirection is incompatible with hardware tiling: tile_position is "
+            f"{tuple(pos)}",
+            "drop tile_position (or use (0, 0)) when an operand is an .indirect() view",
+        )
+    if c.op == "nc_matmul" and c.value("is_transpose") and "moving" in views:
+        c.error(
+            _TI,
+            "with is_transpose=True `moving` cannot be an .indirect() view",
+            "gather `moving` into a tile with nisa.tensor_copy first",
+        )
+    if c.op == "nc_matmul":
+        for name in ("stationary", "moving"):
+            ap = views.get(name)
+            if ap is not None and ap.dtype not in _TE_INDIRECT_DTYPES:
+                c.error(
+                    _TI,
+                    f"an indirect `{name}` is {ap.dtype}; the Tensor engine gathers "
+                    + ", ".join(_TE_INDIRECT_DTYPES)
+                    + " only",
+                    f"cast `{name}` to bfloat16 first (nisa.tensor_copy into a bfloat16 tile)",
+                    tensor=ap.tensor,
+                )
+    if c.op == "nc_matmul_mx":
+        for data, scale in (("stationary", "stationary_scale"), ("moving", "moving_scale")):
+            a, b = views.get(data), views.get(scale)
+            same = (
+                a is not None and b is not None and c.ap(a.dynamic.index) == c.ap(b.dynamic.index)
+            )
+            if (a is None) != (b is None) or (a is not None and not same):
+                c.error(
+                    _TI,
+                    f"`{data}` and `{scale}` must both be .indirect() views with the same index, "
+                    "or neither (MX data and its scales are one logical tensor)",
+                    f"index `{data}` and `{scale}` with the same index tile",
+                )
+
+
+def _start_partition(ap: AccessPattern) -> int | None:
+    """The absolute start partition of an on-chip operand of an instruction with tensor
+    indirection: its tensor's `address=` placement, else 0 (the allocator starts such operands
+    at partition 0), plus the view's partition offset; None when a loop moves it."""
+    t = ap.tensor
+    if not t.on_chip or not ap.pattern or ap.pattern[0][0] <= 0:
+        return None
+    base = t.address[0] if t.fixed_address and t.address is not None else 0
+    off = Affine.of(ap.offset)
+    if any(coeff % ap.pattern[0][0] == 0 for _, coeff in off.terms):
+        return None
+    return base + off.const // ap.pattern[0][0]
+
+
+def _indirection_partitions(c: InstCheck, views: dict[str, AccessPattern], reference: str) -> None:
+    """The start-partition rules (the ISA states them for manually placed operands; nkic
+    places the others at partition 0, so their views decide): every index starts on a
+    quadrant boundary; a gathered input starts where its index does; a scattered `dst`'s index
+    starts where the reference input does (its index when that input is gathered from PSUM;
+    for the matmuls, `stationary`)."""
+
+    def start(ap):
+        return None if ap is None else _start_partition(ap)
+
+    def mismatch(what: str, a: int | None, other: str, b: int | None, hint: str) -> None:
+        if a is not None and b is not None and a != b:
+            c.error(_TI, f"{what} starts at partition {a} but {other} at partition {b}", hint)
+
+    for name, ap in views.items():
+        index = c.ap(ap.dynamic.index)
+        p = start(index)
+        if p is not None and p % QUADRANT:
+            c.error(
+                _TI,
+                f"the index of `{name}` starts at partition {p}, not on a quadrant boundary "
+                "(a multiple of 32)",
+                "place the index tile at partition 0, 32, 64 or 96",
+                tensor=index.tensor,
+            )
+        if name != "dst":
+            mismatch(
+                f"`{name}`", start(ap), "its index", p,
+                f"place `{name}` and its index tile on the same partitions",
+            )  # fmt: skip
+    dst = views.get("dst")
+    ref = c.ap(reference)
+    if dst is None or ref is None:
+        return
+    dst_index = start(c.ap(dst.dynamic.index))
+    matmul = c.op in ("nc_matmul", "nc_matmul_mx")
+    if matmul or ref.tensor.buffer == "sbuf":
+        mismatch(
+            "the index of `dst`", dst_index, f"`{reference}`", start(ref),
+            f"place the index tile of `dst` on the partitions of `{reference}`",
+        )  # fmt: skip
+    elif reference in views:
+        mismatch(
+            "the index of `dst`", dst_index, f"the index of `{reference}`",
+            start(c.ap(views[reference].dynamic.index)),
+            f"index `dst` and `{reference}` with tiles on the same partitions",
+        )  # fmt: skip

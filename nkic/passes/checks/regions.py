@@ -48,6 +48,7 @@ class Footprint:
 def footprint(ap: AccessPattern, ranges: Ranges) -> Footprint:
     """The most precise footprint of `ap` while the loop variables range over `ranges`."""
     t = ap.tensor
+    ap = ap.covering()  # tensor indirection: the whole viewed free dimension
     if ap.dynamic is not None:  # a runtime offset (HBM gather/scatter): the whole storage
         return Footprint(t, (Affine(0),), (t.size * t.itemsize - 1,), "flat")
     if ap.dtype == t.dtype:

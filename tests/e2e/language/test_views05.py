@@ -61,7 +61,11 @@ def test_view_diagnostics(kernel, text):
     ("target", "code", "text"),
     [
         ("trn2", "err_unsupported_on_target", "exists on trn3 only; the target is trn2"),
-        ("trn3", "err_unsupported_api", "not supported by nkic yet"),
+        (
+            "trn3",
+            "err_invalid_argument",
+            "index must be an int32/uint32 SBUF tile of shape (128, K)",
+        ),
     ],
 )
 def test_tensor_indirection_is_named_by_target(target, code, text):
