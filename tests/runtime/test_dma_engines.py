@@ -197,3 +197,31 @@ def test_random_fixes_match_a_packet_free_reference_for_equal_rings():
         # a newcomer after all of them has the engine to itself
         late = e.submit(0.0, 10.0, ring=99)
         assert e.completion(late) == pytest.approx(sum(works) + 10.0)
+
+
+def test_engines_that_diverge_keep_the_transfers_pending_on_all_of_them():
+    """A transfer on some engines only gives every engine its own state; transfers submitted
+    while the engines were identical then complete as on separately kept engines."""
+    rng = random.Random(5)
+    for _ in range(20):
+        shared, each = DmaEngines(lambda: 0.0), DmaEngines(lambda: 0.0)
+        pairs = []
+        for n in range(12):
+            ready, work, ring = n * 20.0, rng.uniform(5, 80), n % 3
+            if n == 6:  # partitions 0..63: engines 0..7
+                chunks = [(k, work) for k in range(8)]
+                pairs.append((shared.submit(ready, chunks, ring), each.submit(ready, chunks, ring)))
+            else:
+                pairs.append(
+                    (
+                        shared.submit(ready, work, ring),
+                        each.submit(ready, [(k, work) for k in range(16)], ring),
+                    )
+                )
+            if n in (3, 9):
+                s, x = pairs[n - 2]
+                assert shared.fix(s) == pytest.approx(each.fix(x))
+        assert not shared.shared
+        for s, x in pairs:
+            assert shared.completion(s) == pytest.approx(each.completion(x))
+            assert shared.fix(s) == pytest.approx(each.fix(x))
