@@ -436,6 +436,40 @@ def kernel(a: nt.tensor[4, 128, 512]):
 """,
 )
 _code(
+    "nkic_shadowing_local_tensor",
+    "A block rebinds a tensor's name to a new tensor (Beta 1)",
+    "frontend",
+    """Beta 1 only. Inside an `if` / `else` / `for` block, `data = data + t` does not update the
+    tensor `data` held before the block: it binds the name to a new tensor whose scope is the
+    block, and reading `data` after the block is `err_local_variable_used_out_of_scope`. Beta 1
+    warned here ("shadowing local tensor ... with a new object"); so does nkic. Write
+    `data[...] = data + t` to update the existing tensor. (The example is written in Beta 1,
+    `neuronxcc.nki`, which `nkic check` selects by the file's imports.)""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    data = nl.zeros((128, 512), dtype=nl.float32)
+    for i in nl.sequential_range(4):
+        data = data + nl.load(a)  # <- nkic_shadowing_local_tensor
+        nl.store(out, value=data)
+    return out
+""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    data = nl.zeros((128, 512), dtype=nl.float32)
+    for i in nl.sequential_range(4):
+        data[...] = data + nl.load(a)
+    nl.store(out, value=data)
+    return out
+""",
+    severity="warning",
+)
+_code(
     "err_control_flow_condition_depending_on_arange",
     "Branch on an index grid (Beta 1)",
     "frontend",

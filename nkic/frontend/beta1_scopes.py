@@ -76,6 +76,31 @@ def block(ip, kind: str, node):
                 outer.names.add(name)
 
 
+def shadowing(ip, target, value) -> None:
+    """`name = <a tensor the block created>` where `name` held a tensor from outside the block:
+    Beta 1 binds the name to a new tensor that dies with the block (a warning, as Beta 1 gave;
+    reading it after the block is then `err_local_variable_used_out_of_scope`)."""
+    b = ip.tensor_blocks[-1]
+    if (
+        b.scope is not ip.scope
+        or not isinstance(value, TensorView)
+        or value.tensor not in b.tensors
+    ):
+        return
+    old = ip.scope.vars.get(target.id)
+    if not isinstance(old, TensorView) or old.tensor in b.tensors:
+        return
+    shape = ", ".join(str(d) for d in old.shape)
+    ip.warn(
+        "nkic_shadowing_local_tensor",
+        f"shadowing local tensor '{old.dtype} {target.id}[{shape}]' with a new object inside "
+        f"the {b.kind} block at line {b.line}: the name holds the new tensor only until the "
+        "block ends",
+        target,
+        f"write `{target.id}[...] = ...` to update the existing tensor",
+    )
+
+
 def bound(ip, name: str) -> None:
     """`name` is assigned in the current scope."""
     if ip.tensor_blocks[-1].scope is ip.scope:

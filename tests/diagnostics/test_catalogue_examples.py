@@ -38,6 +38,7 @@ EXEMPT = {
     "err_failed_to_infer_tile_from_local_tensor": "Beta 1 only; see "
     "tests/diagnostics/test_beta1_examples.py",
     "err_1d_arange_not_supported": "Beta 1 only; see tests/diagnostics/test_beta1_examples.py",
+    "nkic_shadowing_local_tensor": "Beta 1 only; see tests/diagnostics/test_beta1_examples.py",
     "err_indirect_indices_free_dim": "Beta 1 only; see tests/diagnostics/test_beta1_examples.py",
     "err_cannot_assign_to_index": "Beta 1 only; see tests/diagnostics/test_beta1_examples.py",
 }

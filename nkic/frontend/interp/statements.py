@@ -103,6 +103,8 @@ class Statements:
             value = self.language.bind_name(self, target.id, value)
             if isinstance(value, TensorView) and not value.tensor.label:
                 value.tensor.label = target.id
+            if self.tensor_blocks:
+                beta1_scopes.shadowing(self, target, value)
             self.store_name(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = self.iterate(value, target)

@@ -79,3 +79,16 @@ def test_current_nki_keeps_a_tensor_bound_in_a_branch(tmp_path):
     a, b = (rng.standard_normal((128, 64)).astype(np.float32) for _ in range(2))
     for first, want in ((True, a), (False, b)):
         np.testing.assert_array_equal(nkic.compile(str(path), a, b, first)(a, b), want)
+
+
+def test_rebinding_an_outer_tensor_in_a_block_warns_as_beta1_did():
+    """`data = data + t` in a loop: Beta 1's 'shadowing local tensor' warning at the
+    assignment, then the out-of-scope error where the name is read after the loop."""
+    diags = nkic.check(KERNELS, kernel="rebound_in_a_loop", a=np.zeros((128, 64), np.float32))
+    assert [(d.code, d.severity, d.loc.line) for d in diags] == [
+        ("nkic_shadowing_local_tensor", "warning", 41),
+        (CODE, "error", 42),
+    ]
+    assert "'float32 data[128, 64]'" in diags[0].message and "data[...] =" in diags[0].hint
+    # writing the tile created before the loop is neither
+    assert nkic.check(KERNELS, kernel="updated_in_a_loop", a=np.zeros((128, 64), np.float32)) == []
