@@ -888,7 +888,10 @@ class Executor:
                 memory.mark_psum_writer(ap, where, inst.engine == "tensor")
 
     def _immutable_source(self, inst) -> bool:
-        """Whether the instruction's `src` is an input that no instruction writes."""
+        """Whether the instruction's `src` is an input that no instruction writes (of an LNC=2
+        launch, never: the other core's instructions may write a shared input)."""
+        if self.launch is not None:
+            return False
         borrowable = self.memory.borrowable
         return any(ap.name == "src" and ap.tensor.id in borrowable for ap in inst.inputs)
 
