@@ -10,6 +10,7 @@ its measurements as JSON), so no case inherits another's memory or caches.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -143,9 +144,20 @@ def measure(case: str, repeat: int) -> dict:
     }
 
 
+#: glibc's allocator keeps freed blocks up to 64 MiB instead of returning them to the system:
+#: without this, whether numpy's temporaries fault in fresh pages on every use depends on the
+#: allocator's heuristics in that process, and the floor's own time varied 3x from one process
+#: to the next. Both sides of every pair run with it.
+STEADY_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(64 << 20), "MALLOC_TRIM_THRESHOLD_": str(256 << 20)}
+
+
 def _in_subprocess(case: str, repeat: int) -> dict:
     done = subprocess.run(
-        [sys.executable, __file__, case, str(repeat)], capture_output=True, text=True, check=False
+        [sys.executable, __file__, case, str(repeat)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **STEADY_MALLOC},
     )
     if done.returncode:
         sys.exit(f"functional benchmark {case!r} failed:\n{done.stderr}")
@@ -163,7 +175,10 @@ def functional_speed(lines: list[str], compile_or_die=None, big: bool = True) ->
         "30 s. Method: each kernel runs in a fresh subprocess, which times the simulator and its "
         "floor alternately, one warm-up pair not counted and then *n* pairs; the ratio of each "
         "pair (simulator ÷ floor, wall time) is reported as the median, the minimum and the "
-        "spread (max − min). Alternating puts both under the same load of a shared machine.",
+        "spread (max − min). Alternating puts both under the same load of a shared machine. The "
+        "subprocess runs with glibc's `MALLOC_MMAP_THRESHOLD_=64 MiB` and "
+        "`MALLOC_TRIM_THRESHOLD_=256 MiB`, so that neither side's time depends on whether the "
+        "allocator hands back fresh pages for temporaries.",
         "",
         "| kind | kernel | shapes | instances | pairs | simulator s (median) | floor s (median) "
         "| ratio median | ratio min | spread | CPU ratio median | outputs equal |",
