@@ -690,7 +690,7 @@ def migrate(file, output, to, kernel, arg_items, target, grid) -> None:
     for name in names:
         outcome = verify(file, result.text, name, args, _target(target, _config(file)), grid=grid)
         click.echo(outcome.describe(), err=True)
-        failed |= bool(outcome.error) or not outcome.identical
+        failed |= not outcome.matches
     if failed:
         sys.exit(EXIT_ERRORS)
 

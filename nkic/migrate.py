@@ -1920,6 +1920,9 @@ class _Migrator(cst.CSTTransformer):
         broadcast = self._exact_broadcast(updated, stmt)
         if broadcast is not None:
             return broadcast
+        copied = self._load_into_view(updated, stmt)
+        if copied is not None:
+            return copied
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0].target
             call = stmt.value
@@ -1957,6 +1960,32 @@ class _Migrator(cst.CSTTransformer):
                 target = _code(stmt.target)  # PSUM accumulation, in place
                 return self._dst_first(updated, name, stmt.value, target, new=False)
         return updated
+
+    def _load_into_view(self, line, stmt):
+        """`t[...] = nl.load(src)`: one DMA into the view, `nisa.dma_copy(dst=t[...],
+        src=src)`. Current NKI would load into a tile of its own and copy that into the view,
+        two instructions and a tile; the DMA writes the same values (a copy, or the same
+        round-to-nearest-even cast when the dtypes differ). Not for a PSUM view, nor a load
+        with `dtype=` or other options."""
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+            return None
+        target, call = stmt.targets[0].target, stmt.value
+        if not (isinstance(target, cst.Subscript) and isinstance(call, cst.Call)):
+            return None
+        if self._is(call.func, self.nl) != "load" or len(call.args) != 1:
+            return None
+        arg = call.args[0]
+        if arg.star or (arg.keyword is not None and arg.keyword.value != "src"):
+            return None
+        base = target
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        if not isinstance(base, cst.Name) or base.value in self.psum:
+            return None
+        text = f"{self._nisa()}.dma_copy(dst={_code(target)}, src={_code(arg.value)})\n"
+        return cst.parse_statement(text).with_changes(
+            leading_lines=line.leading_lines, trailing_whitespace=line.trailing_whitespace
+        )
 
     def _loop_reduce(self, line, stmt):
         """`t[...] = nl.loop_reduce(x, np.add, loop_indices=[i])`: Beta 1 reduced `x` into the
@@ -2649,6 +2678,7 @@ def _grid_uses(module: cst.Module, names: set) -> set:
     `g.p` too)."""
     found: set = set()
     scope: list[str] = []
+    shadowed: list[set] = []  # the names each enclosing comprehension binds
 
     class Finder(cst.CSTVisitor):
         # a name assigned (`_, _, n = k.shape` beside `i_p, _ = nl.mgrid[...]`) is not a use;
@@ -2664,11 +2694,32 @@ def _grid_uses(module: cst.Module, names: set) -> set:
         def leave_FunctionDef(self, n):
             scope.pop()
 
+        # a comprehension's own variables (`for _ in range(n)` of a list of tiles) shadow a
+        # grid of the same name (`i_p, _ = nl.mgrid[...]`)
+        def visit_ListComp(self, n):
+            bound = set()
+            loop = n.for_in
+            while loop is not None:
+                bound |= _names(loop.target)
+                loop = loop.inner_for_in
+            shadowed.append(bound)
+
+        def leave_ListComp(self, n):
+            shadowed.pop()
+
+        visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
+        leave_SetComp = leave_GeneratorExp = leave_DictComp = leave_ListComp
+
         def visit_Name(self, n):
+            if any(n.value in bound for bound in shadowed):
+                return
             name = n.value.removeprefix(_MGRID_AXIS).rsplit("__", 1)[0]
-            key = (tuple(scope), name)
-            if key in names:
-                found.add(key)
+            # the innermost enclosing function that removed it (a closure reads its outer one's)
+            for depth in range(len(scope), -1, -1):
+                key = (tuple(scope[:depth]), name)
+                if key in names:
+                    found.add(key)
+                    break
 
     module.visit(Finder())
     return found
@@ -2676,23 +2727,54 @@ def _grid_uses(module: cst.Module, names: set) -> set:
 
 @dataclass
 class Verification:
-    """The original and the migrated kernel compiled and run on the same seeded inputs."""
+    """The original and the migrated kernel compiled and run on the same seeded inputs.
+
+    `identical`: every output bit for bit. Otherwise `within_tolerance` when the difference is
+    no more than the roundings the migration changed explain (`explained_by`, each with the
+    normwise difference it allows; the rule is nkic.migrate_rounding's)."""
 
     kernel: str
     identical: bool
     max_abs_diff: float
     latency_ns: tuple[float, float]
     error: str | None = None  # why one of them could not be compiled or run
+    within_tolerance: bool = False
+    max_rel_diff: float = 0.0  # max over outputs of max |a - b| / max |a|
+    max_ulp: int = 0  # in the output's dtype
+    allowed_rel_diff: float = 0.0  # what the changed roundings explain
+    explained_by: tuple[str, ...] = ()
+    incomparable: str = ""  # why the outputs cannot be within a tolerance (NaN moved, ...)
+
+    @property
+    def matches(self) -> bool:
+        """Identical, or within the tolerance the changed rounding explains."""
+        return self.error is None and (self.identical or self.within_tolerance)
 
     def describe(self) -> str:
         if self.error:
             return f"{self.kernel}: not verified: {self.error}"
         before, after = (t / 1000 for t in self.latency_ns)
-        same = (
-            "outputs bit-identical"
-            if self.identical
-            else f"outputs differ (max |difference| {self.max_abs_diff:.3g})"
-        )
+        if self.identical:
+            same = "outputs bit-identical"
+        else:
+            measured = (
+                f"max ulp error {self.max_ulp}, max relative error {self.max_rel_diff:.3g}"
+                if not self.incomparable
+                else self.incomparable
+            )
+            if self.within_tolerance:
+                same = (
+                    f"outputs within tolerance ({measured} <= {self.allowed_rel_diff:.3g}, "
+                    f"explained by {'; '.join(self.explained_by)})"
+                )
+            else:
+                why = (
+                    f"; the changed roundings explain at most {self.allowed_rel_diff:.3g}: "
+                    + "; ".join(self.explained_by)
+                    if self.explained_by
+                    else "; no rounding the migration changed explains it"
+                )
+                same = f"outputs differ (max |difference| {self.max_abs_diff:.3g}, {measured}{why})"
         return f"{self.kernel}: {same}; predicted latency {before:,.3f} µs -> {after:,.3f} µs"
 
 
@@ -2748,18 +2830,36 @@ def verify(
                     kernel, False, float("nan"), (0.0, 0.0), f"{which}: run faulted: {first}"
                 )
             outs = outs if isinstance(outs, tuple) else (outs,)
-            results.append((outs, compiled.profile["total_ns"]))
-        (before, t0), (after, t1) = results
+            results.append((outs, compiled.profile["total_ns"], compiled.ir))
+        (before, t0, ir0), (after, t1, ir1) = results
         identical = len(before) == len(after) and all(
             a.shape == b.shape and a.tobytes() == b.tobytes() for a, b in zip(before, after)
         )
-        diff = 0.0
-        if not identical and len(before) == len(after):
-            diff = max(
-                float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
-                for a, b in zip(before, after)
-            )
-        return Verification(kernel, identical, diff, (t0, t1))
+        if identical:
+            return Verification(kernel, True, 0.0, (t0, t1))
+        return _compared(kernel, before, after, (t0, t1), (ir0, ir1))
+
+
+def _compared(kernel, before, after, latency, irs) -> Verification:
+    """The verdict on outputs that are not bit-identical: within the tolerance the roundings
+    the migration changed explain (migrate_rounding), or differ."""
+    from . import migrate_rounding as rounding
+
+    gap = rounding.distance(before, after)
+    found = rounding.changes(*(rounding.Rounding.of_ir(ir) for ir in irs))
+    allowed = sum(c.bound for c in found) + 2 * gap.output_roundoff if found else 0.0
+    return Verification(
+        kernel,
+        False,
+        gap.max_abs,
+        latency,
+        within_tolerance=bool(found) and gap.comparable and gap.max_rel <= allowed,
+        max_rel_diff=gap.max_rel,
+        max_ulp=gap.max_ulp,
+        allowed_rel_diff=allowed,
+        explained_by=tuple(c.what for c in found),
+        incomparable=gap.why_not,
+    )
 
 
 def _migrated_args(args: dict) -> dict:

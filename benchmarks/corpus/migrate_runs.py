@@ -9,7 +9,7 @@ test's call cannot be written with `--arg`).
 
 Per file: *migrated* (`nkic migrate -o` succeeded), *clean under 0.7* (`nkic check --nki 0.7`
 reports no error and no deprecation warning), *outputs* (per kernel with shapes: identical,
-differ, or not verified and why), and the manual steps (`TODO(nkic migrate)` comments) left.
+within tolerance, differ, or not verified and why), and the manual steps (`TODO(nkic migrate)` comments) left.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ from .nkic_runs import (
 HERE = Path(__file__).resolve().parent
 SHAPE_TABLES = (HERE / "beta1_shapes.toml", HERE / "migrate_shapes.toml")
 DEPRECATED = "nkic_deprecated_api"
+#: the verdict on outputs that differ only by the rounding the migration changed
+TOLERANCE = "within tolerance"
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,8 @@ def _verify(kf: KernelFile, k: Shaped, timeout: float, cwd: str) -> dict:
     line = next((ln for ln in err.splitlines() if ln.startswith(f"{k.entry}: ")), "")
     if "outputs bit-identical" in line:
         verdict = "identical"
+    elif "outputs within tolerance" in line:
+        verdict = TOLERANCE
     elif "outputs differ" in line:
         verdict = "differ"
     else:
@@ -217,14 +221,14 @@ def run_all(
 
 def file_status(entry: dict) -> str:
     """ok: migrated with no manual step left, clean under 0.7, every kernel with shapes
-    identical (or none has shapes)."""
+    identical or within tolerance (or none has shapes)."""
     if entry.get("migrate") != OK:
         return f"migrate {entry.get('migrate')}"
     check = entry.get("check", {}).get("status")
     if check != "clean":
         return f"check {check}"
     verdicts = [v["status"] for v in entry.get("verify", []) if v["status"] != "limit"]
-    bad = [v for v in verdicts if v != "identical"]
+    bad = [v for v in verdicts if v not in ("identical", TOLERANCE)]
     if bad:
         return f"outputs {bad[0]}"
     return "manual steps" if entry.get("todos") else "ok"
@@ -245,6 +249,7 @@ def summary(results: list[dict]) -> dict:
         ),
         "kernels_with_shapes": len(verified),
         "identical": sum(v["status"] == "identical" for v in verified),
+        "tolerance": sum(v["status"] == TOLERANCE for v in verified),
         "differ": sum(v["status"] == "differ" for v in verified),
         "todos": sum(len(e.get("todos", [])) for e in results),
     }
@@ -259,6 +264,8 @@ def _verdict(v: dict, public_finding: bool) -> str:
     """A kernel's outputs cell: its verdict, why when not identical, and whether the reason is
     a problem of the public code itself (the original kernel fails, and notes.toml says why)."""
     text = f"{v['entry']}: {v['status']}"
+    if v["status"] == TOLERANCE:  # the measured difference and what explains it
+        return text + f" ({v['detail'].removeprefix('outputs within tolerance (')}"
     if v["status"] == "identical" or not v.get("detail"):
         return text
     if public_finding and v["status"] == "not verified" and v["detail"].startswith("original"):
@@ -281,14 +288,15 @@ def markdown(results: list[dict] | None, findings: list[dict] | None = None) -> 
         "with `nkic check --nki 0.7` (*clean*: no error and no deprecation warning); each "
         "kernel with shapes in `benchmarks/corpus/beta1_shapes.toml` or `migrate_shapes.toml` "
         "compiled from both versions and run on the same seeded inputs (*identical*: every "
-        "output bit for bit). *Manual steps*: the `TODO(nkic migrate)` comments left in the "
-        "migrated file.",
+        "output bit for bit; *within tolerance*: apart only by what the roundings the migration "
+        "changed explain, docs/migrate.md). *Manual steps*: the `TODO(nkic migrate)` comments "
+        "left in the migrated file.",
         "",
         f"{s['files']} files: {s['migrated']} migrated, {s['clean']} clean under 0.7, "
-        f"{s['ok']} clean with no manual step and every kernel verified identical (or no "
-        "shapes); "
+        f"{s['ok']} clean with no manual step and every kernel verified identical or within "
+        "tolerance (or no shapes); "
         f"{s['identical']} of {s['kernels_with_shapes']} kernels with shapes identical, "
-        f"{s['differ']} differ; {s['todos']} manual steps; {s['internal']} files with an "
+        f"{s['tolerance']} within tolerance, {s['differ']} differ; {s['todos']} manual steps; {s['internal']} files with an "
         "internal error.",
         "",
         "| file | migrated | clean under 0.7 | outputs | manual steps |",

@@ -550,14 +550,15 @@ def _list_methods(ip, lst: list, name: str):
     def sort(ip_, call, key=None, reverse=False):
         lst[:] = _sort(ip, call, list(lst), key, reverse)
 
-    table = {
-        "append": mutate(append), "extend": mutate(extend), "insert": mutate(insert),
-        "pop": mutate(pop), "remove": mutate(remove), "reverse": mutate(reverse),
-        "clear": mutate(clear), "sort": mutate(sort),
-        "copy": lambda ip_, call: list(lst),
+    mutating = {
+        "append": append, "extend": extend, "insert": insert, "pop": pop, "remove": remove,
+        "reverse": reverse, "clear": clear, "sort": sort,
     }  # fmt: skip
-    table.update(_sequence_methods(ip, lst))
-    return table.get(name)
+    if name in mutating:  # only the method asked for is wrapped: this runs on every `lst.x`
+        return mutate(mutating[name])
+    if name == "copy":
+        return lambda ip_, call: list(lst)
+    return _sequence_methods(ip, lst).get(name)
 
 
 def _sequence_methods(ip, seq) -> dict:
@@ -610,9 +611,10 @@ def _dict_methods(ip, d: dict, name: str):
     def clear(ip_, call):
         d.clear()
 
+    if name in ("pop", "update", "clear"):  # only the method asked for is wrapped
+        return mutate({"pop": pop, "update": update, "clear": clear}[name])
     table = {
-        "get": get, "setdefault": setdefault, "pop": mutate(pop), "update": mutate(update),
-        "clear": mutate(clear),
+        "get": get, "setdefault": setdefault,
         "keys": lambda ip_, call: list(d.keys()),
         "values": lambda ip_, call: list(d.values()),
         "items": lambda ip_, call: [(k, v) for k, v in d.items()],

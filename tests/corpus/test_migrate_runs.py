@@ -139,3 +139,32 @@ def test_a_kernel_the_public_code_breaks_is_marked_as_such():
         "worse: not verified (migrated: err_y: no)"
     ) in section
     assert "| k: not verified (original: err_x) |" in section
+
+
+def test_outputs_within_tolerance_count_as_verified_with_their_explanation():
+    detail = (
+        "outputs within tolerance (max ulp error 3, max relative error 0.0021 <= 0.0156, "
+        "explained by activation rounds to bfloat16 in the migrated kernel only); "
+        "predicted latency 1.000 µs -> 1.000 µs"
+    )
+    results = [
+        {
+            "key": "r/close.py",
+            "migrate": "ok",
+            "todos": [],
+            "check": {"status": "clean"},
+            "verify": [
+                {"entry": "k", "status": "identical", "detail": "outputs bit-identical"},
+                {"entry": "j", "status": migrate_runs.TOLERANCE, "detail": detail},
+            ],
+        },
+    ]
+    assert migrate_runs.file_status(results[0]) == "ok"
+    summary = migrate_runs.summary(results)
+    assert (summary["identical"], summary["tolerance"], summary["differ"]) == (1, 1, 0)
+    section = "\n".join(migrate_runs.markdown(results))
+    assert "2 kernels with shapes identical, 1 within tolerance, 0 differ" in section
+    assert (
+        "k: identical; j: within tolerance (max ulp error 3, max relative error 0.0021 <= "
+        "0.0156, explained by activation rounds to bfloat16"
+    ) in section

@@ -107,3 +107,31 @@ def rows_through_two_buffers(a):
         y = nisa.activation(op=nl.exp, data=buf[i])
         nl.store(out[i * 128 : (i + 1) * 128, 0:cols], value=y)
     return out
+
+
+@nki.jit
+def row_sums_in_a_helper(a):
+    # a partition grid of the kernel (its other axis named `_`, as the loop variable of a
+    # list of tiles is) indexing a block of a rotating allocation in a helper function
+    rows, cols = a.shape
+    n = rows // 128
+    w = cols // 4
+    out = nl.ndarray((rows, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+    i_p, _ = nl.mgrid[0:128, 0:1]
+    sums = nl.ndarray(
+        (n, nl.par_dim(128), 4),
+        dtype=nl.float32,
+        buffer=ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(2,)),
+    )
+
+    def row_sums(i):
+        for j in nl.affine_range(4):
+            x = nl.load(a[i * 128 : (i + 1) * 128, j * w : (j + 1) * w])
+            _exps = nisa.activation_reduce(
+                op=np.exp, data=x, reduce_op=np.add, reduce_res=sums[i, i_p, j]
+            )
+        nl.store(out[i * 128 : (i + 1) * 128, 0:4], value=sums[i])
+
+    for i in nl.sequential_range(n):
+        row_sums(i)
+    return out

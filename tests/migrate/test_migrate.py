@@ -5,10 +5,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from nkic import api
 from nkic.cli import cli
 from nkic.frontend import TensorSpec
 from nkic.migrate import migrate_source, verify
@@ -547,7 +549,8 @@ def test_block_tensors_read_in_closures_numpy_dtypes_and_loop_hints():
     assert "acc_type = nl.float32 if wide else a.dtype" in text
     # the blocks moved after the partition dimension, also where a closure reads them
     assert "parts = nl.ndarray((128, 4, 64), dtype=acc_type, buffer=nl.sbuf)" in text
-    assert "        parts[:, i, :] = nl.load(a[i])\n" in text
+    # a load into a view: one DMA into it
+    assert "        nisa.dma_copy(dst=parts[:, i, :], src=a[i])\n" in text
     assert "op=nl.add, data=parts[:, i, :], axis=1)" in text
     assert "nisa.activation(dst=c, op=nl.copy, data=parts[:, i, :])" in text
     assert "    for i in range(4):\n" in text
@@ -625,3 +628,53 @@ def test_a_failing_original_is_reported_by_its_first_error_not_an_earlier_warnin
     )
     assert res.exit_code == 1
     assert "twice: not verified: original: err_undefined_name: name 'cols'" in res.output
+
+
+LOADS_INTO_VIEWS = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def halves(a):
+    # float32 rows loaded into the blocks of a bfloat16 tile (the load casts), then summed
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((2, nl.par_dim(128), 512), dtype=nl.bfloat16, buffer=nl.sbuf)
+    for i in nl.affine_range(2):
+        t[i] = nl.load(a[i * 128:(i + 1) * 128, 0:512])
+    acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+    acc[...] = nl.load(a[0:128, 0:512])
+    w = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    w[...] = nl.load(a[128:256, 0:512], dtype=nl.bfloat16)
+    s = nl.add(nl.add(t[0], t[1]), nl.add(nl.copy(acc), w))
+    nl.store(out, value=s)
+    return out
+"""
+
+
+def test_a_load_into_a_view_is_one_dma_into_it(tmp_path):
+    path = tmp_path / "loads.py"
+    path.write_text(LOADS_INTO_VIEWS)
+    m = migrate_source(LOADS_INTO_VIEWS)
+    text = m.text.replace("nki.isa.", "nisa.")
+    # the DMA writes the view (casting float32 to bfloat16) instead of a load and a copy
+    assert "        nisa.dma_copy(dst=t[:, i, :], src=a[i * 128:(i + 1) * 128, 0:512])\n" in text
+    # a PSUM view and a load with dtype= stay loads
+    assert "    acc[...] = nl.load(a[0:128, 0:512])\n" in text
+    assert "    w[...] = nl.load(a[128:256, 0:512], dtype=nl.bfloat16)\n" in text
+    spec = {"a": TensorSpec((256, 512), "float32")}
+    outcome = verify(str(path), m.text, "halves", spec, "trn2")
+    assert outcome.identical, outcome.describe()
+    # two instructions fewer: the two blocks' tile copies
+    twin = tmp_path / "loads_migrated.py"
+    twin.write_text(m.text)
+    a = np.random.default_rng(1).standard_normal((256, 512), dtype=np.float32)
+    counts = []
+    for file in (path, twin):
+        compiled = api.compile(str(file), kernel="halves", **spec)
+        out = compiled(a)
+        counts.append(compiled.profile["instructions"])
+        bf = a.astype(ml_dtypes.bfloat16).astype(np.float32)
+        expected = (bf[:128] + bf[128:]) + (a[:128] + bf[128:])
+        np.testing.assert_allclose(out, expected, rtol=2**-7, atol=2**-7)
+    assert counts[1] == counts[0] - 2

@@ -163,7 +163,7 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
     assert "vector_offset=idx, indirect_dim=0)" in text
     # block dimensions: the partition dimension first, the blocks indexed as a free dimension
     assert "parts = nl.ndarray((p, n, f), dtype=a.dtype, buffer=nl.sbuf)" in text
-    assert "parts[:, i, :] = nl.load(a[i])" in text
+    assert "nisa.dma_copy(dst=parts[:, i, :], src=a[i])" in text  # one DMA into the view
     assert "acc[...] = nl.add(acc, parts[0:p, i, 0:f])" in text
     # direct allocation dropped: nkic places the tiles
     assert "sb_mod" not in text and "mod_alloc" not in text
@@ -174,7 +174,8 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
         "[1, m]], offset=(i * 128) * a.shape[1]))"
     ) in text
     assert (
-        "t[0:min(128, n - (i * 128)), 0:m] = nl.load(a[i * 128:min(i * 128 + 128, n), 0:m])"
+        "nisa.dma_copy(dst=t[0:min(128, n - (i * 128)), 0:m], "
+        "src=a[i * 128:min(i * 128 + 128, n), 0:m])"
     ) in text
     assert "value=t[0:min(128, n - (i * 128)), 0:m])" in text
     # a read-modify-write DMA: dma_compute with the destination as the first source

@@ -32,6 +32,7 @@ CASES = {
     },
     # 16 blocks of 16 KiB per partition in SBUF (208 KiB usable on trn2)
     "rows_through_two_buffers": {"a": TensorSpec((16 * 128, 4096), "float32")},
+    "row_sums_in_a_helper": {"a": TensorSpec((4 * 128, 512), "float32")},
 }
 
 
@@ -60,7 +61,11 @@ def test_rotating_blocks_become_lists_of_tiles(rotating):
     assert "            nisa.nc_matmul(dst=total[j][:, :], stationary=s, moving=m)\n" in text
     assert "        both = nl.add(first, parts[j][1])\n" in text
     # a whole block assigned is written into its tile, not the list item rebound
-    assert "        buf[i][:, :] = nl.load(a[i * 128 : (i + 1) * 128, 0:cols])\n" in text
+    assert (
+        "        nisa.dma_copy(dst=buf[i][:, :], src=a[i * 128 : (i + 1) * 128, 0:cols])\n" in text
+    )
+    # a grid of the kernel read in a helper, on a tile of a list: a slice, the grid removed
+    assert "reduce_res=sums[i][0:128, j])\n" in text and "mgrid" not in body
 
 
 @pytest.mark.parametrize("kernel", sorted(CASES))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from .. import pylib
+from .. import beta1_scopes, pylib
 from ..beta1_mask import is_index_value
 from ..tensors import TensorView, type_name
 from ..values import (
@@ -103,6 +103,8 @@ class Statements:
             value = self.language.bind_name(self, target.id, value)
             if isinstance(value, TensorView) and not value.tensor.label:
                 value.tensor.label = target.id
+            if self.tensor_blocks:
+                beta1_scopes.shadowing(self, target, value)
             self.store_name(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = self.iterate(value, target)
@@ -191,7 +193,8 @@ class Statements:
         block = node.body if self.condition(node.test) else node.orelse
         self.frame.branches += 1
         try:
-            self.exec_block(block)
+            with beta1_scopes.block(self, "if" if block is node.body else "else", node):
+                self.exec_block(block)
         finally:
             self.frame.branches -= 1
 
