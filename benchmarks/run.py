@@ -505,7 +505,7 @@ def main() -> int:
         "",
     ]
     from functional import functional_speed
-    from scaling import unrolled_scaling  # benchmarks/scaling.py
+    from scaling import dataflow_scaling, unrolled_scaling  # benchmarks/scaling.py
     from sweep_bench import sweep_scaling  # benchmarks/sweep_bench.py
 
     def functional(lines: list[str]) -> None:
@@ -514,6 +514,7 @@ def main() -> int:
     sections = (
         compile_scaling,
         unrolled_scaling,
+        dataflow_scaling,
         simulator_speed,
         functional,
         check_speed,
