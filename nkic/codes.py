@@ -408,7 +408,11 @@ _code(
     order or overlap, so no iteration's tile is "the last one". Allocate the tile before the
     loop when its value must survive it. (Loops written with `range`, `nl.static_range` or
     `nl.sequential_range` follow Python: after the loop the name holds the last iteration's
-    tile.)""",
+    tile.) Beta 1 (`neuronxcc.nki`) scopes tensors more strictly: every `if` / `else` / `for`
+    block is the scope of the tensors it defines, so a name bound inside the block to a tensor
+    created there (`tmp = nl.load(a)` in a branch, `data = data + t` in any loop) cannot be
+    read after the block. Create the tensor before the block and write it inside with
+    `tmp[...] = ...`.""",
     """
 @nki.jit
 def kernel(a: nt.tensor[4, 128, 512]):
@@ -491,6 +495,134 @@ def kernel(a):
     i_p, i_f = nl.mgrid[0:128, 0:512]
     t = nl.load(a[i_p, i_f])
     nl.store(out[i_p, i_f], value=t)
+    return out
+""",
+)
+_code(
+    "err_failed_to_infer_tile_from_local_tensor",
+    "Tensor with block dimensions passed where a tile is expected (Beta 1)",
+    "frontend",
+    """Beta 1 only. The inputs of compute APIs (`nl` compute functions, `nisa` instructions,
+    tile operators) are tiles: their first dimension is the partition dimension. A tensor
+    created with block dimensions in front of `nl.par_dim` (`(4, nl.par_dim(128), 512)`) is a
+    collection of tiles, not one; index a block to get its tile (`t[i]`). Current NKI has no
+    block dimensions. (The example is written in Beta 1, `neuronxcc.nki`, which `nkic check`
+    selects by the file's imports.)""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((4, 128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.zeros((4, nl.par_dim(128), 512), dtype=a.dtype, buffer=nl.sbuf)
+    c = nl.add(t, 32.0)  # <- err_failed_to_infer_tile_from_local_tensor
+    return out
+""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((4, 128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.zeros((4, nl.par_dim(128), 512), dtype=a.dtype, buffer=nl.sbuf)
+    for i in nl.affine_range(4):
+        c = nl.add(t[i], 32.0)
+        nl.store(out[i], value=c)
+    return out
+""",
+)
+_code(
+    "err_1d_arange_not_supported",
+    "Tensor indexed with a one-dimensional nl.arange (Beta 1)",
+    "frontend",
+    """Beta 1 only. An index grid places its axis in a grid of the rank of the tile it selects
+    (at least two dimensions, as SBUF and PSUM have a partition dimension and free ones):
+    `nl.arange(n)[:, None]` for the partition dimension, `nl.arange(n)[None, :]` for a free
+    one. A bare `nl.arange(n)` has one dimension and cannot index a tensor. Current NKI has no
+    index grids (slice the tensor). (The example is written in Beta 1, `neuronxcc.nki`, which
+    `nkic check` selects by the file's imports.)""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    i = nl.arange(128)
+    t = nl.load(a[i, 0])  # <- err_1d_arange_not_supported
+    nl.store(out, value=t)
+    return out
+""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    i = nl.arange(128)[:, None]
+    t = nl.load(a[i, 0])
+    nl.store(out, value=t)
+    return out
+""",
+)
+_code(
+    "err_indirect_indices_free_dim",
+    "Runtime indices on a free dimension of a load or store (Beta 1)",
+    "frontend",
+    """Beta 1 only. A load or store may index a tensor with a tile of runtime indices
+    (`a[idx[i_p, 0], i_f]` gathers the rows `idx` names) on the partition (first) dimension
+    only; runtime indices on another dimension are not a DMA access pattern. Index the rows,
+    transposing the tensor if the indices select its columns. Current NKI writes gathers with
+    `.ap(vector_offset=...)`. (The example is written in Beta 1, `neuronxcc.nki`, which
+    `nkic check` selects by the file's imports.)""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    idx = nisa.memset((128, 1), 3, dtype=nl.int32)
+    t = nl.load(a[i_p, idx[i_p, 0]])  # <- err_indirect_indices_free_dim
+    nl.store(out, value=t)
+    return out
+""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(512)[None, :]
+    idx = nisa.memset((128, 1), 3, dtype=nl.int32)
+    t = nl.load(a[idx[i_p, 0], i_f])
+    nl.store(out, value=t)
+    return out
+""",
+)
+_code(
+    "err_cannot_assign_to_index",
+    "Item assignment to an index grid or a mask (Beta 1)",
+    "frontend",
+    """Beta 1 only. An `nl.arange` / `nl.mgrid` index grid, an affine expression of grids and a
+    mask predicate stand for index values, not for a tile: `x[0, 5] = 1024` cannot change one
+    of them. Make a tile of the index values with `nisa.iota` and assign to the tile. Current
+    NKI has no index grids. (The example is written in Beta 1, `neuronxcc.nki`, which
+    `nkic check` selects by the file's imports.)""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((1, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+    _, x = nl.mgrid[0:1, 0:8]
+    x[0, 5] = 1024  # <- err_cannot_assign_to_index
+    y = nisa.iota(x, dtype=nl.uint32)
+    nl.store(out, value=y)
+    return out
+""",
+    """
+# Beta 1 (import neuronxcc.nki.language as nl)
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((1, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+    _, x = nl.mgrid[0:1, 0:8]
+    y = nisa.iota(x, dtype=nl.uint32)
+    y[0, 5] = 1024
+    nl.store(out, value=y)
     return out
 """,
 )

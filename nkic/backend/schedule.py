@@ -103,12 +103,26 @@ def _dense(ap: AccessPattern, r: Region) -> bool:
     return (num == 1 or step == row) and inside and _contiguous(ap.pattern[1:])
 
 
-def _accesses(inst: Inst, loops: tuple[Loop, ...]) -> list[Access]:
+def _accesses(
+    inst: Inst, loops: tuple[Loop, ...], fixed: dict[tuple, tuple[Access, Access]]
+) -> list[Access]:
+    """The accesses of `inst`; those outside loops at a constant pattern come from `fixed`
+    (an unrolled kernel repeats its tiles' patterns), which keeps their read and write forms."""
     written = written_operands(inst)
     ranges = loop_ranges(loops)
     out = []
     for name, ap in inst.aps():
         t = ap.tensor
+        same = None
+        if not loops and ap.dynamic is None and not ap.offset.terms:
+            same = (id(t), ap.offset.const, ap.pattern, ap.dtype)
+            found = fixed.get(same)
+            if found is not None:
+                is_write = name in written
+                out.append(found[is_write])
+                if is_write and reads_outputs(inst):
+                    out.append(found[False])
+                continue
         r = region(ap, ranges)
         exact = not loops and _dense(ap, r)
         rows = None
@@ -124,9 +138,15 @@ def _accesses(inst: Inst, loops: tuple[Loop, ...]) -> list[Access]:
         blo, bhi = r.free_bounds(ranges)
         box = (plo, phi, blo, bhi + span)
         is_write = name in written
-        out.append(Access(is_write, key, t, r, span, box, rows, exact))
+        forms = (
+            Access(False, key, t, r, span, box, rows, exact),
+            Access(True, key, t, r, span, box, rows, exact),
+        )
+        if same is not None:
+            fixed[same] = forms
+        out.append(forms[is_write])
         if is_write and reads_outputs(inst):
-            out.append(Access(False, key, t, r, span, box, rows, exact))
+            out.append(forms[False])
     return out
 
 
@@ -350,6 +370,7 @@ def _schedule_block(kernel: Kernel, rotate: bool = True) -> Schedule:
     insts: list[Scheduled] = []
     starts: dict[Loop, int] = {}
     dma = 0
+    fixed: dict[tuple, tuple[Access, Access]] = {}
     for pos, (op, loops) in enumerate(kernel.walk()):
         if isinstance(op, Loop):
             starts[op] = pos
@@ -361,7 +382,8 @@ def _schedule_block(kernel: Kernel, rotate: bool = True) -> Schedule:
             dma += 1
         else:
             queue = engine
-        insts.append(Scheduled(op, len(insts), engine, queue, loops, pos, _accesses(op, loops)))
+        accesses = _accesses(op, loops, fixed)
+        insts.append(Scheduled(op, len(insts), engine, queue, loops, pos, accesses))
     self_waits: dict[Scheduled, Skip] = {}
     if rotate:
         # DMA instances per iteration of each loop: unrolled, they take consecutive queues
@@ -694,6 +716,10 @@ def _oldest_first(s: Scheduled) -> int:
 #: Bytes per bucket of the access index, at least; a memory has at most MAX_BUCKETS.
 BUCKET_BYTES = 2048
 MAX_BUCKETS = 128
+#: Sub-buckets per bucket: an access touching at most SUB_SPAN of them is also listed in
+#: each, for the look-backs of accesses within one sub-bucket.
+SUB_BUCKETS = 16
+SUB_SPAN = 4
 
 
 def target_bytes(buffer: str) -> int:
@@ -716,8 +742,10 @@ class _Index:
 
     def __init__(self, written: set[tuple]) -> None:
         self.written = written
-        # (key, bucket) -> (write ids, writes, read ids, reads), each in program order
-        self.buckets: dict[tuple, tuple[list, list, list, list]] = {}
+        # (key, bucket) -> (write ids, writes, read ids, reads), each in program order, then
+        # for the writes and for the reads: sub-bucket -> positions (in those lists) of the
+        # accesses touching at most SUB_SPAN sub-buckets, and the positions of the others
+        self.buckets: dict[tuple, tuple] = {}
         # instruction id -> for each of its accesses, its buckets (`_spans`)
         self.spans: dict[int, list[list[tuple[int, int, int]]]] = {}
         # key -> last bucket -> queue -> the same four lists for the inexact accesses in
@@ -760,12 +788,25 @@ class _Index:
                 lists[at].append(s.id)
                 lists[at + 1].append((s, a))
                 continue
-            for b, _, _ in buckets:
+            sub = self._bucket_size(self._extent(a)) // SUB_BUCKETS
+            for b, lo, hi in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
-                    lists = self.buckets[(a.key, b)] = ([], [], [], [])
+                    lists = self.buckets[(a.key, b)] = ([], [], [], [], {}, [], {}, [])
+                j = len(lists[at])
                 lists[at].append(s.id)
                 lists[at + 1].append((s, a))
+                first, last = lo // sub, hi // sub
+                if last - first < SUB_SPAN:
+                    subs = lists[at + 4]
+                    for k in range(first, last + 1):
+                        found = subs.get(k)
+                        if found is None:
+                            subs[k] = [j]
+                        else:
+                            found.append(j)
+                else:
+                    lists[at + 5].append(j)
 
     def candidates(
         self, c: Scheduled, last: int, base: dict[str, int]
@@ -779,15 +820,28 @@ class _Index:
         for a, buckets in zip(c.accesses, self.spans[c.id]):
             # per bucket: where the look-back stopped, and the queues hidden from there on
             seen: list[tuple[int, int, dict[str, int]]] = []
+            # an access within one sub-bucket meets only what touches that sub-bucket: the
+            # look-backs skip the rest (which would not meet it) in the same order
+            small = None
+            if len(buckets) == 1:
+                _, lo, hi = buckets[0]
+                sub = self._bucket_size(self._extent(a)) // SUB_BUCKETS
+                if lo <= a.box[2] and a.box[3] <= hi and lo // sub == hi // sub:
+                    small = lo // sub
             for b, lo, hi in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
                     seen.append((b, -1, {}))
                     continue
-                wids, writes, rids, reads = lists
+                wids, writes, rids, reads = lists[:4]
                 stop = -1
                 cover: list[tuple[int, int]] = []  # bytes of lo..hi the writes seen cover
-                for j in range(bisect_left(wids, c.id) - 1, -1, -1):
+                end = bisect_left(wids, c.id)
+                for j in (
+                    range(end - 1, -1, -1)
+                    if small is None
+                    else _descending(lists[4].get(small, ()), lists[5], end)
+                ):
                     p, pa = writes[j]
                     if _boxes_meet(a, pa):
                         earlier.add(p)
@@ -799,7 +853,12 @@ class _Index:
                 seen.append((b, stop, hidden))
                 if not a.write:
                     continue
-                for j in range(bisect_left(rids, c.id) - 1, -1, -1):
+                end = bisect_left(rids, c.id)
+                for j in (
+                    range(end - 1, -1, -1)
+                    if small is None
+                    else _descending(lists[6].get(small, ()), lists[7], end)
+                ):
                     if rids[j] < stop:
                         break
                     p, pa = reads[j]
@@ -828,6 +887,25 @@ class _Index:
             return False
         extent = self._extent(a)
         return buckets[-1][0] >= (extent - 1) // self._bucket_size(extent)
+
+
+def _descending(one: list[int], other: list[int], end: int):
+    """The positions below `end` of two ascending lists with no position in common, in
+    descending order."""
+    i, k = bisect_left(one, end) - 1, bisect_left(other, end) - 1
+    while i >= 0 and k >= 0:
+        if one[i] > other[k]:
+            yield one[i]
+            i -= 1
+        else:
+            yield other[k]
+            k -= 1
+    while i >= 0:
+        yield one[i]
+        i -= 1
+    while k >= 0:
+        yield other[k]
+        k -= 1
 
 
 def _read_floors(seen: list[tuple[int, dict[str, int]]]) -> dict[str, int]:

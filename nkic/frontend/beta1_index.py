@@ -95,6 +95,21 @@ def mgrid(key) -> GridTuple:
     return GridTuple(grids)
 
 
+def check_grid_ranks(items: tuple) -> None:
+    """A tensor index grid has a dimension per axis of the tile it selects (at least two: the
+    partition dimension and the free ones): a bare `nl.arange(n)`, one-dimensional, is
+    `err_1d_arange_not_supported`, as in Beta 1."""
+    for item in items:
+        if isinstance(item, (IndexGrid, GridSum)) and item.ndim == 1:
+            raise UserError(
+                "err_1d_arange_not_supported",
+                "a tensor is indexed with a one-dimensional nl.arange; index grids place their "
+                "axis in a grid of the tile's rank",
+                hint="write nl.arange(n)[:, None] for the partition dimension, "
+                "nl.arange(n)[None, :] for a free one, or slice the tensor (t[0:n, 0])",
+            )
+
+
 def arange(*args) -> IndexGrid:
     if len(args) == 1:
         start, stop = 0, args[0]
@@ -230,10 +245,7 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
         else:
             value = norm_int(item)
             if not isinstance(value, (int, Affine)) or isinstance(value, bool):
-                raise UserError(
-                    "err_invalid_index",
-                    "a tensor index must be an int, a loop variable expression or an index grid",
-                )
+                raise _bad_index(value, dim)
             if isinstance(value, int) and not 0 <= value < num:
                 raise UserError(
                     "err_tensor_access_out_of_bound",
@@ -246,6 +258,21 @@ def index_with_grids(view: TensorView, items: tuple) -> TensorView:
     if view.on_chip and not pattern:
         pattern = [(view.pattern[0][0], 1)]
     return TensorView(view.tensor, offset, pattern, view.dtype)
+
+
+def _bad_index(item, dim: int) -> UserError:
+    if isinstance(item, TensorView):  # a tile of runtime indices (dim 0 is `indirect`)
+        return UserError(
+            "err_indirect_indices_free_dim",
+            f"dimension {dim} is indexed with a tile of runtime indices; a load or store takes "
+            "runtime indices on the partition (first) dimension only",
+            hint="index the first dimension with the index tile (t[idx[i_p, 0], i_f]), "
+            "transposing the tensor if its rows are what the indices select",
+        )
+    return UserError(
+        "err_invalid_index",
+        "a tensor index must be an int, a loop variable expression or an index grid",
+    )
 
 
 def _whole_grid(view: TensorView, items: tuple, rank: int) -> bool:
@@ -325,10 +352,7 @@ def _grid_space_view(view: TensorView, items: tuple) -> TensorView:
         if not isinstance(item, (IndexGrid, GridSum)):
             item = norm_int(item)
             if not isinstance(item, (int, Affine)) or isinstance(item, bool):
-                raise UserError(
-                    "err_invalid_index",
-                    "a tensor index must be an int, a loop variable expression or an index grid",
-                )
+                raise _bad_index(item, dim)
         _check_bounds(item, dim, num)
         start = item.start if isinstance(item, (IndexGrid, GridSum)) else item
         offset = offset + _mul(start, step)

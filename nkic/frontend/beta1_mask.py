@@ -6,9 +6,10 @@ range of every grid axis it constrains, so a masked operation is the same operat
 sub-tile those ranges select: every tile operand is sliced to them (a dimension of size 1 is
 broadcast and stays whole), and an index-grid subscript of an HBM tensor gets its grids
 shortened before the tensor is indexed, so the tail tile of a loop never reads or writes past
-the tensor's end. A value-returning call gives a tile of the kept shape; a later masked call
-that uses it with the same ranges finds its elements where they are (each restricted tile
-remembers the grid position of its first element).
+the tensor's end. A value-returning call gives, as in Beta 1, a tile of the whole grid's shape
+of which the call writes the kept part only (`widen`); the rest holds whatever the memory held,
+which the dataflow checks report when it is read. A result not laid out on the grid keeps the
+kept shape and remembers the grid position of its first element.
 
 The ranges must be known at specialisation: a predicate that depends on the variable of a
 symbolic loop and is not true in every iteration makes that loop unroll (as any value Python
@@ -255,3 +256,163 @@ def _add(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return a + b
     return norm_int(Affine.of(a) + Affine.of(b))
+
+
+# A masked call that returns a tile ----------------------------------------------------------
+
+#: Reductions: their `axis` (the grid axes they remove) is the argument after the tile.
+REDUCTIONS = {"sum", "max", "min", "prod", "mean", "all", "tensor_reduce"}
+
+#: Results whose free dimensions are not the grid's (8 values per partition, statistics):
+#: only their partition dimension is the grid's first axis.
+PARTITION_ONLY = {"max8", "nc_find_index8", "bn_stats", "bn_aggr"}
+
+#: Results not laid out on the iteration grid at all.
+NOT_ON_GRID = {"tensor_partition_reduce", "nc_n_gather", "local_gather", "sequence_bounds",
+               "nonzero_with_count", "dma_transpose"}  # fmt: skip
+
+
+@dataclass
+class Widened:
+    """A masked call's result tile of the whole grid's shape (`tile`), written only where the
+    mask holds: by the operands `writers` name, through the views `window` selects. An
+    assignment `t[...] = call(..., mask=m)` moves those writes into `t`."""
+
+    tile: TensorView
+    writers: list[tuple[object, str]]
+    window: tuple[tuple[int, int, int], ...]  # (axis, lo, hi) of the kept part
+    node: object
+
+
+def widen(ip, fn, name: str, args, kwargs, mask: Mask, kept, result, block, start, call):
+    """`result` (the call on the kept sub-tiles) as a tile of the whole index grid's shape:
+    Beta 1 returns the grid's shape and writes only the masked-in elements, so the rest holds
+    whatever the memory held. None when the result is not laid out on the grid (it then
+    keeps the kept shape, its position in the grid remembered by `mark_result`)."""
+    from ..ir.core import Alloc, Inst
+    from .values import IsaInstr
+
+    if not isinstance(result, TensorView) or not result.on_chip or ip.builder.block is not block:
+        return None
+    axes = _result_axes(fn, name, args, kwargs, len(result.shape), mask)
+    if axes is None:
+        return None
+    sizes = {p.grid.axis: p.grid.size for p in mask.predicates}
+    shape, window = list(result.shape), []
+    for r, g in enumerate(axes):
+        if g is None or g not in kept:
+            continue
+        lo, hi = kept[g]
+        if result.shape[r] != hi - lo or hi - lo == sizes[g]:
+            continue  # a broadcast dimension, or the mask keeps the whole axis
+        shape[r] = sizes[g]
+        window.append((r, lo, hi))
+    if not window:
+        return None
+    whole = TensorView.whole(result.tensor).to_ap()
+    ops = block[start:]
+    alloc_at = next(
+        (i for i, op in enumerate(ops) if isinstance(op, Alloc) and op.result is result.tensor),
+        None,
+    )
+    if alloc_at is None or result.to_ap() != whole:
+        return None  # not a tile of the call's own
+    writers = []
+    for op in ops:
+        if not isinstance(op, (Alloc, Inst)):
+            writers = None  # a loop or a branch: copied below
+            break
+        if isinstance(op, Inst):
+            for key, ap in op.aps():
+                if ap.tensor is result.tensor:
+                    if ap != whole:
+                        writers = None
+                        break
+                    writers.append((op, key))
+            if writers is None:
+                break
+    label = result.tensor.label or (fn.name if isinstance(fn, IsaInstr) else "")
+    full = ip.alloc(tuple(shape), result.dtype, result.buffer, label, None, call)
+    view = _window(full, window)
+    if writers is None:
+        from .nl_lowering import emit
+
+        emit(ip, call, "tensor_copy", dst=view, src=result)
+    else:
+        block.pop()  # the full tile's allocation takes the place of the call's own
+        block[start + alloc_at] = Alloc(full.tensor, block[start + alloc_at].loc)
+        for inst, key in writers:
+            inst.operands[key] = view.to_ap()
+        ip._beta1_widened = Widened(full, writers, tuple(window), call.node)
+    for attr in ("_beta1_fresh", "_beta1_matmul"):
+        pending = getattr(ip, attr, None)
+        if pending is not None and pending[0] is result:
+            setattr(ip, attr, None)
+    return full
+
+
+def _window(view: TensorView, window) -> TensorView:
+    for axis, lo, hi in window:
+        view = view.slice_dim(axis, lo, hi)
+    return view
+
+
+def _result_axes(fn, name: str, args, kwargs, rank: int, mask: Mask):
+    """The grid axis of each dimension of the result (None: not a grid axis), or None when
+    the result is not laid out on the grid."""
+    from .values import IsaInstr
+
+    ndim = mask.predicates[0].grid.ndim
+    if name in NOT_ON_GRID or name in NOT_MASKABLE:
+        return None
+    if name in PARTITION_ONLY:
+        return [0] + [None] * (rank - 1)
+    removed: set[int] = set()
+    if name in REDUCTIONS:
+        if isinstance(fn, IsaInstr):
+            from .beta1_returning import bind_arguments
+
+            axis = bind_arguments(name, list(args), dict(kwargs)).get("axis")
+        else:
+            axis = kwargs.get("axis", args[1] if len(args) > 1 else None)
+        items = axis if isinstance(axis, (list, tuple)) else (axis,)
+        if not all(isinstance(a, int) and not isinstance(a, bool) for a in items):
+            return None
+        removed = {a % ndim for a in items}
+    if rank == ndim:
+        return [None if a in removed else a for a in range(ndim)]
+    remaining = [a for a in range(ndim) if a not in removed]
+    if rank == len(remaining):
+        return remaining
+    if len(remaining) == 1 and rank == 2:
+        return [remaining[0], None]  # a tile stays at least 2-D
+    return None
+
+
+def write_widened(ip, dst: TensorView, value) -> bool:
+    """`t[...] = nl.exp(x, mask=m)`: the masked call writes its kept elements into `t`
+    itself, leaving the rest of `t` as it was (as Beta 1 compiled it), rather than a whole
+    tile of its own, partly unwritten, copied into `t`. Only when the tile is the call's
+    fresh result, the call is the assignment's whole right-hand side, `t` has its shape,
+    buffer and dtype, and the call does not read `t`."""
+    from ..ir.core import Alloc
+
+    w = getattr(ip, "_beta1_widened", None)
+    if w is None or value is not w.tile:
+        return False
+    ip._beta1_widened = None
+    if getattr(ip, "assigned_expr", None) is not w.node:
+        return False
+    if (dst.buffer, dst.shape, dst.dtype) != (value.buffer, value.shape, value.dtype):
+        return False
+    if dst.dynamic is not None or not dst.on_chip:
+        return False
+    insts = {id(inst): inst for inst, _ in w.writers}
+    if any(ap.tensor is dst.tensor for inst in insts.values() for _, ap in inst.aps()):
+        return False
+    target = _window(dst, w.window).to_ap()
+    for inst, key in w.writers:
+        inst.operands[key] = target
+    block = ip.builder.block
+    block[:] = [op for op in block if not (isinstance(op, Alloc) and op.result is value.tensor)]
+    return True

@@ -86,6 +86,9 @@ class Rules:
     #: `nl.shared_hbm` tensors only at the kernel's top level, not under an `if` / `else` or
     #: in a called function (Beta 1; loops are checked for every version on the IR)
     shared_hbm_top_level: bool = False
+    #: An `if` / `else` / `for` block is the scope of the tensors it defines (Beta 1,
+    #: `beta1_scopes.py`).
+    block_scoped_tensors: bool = False
 
 
 class Language:

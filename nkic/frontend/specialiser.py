@@ -57,6 +57,7 @@ class Specialiser(
         self.call_stack: list[Loc] = []
         self._spans: dict[int, tuple] = {}  # id(AST node) -> (node, file, its stackless Loc)
         self.attempts: list[Attempt] = []
+        self.tensor_blocks: list = []  # Beta 1 block scopes being run (beta1_scopes.py)
         self.in_kernel = False
         self.lambda_depth = 0
         self.iterations = 0

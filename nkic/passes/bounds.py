@@ -96,12 +96,21 @@ class CheckBounds(Pass):
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         registers = None
+        # accesses outside loops at a constant pattern found in bounds: an unrolled kernel
+        # repeats its tiles' patterns
+        clean: set[tuple] = set()
         for op, loops in kernel.walk():
             if isinstance(op, Inst) and runs(loops):
                 by_var = {lp.var: lp for lp in loops}
                 for operand, ap in op.aps():
                     if ap.dynamic is None:
-                        self.check(op, operand, ap, by_var, ctx)
+                        fixed = not loops and not ap.offset.terms
+                        if fixed:
+                            key = (id(ap.tensor), ap.offset.const, ap.pattern, ap.dtype)
+                            if key in clean:
+                                continue
+                        if not self.check(op, operand, ap, by_var, ctx) and fixed:
+                            clean.add(key)
                     elif ap.dynamic.kind == "scalar":  # else checked at run time
                         if registers is None:  # once: it walks the whole kernel
                             registers = register_ranges(kernel)
@@ -137,7 +146,8 @@ class CheckBounds(Pass):
 
     def check(
         self, op: Inst, operand: str, ap: AccessPattern, loops: dict[str, Loop], ctx: PassContext
-    ) -> None:
+    ) -> bool:
+        """Report `ap` if it leaves its tensor in some iteration; whether it was reported."""
         t = ap.tensor
         ranges = loop_ranges(list(loops.values()))
         r = region(ap, ranges)
@@ -176,11 +186,13 @@ class CheckBounds(Pass):
             checks.append(
                 ("elements", "the tensor has elements", r.free, r.free_lo, r.free_hi, size)
             )
+        reported = False
         for what, has, expr, lo_ext, hi_ext, extent in checks:
             lo, hi = expr.bounds(ranges)
             lo, hi = lo + lo_ext, hi + hi_ext
             if lo >= 0 and hi < extent:
                 continue
+            reported = True
             if isinstance(what, int):
                 what = f"indices of dimension {what}"
             if hi >= extent:
@@ -198,3 +210,4 @@ class CheckBounds(Pass):
                 hint="shrink the slice or the loop range so that every iteration stays "
                 f"inside {t.buffer} tensor {name} of shape {list(t.shape)}",
             )
+        return reported

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from nkirt.scratch import Scratch
+
 #: NKI dtype name -> numpy dtype used to hold one element in simulated memory.
 #: The packed x4 types are opaque 4-element words: stored as unsigned integers of their width.
 STORAGE: dict[str, np.dtype] = {
@@ -79,15 +81,16 @@ def is_integer(name: str) -> bool:
     return name in INTEGER_NAMES
 
 
-def to_fp32(array: np.ndarray, dtype_name: str) -> np.ndarray:
+def to_fp32(array: np.ndarray, dtype_name: str, scratch: Scratch | None = None) -> np.ndarray:
     """The engines' free input cast: each element of `array` (held in the storage of
-    `dtype_name`) as float32. Integers above 2**24 round to nearest even, as in hardware."""
+    `dtype_name`) as float32. Integers above 2**24 round to nearest even, as in hardware.
+    With `scratch`, a converted array is one of its temporaries."""
     if dtype_name in PACKED_ELEMENT:
         raise ValueError(f"to_fp32: packed dtype {dtype_name} has no scalar value; use unpack_x4")
-    return _as_fp32(np.asarray(array))
+    return _as_fp32(np.asarray(array), scratch)
 
 
-def cast(array: np.ndarray, dtype_name: str) -> np.ndarray:
+def cast(array: np.ndarray, dtype_name: str, scratch: Scratch | None = None) -> np.ndarray:
     """Convert `array` to the storage of NKI dtype `dtype_name` as the hardware does.
 
     * An array already in the destination's storage dtype is returned bit-for-bit (tfloat32:
@@ -97,6 +100,8 @@ def cast(array: np.ndarray, dtype_name: str) -> np.ndarray:
     * Integer destinations from floats: round-to-nearest-even, saturate to the range, NaN -> 0.
       From integers: exact, saturating. `bool` is stored and converted as `uint8`.
     * fp8 overflow follows the format (ml_dtypes): e4m3fn -> NaN, e4m3/e5m2 -> inf.
+
+    With `scratch`, a float result is one of its temporaries (the same bits).
     """
     source = np.asarray(array)
     target = STORAGE[dtype_name]
@@ -111,14 +116,18 @@ def cast(array: np.ndarray, dtype_name: str) -> np.ndarray:
     if dtype_name in INTEGER_NAMES:
         return _to_integer(source, target)
     with np.errstate(over="ignore", invalid="ignore"):
-        return _as_fp32(source).astype(target)
+        if scratch is None:
+            return _as_fp32(source).astype(target)
+        return scratch.astype(_as_fp32(source, scratch), target)
 
 
-def _as_fp32(source: np.ndarray) -> np.ndarray:
+def _as_fp32(source: np.ndarray, scratch: Scratch | None = None) -> np.ndarray:
     if source.dtype == np.float32:
         return source
     with np.errstate(over="ignore", invalid="ignore"):
-        return source.astype(np.float32)
+        if scratch is None:
+            return source.astype(np.float32)
+        return scratch.astype(source, np.float32)
 
 
 def _round_to_tf32(source: np.ndarray) -> np.ndarray:

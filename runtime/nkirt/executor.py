@@ -29,13 +29,14 @@ from nkirt.cost.tables import (
     TargetTable,
 )
 from nkirt.cost.throttle import TensorThrottle
-from nkirt.dma_rings import DmaRings
+from nkirt.dma_engines import DmaEngines, Transfer
 from nkirt.errors import NeffError, RunError, RuntimeFault
 from nkirt.hazards import ALL_ORDERED, Access, Hazard, SemaphoreChecker
 from nkirt.memory import Memory
 from nkirt.ports import PortArbiter, bank_claims, per_bank, port_claims
 from nkirt.program import QUEUES, Program, TensorInfo
 from nkirt.roles import CROSS_CORE, PREPARES, operand_roles
+from nkirt.scratch import Scratch
 
 QUEUE_INDEX = {name: i for i, name in enumerate(QUEUES)}
 DMA0 = QUEUE_INDEX["dma0"]
@@ -66,6 +67,8 @@ class ExecContext:
     #: sum matmul products in contraction order, one fp32 rounding per step, as the PE array
     #: does (slow); otherwise one BLAS product per matmul (docs/numerics.md bounds the difference)
     exact_accumulation: bool = False
+    #: the temporaries of the instruction being executed (active only in `Executor._compute`)
+    scratch: Scratch = field(default_factory=Scratch)
 
     def warn(self, message: str) -> None:
         """Report something the hardware would do differently from the values computed."""
@@ -370,7 +373,7 @@ class Executor:
         #: (the busy intervals of the core's HBM stack, its GB/s): every byte the core's DMAs
         #: read from or write to HBM passes it; the two cores of an LNC launch share one
         #: (launch.py). Not where a measured sustained rate already bounds the core (trn1).
-        self.shared_hbm: tuple[DmaRings, float] | None = None
+        self.shared_hbm: tuple[DmaEngines, float] | None = None
         self.table = TARGETS[program.target]
         #: a dynamic loop's trip count is data: such a program always computes its values
         self.functional = not timing_only or program.has_dynamic_loops
@@ -406,16 +409,21 @@ class Executor:
             else None
         )
         self.queue_free = [0.0] * len(QUEUES)
-        self.dma_done = [0.0] * len(QUEUES)
+        #: per queue, its latest transfer (a `Transfer` until its completion is fixed)
+        self.dma_done: list[Transfer | float] = [0.0] * len(QUEUES)
+        #: record number -> the transfer whose completion is not fixed yet
+        self.transfers: dict[int, Transfer] = {}
+        #: with ideal waits, id of a memory access -> its transfer while not fixed
+        self.unfixed_accesses: dict[int, Transfer] = {}
         self.mm_start = self.mm_end = self.ls_end = 0.0
         #: TensorE dI/dt throttling (trn2/trn3; cost/throttle.py), None where not modelled
         self.throttle = TensorThrottle() if self.table.tensor_throttle else None
-        self.rings = DmaRings(self.horizon)
+        self.rings = DmaEngines(self.horizon)
         #: the core's sustained HBM-side DMA rate as one shared resource (trn1; cost/tables.py)
         self.hbm_rate = self.table.dma_sustained_gbps
-        self.hbm = DmaRings(self.horizon, count=1) if self.hbm_rate else None
+        self.hbm = DmaEngines(self.horizon, count=1) if self.hbm_rate else None
         if self.table.hbm_stack_gbps and not self.hbm_rate:
-            self.shared_hbm = (DmaRings(self.horizon, count=1), self.table.hbm_stack_gbps)
+            self.shared_hbm = (DmaEngines(self.horizon, count=1), self.table.hbm_stack_gbps)
         self.ports = PortArbiter(self.horizon)
         self.checker = SemaphoreChecker(self.horizon, None if ideal_waits else self.settled)
         #: vector clocks have one entry per queue the program uses: that queue's lane
@@ -449,6 +457,87 @@ class Executor:
 
     def run(self) -> None:
         self._nodes(self.tree, {}, {})
+        self._fix_transfers()
+
+    def _fix_transfers(self) -> None:
+        """Fix every transfer's completion (nothing issued later can share the engines with
+        them before the next instance is issued: a barrier, a meeting of cores, the end)."""
+        for transfer in list(self.transfers.values()):
+            self._fix(transfer)
+
+    def _fix(self, transfer: Transfer | float) -> float:
+        """A transfer's completion, fixed: the end of its data on the engines, no earlier than
+        its floor and the completion of the previous transfer of its queue. What was recorded
+        of it at issue (its record, data interval, busy time, memory accesses, the latest
+        completion) takes the fixed value."""
+        chain = []
+        while type(transfer) is not float and transfer.value is None:
+            chain.append(transfer)
+            transfer = transfer.after
+        below = transfer if type(transfer) is float else transfer.value
+        records, dma_data = self.records, self.dma_data
+        for t in reversed(chain):
+            moved = self.rings.fix(t)
+            if t.hbm is not None:
+                hbm = self._hbm_resource().fix(t.hbm)
+                if hbm > moved:
+                    moved = hbm
+            if t.floor > moved:
+                moved = t.floor
+            done = moved if moved > below else below
+            t.value, t.after, below = done, 0.0, done
+            del self.transfers[t.record]
+            dma_data[t.data] = (dma_data[t.data][0], moved)
+            if self.unfixed_accesses:
+                for accesses in t.accesses:
+                    for access, _, _ in accesses:
+                        self.unfixed_accesses.pop(id(access), None)
+            if done != t.provisional:
+                record = records[t.record]
+                records[t.record] = (*record[:2], done, done, *record[4:])
+                self.instructions[record[0]].busy_ns += done - t.provisional
+                for accesses in t.accesses:
+                    for access, _, _ in accesses:
+                        access.end = done
+                if done > self.latest:
+                    self.latest = done
+            t.accesses = ()
+        return below
+
+    def _provisional(self, transfer: Transfer | float) -> float:
+        """A transfer's completion as the transfers submitted so far leave it (it may still
+        move later when it is not fixed)."""
+        chain = []
+        while type(transfer) is not float and transfer.value is None:
+            chain.append(transfer)
+            transfer = transfer.after
+        below = transfer if type(transfer) is float else transfer.value
+        for t in reversed(chain):
+            below = max(self.rings.completion(t), t.floor, below)
+            if t.hbm is not None:
+                below = max(self._hbm_resource().completion(t.hbm), below)
+        return below
+
+    def _stack(self, transfer: Transfer) -> float:
+        return self.shared_hbm[0].completion(transfer.hbm)
+
+    def _hbm_resource(self) -> DmaEngines:
+        return self.hbm if self.hbm is not None else self.shared_hbm[0]
+
+    def _waited(self, transfer: Transfer | float) -> float:
+        """What a wait for a transfer waits for: its fixed completion, and for a rotating
+        DMA that of every earlier instance too."""
+        if type(transfer) is not float and transfer.waited is not None:
+            return transfer.waited
+        chain = []
+        while type(transfer) is not float and transfer.waited is None:
+            chain.append(transfer)
+            transfer = transfer.rotated
+        below = transfer if type(transfer) is float else transfer.waited
+        for t in reversed(chain):
+            below = max(self._fix(t), below)
+            t.waited, t.rotated = below, 0.0
+        return below
 
     def _nodes(self, nodes: list, env: dict[str, int], executions: dict[str, int]) -> None:
         for node in nodes:
@@ -538,6 +627,7 @@ class Executor:
     def _barrier(self) -> None:
         """Every queue waits until every instance issued so far has completed (a semaphore
         join of the engine sequencers)."""
+        self._fix_transfers()
         t = max(self.latest, *self.queue_free)
         for q in range(len(self.queue_free)):
             self.queue_free[q] = t
@@ -563,6 +653,7 @@ class Executor:
                         f"({ap.tensor.name}) before anything wrote it"
                     )
         self._time(inst, env, False, inputs, outputs)
+        self._fix_transfers()
         if self.launch is None:
             raise RuntimeFault(
                 f"{inst.describe(env)} meets the other core of an LNC=2 launch, but the kernel "
@@ -598,6 +689,7 @@ class Executor:
 
     def settle(self, inst, done: float) -> None:
         """The cross-core instruction just issued completes at `done` (its engine waits)."""
+        self._fix_transfers()
         record = list(self.records[-1])
         record[3] = done
         self.records[-1] = tuple(record)
@@ -734,6 +826,16 @@ class Executor:
         if on_chip:
             attrs = {**attrs, "_first_partition": on_chip[0].row_lo}
         alternate = self._unwritten_as_zero(inst, attrs, ops, partly) if partly else None
+        # the result may be temporaries of the scratch: written to memory before the next call
+        self.ctx.scratch.begin()
+        try:
+            self._store(inst, env, attrs, ops, outputs, dynamic, partly, alternate)
+        finally:
+            self.ctx.scratch.end()
+
+    def _store(self, inst, env, attrs, ops, outputs, dynamic, partly, alternate) -> None:
+        """Compute the instruction's results and write them to its outputs."""
+        memory = self.memory
         try:
             result = inst.semantics.fn(self.ctx, ops, attrs)
         except Exception as e:
@@ -744,12 +846,20 @@ class Executor:
             self._check_finite(inst, env, ops, attrs, result)
         # rows every dynamic operand moves (oob_mode skip drops the others)
         keep = np.logical_and.reduce([k for _, k in dynamic.values()]) if dynamic else None
+        # a load of an input nothing writes: its SBUF tile is copied only when it must be
+        deferrable = (
+            inst.op == "dma_copy"
+            and not dynamic
+            and "src" in ops
+            and result.get("dst") is ops["src"]
+            and self._immutable_source(inst)
+        )
         for ap, where in outputs:
             if ap.name not in result:
                 raise RuntimeFault(f"{inst.describe(env)}: no value computed for {ap.name!r}")
             value = np.asarray(result[ap.name])
             if value.dtype != ap.np_dtype:
-                value = dtypes.cast(value, ap.dtype)
+                value = dtypes.cast(value, ap.dtype, self.ctx.scratch)
             if value.shape != ap.nums:
                 if value.size != np.prod(ap.nums):
                     raise RuntimeFault(
@@ -767,12 +877,20 @@ class Executor:
                 memory.view(ap, where, writable=True)[keep] = value[keep]
                 memory.mark_written(ap, where, keep)
                 continue
-            memory.view(ap, where, writable=True)[...] = value
+            if deferrable and ap.buffer == "sbuf" and where.anchor != -1:
+                memory.defer_load(ap, where, value)
+            else:
+                memory.view(ap, where, writable=True)[...] = value
             memory.mark_written(ap, where)
             if partly:
                 self._unmark_dependent(inst, env, ap, where, value, alternate, partly)
             if ap.buffer == "psum":
                 memory.mark_psum_writer(ap, where, inst.engine == "tensor")
+
+    def _immutable_source(self, inst) -> bool:
+        """Whether the instruction's `src` is an input that no instruction writes."""
+        borrowable = self.memory.borrowable
+        return any(ap.name == "src" and ap.tensor.id in borrowable for ap in inst.inputs)
 
     def _unwritten_as_zero(self, inst, attrs, ops, partly) -> dict | None:
         """The instruction's results with the never-written bytes of its partly written
@@ -860,6 +978,9 @@ class Executor:
                 history = producer_inst.history
                 if len(history) > skip:
                     done, record, done_clock = history[-1 - skip]
+                    if type(done) is not float:  # a transfer: fixed now that it is waited for
+                        fixed = done.waited
+                        done = self._waited(done) if fixed is None else fixed
                     waited = lane_of[producer_inst.queue]
                     if producer_inst.queues > 1 or done_clock[waited] > clock[waited]:
                         # (a clock that already covers this instance covers all it knew);
@@ -879,6 +1000,7 @@ class Executor:
                 if locked > ready:
                     ready, producer, stall = locked, -1, STALL_INTERLOCK
         cost = inst.cost
+        transfer = None
         if queue == TENSOR_QUEUE:
             start = max(ready, self.ls_end, self.mm_start)
             self.ls_end = ls_end = start + cost.load_stationary_ns
@@ -910,12 +1032,31 @@ class Executor:
         else:
             # the queue spends the fixed cost on this transfer, then sets up the next one while
             # the DMA engines move the data; transfers of one queue complete in order
+            # (round-robin over the engines: the completion is provisional until fixed)
             start = ready
-            moved = self._transfer(inst, cost, start, inputs, outputs)
-            self.dma_data.append((start + cost.fixed_ns, moved))
-            completion = max(moved, self.dma_done[queue])
-            self.dma_done[queue] = busy_end = completion
-            self.queue_free[queue] = start + cost.fixed_ns
+            data_start = start + cost.fixed_ns
+            transfer = self._transfer(inst, cost, queue, data_start, inputs, outputs)
+            transfer.after = self.dma_done[queue]
+            moved = self.rings.completion(transfer)
+            # (the HBM stack, faster than one core's engines, enters when the transfer is
+            # fixed; the issue-time value only fills the record until then)
+            if transfer.hbm is not None and (self.hbm is not None or ideal_waits):
+                hbm = self.hbm.completion(transfer.hbm) if self.hbm else self._stack(transfer)
+                if hbm > moved:
+                    moved = hbm
+            if transfer.floor > moved:
+                moved = transfer.floor
+            transfer.data = len(self.dma_data)
+            self.dma_data.append((data_start, moved))
+            after = transfer.after
+            if type(after) is not float:
+                after = after.value if after.value is not None else self._provisional(after)
+            completion = moved if moved > after else after
+            transfer.provisional = busy_end = completion
+            transfer.record = len(records)
+            self.dma_done[queue] = transfer
+            self.transfers[transfer.record] = transfer
+            self.queue_free[queue] = data_start
             if self.launch is not None and self.shared_hbm is not None:
                 self.launch.step(self.core, start)
         # with ideal waits every conflicting access is waited for by construction
@@ -941,7 +1082,19 @@ class Executor:
         history = inst.history
         number = len(records)
         known = (*clock[:lane], seq + 1, *clock[lane + 1 :])
-        if inst.queues > 1 and history:
+        if transfer is not None:
+            transfer.accesses = (read_accesses, write_accesses)
+            if ideal_waits:
+                for accesses in transfer.accesses:
+                    for access, _, _ in accesses:
+                        self.unfixed_accesses[id(access)] = transfer
+            if inst.queues > 1 and history:
+                # a rotating DMA's waiter waits for every earlier instance too
+                done, record, before = history[-1]
+                transfer.rotated = done
+                known = tuple([a if a > b else b for a, b in zip(known, before)])
+            history.append((transfer, number, known))
+        elif inst.queues > 1 and history:
             # a rotating DMA's waiter waits for every earlier instance too (one semaphore per
             # queue it rotates over, each counting that queue's completions)
             done, record, before = history[-1]
@@ -977,32 +1130,41 @@ class Executor:
             for bucket in checker.buckets(ap.key, ap, where):
                 for table in tables:
                     for other in table.get(bucket, ()):
-                        if other.queue != queue and other.end > ready and other.overlaps(access):
-                            ready, waited = other.end, other.inst
+                        if other.queue != queue and other.overlaps(access):
+                            transfer = self.unfixed_accesses.get(id(other))
+                            if transfer is not None:  # waited for: fixed now
+                                self._fix(transfer)
+                            if other.end > ready:
+                                ready, waited = other.end, other.inst
         return ready, waited
 
-    def _transfer(self, inst, plan: DmaPlan, start: float, inputs, outputs) -> float:
-        """Reserve the DMA engines for a transfer that starts at `start`; its completion."""
-        data_start = start + plan.fixed_ns
+    def _transfer(
+        self, inst, plan: DmaPlan, queue: int, data_start: float, inputs, outputs
+    ) -> Transfer:
+        """Submit a transfer whose data may move from `data_start` to the DMA engines (and
+        reserve its HBM-side bytes)."""
         first = 0
         if inst.dma_side is not None:
             for ap, where in (*outputs, *inputs):
                 if ap is inst.dma_side:
                     first = where.row_lo
                     break
-        done = data_start
         uniform = plan.uniform(first)
         if uniform is not None:
-            done = max(done, self.rings.reserve_all(data_start, uniform))
+            transfer = self.rings.submit(data_start, float(uniform), queue)
         else:
-            for engine, busy in plan.chunks(first):
-                done = max(done, self.rings.reserve(engine, data_start, busy))
-        if self.hbm is not None and plan.hbm_bytes:
-            done = max(done, self.hbm.reserve(0, data_start, plan.hbm_bytes / self.hbm_rate))
-        if self.shared_hbm is not None and plan.hbm_bytes:
-            stack, gbps = self.shared_hbm
-            done = max(done, stack.reserve(0, data_start, plan.hbm_bytes / gbps))
-        return done
+            transfer = self.rings.submit(data_start, plan.chunks(first), queue)
+        transfer.floor = data_start
+        # its HBM-side bytes share the core's sustained rate (trn1) or the HBM stack the same
+        # way, round-robin with the other rings' (the cores' of a launch: one ring per queue)
+        if plan.hbm_bytes:
+            if self.hbm is not None:
+                transfer.hbm = self.hbm.submit(data_start, plan.hbm_bytes / self.hbm_rate, queue)
+            elif self.shared_hbm is not None:
+                stack, gbps = self.shared_hbm
+                ring = self.core * len(QUEUES) + queue
+                transfer.hbm = stack.submit(data_start, plan.hbm_bytes / gbps, ring)
+        return transfer
 
     def _row_by_row(self, inst, env, attrs, inputs, outputs, dynamic) -> None:
         """`dma_compute(..., unique_indices=False)`: the rows of the transfer one after another,

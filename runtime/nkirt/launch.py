@@ -16,7 +16,7 @@ import numpy as np
 
 from nkirt import dtypes
 from nkirt.cost.collectives import V_COLLECTIVES, exchange_ns
-from nkirt.dma_rings import DmaRings
+from nkirt.dma_engines import DmaEngines
 from nkirt.errors import RuntimeFault
 
 #: How far (ns of simulated time) one core may run ahead of another before it hands over.
@@ -49,7 +49,7 @@ class Launch:
         table = executors[0].table
         self.hbm = None
         if executors[0].shared_hbm is not None:
-            self.hbm = DmaRings(lambda: min(ex.horizon() for ex in executors), count=1)
+            self.hbm = DmaEngines(lambda: min(ex.horizon() for ex in executors), count=1)
             for executor in executors:
                 executor.shared_hbm = (self.hbm, table.hbm_stack_gbps)
 

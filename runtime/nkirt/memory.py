@@ -31,6 +31,13 @@ marking it again, skips the pass over its shadow. A region leaves `whole` when a
 elements is marked unwritten (`mark_unwritten` forgets all of its buffer's), and `by_tensor`
 is forgotten whenever another engine writes PSUM: the answers are those of the shadow.
 
+A DMA that loads an SBUF tile from an input no instruction writes (so its bytes cannot change
+during the run) is not copied when it executes: the tile region keeps a read-only view of the
+input (`defer_load`), and a read of exactly that region gets the view. Any other access to SBUF
+bytes the region covers (a write, a read of another shape, a gather, a settle) first copies the
+deferred bytes in (`_materialize`), so every value read is the one a copy would give; the
+written-shadow is marked at the load as for any write.
+
 An HBM tensor's shadow is made only when something needs it (`_Shadows`): until then the
 tensor keeps the byte ranges written into it, as long as every write is one contiguous range
 (a tile of whole rows). A kernel that writes its output tile by tile and never reads it back
@@ -66,6 +73,22 @@ def _all_marked(shadow: np.ndarray) -> bool:
 
 #: regions each of `Memory.whole`/`by_tensor` remembers at most (forgetting is always safe)
 _REMEMBER = 4096
+
+
+#: SBUF loads `Memory.deferred` holds at most (beyond, they are copied in first)
+_DEFERRED = 64
+
+
+def _overlap(a: Location, b: Location) -> bool:
+    """Whether two footprints may share a byte (a footprint that is not a box: always)."""
+    if a.anchor == -1 or b.anchor == -1:
+        return True
+    return (
+        a.row_lo <= b.row_hi
+        and b.row_lo <= a.row_hi
+        and a.col_lo < b.col_hi
+        and b.col_lo < a.col_hi
+    )
 
 
 def _remember(regions: set[tuple], region: tuple) -> None:
@@ -230,6 +253,10 @@ class Memory:
         self.whole: dict[object, set[tuple]] = {"sbuf": set(), "psum": set()}
         #: the PSUM regions whose every byte TensorE wrote last
         self.by_tensor: set[tuple] = set()
+        #: SBUF regions (`_region`) loaded from an input nothing writes and not copied yet:
+        #: region -> (its footprint, the input's elements as a read-only view); no two of them
+        #: share a byte
+        self.deferred: dict[tuple, tuple[Location, np.ndarray]] = {}
         #: per on-chip shadow, the byte columns [lo, hi) of a partition that any mark touched
         #: ("by_tensor": `psum_by_tensor`): `release` clears only those to give them back zeroed
         self.dirty: dict[object, list[int]] = {"sbuf": [0, 0], "psum": [0, 0], "by_tensor": [0, 0]}
@@ -273,6 +300,7 @@ class Memory:
             given.append((array, name is not None))
         POOL.give(given)
         self.pooled = []
+        self.deferred = {}
         self.buffers, self.written = {}, _Shadows(None)
 
     def share(self, core0: Memory) -> None:
@@ -323,6 +351,8 @@ class Memory:
         shadow = self.written[self.key(ap)]
         if shadow is None:
             return
+        if self.deferred and ap.buffer == "sbuf":
+            self._materialize(where)
         shape, strides = (*ap.nums, ap.itemsize), (*ap.view_strides, 1)
         data = np.ndarray(shape, np.uint8, self.buffers[self.key(ap)], where.byte, strides)
         marks = np.ndarray(shape, np.uint8, shadow, where.byte, strides)
@@ -348,8 +378,37 @@ class Memory:
         """A copy of an HBM tensor's contents in its storage dtype and shape."""
         return self.tensor_view(tensor).copy()
 
+    def defer_load(self, ap: AccessPattern, where: Location, values: np.ndarray) -> None:
+        """Let the SBUF elements of `ap` at `where` hold `values` — a read-only view of an input
+        that no instruction writes, of the AP's shape and dtype — without copying them yet."""
+        region = self._region(ap, where)
+        self.deferred.pop(region, None)  # the load replaces an earlier one of that region
+        if len(self.deferred) >= _DEFERRED:
+            self._materialize(None)
+        else:
+            self._materialize(where)
+        self.deferred[region] = (where, values)
+
+    def _materialize(self, where: Location | None) -> None:
+        """Copy into SBUF the deferred loads that may share a byte with `where` (all: None)."""
+        kept = {}
+        sbuf = self.buffers["sbuf"]
+        for region, (placed, values) in self.deferred.items():
+            if where is None or _overlap(placed, where):
+                byte, nums, strides, _ = region
+                np.ndarray(nums, values.dtype, sbuf, byte, strides)[...] = values
+            else:
+                kept[region] = (placed, values)
+        self.deferred = kept
+
     def view(self, ap: AccessPattern, where: Location, writable: bool) -> np.ndarray:
         """The AP's elements as a strided numpy view of the memory (no copy)."""
+        if self.deferred and ap.buffer == "sbuf":
+            if not writable:
+                loaded = self.deferred.get(self._region(ap, where))
+                if loaded is not None and loaded[1].dtype == ap.np_dtype:
+                    return loaded[1]
+            self._materialize(where)
         array = np.ndarray(
             ap.nums,
             ap.np_dtype,
@@ -374,6 +433,8 @@ class Memory:
         """(the elements at flat indices `elements` of a dynamic AP's tensor — zeros in the
         first-dimension entries not in `rows` —, whether all gathered ones were written)."""
         key, marks = self.key(ap), _MARK_DTYPES[ap.itemsize]
+        if self.deferred and key == "sbuf":
+            self._materialize(None)
         values = np.zeros(elements.shape, ap.np_dtype)
         values[rows] = self.buffers[key].view(ap.np_dtype)[elements[rows]]
         if self.written[key] is None:
@@ -384,6 +445,8 @@ class Memory:
     def scatter(self, ap: AccessPattern, elements: np.ndarray, values: np.ndarray) -> None:
         """Write `values` at flat indices `elements` of a dynamic AP's tensor."""
         key, marks = self.key(ap), _MARK_DTYPES[ap.itemsize]
+        if self.deferred and key == "sbuf":
+            self._materialize(None)
         self.buffers[key].view(ap.np_dtype)[elements] = values
         if self.written[key] is not None:
             self.written[key].view(marks)[elements] = _MARK[ap.itemsize]

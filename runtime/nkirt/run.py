@@ -220,6 +220,7 @@ def execute(
     for core in executors:
         if core.memory is not None:
             core.memory.release()
+        core.ctx.scratch.release()
     return RunResult(program, outputs, profile, executor.instructions, executor.records, cores)
 
 

@@ -72,3 +72,51 @@ def _candidates(s, c):
     for x in s.insts:
         index.add(x)
     return index.candidates(c, c.id, {})
+
+
+def _small_accesses_body(rng) -> str:
+    """Loads, memsets and reads of x (one bucket per partition) at random windows, mostly a
+    few elements wide, some of a whole row."""
+    lines = [
+        '  %o = alloc shared_hbm bfloat16[32, 256] "o" output',
+        '  %x = alloc sbuf bfloat16[32, 1024] "x"',
+        '  %y = alloc sbuf bfloat16[32, 1024] "y"',
+        f"  dma_copy(dst={T('y', 32, 1024)}, src={T('a', 32, 256, '0', 256)}) {{}}",
+    ]
+    for _ in range(60):
+        f = int(rng.choice([1, 2, 8, 64, 256]))
+        col, p = int(rng.integers(0, 1025 - f)), int(rng.choice([1, 16, 32]))
+        window = T("x", p, f, str(col), 1024)
+        kind = rng.random()
+        if kind < 0.3:
+            lines.append(f"  memset(dst={window}) {{value=1.0}}")
+        elif kind < 0.5:
+            src = T("a", p, min(f, 256), str(int(rng.integers(0, 257 - min(f, 256)))), 256)
+            lines.append(
+                f"  dma_copy(dst={T('x', p, min(f, 256), str(col), 1024)}, src={src}) {{}}"
+            )
+        else:
+            lines.append(
+                f'  activation(dst={T("y", p, f, str(col), 1024)}, data={window}) {{op="exp"}}'
+            )
+    lines.append(f"  dma_copy(dst={T('o', 32, 256)}, src={T('y', 32, 256, '0', 1024)}) {{}}")
+    return "\n".join(lines) + "\n"
+
+
+def test_look_backs_of_small_accesses_skip_only_what_they_do_not_meet(monkeypatch):
+    # an access within one sub-bucket looks back only at what touches that sub-bucket: the
+    # waits are those of the look-back over every access of the bucket
+    import numpy as np
+
+    from nkic.backend import schedule as scheduler
+
+    rng = np.random.default_rng(3)
+    for n in range(6):
+        k = lowered(_small_accesses_body(rng), PARAMS, "%o")
+        indexed = [(s.queue, s.waits) for s in schedule(k).insts]
+        monkeypatch.setattr(scheduler, "SUB_SPAN", 0)  # every access in the bucket
+        plain = [(s.queue, s.waits) for s in schedule(k).insts]
+        monkeypatch.undo()
+        assert indexed == plain
+        assert sum(len(w) for _, w in indexed) > 20
+        assert n or check_waits(k) == []

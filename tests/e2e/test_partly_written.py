@@ -60,3 +60,28 @@ def test_a_later_instruction_reading_only_garbage_lanes_faults_naming_their_sour
         "before anything wrote it; elements of e were computed from memory nothing wrote (by "
         "activation at partly_written.py:32), which leaves them unwritten"
     )
+
+
+def _bf16_pair(rows: int):
+    rng = np.random.default_rng(5)
+    return tuple(rng.standard_normal((rows, 32), dtype=np.float32).astype("bfloat16") for _ in "xy")
+
+
+def test_bf16_sum_of_the_written_partitions_is_used():
+    x, y = _bf16_pair(40)
+    k = nkic.compile(str(KERNELS), kernel="sum_of_rows", x=x, y=y, rows_out=40)
+    want = (x.astype(np.float32) + y.astype(np.float32)).astype("bfloat16")
+    np.testing.assert_array_equal(k(x, y).view(np.uint16), want.view(np.uint16))
+
+
+def test_bf16_sum_lanes_of_unwritten_partitions_fault():
+    """The result computed with unwritten memory read as 0xFF and the one with it read as 0x00
+    must both survive until they are compared (neither may reuse the other's temporaries)."""
+    x, y = _bf16_pair(40)
+    k = nkic.compile(str(KERNELS), kernel="sum_of_rows", x=x, y=y, rows_out=41)
+    with pytest.raises(RuntimeFault) as info:
+        k(x, y)
+    assert str(info.value).startswith(
+        "uninitialised read: output 'out' holds elements computed from memory nothing wrote "
+        "(on hardware: garbage), by tensor_tensor at "
+    )

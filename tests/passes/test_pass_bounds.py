@@ -139,3 +139,21 @@ def test_three_dimensional_tiles_are_checked_per_dimension():
         d[0].message
     )
     assert "when k=4" in d[0].message
+
+
+def test_repeated_constant_access_is_reported_at_every_site():
+    # unrolled code repeats patterns: an access found in bounds is not checked again, one
+    # out of bounds is reported wherever it occurs
+    copy = "dma_copy(dst={}, src={}) {{}} {}"
+    good = tile("a", 128, 512, offset="512", row=8192)
+    bad = tile("a", 128, 512, offset="7681", row=8192)
+    lines = [
+        '  %t = alloc sbuf float32[128, 512] "t"',
+        *(f"  {copy.format(tile('t', 128, 512), src, at(n))}" for n, src in
+          ((7, good), (8, bad), (9, good), (10, bad))),
+    ]  # fmt: skip
+    diags = check("\n".join(lines))
+    assert [(d.code, d.loc.line) for d in diags] == [
+        ("err_tensor_access_out_of_bound", 8),
+        ("err_tensor_access_out_of_bound", 10),
+    ]

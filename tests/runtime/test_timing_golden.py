@@ -66,6 +66,29 @@ def test_timeline_is_bit_identical_to_the_pinned_one(name, path, ideal_waits):
     )
 
 
+#: the pinned programs quick to run functionally (the others' matmuls take seconds)
+FUNCTIONAL = (
+    "all_reduce_lnc2_trn2",
+    "matmul_lnc2_trn2",
+    "matmul_tiled_trn1",
+    "rotation_stride3_trn2",
+    "softmax_trn2",
+    "tiled_add_trn1",
+)
+
+
+@pytest.mark.parametrize("name", FUNCTIONAL)
+def test_a_functional_run_reports_the_timing_of_a_timing_only_run(name):
+    """Computing the values must not move the timeline: `nkic run` reports both."""
+    program = nkirt.load(gzip.decompress((GOLDEN / f"{name}.neff.gz").read_bytes()))
+    functional = nkirt.execute(program, {}, seed=3)
+    timing_only = nkirt.execute(program, {}, timing_only=True)
+    assert functional.outputs and not timing_only.outputs
+    assert functional.records == timing_only.records
+    assert [c[2] for c in functional.cores] == [c[2] for c in timing_only.cores]
+    assert functional.profile == timing_only.profile
+
+
 def test_every_stored_program_is_pinned():
     assert sorted(json.loads(EXPECTED.read_text())) == sorted(name for name, _, _ in _runs())
 

@@ -127,6 +127,8 @@ class Calls:
         if isinstance(fn, BoundMethod):
             return self.call(fn.func, [fn.self_value, *args], kwargs, call)
         if isinstance(fn, (Builtin, IsaInstr, NlOp)):
+            if any(isinstance(v, Poison) for v in (*args, *kwargs.values())):
+                raise PoisonError()  # an argument failed, and was reported
             special = self.language.intercept_call(self, fn, args, kwargs, call)
             if special is not MISSING:
                 return special

@@ -8,6 +8,7 @@ import difflib
 
 from ...diagnostics import Diagnostic
 from ...ir.core import Loc
+from .. import beta1_scopes
 from ..tensors import NonConstExtent
 from ..values import (
     POISON,
@@ -30,7 +31,7 @@ from ..values import (
 from .state import ABORT_CODES, Frame, is_error, is_none_literal
 
 #: Values a name may hold that are not its value: reading one is handled by `load_name`.
-MARKED_VALUES = frozenset({Poison, Deferred, Escaped, Redirect})
+MARKED_VALUES = frozenset({Poison, Deferred, Escaped, Redirect, beta1_scopes.OutOfScope})
 #: Constant types outside the subset (`visit_Constant` reports them).
 _UNSUPPORTED_CONSTANTS = frozenset({bytes, complex})
 
@@ -352,6 +353,8 @@ class Context:
             raise PoisonError()
         if isinstance(value, Deferred):
             raise value.use_error(node)
+        if isinstance(value, beta1_scopes.OutOfScope):
+            raise value.use_error(node)
         if isinstance(value, Escaped):
             if value.affine_tile:
                 raise UserError(
@@ -378,6 +381,8 @@ class Context:
                 if name in att.read_outer:
                     raise SymbolicAbort(att, f"'{name}' is carried between iterations")
                 att.written.add(name)
+        if self.tensor_blocks:
+            beta1_scopes.bound(self, name)
         scope.vars[name] = value
 
     def _visible_names(self) -> list[str]:

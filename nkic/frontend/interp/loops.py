@@ -9,7 +9,7 @@ import types
 
 from ...ir.affine import Affine
 from ...ir.core import Loc, UnrolledLoop
-from .. import registers
+from .. import beta1_scopes, registers
 from ..registers import Register
 from ..tensors import TensorView, type_name
 from ..values import (
@@ -182,6 +182,10 @@ class Loops:
             )
 
     def visit_For(self, node: ast.For):
+        with beta1_scopes.block(self, "for", node):
+            self._for(node)
+
+    def _for(self, node: ast.For):
         iterable = self.visit(node.iter)
         if isinstance(iterable, registers.DynRange):
             return registers.run_for(self, node, iterable)

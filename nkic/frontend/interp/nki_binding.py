@@ -7,6 +7,7 @@ import ast
 
 from ...diagnostics import Diagnostic
 from ...ir.core import Tensor
+from .. import beta1_scopes
 from ..tensors import TensorView
 from ..values import UserError
 from .state import CallSite
@@ -82,6 +83,8 @@ class NkiBinding:
         tensor = self.builder.alloc(buffer, dtype, shape, label, self.loc(call.node), address)
         for att in self.attempts:
             att.tensors.add(tensor)
+        if self.tensor_blocks:
+            beta1_scopes.created(self, tensor)
         return TensorView.whole(tensor)
 
     def _grid_shared(self, shape, dtype: str, label: str, address, call: CallSite):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from .. import pylib
+from ..beta1_mask import is_index_value
 from ..host_modules import ProcessEnvironment, environment_missing
 from ..tensors import TensorView, type_name
 from ..values import (
@@ -430,6 +431,15 @@ class PythonObjects:
     def setitem(self, obj, key, value, node: ast.AST | None = None) -> None:
         if isinstance(obj, Poison) or isinstance(key, Poison):
             raise PoisonError()
+        if is_index_value(obj) or getattr(obj, "is_mask", False):
+            raise UserError(
+                "err_cannot_assign_to_index",
+                f"{'a mask' if getattr(obj, 'is_mask', False) else 'an index grid'} does not "
+                "support item assignment: it stands for index values, not a tile",
+                node,
+                "make a tile of the index values first (y = nisa.iota(x, dtype=nl.uint32)) "
+                "and assign to the tile",
+            )
         special = self.language.subscript(self, obj, key)
         if isinstance(special, TensorView):  # a dialect's view (Beta 1 index grids)
             self.language.store_into(self, special, value, CallSite(node))

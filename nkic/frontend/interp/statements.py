@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from .. import pylib
+from .. import beta1_scopes, pylib
 from ..beta1_mask import is_index_value
 from ..tensors import TensorView, type_name
 from ..values import (
@@ -191,7 +191,8 @@ class Statements:
         block = node.body if self.condition(node.test) else node.orelse
         self.frame.branches += 1
         try:
-            self.exec_block(block)
+            with beta1_scopes.block(self, "if" if block is node.body else "else", node):
+                self.exec_block(block)
         finally:
             self.frame.branches -= 1
 

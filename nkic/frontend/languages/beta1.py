@@ -17,7 +17,8 @@ What differs from 0.3 and is implemented here:
   run one after another on one NeuronCore, as Beta 1 ran them (`entry.KernelCall.run`).
 
 * `mask=` predicates comparing an affine index-grid expression with a compile-time bound, and
-  their `&` (`beta1_mask.py`): the call runs on the sub-tiles the mask keeps.
+  their `&` (`beta1_mask.py`): the call runs on the sub-tiles the mask keeps, and a returned
+  tile has the whole grid's shape, written where the mask holds.
 
 * index grids in any order (`t[i_f, i_p]`, `t[i_p, i_j, i_j]`, an unused axis broadcast), and
   elementwise operations on grids of more free axes than an access pattern has, split into
@@ -299,6 +300,26 @@ def _engine_can_start(view: TensorView) -> bool:
     return start in allowed
 
 
+def _module_of(fn) -> str:
+    from ..values import IsaInstr
+
+    return "nisa" if isinstance(fn, IsaInstr) else "nl"
+
+
+def _check_tile_operand(api: str, value, node) -> None:
+    """Beta 1's APIs take tiles, whose first dimension is the partition dimension: a tensor
+    with block dimensions before it is `err_failed_to_infer_tile_from_local_tensor`."""
+    if isinstance(value, (beta1_blocks.BlockTensor, beta1_blocks.BlockList)):
+        shape = ", ".join(map(str, value.shape))
+        raise UserError(
+            "err_failed_to_infer_tile_from_local_tensor",
+            f"{api}: an operand of shape ({shape}) has block dimensions before its partition "
+            "dimension, so it is not a tile",
+            node,
+            "index a block to get its tile (t[i], or t[i, i_p, i_f] with index grids)",
+        )
+
+
 def _drop_alloc(block: list, tensor) -> None:
     """Remove the allocation of `tensor` (a returning call's own tile, which its instruction no
     longer writes) from the last ops of `block`, unless an instruction there still uses it."""
@@ -454,6 +475,7 @@ class Beta1(Language):
             return obj.placed(key if isinstance(key, tuple) else (key,))
         if isinstance(obj, TensorView):
             items = key if isinstance(key, tuple) else (key,)
+            beta1_index.check_grid_ranks(items)
             if items and isinstance(items[0], TensorView):
                 return beta1_index.indirect(obj, items)
             if any(isinstance(k, (IndexGrid, GridSum)) for k in items):
@@ -472,6 +494,7 @@ class Beta1(Language):
         for v in (a, b):
             if isinstance(v, beta1_mask.OutOfBounds):
                 raise v.error
+            _check_tile_operand(f"the operator '{symbol}'", v, call.node)
         if isinstance(a, beta1_mask.Mask) or isinstance(b, beta1_mask.Mask):
             both = beta1_mask.conjunction(a, b) if symbol == "&" else None
             if both is None:
@@ -597,6 +620,13 @@ class Beta1(Language):
         subscript past a tensor's end is an error unless such a mask keeps it inside."""
         from ..values import MISSING
 
+        if not isinstance(fn, Builtin) or fn.nki_api:
+            api = fn.name if isinstance(fn, Builtin) else f"{_module_of(fn)}.{fn.name}"
+            for i, v in enumerate(args):
+                _check_tile_operand(api, v, call.arg_node(index=i))
+            for k, v in kwargs.items():
+                _check_tile_operand(api, v, call.arg_node(name=k))
+
         if "mask" not in kwargs:
             for v in (*args, *kwargs.values()):
                 if isinstance(v, beta1_mask.OutOfBounds):
@@ -615,8 +645,14 @@ class Beta1(Language):
             raise
         if restricted is None:
             return None  # the mask keeps nothing: the operation does nothing
+        block = ip.builder.block
+        start = len(block)
         result = ip.call(fn, restricted[0], restricted[1], call)
         kept = beta1_mask.ranges(ip, mask)
+        args, kwargs = restricted
+        full = beta1_mask.widen(ip, fn, name, args, kwargs, mask, kept, result, block, start, call)
+        if full is not None:
+            return full
         beta1_mask.mark_result(ip, result, kept, mask.predicates[0].grid.ndim)
         return result
 
@@ -683,7 +719,9 @@ class Beta1(Language):
         DMA reaches any partition), as Beta 1 wrote single elements anywhere."""
         from ..nl_lowering import emit, new_tile
 
-        if isinstance(value, TensorView) and self._write_directly(ip, dst, value):
+        if isinstance(value, TensorView) and (
+            beta1_mask.write_widened(ip, dst, value) or self._write_directly(ip, dst, value)
+        ):
             return
         if isinstance(value, LoopReduce):
             value.into(ip, dst)
@@ -788,6 +826,7 @@ BETA1 = Beta1(
         affine_dependency="error",
         output_buffers=("shared_hbm", "hbm"),
         shared_hbm_top_level=True,
+        block_scoped_tensors=True,
         tile_augmented_assignment=True,
     ),
     package="neuronxcc.nki",

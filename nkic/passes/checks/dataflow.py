@@ -9,6 +9,7 @@ whole loop range) or when it follows the read inside a common loop that runs at 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...diagnostics import Related
@@ -16,7 +17,7 @@ from ...ir.core import Alloc, Kernel, Loop
 from ..base import Pass, PassContext
 from ..regions import loop_ranges
 from .accesses import Access, accesses
-from .regions import Footprint, common_kind, convert, covered, footprint
+from .regions import KINDS, Footprint, convert, covered, footprint
 
 
 @dataclass(frozen=True)
@@ -30,19 +31,20 @@ class Dataflow(Pass):
         allocs = {id(op.result): loops for op, loops in kernel.walk() if isinstance(op, Alloc)}
         by_tensor: dict[int, list[Access]] = {}
         to_hbm: set[int] = set()  # instructions writing device memory, seen outside the core
-        for a in accesses(kernel):
+        all_accesses = accesses(kernel)
+        for a in all_accesses:
             if a.write and not a.ap.tensor.on_chip:
                 to_hbm.add(id(a.inst))
             if a.reachable and a.ap.tensor.on_chip and id(a.ap.tensor) in allocs:
                 by_tensor.setdefault(id(a.ap.tensor), []).append(a)
+        loop_ends = _loop_ends(all_accesses)
         for items in by_tensor.values():
-            regions = _Regions()
-            writes = [a for a in items if a.write]
+            writes = _Writes([a for a in items if a.write], _Regions())
             partly = None
             for a in items:
                 if a.write and not _explicit_accumulate(a):
                     continue
-                state = _initialised(a, writes, regions, allocs[id(a.ap.tensor)])
+                state = _initialised(a, writes, allocs[id(a.ap.tensor)], loop_ends)
                 if state == UNWRITTEN or (state == PARTLY and (a.write or id(a.inst) in to_hbm)):
                     _report(ctx, a, partly=state == PARTLY)
                     break
@@ -57,73 +59,211 @@ class Dataflow(Pass):
 
 
 class _Regions:
-    """Footprints and their concrete boxes, computed once per access and coordinate kind."""
+    """Footprints and their concrete boxes of one tensor's accesses, computed once per access
+    and coordinate kind; accesses outside loops at the same constant pattern share them (an
+    unrolled kernel repeats its tiles' patterns)."""
 
     def __init__(self):
-        self._cache: dict[tuple[int, str | None], tuple[Footprint, list[tuple[int, int]]]] = {}
+        self._cache: dict[tuple[int, str | None], tuple[Footprint, Box]] = {}
+        self._fixed: dict[tuple, tuple[Footprint, Box]] = {}
 
-    def get(self, a: Access, kind: str | None = None) -> tuple[Footprint, list[tuple[int, int]]]:
+    def get(self, a: Access, kind: str | None = None) -> tuple[Footprint, Box]:
         """The footprint of `a` in coordinates `kind` (its most precise ones if None)."""
         key = (a.index, kind)
-        if key not in self._cache:
-            ranges = loop_ranges(a.loops)
-            f = footprint(a.ap, ranges)
-            if kind is not None:
-                f = convert(f, kind)
-            self._cache[key] = (f, f.intervals(ranges))
-        return self._cache[key]
+        found = self._cache.get(key)
+        if found is None:
+            ap = a.ap
+            fixed = not a.loops and ap.dynamic is None and not ap.offset.terms
+            same = (ap.offset.const, ap.pattern, ap.dtype, kind) if fixed else None
+            found = self._fixed.get(same) if fixed else None
+            if found is None:
+                ranges = loop_ranges(a.loops)
+                f = footprint(ap, ranges)
+                if kind is not None:
+                    f = convert(f, kind)
+                found = (f, tuple(f.intervals(ranges)))
+                if fixed:
+                    self._fixed[same] = found
+            self._cache[key] = found
+        return found
+
+
+#: A concrete box: inclusive (low, high) on each coordinate.
+Box = tuple[tuple[int, int], ...]
 
 
 def _explicit_accumulate(a: Access) -> bool:
     return a.inst.opcode in ("nc_matmul", "nc_matmul_mx") and a.inst.attrs.get("accumulate") is True
 
 
-def _may_precede(w: Access, r: Access, alloc_loops: tuple[Loop, ...]) -> bool:
-    """Whether `w` may run before `r`: earlier in program order, or later in the body of a
-    common loop that ran before (unless the tensor is allocated afresh inside that loop)."""
-    if w.inst is r.inst:
-        return False
-    if w.index < r.index:
-        return True
-    return any(
-        lp is lq and lp.trip_count >= 2 and all(lp is not x for x in alloc_loops)
-        for lp, lq in zip(w.loops, r.loops)
-    )
+def _loop_ends(items: list[Access]) -> dict[int, int]:
+    """The index of the last access inside each loop (a loop's accesses are consecutive)."""
+    ends: dict[int, int] = {}
+    for a in items:
+        for lp in a.loops:
+            ends[id(lp)] = a.index
+    return ends
+
+
+def _horizon(r: Access, alloc_loops: tuple[Loop, ...], loop_ends: dict[int, int]) -> int:
+    """The last access index of a write that may run before `r` (other than `r`'s own
+    instruction's): every earlier one, and every later one in the body of a loop around `r`
+    that runs at least twice (an earlier iteration wrote it), unless the tensor is allocated
+    afresh inside that loop. A loop's body is a contiguous run of program order, so this is
+    the end of the outermost such loop, else just before `r`."""
+    for lp in r.loops:
+        if lp.trip_count >= 2 and all(lp is not x for x in alloc_loops):
+            return loop_ends[id(lp)]
+    return r.index - 1
 
 
 #: What earlier writes left in the region an access reads.
 WRITTEN, PARTLY, UNWRITTEN = "written", "partly", "unwritten"
 
 
+class _Writes:
+    """The writes of one tensor in program order, with a spatial index per coordinate kind, so
+    that a read looks only at the writes that overlap it: the cost of checking a kernel grows
+    with its number of accesses, not with its square."""
+
+    def __init__(self, writes: list[Access], regions: _Regions):
+        self.writes = writes
+        self.regions = regions
+        self.indices = [w.index for w in writes]
+        self.kinds = [regions.get(w)[0].kind for w in writes]
+        #: positions (in `writes`) of the writes whose own coordinates are each kind
+        self.of_kind: dict[str, list[int]] = {}
+        for i, k in enumerate(self.kinds):
+            self.of_kind.setdefault(k, []).append(i)
+        self._grids: dict[str, _Grid] = {}
+
+    def grid(self, kind: str) -> _Grid:
+        """The index of the writes expressible in `kind` coordinates (no coarser ones)."""
+        if kind not in self._grids:
+            rank = KINDS.index(kind)
+            boxes = [
+                (i, self.regions.get(w, kind)[1])
+                for i, w in enumerate(self.writes)
+                if KINDS.index(self.kinds[i]) <= rank
+            ]
+            self._grids[kind] = _Grid(boxes)
+        return self._grids[kind]
+
+    def any_of_kind(self, kind: str, stop: int, r: Access) -> bool:
+        """Whether a write among the first `stop`, other than `r`'s instruction's, is in
+        `kind` coordinates."""
+        positions = self.of_kind.get(kind, ())
+        n = bisect.bisect_left(positions, stop)
+        return any(self.writes[p].inst is not r.inst for p in reversed(positions[:n]))
+
+
+class _Grid:
+    """Distinct write boxes bucketed on the one coordinate that tells them apart best (each box
+    with the positions of the writes that have it, in program order); boxes spanning many
+    buckets are kept aside and always looked at."""
+
+    SPAN = 16  # buckets a box may span before it is kept aside
+
+    def __init__(self, boxes: list[tuple[int, Box]]):
+        self.positions: dict[Box, list[int]] = {}
+        for i, box in boxes:
+            self.positions.setdefault(box, []).append(i)
+        distinct = list(self.positions)
+        self.buckets: dict[int, list[Box]] = {}
+        self.wide: list[Box] = []
+        self.dim, self.origin, self.width = 0, 0, 1
+        if not distinct:
+            return
+        dims = len(distinct[0])
+        self.dim = max(range(dims), key=lambda d: len({b[d][0] for b in distinct}))
+        extents = sorted(b[self.dim][1] - b[self.dim][0] + 1 for b in distinct)
+        self.width = max(1, extents[len(extents) // 2])
+        self.origin = min(b[self.dim][0] for b in distinct)
+        for box in distinct:
+            lo, hi = self._bucket(box[self.dim][0]), self._bucket(box[self.dim][1])
+            if hi - lo >= self.SPAN:
+                self.wide.append(box)
+            else:
+                for b in range(lo, hi + 1):
+                    self.buckets.setdefault(b, []).append(box)
+
+    def _bucket(self, x: int) -> int:
+        return (x - self.origin) // self.width
+
+    def overlapping(self, box: Box, present: Callable[[list[int]], bool]) -> list[Box]:
+        """The distinct boxes that overlap `box` and have a write for which `present` holds."""
+        lo, hi = self._bucket(box[self.dim][0]), self._bucket(box[self.dim][1])
+        if hi - lo + 1 <= len(self.buckets):
+            lists = [self.buckets[b] for b in range(lo, hi + 1) if b in self.buckets]
+        else:
+            lists = [bs for b, bs in self.buckets.items() if lo <= b <= hi]
+        seen: set[Box] = set()
+        out = []
+        for candidates in (*lists, self.wide):
+            for b in candidates:
+                if b not in seen and _overlaps(b, box):
+                    seen.add(b)
+                    if present(self.positions[b]):
+                        out.append(b)
+        return out
+
+    def containing(self, box: Box, present: Callable[[list[int]], bool]) -> bool:
+        """Whether a box containing `box` has a write for which `present` holds: such a box
+        is in the bucket of `box`'s low end or aside."""
+        for b in (*self.buckets.get(self._bucket(box[self.dim][0]), ()), *self.wide):
+            if _contains(b, box) and present(self.positions[b]):
+                return True
+        return False
+
+
 def _initialised(
-    r: Access, all_writes: list[Access], regions: _Regions, alloc_loops: tuple[Loop, ...]
+    r: Access, writes: _Writes, alloc_loops: tuple[Loop, ...], loop_ends: dict[int, int]
 ) -> str:
-    # the common case first: the latest earlier write covers the whole read
+    regions = writes.regions
     target = regions.get(r)
-    for w in reversed(all_writes[: bisect.bisect_left(all_writes, r.index, key=_index)]):
-        f = regions.get(w)
-        if f[0].kind == target[0].kind and _contains(f[1], target[1]) and w.inst is not r.inst:
-            return WRITTEN
-    writes = [w for w in all_writes if _may_precede(w, r, alloc_loops)]
-    if not writes:
-        return UNWRITTEN
-    kind = common_kind(target[0], *(regions.get(w)[0] for w in writes))
+    before = bisect.bisect_left(writes.indices, r.index)
+
+    # the common case first: an earlier write in the same coordinates covers the whole read
+    def earlier_same_kind(positions: list[int]) -> bool:
+        for p in positions:
+            if p >= before:
+                return False
+            if writes.kinds[p] == target[0].kind and writes.writes[p].inst is not r.inst:
+                return True
+        return False
+
+    if writes.grid(target[0].kind).containing(target[1], earlier_same_kind):
+        return WRITTEN
+    # every write that may precede the read: the first `stop` ones, but r's instruction's
+    stop = bisect.bisect_right(writes.indices, _horizon(r, alloc_loops, loop_ends))
+
+    def may_precede(positions: list[int]) -> bool:
+        for p in positions:
+            if p >= stop:
+                return False
+            if writes.writes[p].inst is not r.inst:
+                return True
+        return False
+
+    kind = target[0].kind
+    for k in KINDS[KINDS.index(kind) + 1 :]:
+        if writes.any_of_kind(k, stop, r):
+            kind = k
     box = regions.get(r, kind)[1]
-    boxes = [regions.get(w, kind)[1] for w in writes]
-    overlap = any(all(lo <= th and tl <= hi for (lo, hi), (tl, th) in zip(b, box)) for b in boxes)
+    boxes = writes.grid(kind).overlapping(box, may_precede)
     if kind != "elements":
         # coarse coordinates hull strided accesses: any overlapping write counts
-        return WRITTEN if overlap else UNWRITTEN
-    if covered(box, boxes):
+        return WRITTEN if boxes else UNWRITTEN
+    if covered(list(box), [list(b) for b in boxes]):
         return WRITTEN
-    return PARTLY if overlap else UNWRITTEN
+    return PARTLY if boxes else UNWRITTEN
 
 
-def _index(a: Access) -> int:
-    return a.index
+def _overlaps(a: Box, b: Box) -> bool:
+    return all(lo <= th and tl <= hi for (lo, hi), (tl, th) in zip(a, b))
 
 
-def _contains(outer: list[tuple[int, int]], inner: list[tuple[int, int]]) -> bool:
+def _contains(outer: Box, inner: Box) -> bool:
     return all(lo <= il and ih <= hi for (lo, hi), (il, ih) in zip(outer, inner))
 
 

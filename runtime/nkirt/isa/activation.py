@@ -133,17 +133,31 @@ def check_range(ctx, op: str, values: np.ndarray) -> None:
     )
 
 
-def evaluate(op: str, values: np.ndarray, instruction: str, relu_param: float = 0.0) -> np.ndarray:
-    """Activation `op` of fp32 `values`: computed in float64, rounded once to fp32."""
-    x = np.asarray(values, dtype=np.float64)
-    with np.errstate(all="ignore"):
+def evaluate(
+    op: str, values: np.ndarray, instruction: str, relu_param: float = 0.0, scratch=None
+) -> np.ndarray:
+    """Activation `op` of fp32 `values`: computed in float64, rounded once to fp32. With
+    `scratch` (`nkirt.scratch`), the float64 values, a function that is a numpy ufunc and the
+    rounding write into its temporaries."""
+    with np.errstate(all="ignore"):  # (converting a signalling NaN raises "invalid")
+        if scratch is None:
+            x = np.asarray(values, dtype=np.float64)
+        else:
+            x = scratch.astype(np.asarray(values), np.float64)
         if op == "prelu":
             result = np.where(x >= 0, x, np.float64(np.float32(relu_param)) * x)
         elif op in FUNCTIONS:
-            result = FUNCTIONS[op](x)
+            fn = FUNCTIONS[op]
+            if scratch is not None and isinstance(fn, np.ufunc):
+                result = fn(x, out=x)
+            else:
+                result = fn(x)
         else:
             raise ValueError(f"{instruction}: unsupported activation function {op!r}")
-    return np.asarray(result, dtype=np.float64).astype(np.float32)
+        result = np.asarray(result, dtype=np.float64)
+        if scratch is None:
+            return result.astype(np.float32)
+        return scratch.astype(result, np.float32)
 
 
 def _accumulate(ctx, attrs, instruction: str, values: np.ndarray, cmd: str) -> np.ndarray:
@@ -160,15 +174,15 @@ def _accumulate(ctx, attrs, instruction: str, values: np.ndarray, cmd: str) -> n
     return acc.reshape(-1, 1)
 
 
-def _scaled_input(ops, attrs, instruction: str) -> np.ndarray:
+def _scaled_input(ctx, ops, attrs, instruction: str) -> np.ndarray:
     """data * scale + bias in fp32, each step rounded (not fused)."""
-    data = ops["data"]
-    value = fp32("data", ops, attrs)
+    data, scratch = ops["data"], ctx.scratch
+    value = fp32("data", ops, attrs, scratch)
     scale = fp32_param("scale", ops, attrs, data.ndim, 1.0)
-    value = stage("multiply", value, scale, False, instruction)
+    value = stage("multiply", value, scale, False, instruction, scratch)
     bias = fp32_param("bias", ops, attrs, data.ndim, None)
     if bias is not None:
-        value = stage("add", value, bias, False, instruction)
+        value = stage("add", value, bias, False, instruction, scratch)
     return value
 
 
@@ -176,18 +190,18 @@ def _scaled_input(ops, attrs, instruction: str) -> np.ndarray:
 def activation(ctx, ops, attrs):
     if attrs["op"] == "prelu":
         raise ValueError("activation: prelu needs relu_param; use activate2")
-    value = _scaled_input(ops, attrs, "activation")
+    value = _scaled_input(ctx, ops, attrs, "activation")
     check_range(ctx, attrs["op"], value)
-    values = evaluate(attrs["op"], value, "activation")
+    values = evaluate(attrs["op"], value, "activation", scratch=ctx.scratch)
     cmd = attrs.get("reduce_cmd", "idle")
     return {"dst": values, "reduce_res": _accumulate(ctx, attrs, "activation", values, cmd)}
 
 
 @semantics("activation_reduce", outputs=("dst", "reduce_res"))
 def activation_reduce(ctx, ops, attrs):
-    value = _scaled_input(ops, attrs, "activation_reduce")
+    value = _scaled_input(ctx, ops, attrs, "activation_reduce")
     check_range(ctx, attrs["op"], value)
-    values = evaluate(attrs["op"], value, "activation_reduce")
+    values = evaluate(attrs["op"], value, "activation_reduce", scratch=ctx.scratch)
     reduce_res = _accumulate(ctx, attrs, "activation_reduce", values, "reset_reduce")
     return {"dst": values, "reduce_res": reduce_res}
 

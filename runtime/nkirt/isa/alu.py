@@ -108,17 +108,27 @@ def is_unary(op: str) -> bool:
     return op in UNARY or op == "invert"
 
 
-def arithmetic(op: str, x, y=None, instruction: str = "alu") -> np.ndarray:
-    """`x op y` in fp32 (`y` ignored for unary operators)."""
+def arithmetic(op: str, x, y=None, instruction: str = "alu", scratch=None) -> np.ndarray:
+    """`x op y` in fp32 (`y` ignored for unary operators). With `scratch` (`nkirt.scratch`),
+    an operator that is a numpy ufunc writes its result into one of its temporaries: `x` itself
+    when it is one (the caller's intermediate value, not used after this step)."""
     x = np.asarray(x, dtype=F32)
     with np.errstate(all="ignore"):
         if op in UNARY:
-            return np.asarray(UNARY[op](x), dtype=F32)
+            fn = UNARY[op]
+            if scratch is not None and isinstance(fn, np.ufunc):
+                return fn(x, out=x if scratch.owns(x) else scratch.empty(x.shape, F32))
+            return np.asarray(fn(x), dtype=F32)
         if op in ARITHMETIC:
             if y is None:
                 raise ValueError(f"{instruction}: op {op!r} needs a second operand")
             y = np.asarray(y, dtype=F32)
-            return np.asarray(ARITHMETIC[op](x, y), dtype=F32)
+            fn = ARITHMETIC[op]
+            if scratch is not None and isinstance(fn, np.ufunc):
+                shape = np.broadcast_shapes(x.shape, y.shape)
+                in_place = shape == x.shape and scratch.owns(x)
+                return fn(x, y, out=x if in_place else scratch.empty(shape, F32))
+            return np.asarray(fn(x, y), dtype=F32)
     raise ValueError(f"{instruction}: unsupported arithmetic op {op!r}")
 
 

@@ -14,27 +14,30 @@ from nkirt.isa.registry import semantics
 DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
 
 
-def convert(array: np.ndarray, src_dtype: str, dst_dtype: str, instruction: str) -> np.ndarray:
-    """Copy with conversion src -> fp32 -> dst; the same dtype copies the bits."""
+def convert(
+    array: np.ndarray, src_dtype: str, dst_dtype: str, instruction: str, scratch=None
+) -> np.ndarray:
+    """Copy with conversion src -> fp32 -> dst; the same dtype copies the bits. `scratch`
+    (`nkirt.scratch`): where the converted values' temporaries come from."""
     if src_dtype == dst_dtype:
         return array
     if src_dtype in dtypes.PACKED_ELEMENT or dst_dtype in dtypes.PACKED_ELEMENT:
         raise ValueError(f"{instruction}: cannot convert {src_dtype} to {dst_dtype}")
-    return dtypes.cast(dtypes.to_fp32(array, src_dtype), dst_dtype)
+    return dtypes.cast(dtypes.to_fp32(array, src_dtype, scratch), dst_dtype, scratch)
 
 
 @semantics("dma_copy")
 def dma_copy(ctx, ops, attrs):
     src_dtype = dtype_of("src", ops, attrs)
     dst_dtype = dtype_of("dst", ops, attrs, default=src_dtype)
-    return {"dst": convert(ops["src"], src_dtype, dst_dtype, "dma_copy")}
+    return {"dst": convert(ops["src"], src_dtype, dst_dtype, "dma_copy", ctx.scratch)}
 
 
 @semantics("tensor_copy")
 def tensor_copy(ctx, ops, attrs):
     src_dtype = dtype_of("src", ops, attrs)
     dst_dtype = dtype_of("dst", ops, attrs, default=src_dtype)
-    return {"dst": convert(ops["src"], src_dtype, dst_dtype, "tensor_copy")}
+    return {"dst": convert(ops["src"], src_dtype, dst_dtype, "tensor_copy", ctx.scratch)}
 
 
 @semantics("dma_transpose")

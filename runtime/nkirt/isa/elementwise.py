@@ -13,14 +13,14 @@ from nkirt.isa.registry import semantics
 _WORD_INTEGERS = frozenset({"int32", "uint32"})
 
 
-def stage(op, value, operand, reverse: bool, instruction: str):
+def stage(op, value, operand, reverse: bool, instruction: str, scratch=None):
     """One ALU stage of a pipeline: `value op operand` (`operand op value` if reversed);
-    `bypass` (or no op) passes `value` through."""
+    `bypass` (or no op) passes `value` through. `scratch`: as in `alu.arithmetic`."""
     if op is None or op == "bypass":
         return value
     if alu.is_unary(op) or not reverse:
-        return alu.arithmetic(op, value, operand, instruction)
-    return alu.arithmetic(op, operand, value, instruction)
+        return alu.arithmetic(op, value, operand, instruction, scratch)
+    return alu.arithmetic(op, operand, value, instruction, scratch)
 
 
 def bitvec_stage(op, value, operand, reverse: bool, instruction: str):
@@ -67,9 +67,9 @@ def tensor_tensor(ctx, ops, attrs):
         signed = dtype_of("data1", ops, attrs) == "int32"
         values = alu.integer(op, data1.astype(np.int64), data2.astype(np.int64), signed)
         return {"dst": _integer_result(values, dst_dtype)}
-    x = fp32("data1", ops, attrs)
-    y = dtypes.to_fp32(data2, dtype_of("data2", ops, attrs))
-    return {"dst": alu.arithmetic(op, x, y, "tensor_tensor")}
+    x = fp32("data1", ops, attrs, ctx.scratch)
+    y = dtypes.to_fp32(data2, dtype_of("data2", ops, attrs), ctx.scratch)
+    return {"dst": alu.arithmetic(op, x, y, "tensor_tensor", ctx.scratch)}
 
 
 def _check_op_classes(instruction: str, op0, op1) -> bool:
@@ -96,13 +96,12 @@ def tensor_scalar(ctx, ops, attrs):
             op1, value, _operand_bits(operand1, data.ndim), reverse1, "tensor_scalar"
         )
         return {"dst": from_bits(value, dst_dtype)}
-    value = fp32("data", ops, attrs)
-    value = stage(
-        op0, value, _operand(operand0, "operand0", ops, attrs, data.ndim), reverse0, "tensor_scalar"
-    )
-    value = stage(
-        op1, value, _operand(operand1, "operand1", ops, attrs, data.ndim), reverse1, "tensor_scalar"
-    )
+    scratch = ctx.scratch
+    value = fp32("data", ops, attrs, scratch)
+    operand0 = _operand(operand0, "operand0", ops, attrs, data.ndim)
+    value = stage(op0, value, operand0, reverse0, "tensor_scalar", scratch)
+    operand1 = _operand(operand1, "operand1", ops, attrs, data.ndim)
+    value = stage(op1, value, operand1, reverse1, "tensor_scalar", scratch)
     return {"dst": value}
 
 
@@ -122,18 +121,13 @@ def _operand(operand, name: str, ops, attrs, ndim: int):
 def scalar_tensor_tensor(ctx, ops, attrs):
     data = ops["data"]
     operand0 = _operand(param("operand0", ops, attrs), "operand0", ops, attrs, data.ndim)
-    operand1 = dtypes.to_fp32(ops["operand1"], dtype_of("operand1", ops, attrs))
-    value = fp32("data", ops, attrs)
-    value = stage(
-        attrs["op0"], value, operand0, attrs.get("reverse0", False), "scalar_tensor_tensor"
-    )
-    value = stage(
-        attrs["op1"],
-        value,
-        operand1.reshape(data.shape),
-        attrs.get("reverse1", False),
-        "scalar_tensor_tensor",
-    )
+    scratch = ctx.scratch
+    operand1 = dtypes.to_fp32(ops["operand1"], dtype_of("operand1", ops, attrs), scratch)
+    value = fp32("data", ops, attrs, scratch)
+    reverse0, reverse1 = attrs.get("reverse0", False), attrs.get("reverse1", False)
+    value = stage(attrs["op0"], value, operand0, reverse0, "scalar_tensor_tensor", scratch)
+    operand1 = operand1.reshape(data.shape)
+    value = stage(attrs["op1"], value, operand1, reverse1, "scalar_tensor_tensor", scratch)
     return {"dst": value}
 
 

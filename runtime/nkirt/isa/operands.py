@@ -43,11 +43,14 @@ def param(name: str, ops: Mapping[str, Any], attrs: Mapping[str, Any], default=_
     return default
 
 
-def fp32(operand: str, ops: Mapping[str, Any], attrs: Mapping[str, Any]) -> np.ndarray:
-    """Operand `operand` cast to float32 (the engines' free input cast)."""
+def fp32(
+    operand: str, ops: Mapping[str, Any], attrs: Mapping[str, Any], scratch=None
+) -> np.ndarray:
+    """Operand `operand` cast to float32 (the engines' free input cast; into a temporary of
+    `scratch` if given)."""
     value = param(operand, ops, attrs)
     if isinstance(value, np.ndarray):
-        return dtypes.to_fp32(value, dtype_of(operand, ops, attrs))
+        return dtypes.to_fp32(value, dtype_of(operand, ops, attrs), scratch)
     return np.float32(value)
 
 

@@ -40,7 +40,7 @@ def semantics(
     """Register the decorated function as the semantics of instruction `name`. The registered
     `fn` also converts each output whose NKI dtype `attrs["_dtypes"]` declares to that dtype
     (`nkirt.dtypes.cast`: a no-op for outputs already in their storage dtype, but the rounding
-    of fp32 results to tfloat32, whose storage is float32)."""
+    of fp32 results to tfloat32, whose storage is float32), into a temporary of `ctx.scratch`."""
 
     def register(fn: SemanticsFn) -> SemanticsFn:
         if name in SEMANTICS:
@@ -50,7 +50,9 @@ def semantics(
         def run(ctx, ops, attrs):
             declared = attrs.get("_dtypes", {})
             return {
-                output: dtypes.cast(value, declared[output]) if output in declared else value
+                output: dtypes.cast(value, declared[output], ctx.scratch)
+                if output in declared
+                else value
                 for output, value in fn(ctx, ops, attrs).items()
             }
 

@@ -13,7 +13,7 @@ MX_GROUP_PARTITIONS = 8
 QUADRANT = 32
 
 
-def contract(stationary: np.ndarray, moving: np.ndarray, exact: bool) -> np.ndarray:
+def contract(stationary: np.ndarray, moving: np.ndarray, exact: bool, scratch=None) -> np.ndarray:
     """stationary[K, M].T @ moving[K, N] in fp32.
 
     `exact`: as the PE array computes it, each product rounded to fp32 and summed over
@@ -22,10 +22,14 @@ def contract(stationary: np.ndarray, moving: np.ndarray, exact: bool) -> np.ndar
     inputs, so only the order of the K additions differs; fp32 inputs may also skip the
     rounding of each product, as with a fused multiply-add). docs/numerics.md bounds the
     difference; `--exact-accumulation` selects the in-order path for a whole run.
+    `scratch` (`nkirt.scratch`): where the BLAS product is written.
     """
     if not exact:
+        out = None
+        if scratch is not None:
+            out = scratch.empty((stationary.shape[1], moving.shape[1]), np.float32)
         with np.errstate(all="ignore"):
-            return np.matmul(stationary.T, moving, dtype=np.float32)
+            return np.matmul(stationary.T, moving, dtype=np.float32, out=out)
     out = np.zeros((stationary.shape[1], moving.shape[1]), dtype=np.float32)
     product = np.empty_like(out)
     with np.errstate(all="ignore"):
@@ -35,16 +39,21 @@ def contract(stationary: np.ndarray, moving: np.ndarray, exact: bool) -> np.ndar
     return out
 
 
-def accumulate_into_psum(ops, attrs, result: np.ndarray) -> np.ndarray:
+def accumulate_into_psum(ops, attrs, result: np.ndarray, scratch=None) -> np.ndarray:
     """Write `result` (fp32) to dst, adding the current dst when `accumulate` is set; the sum
-    is rounded once to dst's dtype (fp32, or bf16 on trn3)."""
+    is rounded once to dst's dtype (fp32, or bf16 on trn3). With `scratch`, `result` is one of
+    its temporaries (the sum overwrites it) and so are the values returned."""
     dst = ops["dst"]
     dst_dtype = dtype_of("dst", ops, attrs)
     result = result.reshape(dst.shape)
     if attrs.get("accumulate", False):
         with np.errstate(all="ignore"):
-            result = dtypes.to_fp32(dst, dst_dtype) + result
-    return dtypes.cast(result, dst_dtype)
+            current = dtypes.to_fp32(dst, dst_dtype, scratch)
+            if scratch is None:
+                result = current + result
+            else:
+                np.add(current, result, out=result)
+    return dtypes.cast(result, dst_dtype, scratch)
 
 
 def _contraction_rows(operand: np.ndarray, double_row: bool, name: str) -> np.ndarray:
@@ -73,19 +82,23 @@ def nc_matmul(ctx, ops, attrs):
     if attrs.get("is_transpose", False) and ctx.target != "trn1":
         return {"dst": _transpose_mode(ops, attrs)}
     double_row = attrs.get("perf_mode", "none") == "double_row"
+    scratch = None if ctx.exact_accumulation else ctx.scratch
     stationary = dtypes.to_fp32(
         _contraction_rows(ops["stationary"], double_row, "stationary"),
         dtype_of("stationary", ops, attrs),
+        scratch,
     )
     moving = dtypes.to_fp32(
-        _contraction_rows(ops["moving"], double_row, "moving"), dtype_of("moving", ops, attrs)
+        _contraction_rows(ops["moving"], double_row, "moving"),
+        dtype_of("moving", ops, attrs),
+        scratch,
     )
     if stationary.shape[0] != moving.shape[0]:
         raise ValueError(
             f"nc_matmul: contraction sizes differ ({stationary.shape[0]} vs {moving.shape[0]})"
         )
-    product = contract(stationary, moving, ctx.exact_accumulation)
-    return {"dst": accumulate_into_psum(ops, attrs, product)}
+    product = contract(stationary, moving, ctx.exact_accumulation, scratch)
+    return {"dst": accumulate_into_psum(ops, attrs, product, scratch)}
 
 
 def mx_scale_rows(data_partitions: int) -> np.ndarray:

@@ -32,3 +32,19 @@ def exp_of_rows(x, rows_out, first_row):
     nisa.activation(dst=e, op=nl.exp, data=t)
     nisa.dma_copy(dst=out, src=e[first_row:rows_out, :])
     return out
+
+
+@nki.jit
+def sum_of_rows(x, y, rows_out):
+    """x, y: [R, F] bf16 with R < 128, loaded into the first R partitions of two 128-partition
+    tiles added whole; rows 0..rows_out-1 of the bf16 sum are stored."""
+    R, F = x.shape
+    a = nl.ndarray((128, F), dtype=nl.bfloat16, buffer=nl.sbuf)
+    b = nl.ndarray((128, F), dtype=nl.bfloat16, buffer=nl.sbuf)
+    s = nl.ndarray((128, F), dtype=nl.bfloat16, buffer=nl.sbuf)
+    out = nl.ndarray((rows_out, F), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=a[0:R, :], src=x)
+    nisa.dma_copy(dst=b[0:R, :], src=y)
+    nisa.tensor_tensor(dst=s, data1=a, data2=b, op=nl.add)
+    nisa.dma_copy(dst=out, src=s[0:rows_out, :])
+    return out

@@ -22,7 +22,8 @@ def gather_rows(src, index, per):
 def replace_top8_in_half(a):
     """The 8 largest values of each row's first half replaced by 0 (`nc_match_replace8` under a
     mask on its data; the 8 values and their indices are per-partition vectors the mask does not
-    restrict); out holds the first half, idx the indices."""
+    restrict); the result is a tile of the whole grid, of which the mask's half is written and
+    stored: out holds the first half, idx the indices."""
     n, m = a.shape
     out = nl.ndarray((n, m // 2), dtype=a.dtype, buffer=nl.shared_hbm)
     idx = nl.ndarray((n, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
@@ -33,6 +34,6 @@ def replace_top8_in_half(a):
     replaced = nisa.nc_match_replace8(
         dst_idx=idx_tile[:, :], data=t[ix, iy], vals=top, imm=0.0, mask=(iy < m // 2)
     )
-    nl.store(out, value=replaced)
+    nl.store(out[ix, iy], value=replaced, mask=(iy < m // 2))
     nl.store(idx, value=idx_tile)
     return out, idx

@@ -72,3 +72,38 @@ def test_a_branch_on_an_index_grid_is_a_diagnostic_with_or_without_shapes():
         diags = [d for d in nkic.check(str(kernels), **args) if d.severity != "note"]
         assert [(d.code, d.loc.line) for d in diags] == [(code, 13), (code, 15)]
         assert "nl.arange / nl.mgrid index grids" in diags[0].message and diags[0].hint
+
+
+GRID_KERNELS = str(Path(__file__).parent / "masked_grid_tiles.py")
+
+
+def test_a_masked_call_returns_a_tile_of_the_whole_grid():
+    a = np.random.default_rng(4).standard_normal((100, 64)).astype(np.float32)
+    out = nkic.compile(GRID_KERNELS, a, kernel="grid_shaped_result")(a)
+    assert out.shape == (128, 64)
+    np.testing.assert_array_equal(out[:100], a)
+
+
+def test_storing_the_part_a_mask_left_unwritten_is_an_error():
+    a = np.zeros((100, 64), np.float32)
+    diags = nkic.check(GRID_KERNELS, kernel="unwritten_rows_stored", a=a)
+    assert [(d.code, d.loc.line) for d in diags] == [("err_read_before_write", 27)]
+
+
+def test_a_masked_reduction_keeps_the_grid_axes_it_does_not_reduce():
+    a = np.random.default_rng(5).standard_normal((300, 40)).astype(np.float32)
+    want = np.maximum(np.maximum(a[:-1, :-1], a[:-1, 1:]), np.maximum(a[1:, :-1], a[1:, 1:]))
+    diags = nkic.check(GRID_KERNELS, kernel="window_max", a=a)
+    # the last tile reduces one row its load did not write (and never stores its result)
+    assert [(d.code, d.loc.line) for d in diags] == [("nkic_partly_uninitialised_read", 42)]
+    out = nkic.compile(GRID_KERNELS, a, kernel="window_max")(a)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_assigning_a_masked_call_writes_only_the_kept_elements():
+    a = np.random.default_rng(6).standard_normal((128, 64)).astype(np.float32)
+    k = nkic.compile(GRID_KERNELS, a, kernel="assign_masked")
+    assert not [d for d in nkic.check(GRID_KERNELS, kernel="assign_masked", a=a)]
+    want = np.zeros_like(a)
+    want[:, :32] = np.exp(a[:, :32].astype(np.float64))
+    np.testing.assert_allclose(k(a), want, rtol=1e-6, atol=0)

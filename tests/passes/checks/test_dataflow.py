@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from .irkit import at, check, codes, only, tile, view
+import numpy as np
+
+from nkic.ir.core import Alloc
+from nkic.ir.parser import parse_kernel
+from nkic.passes.checks import dataflow as df
+from nkic.passes.checks.accesses import accesses
+from nkic.passes.checks.regions import common_kind, covered
+
+from .irkit import at, check, codes, kernel_text, only, tile, view
 
 T = '  %t = alloc sbuf float32[128, 512] "t" @0:1:5-1:40'
 U = '  %u = alloc sbuf float32[128, 512] "u" @0:2:5-2:40'
@@ -151,3 +159,118 @@ def test_tile_allocated_in_the_loop_is_fresh_every_iteration():
         "  }",
     ])  # fmt: skip
     only(check("\n".join([U, loop])), "err_read_before_write")
+
+
+def test_read_and_write_by_one_instruction_reads_first():
+    add = (
+        f"  tensor_tensor(dst={tile('t', 128, 512)}, data1={tile('t', 128, 512)}, "
+        f'data2={tile("u", 128, 512)}) {{op="add"}} {at(10)}'
+    )
+    memset_u = f"  memset(dst={tile('u', 128, 512)}, value=0.0) {{}} {at(5)}"
+    d = only(check("\n".join([T, U, memset_u, add])), "err_read_before_write")
+    assert d.message == "tensor_tensor: `data1` reads `t` before anything wrote it"
+
+
+# The indexed search of `_initialised` against the definition it implements: every earlier
+# write, and every later one in a common loop that runs twice, taken one by one.
+
+
+def _reference_state(r, writes, regions, alloc_loops):
+    def may_precede(w):
+        if w.inst is r.inst:
+            return False
+        if w.index < r.index:
+            return True
+        return any(
+            lp is lq and lp.trip_count >= 2 and all(lp is not x for x in alloc_loops)
+            for lp, lq in zip(w.loops, r.loops)
+        )
+
+    target = regions.get(r)
+    for w in writes:
+        f = regions.get(w)
+        if w.index < r.index and w.inst is not r.inst and f[0].kind == target[0].kind:
+            if all(lo <= il and ih <= hi for (lo, hi), (il, ih) in zip(f[1], target[1])):
+                return df.WRITTEN
+    earlier = [w for w in writes if may_precede(w)]
+    if not earlier:
+        return df.UNWRITTEN
+    kind = common_kind(target[0], *(regions.get(w)[0] for w in earlier))
+    box = list(regions.get(r, kind)[1])
+    boxes = [list(regions.get(w, kind)[1]) for w in earlier]
+    meet = [b for b in boxes if all(lo <= th and tl <= hi for (lo, hi), (tl, th) in zip(b, box))]
+    if kind != "elements":
+        return df.WRITTEN if meet else df.UNWRITTEN
+    if covered(box, boxes):
+        return df.WRITTEN
+    return df.PARTLY if meet else df.UNWRITTEN
+
+
+def _random_window(rng, loop_vars: list[str]) -> str:
+    """A window of t (float32[16, 64]): a box, a strided one, a bfloat16 view (row
+    coordinates) or a pattern that is no box of t (flat coordinates), maybe moving with a loop."""
+    p, f = int(rng.integers(1, 9)), int(rng.integers(1, 33))
+    row, col = int(rng.integers(0, 17 - p)), int(rng.integers(0, 65 - f))
+    offset = str(row * 64 + col)
+    if loop_vars and rng.random() < 0.5:
+        var = loop_vars[int(rng.integers(len(loop_vars)))]
+        offset = f"{int(rng.choice([1, 8, 64]))}*{var} + {offset}"
+    form = rng.random()
+    if form < 0.1:
+        return f"%t[{offset}; [128, {max(1, p // 2)}], [1, {f}]] : bfloat16"
+    if form < 0.15:
+        return f"%t[0; [65, {p}], [1, {f}]]"
+    if form < 0.25:
+        return f"%t[{offset}; [64, {p}], [2, {max(1, f // 2)}]]"
+    return f"%t[{offset}; [64, {p}], [1, {f}]]"
+
+
+def _random_body(rng, depth: int, loop_vars: list[str], lines: list[str]) -> None:
+    for _ in range(int(rng.integers(1, 5))):
+        kind = rng.random()
+        line = 10 + len(lines)
+        if kind < 0.2 and depth < 2:
+            var = f"$i{len(lines)}"
+            trip = int(rng.integers(0, 4))
+            lines.append(f"  for {var} = 0 to {trip} step 1 sequential {at(line)} {{")
+            if rng.random() < 0.15 and not any("alloc" in x for x in lines):
+                lines.append(f'  %t = alloc sbuf float32[16, 64] "t" {at(line + 1)}')
+            _random_body(rng, depth + 1, [*loop_vars, var], lines)
+            lines.append("  }")
+        elif kind < 0.55:
+            lines.append(
+                f"  memset(dst={_random_window(rng, loop_vars)}, value=0.0) {{}} {at(line)}"
+            )
+        elif kind < 0.65:
+            w = _random_window(rng, loop_vars)
+            lines.append(f'  tensor_tensor(dst={w}, data1={w}, data2={w}) {{op="add"}} {at(line)}')
+        else:
+            lines.append(
+                f"  tensor_copy(dst=%u[0; [64, 1], [1, 1]], src={_random_window(rng, loop_vars)})"
+                f" {{}} {at(line)}"
+            )
+
+
+def test_indexed_search_agrees_with_the_definition():
+    rng = np.random.default_rng(7)
+    compared = {df.WRITTEN: 0, df.PARTLY: 0, df.UNWRITTEN: 0}
+    for _ in range(300):
+        lines = ['  %u = alloc sbuf float32[16, 64] "u" @0:2:5-2:40']
+        _random_body(rng, 0, [], lines)
+        if not any("alloc" in x for x in lines[1:]):
+            lines.insert(0, '  %t = alloc sbuf float32[16, 64] "t" @0:1:5-1:40')
+        kernel = parse_kernel(kernel_text("\n".join(lines)))
+        allocs = {id(op.result): loops for op, loops in kernel.walk() if isinstance(op, Alloc)}
+        items = [a for a in accesses(kernel) if a.reachable and a.ap.tensor.name == "t"]
+        writes = [a for a in items if a.write]
+        indexed = df._Writes(writes, df._Regions())
+        ends = df._loop_ends(accesses(kernel))
+        regions = df._Regions()
+        for r in items:
+            if r.write:
+                continue
+            loops = allocs[id(r.ap.tensor)]
+            want = _reference_state(r, writes, regions, loops)
+            assert df._initialised(r, indexed, loops, ends) == want, "\n".join(lines)
+            compared[want] += 1
+    assert min(compared.values()) > 50, compared
