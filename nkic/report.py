@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .backend.schedule import schedule
+from .backend.schedule import schedule_once
 from .ir.core import Alloc, Inst, Kernel, Loop, Tensor
 from .ir.target import target as target_info
 from .passes.checks.accesses import is_write
@@ -33,7 +33,7 @@ def build_report(kernels: list[Kernel]) -> dict:
 
 def _core(kernel: Kernel) -> dict:
     tgt = target_info(kernel.target)
-    sched = schedule(kernel)
+    sched = schedule_once(kernel)
     return {
         "core": kernel.core,
         "sbuf": _on_chip(kernel, "sbuf", tgt.sbuf_partition_bytes),

@@ -299,7 +299,11 @@ def _migrations(args: argparse.Namespace, corpus: Path, notes: dict[str, str]) -
         return {}
     files = [f for f in discover(corpus) if args.filter in f.key and f.key not in notes]
     done = migrate_runs.run_all(
-        files, args.timeout, args.jobs, lambda line: print(line, file=sys.stderr)
+        files,
+        args.timeout,
+        args.jobs,
+        lambda line: print(line, file=sys.stderr),
+        hows=load_check_options(Path(args.notes)),
     )
     return {"migrate": done}
 

@@ -98,17 +98,33 @@ def _run(args: list[str], timeout: float, cwd: str) -> tuple[str, int, str, str,
     return status, proc.returncode, proc.stdout, proc.stderr, seconds
 
 
-def _check(twin: str, timeout: float, cwd: str) -> dict:
-    """`nkic check --nki 0.7` of the migrated file: clean, errors (the first), deprecated."""
-    status, _, out, err, seconds = _run(
-        ["check", twin, "--nki", "0.7", "--format", "json"], timeout, cwd
-    )
-    if status not in (OK, DIAGNOSTICS):
-        return {"status": status, "detail": last_line(err), "seconds": seconds}
-    try:
-        diags = json.loads(out)
-    except json.JSONDecodeError:
-        return {"status": USAGE, "detail": last_line(err) or "no JSON", "seconds": seconds}
+def _check(twin: str, timeout: float, cwd: str, how: dict | None = None, kernels=()) -> dict:
+    """`nkic check --nki 0.7` of the migrated file: clean, errors (the first), deprecated.
+    `how` is the file's `[[check]]` entry of notes.toml (how its tests use it): its `lnc`,
+    and its per-kernel `args`, with which each of `kernels` is checked by name (its `nki` is
+    the original's version, not the migrated file's)."""
+    how = how or {}
+    common = ["--nki", "0.7", "--format", "json"]
+    common += ["--lnc", str(how["lnc"])] if "lnc" in how else []
+    if how.get("args"):
+        runs = [
+            ["check", twin, "-k", kernel, *common]
+            + [a for n, v in how["args"].get(kernel, {}).items() for a in ("--arg", f"{n}={v}")]
+            for kernel in kernels
+        ]
+    else:
+        runs = [["check", twin, *common]]
+    diags: list[dict] = []
+    seconds = 0.0
+    for argv in runs:
+        status, _, out, err, took = _run(argv, timeout, cwd)
+        seconds += took
+        if status not in (OK, DIAGNOSTICS):
+            return {"status": status, "detail": last_line(err), "seconds": seconds}
+        try:
+            diags += json.loads(out)
+        except json.JSONDecodeError:
+            return {"status": USAGE, "detail": last_line(err) or "no JSON", "seconds": seconds}
     errors = [d for d in diags if d.get("severity") == "error"]
     deprecated = [d for d in diags if d.get("code") == DEPRECATED]
     first = (errors or deprecated or [None])[0]
@@ -168,9 +184,12 @@ def _verify(kf: KernelFile, k: Shaped, timeout: float, cwd: str) -> dict:
     return {"entry": k.entry, "status": verdict, "detail": detail, "seconds": seconds}
 
 
-def migrate_file(kf: KernelFile, shaped: list[Shaped], timeout: float) -> dict:
+def migrate_file(
+    kf: KernelFile, shaped: list[Shaped], timeout: float, how: dict | None = None
+) -> dict:
     """One Beta 1 file: migrated beside the original (so that its relative imports resolve;
-    removed after), checked under NKI 0.7, and its kernels with shapes verified."""
+    removed after), checked under NKI 0.7 (as its tests use it: `how`, see `_check`), and its
+    kernels with shapes verified."""
     entry = {"key": kf.key, "repo": kf.repo, "kernels": list(kf.kernels)}
     fd, twin = tempfile.mkstemp(
         prefix=".nkic-migrated-", suffix=".py", dir=os.path.dirname(kf.abspath)
@@ -189,7 +208,7 @@ def migrate_file(kf: KernelFile, shaped: list[Shaped], timeout: float) -> dict:
                 entry["detail"] = last_line(err)
                 return entry
             entry["todos"] = manual_steps(err)
-            entry["check"] = _check(twin, timeout, cwd)
+            entry["check"] = _check(twin, timeout, cwd, how, kf.kernels)
             entry["verify"] = [_verify(kf, k, timeout, cwd) for k in shaped]
     finally:
         Path(twin).unlink(missing_ok=True)
@@ -203,13 +222,23 @@ def migrate_file(kf: KernelFile, shaped: list[Shaped], timeout: float) -> dict:
 
 
 def run_all(
-    files: list[KernelFile], timeout: float, jobs: int, progress=None, tables=SHAPE_TABLES
+    files: list[KernelFile],
+    timeout: float,
+    jobs: int,
+    progress=None,
+    tables=SHAPE_TABLES,
+    hows: dict[str, dict] | None = None,
 ) -> list[dict]:
-    """Every Beta 1 file of `files`, `jobs` at a time, in the order given."""
+    """Every Beta 1 file of `files`, `jobs` at a time, in the order given; `hows` are the
+    `[[check]]` entries of notes.toml by file."""
+    hows = hows or {}
     beta1 = [f for f in files if f.dialect == BETA1]
     shapes = load_shapes(tables)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(migrate_file, f, shapes.get(f.key, []), timeout) for f in beta1]
+        futures = [
+            pool.submit(migrate_file, f, shapes.get(f.key, []), timeout, hows.get(f.key))
+            for f in beta1
+        ]
         results = []
         for i, fut in enumerate(futures, 1):
             res = fut.result()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..ir.core import AccessPattern, DynLoop, Inst, Kernel, Loop, Op
 from ..ir.printer import format_literal
-from .schedule import Schedule, Scheduled, Skip, schedule
+from .schedule import Schedule, Scheduled, Skip, schedule_once
 
 QUEUE_ORDER = ("tensor", "vector", "scalar", "gpsimd")
 
@@ -64,7 +64,7 @@ def _has(op: Op, sched: Schedule, queue: str) -> bool:
 
 def emit_asm(kernel: Kernel) -> str:
     """The per-queue listing of an allocated kernel (`~k` after a wait: skip k instances)."""
-    sched = schedule(kernel)
+    sched = schedule_once(kernel)
     out = [
         f"; kernel @{kernel.name} target={kernel.target}",
         "; `wait #7@dma0~1`: before starting, wait until the instance of instruction 7 one",

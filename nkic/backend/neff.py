@@ -10,7 +10,7 @@ import zlib
 
 from ..ir.affine import Affine
 from ..ir.core import AccessPattern, DynLoop, Kernel, Loc, Loop, Op, Tensor
-from .schedule import Schedule, schedule
+from .schedule import Schedule, schedule_once
 
 MAGIC = b"NKICNEFF"
 MAJOR, MINOR = 1, 1
@@ -243,7 +243,7 @@ def write_neff(kernel: Kernel, peers: list[Kernel] | tuple[Kernel, ...] = ()) ->
             raise ValueError(
                 "write_neff needs an allocated kernel; no address: %" + ", %".join(unplaced)
             )
-        w = _ProgramWriter(schedule(k))
+        w = _ProgramWriter(schedule_once(k))
         doc = w.program()
         if peers:
             doc["core"] = n

@@ -289,6 +289,39 @@ def _min_skip(x: Skip, y: Skip, c: Scheduled) -> Skip:
     return max(0, min(Affine.of(x).bounds(ranges)[0], Affine.of(y).bounds(ranges)[0]))
 
 
+def schedule_once(kernel: Kernel) -> Schedule:
+    """`schedule(kernel)`, computed once: the neff writer, the assembly listing and the
+    resource report each ask for the schedule of the same final program. It is computed again
+    when the program changed since (other ops, operands, engines, loop bounds or placements)."""
+    key, objects = _fingerprint(kernel)
+    memo = kernel.__dict__.get("_schedule_memo")
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    result = schedule(kernel)
+    # the objects whose ids the key holds stay alive with it, so no new object takes an id
+    kernel.__dict__["_schedule_memo"] = (key, result, objects)
+    return result
+
+
+def _fingerprint(kernel: Kernel) -> tuple[tuple, list]:
+    """What the schedule of `kernel` depends on, by identity where objects are replaced
+    rather than changed (instructions, their operands, loops) and by value where passes set
+    fields (engines, addresses, rotations, loop bounds); and the objects identified."""
+    objects: list = [kernel.body, *kernel.params]
+    parts: list = [kernel.target]
+    for op, _ in kernel.walk():
+        objects.append(op)
+        if isinstance(op, Inst):
+            operands = list(op.operands.values())
+            objects += operands
+            parts.append((op.engine, tuple(map(id, operands))))
+            parts.extend((ap.tensor.address, ap.tensor.rotate) for _, ap in op.aps())
+        elif isinstance(op, Loop):
+            objects.append(op.body)
+            parts.append((op.start, op.stop, op.step, id(op.body)))
+    return (*map(id, objects), *parts), objects
+
+
 def schedule(kernel: Kernel) -> Schedule:
     """Assign queues (DMA round-robin over the target's queues; the instances of a DMA in a
     loop rotate over them as the unrolled loop's would) and compute every wait.

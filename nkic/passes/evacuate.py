@@ -105,33 +105,42 @@ def _hoist(ops: list[Op]) -> int:
     }
     if len(psum) * len(ops) > _BUDGET:
         return 0
+    # each tensor's writers and readers, and every op's current position: a tensor's reads
+    # are visited in order without scanning the ops between them
+    writers: dict[int, list[int]] = {}
+    readers: dict[int, list[int]] = {}
+    for i, e in enumerate(effects):
+        for key in e.writes:
+            writers.setdefault(key, []).append(id(ops[i]))
+        for key in e.reads:
+            readers.setdefault(key, []).append(id(ops[i]))
+    at = {id(op): i for i, op in enumerate(ops)}
     moved = 0
     for key in psum:
-        last = max((i for i, e in enumerate(effects) if key in e.writes), default=None)
-        if last is None:
+        if key not in writers:
             continue
-        place = last + 1  # where the next read out of this tensor goes
-        r = place
-        while r < len(ops):
+        place = max(at[w] for w in writers[key]) + 1  # where the next read out of it goes
+        # after the last write, in order (a move only reorders ops up to the read it moves)
+        for r in sorted(at[o] for o in readers.get(key, ())):
+            if r < place or not _movable(ops[r]):
+                continue
             e = effects[r]
-            if key in e.writes:
-                break  # (not after the last write: cannot happen)
-            if key in e.reads and _movable(ops[r]):
-                to = _earliest(effects, r, place)
-                if to < r:
-                    # the allocations of what it uses come along (an allocation only names
-                    # its tensor; it stays in the same loop body)
-                    uses = e.reads | e.writes
-                    span = range(to, r)
-                    first = [k for k in span if effects[k].allocs & uses] + [r]
-                    rest = [k for k in span if not effects[k].allocs & uses]
-                    order = first + rest
-                    ops[to : r + 1] = [ops[k] for k in order]
-                    effects[to : r + 1] = [effects[k] for k in order]
-                    moved += 1
-                    to += len(first) - 1
-                place = to + 1
-            r += 1
+            to = _earliest(effects, r, place)
+            if to < r:
+                # the allocations of what it uses come along (an allocation only names
+                # its tensor; it stays in the same loop body)
+                uses = e.reads | e.writes
+                span = range(to, r)
+                first = [k for k in span if effects[k].allocs & uses] + [r]
+                rest = [k for k in span if not effects[k].allocs & uses]
+                order = first + rest
+                ops[to : r + 1] = [ops[k] for k in order]
+                effects[to : r + 1] = [effects[k] for k in order]
+                for k in range(to, r + 1):
+                    at[id(ops[k])] = k
+                moved += 1
+                to += len(first) - 1
+            place = to + 1
     return moved
 
 

@@ -168,3 +168,32 @@ def test_outputs_within_tolerance_count_as_verified_with_their_explanation():
         "k: identical; j: within tolerance (max ulp error 3, max relative error 0.0021 <= "
         "0.0156, explained by activation rounds to bfloat16"
     ) in section
+
+
+# a kernel whose default argument fails its own assertion; its tests pass fast=False
+ASSERTING = """
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def copy_rows(x, fast=True):
+    assert fast == False, "fast path disabled"
+    out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(x))
+    return out
+"""
+
+
+def test_the_migrated_file_is_checked_as_its_tests_use_it(tmp_path):
+    repo = tmp_path / "nki-samples"
+    repo.mkdir()
+    (repo / "asserting.py").write_text(textwrap.dedent(ASSERTING))
+    (kf,) = discover(tmp_path)
+    plain = migrate_runs.migrate_file(kf, [], 60)
+    assert plain["check"]["status"] == "errors"
+    assert plain["check"]["detail"].startswith("err_assert_failed")
+    how = {"reason": "r", "args": {"copy_rows": {"fast": "False"}}}
+    as_tested = migrate_runs.migrate_file(kf, [], 60, how)
+    assert as_tested["check"]["status"] == "clean", as_tested["check"]
+    assert migrate_runs.file_status(as_tested) == "ok"
