@@ -341,7 +341,7 @@ def test_nc_matmul_mx_gathers_stationary_with_its_scales():
 def test_a_tile_of_more_free_dimensions_is_indexed_row_major():
     a = np.random.default_rng(21).standard_normal((128, 4, 16)).astype(np.float32)
     idx = offsets((128, 2), 64, seed=22)
-    out = compile_("gather_3d", a=a, idx=idx, n=32)(a=a, idx=idx)
+    out = compile_("gather_copy", a=a, idx=idx, n=32)(a=a, idx=idx)
     np.testing.assert_array_equal(out, a.reshape(128, 64)[:, snake(idx, 32, 16)])
 
 

@@ -20,6 +20,7 @@ def store(t):
 
 @nki.jit
 def gather_copy(a, idx, n):
+    """Also for a (P, 4, 16) tile: the offsets index its 64 free elements in row-major order."""
     t = load(a)
     ix = load(idx)
     o = nl.ndarray((a.shape[0], n), dtype=a.dtype, buffer=nl.sbuf)
@@ -184,16 +185,6 @@ def gather_matmul_mx(st, mv, st_scale, mv_scale, idx, m):
     )
     o = nl.ndarray((m, mv.shape[1]), dtype=nl.float32, buffer=nl.sbuf)
     nisa.tensor_copy(dst=o, src=p)
-    return store(o)
-
-
-@nki.jit
-def gather_3d(a, idx, n):
-    """A (P, 4, 16) tile: the offsets index its 64 free elements in row-major order."""
-    t = load(a)
-    ix = load(idx)
-    o = nl.ndarray((a.shape[0], n), dtype=a.dtype, buffer=nl.sbuf)
-    nisa.tensor_copy(dst=o, src=t.indirect(ix, num_elem=n))
     return store(o)
 
 
