@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import tomllib
+from threadpoolctl import threadpool_limits
 
 from . import beta1_runs, library, migrate_runs, report
 from .discover import REPOS, KernelFile, discover
@@ -323,7 +324,11 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, json.JSONDecodeError) as e:
             return _fail(f"cannot read {args.compare}: {e}")
     try:
-        results = run(args)
+        # One BLAS/OpenMP thread in this process: the worker threads fork nkic subprocesses
+        # while another computes a numpy reference, and OpenBLAS's fork handler waits for its
+        # pool, which the other thread's matmul holds (the run hung there, no child left).
+        with threadpool_limits(limits=1):
+            results = run(args)
     except (library.TableError, tomllib.TOMLDecodeError, KeyError) as e:
         return _fail(f"bad harness table: {e}")
     out_json = Path(args.json)
