@@ -302,7 +302,7 @@ def _read_races(
             overlap = _overlap(a, b, boxes)
             if overlap is not None:
                 reported.add((a.inst.loc, b.inst.loc))
-                _report_read_race(sink, kernels[i], a, kernels[j], b, overlap)
+                _report_race(sink, kernels[i], a, kernels[j], b, overlap, read=True)
                 break
 
 
@@ -426,31 +426,38 @@ def _overlap(a: Access, b: Access, boxes: _Boxes) -> tuple[int, int, str] | None
     return lows[0], highs[0], ""
 
 
-def _report_race(sink, k0: Kernel, a: Access, k1: Kernel, b: Access, overlap) -> None:
+def _report_race(
+    sink, k0: Kernel, a: Access, k1: Kernel, b: Access, overlap, read: bool = False
+) -> None:
+    """Core `k0`'s access `a` (a write, or with `read` a read) and core `k1`'s write `b`
+    overlap unordered."""
     t = a.ap.tensor
     name = t.label or t.name
     first, last, box = overlap
+    span = f"{box}bytes {first}..{last} of `{name}` (shared HBM)"
+    if read:
+        code, hint = (
+            "nkic_lnc_shared_hbm_read_race",
+            "separate them with `nisa.core_barrier` (or a collective both cores run), or read "
+            "only the part this core writes itself",
+        )
+        message = (
+            f"core {k0.core} reads {span}, which core {k1.core} writes, and nothing orders the "
+            "read and the write: the value read depends on timing"
+        )
+    else:
+        code, hint = (
+            "nkic_lnc_shared_hbm_race",
+            "give each core its own slice of the tensor, indexed by nl.program_id()",
+        )
+        message = (
+            f"core {k0.core} and core {k1.core} both write {span} and nothing orders the two "
+            "writes: the result depends on timing"
+        )
     sink.error(
-        "nkic_lnc_shared_hbm_race",
-        f"core {k0.core} and core {k1.core} both write {box}bytes {first}..{last} of `{name}` "
-        "(shared HBM) and nothing orders the two writes: the result depends on timing",
+        code,
+        message,
         a.inst.loc,
-        "give each core its own slice of the tensor, indexed by nl.program_id()",
-        related=(Related(b.inst.loc, f"core {k1.core} writes the same bytes here"),),
-    )
-
-
-def _report_read_race(sink, k0: Kernel, a: Access, k1: Kernel, b: Access, overlap) -> None:
-    t = a.ap.tensor
-    name = t.label or t.name
-    first, last, box = overlap
-    sink.error(
-        "nkic_lnc_shared_hbm_read_race",
-        f"core {k0.core} reads {box}bytes {first}..{last} of `{name}` (shared HBM), which "
-        f"core {k1.core} writes, and nothing orders the read and the write: the value read "
-        "depends on timing",
-        a.inst.loc,
-        "separate them with `nisa.core_barrier` (or a collective both cores run), or read "
-        "only the part this core writes itself",
+        hint,
         related=(Related(b.inst.loc, f"core {k1.core} writes the same bytes here"),),
     )
