@@ -6,7 +6,9 @@ allocated in a loop body is fresh in every iteration. Placement is first-fit in 
 (partitions x bytes) over tensors whose live ranges overlap, honouring `address=` placements,
 the start-partition rule and the PSUM bank rule. Tensors allocated in a loop body are then
 multi-buffered (`Tensor.rotate`) where space allows, so consecutive iterations can overlap;
-when space is short, the most executed (innermost) tensors get their slots first.
+when space is short, the most executed (innermost) tensors get their slots first. The tiles
+an unrolled loop allocates at one site, one per iteration, rotate over slots the same way
+(`_chains`).
 """
 
 from __future__ import annotations
