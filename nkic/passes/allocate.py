@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from heapq import heappop, heappush
 from math import gcd
 from typing import ClassVar
 
@@ -270,26 +271,29 @@ def _chains(items: list[_Item]) -> list[_Item]:
 
     An unrolled loop allocates its body's tiles once per iteration, each a tensor of its own
     with the same source site (location and inlining stack) and footprint. Outside symbolic
-    loops, the allocations of one site whose live ranges follow one another form a chain
-    (first fit over the chains of the site, in program order, so interleaved calls of a
-    helper make one chain per call). A chain rotates over slots exactly as a symbolic loop's
+    loops, the allocations of one site whose live ranges follow one another form a chain:
+    in program order, each joins the site's chain whose last member was freed least recently
+    (ties: the older chain), or starts one when every chain's last member is still live, so
+    interleaved calls of a helper make one chain per call. A chain rotates over slots exactly as a symbolic loop's
     tensor does: member n uses slot n mod count, every slot is live over the whole chain, and
     it is one unit of `Allocate.multi_buffer` with one execution per member."""
-    sites: dict[tuple, list[list[_Item]]] = {}
+    # per site: its chains, and a heap of (last member's end, chain number)
+    sites: dict[tuple, tuple[list[list[_Item]], list[tuple[int, int]]]] = {}
     for it in items:
         t = it.tensor
         if it.loops or t.fixed_address or it.order == 0 or t.loc.file == "<unknown>":
             continue
         key = (it.loc, t.buffer, t.num_partitions, t.bytes_per_partition)
-        chains = sites.setdefault(key, [])
-        for chain in chains:
-            if chain[-1].end < it.start:
-                chain.append(it)
-                break
+        chains, free = sites.setdefault(key, ([], []))
+        if free and free[0][0] < it.start:
+            n = heappop(free)[1]
+            chains[n].append(it)
         else:
+            n = len(chains)
             chains.append([it])
+        heappush(free, (it.end, n))
     found = []
-    for chains in sites.values():
+    for chains, _ in sites.values():
         for chain in chains:
             if len(chain) < 2:
                 continue
