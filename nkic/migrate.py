@@ -1623,7 +1623,13 @@ class _Migrator(cst.CSTTransformer):
                            "rows and columns the mask keeps")  # fmt: skip
             args.append(a)
         if args and kept is not None:
-            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            last = updated.args[-1]
+            if "\n" in _code(updated) and args[-1] is not last and last.keyword is not None:
+                # the mask, last of arguments written a line each, went (its comment, about
+                # the mask, with it): the new last argument ends as it did
+                args[-1] = _ends_as(args[-1], last)
+            else:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         if loop == "load_transpose2d":
             return self._transposed_load(updated.with_changes(args=args))
         return updated.with_changes(args=args)
@@ -2444,12 +2450,82 @@ class _Migrator(cst.CSTTransformer):
                 self.psum.discard(target)
         kwargs = ", ".join(f"{k}={v}" for k, v in named.items())
         statements.append(f"{nisa}.{name}(dst={target}, {kwargs})")
+        instruction = len(statements) - 1
         if view is not None:
             statements.append(f"{nisa}.tensor_copy(dst={view}, src={target})")
         lines = [cst.parse_statement(s + "\n") for s in statements]
+        if "\n" in _code(call):  # written over several lines: they stay, with their comments
+            laid_out = _laid_out(call, params, named, target, f"{nisa}.{name}")
+            lines[instruction] = cst.SimpleStatementLine([cst.Expr(laid_out)])
         lines[0] = lines[0].with_changes(leading_lines=line.leading_lines)
         lines[-1] = lines[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
         return cst.FlattenSentinel(lines)
+
+
+def _ends_as(arg: cst.Arg, last: cst.Arg) -> cst.Arg:
+    """`arg`, now the last argument of a call written over several lines, ending as the
+    removed `last` did (a trailing comma or none, the closing parenthesis on its own line);
+    the comment on `arg`'s own line stays."""
+    own, ending = arg.comma, last.comma
+    mine = own.whitespace_after if isinstance(own, cst.Comma) else None
+    commented = isinstance(mine, cst.ParenthesizedWhitespace) and mine.first_line.comment
+    if isinstance(ending, cst.Comma) and isinstance(mine, cst.ParenthesizedWhitespace):
+        theirs = ending.whitespace_after
+        if isinstance(theirs, cst.ParenthesizedWhitespace):
+            ending = own.with_changes(
+                whitespace_after=mine.with_changes(last_line=theirs.last_line)
+            )
+    elif commented and isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
+        # no trailing comma, but a comment on arg's line: a comma keeps it there
+        closing = last.whitespace_after_arg.with_changes(first_line=mine.first_line)
+        ending = own.with_changes(whitespace_after=closing)
+        return arg.with_changes(comma=ending, whitespace_after_arg=cst.SimpleWhitespace(""))
+    return arg.with_changes(comma=ending, whitespace_after_arg=last.whitespace_after_arg)
+
+
+def _laid_out(call: cst.Call, params, named: dict[str, str], dst: str, func: str) -> cst.Call:
+    """The dst-first call `func(dst=..., **named)` laid out as `call` was (an argument a line,
+    the comments between them): each argument keeps its place, written by keyword; those that
+    went into the destination's allocation (`dtype=`, `shape=`) are left out."""
+    tight = cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+    )
+    args = []
+    for i, a in enumerate(call.args):
+        key = a.keyword.value if a.keyword is not None else params[i]
+        if key not in named:
+            continue
+        value = a.value if _code(a.value) == named[key] else cst.parse_expression(named[key])
+        if a.keyword is None:
+            a = a.with_changes(keyword=cst.Name(key), equal=tight)
+        args.append(a.with_changes(value=value))
+    last = call.args[-1]
+    used = {a.keyword.value for a in args}
+    extra = [
+        cst.Arg(cst.parse_expression(v), keyword=cst.Name(k), equal=tight)
+        for k, v in named.items()
+        if k not in used
+    ]  # arguments the rewrite adds (`accumulate=False`): after the others
+    if extra and args:
+        space = cst.Comma(cst.SimpleWhitespace(""), cst.SimpleWhitespace(" "))
+        args[-1] = args[-1].with_changes(comma=space, whitespace_after_arg=cst.SimpleWhitespace(""))
+        for a in extra[:-1]:
+            args.append(a.with_changes(comma=space))
+        args.append(
+            extra[-1].with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)
+        )
+    elif extra:
+        args = extra
+    elif args and args[-1].value is not last.value:  # the last argument went
+        args[-1] = _ends_as(args[-1], last)
+    first = args[0].comma if args else cst.MaybeSentinel.DEFAULT
+    comma = (
+        first
+        if isinstance(first, cst.Comma)
+        else cst.Comma(cst.SimpleWhitespace(""), cst.SimpleWhitespace(" "))
+    )
+    head = cst.Arg(cst.parse_expression(dst), keyword=cst.Name("dst"), equal=tight, comma=comma)
+    return call.with_changes(func=cst.parse_expression(func), args=[head, *args])
 
 
 def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> Migration:
@@ -3041,7 +3117,7 @@ def verify(
     import numpy as np
     from nkirt.errors import RunError, RuntimeFault
 
-    from . import api
+    from . import api, driver
     from .diagnostics import CompileError
     from .frontend import TensorSpec
     from .frontend.loader import source_overrides
@@ -3056,17 +3132,22 @@ def verify(
         }
         results = []
         for file in (path, twin):
+            launch = {"grid": tuple(grid)} if grid and file == path else {}
+            given = args if file == path else _migrated_args(args)
+            # the program only: verification needs no assembly listing or resource report
             try:
-                launch = {"grid": tuple(grid)} if grid and file == path else {}
-                given = args if file == path else _migrated_args(args)
-                compiled = api.compile(file, kernel=kernel, target=target, **launch, **given)
+                res = driver.compile_file(file, kernel, api._tensor_args(given), target, **launch)
+                diagnostics = [] if res.ok else res.diagnostics
             except CompileError as e:
+                res, diagnostics = None, e.diagnostics
+            if res is None or not res.ok:
                 which = "original" if file == path else "migrated"
                 # the first error: a warning before it (a deprecation) is not why it failed
-                errors = [d for d in e.diagnostics if d.severity == "error"]
-                first = (errors or e.diagnostics or [None])[0]
-                what = f"{first.code}: {first.message}" if first else str(e)
+                errors = [d for d in diagnostics if d.severity == "error"]
+                first = (errors or diagnostics or [None])[0]
+                what = f"{first.code}: {first.message}" if first else "no program"
                 return Verification(kernel, False, float("nan"), (0.0, 0.0), f"{which}: {what}")
+            compiled = api.CompiledKernel(res.neff, returns_nothing=not res.ir.returns)
             try:
                 outs = compiled(**inputs, seed=seed)
             except (RuntimeFault, RunError) as e:  # e.g. an index input out of range
@@ -3076,14 +3157,14 @@ def verify(
                     kernel, False, float("nan"), (0.0, 0.0), f"{which}: run faulted: {first}"
                 )
             outs = outs if isinstance(outs, tuple) else (outs,)
-            results.append((outs, compiled.profile["total_ns"], compiled.ir))
-        (before, t0, ir0), (after, t1, ir1) = results
+            results.append((outs, compiled.profile["total_ns"], res))
+        (before, t0, res0), (after, t1, res1) = results
         identical = len(before) == len(after) and all(
             a.shape == b.shape and a.tobytes() == b.tobytes() for a, b in zip(before, after)
         )
         if identical:
             return Verification(kernel, True, 0.0, (t0, t1))
-        return _compared(kernel, before, after, (t0, t1), (ir0, ir1))
+        return _compared(kernel, before, after, (t0, t1), (res0.ir_text, res1.ir_text))
 
 
 def _compared(kernel, before, after, latency, irs) -> Verification:

@@ -405,3 +405,58 @@ def test_index_inputs_are_in_range_when_every_tensor_is_an_integer_one(migrated)
     outcome = verify(str(PATTERNS), migrated.text, "gathered_transpose", specs, "trn2")
     assert outcome.error is None, outcome.describe()
     assert outcome.identical, outcome.describe()
+
+
+LAID_OUT = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+@nki.jit
+def exp_rows(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    y = nisa.activation(
+        nl.exp,
+        t,  # the loaded tile
+        dtype=nl.float32
+    )
+    i_p, i_f = nl.mgrid[0:128, 0:512]
+    nl.store(
+        out[i_p, i_f],
+        value=y[i_p, i_f],
+        mask=(i_p < 64),  # the first rows
+    )
+    return out
+"""
+
+
+def test_calls_written_over_several_lines_keep_their_layout_and_comments(tmp_path):
+    migrated = migrate_source(LAID_OUT)
+    assert (
+        "    y = nl.ndarray(t.shape, dtype=nl.float32, buffer=nl.sbuf)\n"
+        "    nisa.activation(\n"
+        "        dst=y,\n"
+        "        op=nl.exp,\n"
+        "        data=t,  # the loaded tile\n"
+        "    )\n"
+        "    nl.store(\n"
+        "        out[0:min(128, 64), 0:512],\n"
+        "        value=y[0:min(128, 64), 0:512],\n"
+        "    )\n"
+    ) in migrated.text
+    path = tmp_path / "laid_out.py"
+    path.write_text(LAID_OUT)
+    a = np.random.default_rng(3).standard_normal((128, 512)).astype(np.float32)
+    outcome = verify(
+        str(path), migrated.text, "exp_rows", {"a": TensorSpec(a.shape, "float32")}, "trn2"
+    )
+    assert outcome.identical, outcome.describe()
+    new = tmp_path / "laid_out_v3.py"
+    new.write_text(migrated.text)
+    compiled = api.compile(
+        str(new), kernel="exp_rows", target="trn2", a=TensorSpec(a.shape, "float32")
+    )
+    got = compiled(a=a)
+    np.testing.assert_allclose(got[:64], np.exp(a[:64]), rtol=1e-5)
