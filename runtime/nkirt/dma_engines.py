@@ -228,6 +228,22 @@ class Engine:
         share.owner = None
         times, used = self.times, self.used
         if share.first < 0:  # computed alone: its stretch is now fully used
+            ready, done = share.ready, share.done
+            n = len(times)
+            tail = used[-1] if n else 0.0
+            if done > ready and tail < 1.0 - EPS and (not n or ready >= times[-1]):
+                # at the end of the profile (the usual case): what the general steps below
+                # do there, without the searches and insertions
+                if n and times[-1] == ready:
+                    used[-1] = 1.0
+                    times.append(done)
+                    used.append(tail)
+                    if n > 1 and used[n - 2] >= 1.0 - EPS:
+                        del times[n - 1], used[n - 1]
+                else:
+                    times += (ready, done)
+                    used += (1.0, tail)
+                return
             i = self._split(share.ready)
             k = self._split(share.done)
             del times[i + 1 : k], used[i + 1 : k]
@@ -366,6 +382,12 @@ class DmaEngines:
 
     def fix(self, transfer: Transfer) -> float:
         """Fix the transfer's completion on the engines (an instruction waits for it)."""
+        shares = transfer.shares
+        if len(shares) == 1:  # the engines are shared, or a resource of one
+            k, share = shares[0]
+            if not share.fixed:
+                self.engines[k].fix(share)
+            return share.done if share.done > 0.0 else 0.0
         done = 0.0
         for k, share in transfer.shares:
             if not share.fixed:

@@ -38,10 +38,8 @@ def busy_union(intervals: list[tuple[float, float]]) -> float:
     np.maximum.accumulate(ends[:-1], out=reach[1:])
     grows = ends > reach
     gains = ends[grows] - np.maximum(starts[grows], reach[grows])
-    busy = 0.0
-    for gain in gains.tolist():
-        busy += gain
-    return busy
+    # (np.add.accumulate adds one after another, in order: np.sum would add pairwise)
+    return float(np.add.accumulate(gains)[-1]) if len(gains) else 0.0
 
 
 def spill_bytes(instructions: list[StaticInstruction]) -> tuple[int, int]:
