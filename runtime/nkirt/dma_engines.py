@@ -22,7 +22,6 @@ engine 0 is simulated (`shared`); the others copy it at the first transfer that 
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from collections import deque
 from collections.abc import Callable
 from math import inf
 
@@ -162,25 +161,31 @@ class Engine:
         arrivals, n = 0, len(pending)
         #: the share each ring is serving, and the ones queued behind it (in order)
         active: list[Share] = []
-        behind: dict[int, deque[Share]] = {}
+        behind: dict[int, list[Share] | None] = {}
         least = inf
         while active or arrivals < n:
             if not active:
-                t = max(t, pending[arrivals].ready)
+                ready = pending[arrivals].ready
+                if ready > t:
+                    t = ready
                 while j < last and times[j + 1] <= t:
                     j += 1
             while arrivals < n and pending[arrivals].ready <= t:
                 share = pending[arrivals]
                 arrivals += 1
-                queued = behind.get(share.ring)
-                if queued is None:
-                    behind[share.ring] = deque()
+                ring = share.ring
+                if ring not in behind:
+                    behind[ring] = None  # (a list once a share queues behind)
                     share.first = len(steps)
                     active.append(share)
                     if share.left < least:
                         least = share.left
                 else:
-                    queued.append(share)
+                    queued = behind[ring]
+                    if queued is None:
+                        behind[ring] = [share]
+                    else:
+                        queued.append(share)
             cap = 1.0 - used[j] if j >= 0 else 1.0
             boundary = times[j + 1] if j < last else inf
             arrival = pending[arrivals].ready if arrivals < n else inf
@@ -191,7 +196,11 @@ class Engine:
                 continue
             rate = cap / len(active)
             finish = t + least / rate
-            end = min(finish, boundary, arrival)
+            end = finish  # min(finish, boundary, arrival)
+            if boundary < end:
+                end = boundary
+            if arrival < end:
+                end = arrival
             served = (end - t) * rate
             steps.append((t, end, rate))
             still = []
@@ -203,7 +212,7 @@ class Engine:
                     s.last = len(steps)
                     queued = behind[s.ring]
                     if queued:
-                        s = queued.popleft()
+                        s = queued.pop(0)
                         s.first = len(steps)
                         rest = s.left
                     else:
