@@ -14,6 +14,7 @@ import importlib
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from operator import ge
 from typing import Any
 
 import numpy as np
@@ -1009,8 +1010,12 @@ class Executor:
                     waited = lane_of[producer_inst.queue]
                     if producer_inst.queues > 1 or done_clock[waited] > clock[waited]:
                         # (a clock that already covers this instance covers all it knew);
-                        # elementwise max, a comprehension being ~2x faster than map(max)
-                        clock = tuple([a if a > b else b for a, b in zip(clock, done_clock)])
+                        # elementwise max: usually the producer's clock covers this one's
+                        # (a comprehension being ~2x faster than map(max) otherwise)
+                        if all(map(ge, done_clock, clock)):
+                            clock = done_clock
+                        else:
+                            clock = tuple([a if a > b else b for a, b in zip(clock, done_clock)])
                     if done > ready:
                         ready, producer, stall = done, record, STALL_SEMAPHORE
         read_accesses = []
