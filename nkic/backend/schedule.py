@@ -771,12 +771,16 @@ class _Index:
         size = self._bucket_size(extent)
         _, _, lo, hi = a.box
         lo, hi = min(max(lo, 0), extent), min(max(hi, 0), extent)
-        for b in range(lo // size, hi // size + 1):
-            yield b, max(lo, b * size), min(hi, b * size + size - 1)
+        first, last = lo // size, hi // size
+        if first == last:
+            return [(first, lo, hi)]
+        return [
+            (b, max(lo, b * size), min(hi, b * size + size - 1)) for b in range(first, last + 1)
+        ]
 
     def add(self, s: Scheduled) -> None:
         spans = self.spans[s.id] = [
-            list(self._spans(a)) if a.key in self.written else [] for a in s.accesses
+            self._spans(a) if a.key in self.written else [] for a in s.accesses
         ]
         for a, buckets in zip(s.accesses, spans):
             at = 0 if a.write else 2
@@ -818,6 +822,7 @@ class _Index:
         earlier: set[Scheduled] = set()
         later: set[Scheduled] = set()
         for a, buckets in zip(c.accesses, self.spans[c.id]):
+            a0, a1, a2, a3 = a.box
             # per bucket: where the look-back stopped, and the queues hidden from there on
             seen: list[tuple[int, int, dict[str, int]]] = []
             # an access within one sub-bucket meets only what touches that sub-bucket: the
@@ -843,9 +848,11 @@ class _Index:
                     else _descending(lists[4].get(small, ()), lists[5], end)
                 ):
                     p, pa = writes[j]
-                    if _boxes_meet(a, pa):
+                    # (`_boxes_meet` and `_covered`'s partition test, inline: the hot loop)
+                    b0, b1, b2, b3 = pa.box
+                    if a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3:
                         earlier.add(p)
-                        if pa.exact and _covered(cover, pa, a, lo, hi):
+                        if pa.exact and b0 <= a0 and a1 <= b1 and _covered(cover, pa, a, lo, hi):
                             stop = p.id
                             break
                 _later(a, wids, writes, c.id, last, later)
@@ -862,7 +869,10 @@ class _Index:
                     if rids[j] < stop:
                         break
                     p, pa = reads[j]
-                    if p.lane in hidden or not _boxes_meet(a, pa):
+                    if p.lane in hidden:
+                        continue
+                    b0, b1, b2, b3 = pa.box
+                    if not (a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3):
                         continue
                     earlier.add(p)
                     if pa.exact and _covers(pa, a, lo, hi):
@@ -953,11 +963,15 @@ def _wide(
 
 def _later(a: Access, ids: list[int], entries: list, after: int, last: int, out: set) -> None:
     """Add the instructions with ids in (after, last] whose access may meet `a`."""
-    j = bisect_right(ids, after)
-    while j < len(ids) and ids[j] <= last:
-        if _boxes_meet(a, entries[j][1]):
-            out.add(entries[j][0])
-        j += 1
+    first = bisect_right(ids, after)
+    if first == len(ids) or ids[first] > last:
+        return
+    a0, a1, a2, a3 = a.box
+    for j in range(first, bisect_right(ids, last, first)):
+        p, pa = entries[j]
+        b0, b1, b2, b3 = pa.box
+        if a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3:
+            out.add(p)
 
 
 def _covered(cover: list[tuple[int, int]], p: Access, c: Access, lo: int, hi: int) -> bool:
@@ -972,7 +986,8 @@ def _covered(cover: list[tuple[int, int]], p: Access, c: Access, lo: int, hi: in
     cp0, cp1, _, _ = c.box
     if not (pp0 <= cp0 and cp1 <= pp1):
         return False
-    first, last = max(pb0, lo), min(pb1, hi)
+    first = pb0 if pb0 > lo else lo
+    last = pb1 if pb1 < hi else hi
     if first > last:
         return False
     if first == lo and last == hi:
