@@ -752,6 +752,8 @@ class _Index:
         # every bucket of their memory up to that one (a dynamic access counts as touching
         # its whole tensor): kept once, not in each bucket, examined once per consumer access
         self.wide: dict[tuple, dict[int, dict[str, tuple[list, list, list, list]]]] = {}
+        # lane -> ids of its instructions, ascending (for `_horizon`)
+        self.lanes: dict[str, list[int]] = {}
 
     @staticmethod
     def _extent(a: Access) -> int:
@@ -779,6 +781,7 @@ class _Index:
         ]
 
     def add(self, s: Scheduled) -> None:
+        self.lanes.setdefault(s.lane, []).append(s.id)
         spans = self.spans[s.id] = [
             self._spans(a) if a.key in self.written else [] for a in s.accesses
         ]
@@ -821,6 +824,7 @@ class _Index:
         `base` (the newest instruction of each queue known complete)."""
         earlier: set[Scheduled] = set()
         later: set[Scheduled] = set()
+        horizon = self._horizon(c, base)
         for a, buckets in zip(c.accesses, self.spans[c.id]):
             a0, a1, a2, a3 = a.box
             # per bucket: where the look-back stopped, and the queues hidden from there on
@@ -847,6 +851,8 @@ class _Index:
                     if small is None
                     else _descending(lists[4].get(small, ()), lists[5], end)
                 ):
+                    if wids[j] < horizon:
+                        break
                     p, pa = writes[j]
                     # (`_boxes_meet` and `_covered`'s partition test, inline: the hot loop)
                     b0, b1, b2, b3 = pa.box
@@ -855,6 +861,10 @@ class _Index:
                         if pa.exact and b0 <= a0 and a1 <= b1 and _covered(cover, pa, a, lo, hi):
                             stop = p.id
                             break
+                # (what lies below the horizon `_waits` passes over: as if a write there stopped
+                # the look-back, which the read look-back and the wide accesses only see as
+                # their own lower limit)
+                stop = max(stop, horizon)
                 _later(a, wids, writes, c.id, last, later)
                 hidden: dict[str, int] = {}  # queue -> id of the read that hides its older ones
                 seen.append((b, stop, hidden))
@@ -890,6 +900,24 @@ class _Index:
                         known = base.get(queue, -1)
                         _wide(a, c.id, last, wide, max(low, known + 1), floor, earlier, later)
         return earlier, later
+
+    #: Lanes up to which `_horizon` looks (a kernel with rotating DMAs has one per DMA).
+    HORIZON_LANES = 64
+
+    def _horizon(self, c: Scheduled, base: dict[str, int]) -> int:
+        """The oldest id from which every instruction older than c that `_waits` does not
+        pass over lies: each queue's first instruction after the one `base` knows complete
+        (c's own queue aside, which `_waits` passes over whole). 0 with many lanes."""
+        if len(self.lanes) > self.HORIZON_LANES:
+            return 0
+        horizon = c.id
+        for lane, ids in self.lanes.items():
+            if lane == c.lane:
+                continue
+            k = bisect_right(ids, base.get(lane, -1))
+            if k < len(ids) and ids[k] < horizon:
+                horizon = ids[k]
+        return horizon
 
     def _meets_all(self, a: Access, buckets: list[tuple[int, int, int]]) -> bool:
         """Is `a` inexact and in every bucket of its memory (the one past its end aside)?"""
