@@ -2779,6 +2779,9 @@ class _MaskedResults(cst.CSTVisitor):
 
     def visit_Name(self, node):
         key = (tuple(self.scope), node.value)
+        for depth in range(len(self.scope)):  # a read in a nested function is not sliced
+            outer = (tuple(self.scope[:depth]), node.value)
+            self.reads[outer] = self.reads.get(outer, 0) + 1
         self.reads[key] = self.reads.get(key, 0) + 1
         if id(node) in self.direct:
             self.masked_reads.setdefault(key, []).append(self.direct[id(node)])

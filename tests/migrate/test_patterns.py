@@ -460,3 +460,29 @@ def test_calls_written_over_several_lines_keep_their_layout_and_comments(tmp_pat
     )
     got = compiled(a=a)
     np.testing.assert_allclose(got[:64], np.exp(a[:64]), rtol=1e-5)
+
+
+def test_a_masked_result_read_in_a_nested_function_keeps_its_kept_shape():
+    # the helper reads the tile whole, where no mask says which part: the result is not
+    # given its full shape, so that the helper reads what it read before
+    source = (
+        "import neuronxcc.nki as nki\n"
+        "import neuronxcc.nki.language as nl\n"
+        "\n"
+        "\n"
+        "@nki.jit\n"
+        "def k(a):\n"
+        "    out = nl.ndarray((64, 512), dtype=a.dtype, buffer=nl.shared_hbm)\n"
+        "    i_p, i_f = nl.mgrid[0:128, 0:512]\n"
+        "    t = nl.load(a[i_p, i_f], mask=(i_p < 64))\n"
+        "\n"
+        "    def twice():\n"
+        "        return nl.multiply(t, 2.0)\n"
+        "\n"
+        "    nl.store(out[i_p, i_f], value=t, mask=(i_p < 32))\n"
+        "    nl.store(out[i_p, i_f], value=twice(), mask=(i_p < 64))\n"
+        "    return out\n"
+    )
+    text = migrate_source(source).text
+    assert "t = nl.load(a[0:min(128, 64), 0:512])\n" in text
+    assert "\n    t = nl.ndarray(" not in text
