@@ -181,6 +181,8 @@ class Loops:
             )
 
     def visit_For(self, node: ast.For):
+        if not (self.language.rules.block_scoped_tensors and self.in_kernel):
+            return self._for(node)  # no tensor scope (`beta1_scopes.block` would do nothing)
         with beta1_scopes.block(self, "for", node):
             self._for(node)
 
