@@ -546,11 +546,13 @@ class Executor:
             if transfer.waited is not None:
                 return transfer.waited
             rotated = transfer.rotated
-            if type(rotated) is float:  # the usual case: not a rotating DMA's
+            if type(rotated) is not float and rotated.waited is not None:
+                rotated = rotated.waited  # a rotating DMA's previous instance, waited for
+            if type(rotated) is float:  # the usual case (a chain of one)
                 below = self._fix(transfer)
                 if rotated > below:
                     below = rotated
-                transfer.waited = below
+                transfer.waited, transfer.rotated = below, 0.0
                 return below
         chain = []
         while type(transfer) is not float and transfer.waited is None:
