@@ -13,7 +13,7 @@ from ..ir.target import target
 from ..ir.verifier import VerifierError, verify
 from .accumulate import ResolveAccumulate
 from .allocate import Allocate
-from .base import Pass, PassContext
+from .base import Pass, PassContext, without_gc
 from .bounds import CheckBounds
 from .checks import CHECK_PASSES
 from .views import ApplyViews, CheckHbmOffsets
@@ -48,6 +48,7 @@ def _dump(kernel: Kernel, name: str, dump: Callable[[str], object]) -> None:
     dump(f"// -----// IR Dump After {name} //----- //\n{print_kernel(kernel)}")
 
 
+@without_gc
 def run_pipeline(
     kernel: Kernel,
     ctx: PassContext,

@@ -18,6 +18,7 @@ from ...ir.core import Alloc, DynLoop, Inst, Kernel, Loop, Tensor
 from ...ir.isa import COLLECTIVES, CROSS_CORE, PREPARES
 from ...ir.printer import same_text
 from .. import offsets
+from ..base import without_gc
 from ..regions import loop_ranges
 from .accesses import Access, accesses
 from .regions import Footprint, comparable, footprint
@@ -36,6 +37,7 @@ def shared_tensors(kernel: Kernel) -> dict[tuple, Tensor]:
     return out
 
 
+@without_gc
 def check_cores(kernels: list[Kernel], sink: DiagnosticSink) -> None:
     """Report outputs no core writes, cross-core races and control-flow divergence between
     the launch's programs."""
@@ -95,6 +97,7 @@ def check_single_core(kernel: Kernel, sink: DiagnosticSink) -> None:
         )
 
 
+@without_gc
 def check_prepares(kernel: Kernel, sink: DiagnosticSink) -> None:
     """A split `_v` collective's prepare and trigger in the same loop body, and no prepare
     left without its trigger: each prepare is followed by exactly one trigger (one slot)."""
