@@ -1115,7 +1115,9 @@ _code(
     """Specialisation unrolled more loop iterations, or nested helper calls more deeply, than nkic
     allows. `range`/`static_range` loops always unroll, while `nl.affine_range` and
     `nl.sequential_range` loops stay hardware loops as long as the body does not need the
-    induction variable as a Python int. Recursion needs a compile-time base case.""",
+    induction variable as a Python int. Recursion needs a compile-time base case. Once the loop
+    budget (200,000 iterations over the whole kernel) is spent, specialisation of the kernel stops
+    there, so nothing after it is reported.""",
     """
 def tiles(n):
     return tiles(n - 1) + 1

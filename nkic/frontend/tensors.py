@@ -24,8 +24,8 @@ class TensorView:
 
     def __init__(self, tensor: Tensor, offset: Affine, pattern, dtype: str, dynamic=None):
         self.tensor = tensor
-        self.offset = Affine.of(offset)
-        self.pattern = tuple((int(s), int(n)) for s, n in pattern)
+        self.offset = offset if type(offset) is Affine else Affine.of(offset)
+        self.pattern = tuple([(int(s), int(n)) for s, n in pattern])
         self.dtype = dtype
         #: a runtime offset: (kind "vector"|"scalar", index tile view, indirect dim, elements
         #: one index unit moves) of `.ap(vector_offset= / scalar_offset=)`, bound to a DMA
@@ -86,7 +86,11 @@ class TensorView:
                 None,
                 "copy the rows with nisa.dma_copy into a tile, then use the tile",
             )
-        empty = [dim for dim, (_, num) in enumerate(self.pattern) if num == 0]
+        empty = (
+            [dim for dim, (_, num) in enumerate(self.pattern) if num == 0]
+            if any(num == 0 for _, num in self.pattern)
+            else None
+        )
         if empty:
             raise UserError(
                 "err_tensor_access_out_of_bound",
@@ -150,9 +154,13 @@ class TensorView:
 
     def index(self, key: tuple) -> TensorView:
         """`t[key]` for ints, slices, `nl.ds` and `...` (Language §7.1)."""
-        self.static_only("indexing")
+        if self.dynamic is not None:
+            self.static_only("indexing")
         rank = len(self.pattern)
-        n_ell = sum(1 for k in key if k is Ellipsis)
+        n_ell = 0
+        for k in key:
+            if k is Ellipsis:
+                n_ell += 1
         if n_ell > 1:
             raise UserError("err_invalid_index", "an index can only have a single ellipsis ('...')")
         explicit = len(key) - n_ell
@@ -161,19 +169,24 @@ class TensorView:
                 "err_invalid_index",
                 f"too many indices for a tensor of rank {rank}: {explicit} given",
             )
-        items: list = []
-        for k in key:
-            if k is Ellipsis:
-                items += [slice(None)] * (rank - explicit)
-            else:
-                items.append(k)
-        items += [slice(None)] * (rank - len(items))
+        if n_ell:
+            items: list = []
+            for k in key:
+                if k is Ellipsis:
+                    items += [slice(None)] * (rank - explicit)
+                else:
+                    items.append(k)
+        else:
+            items = list(key)
+        if len(items) < rank:
+            items += [slice(None)] * (rank - len(items))
 
         offset = self.offset
+        on_chip = self.tensor.on_chip
         kept: list[tuple[int, int] | None] = []  # None marks an int-indexed free dim
         dropped: list[tuple[int, tuple[int, int]]] = []
         for dim, (item, (step, num)) in enumerate(zip(items, self.pattern)):
-            partition = self.on_chip and dim == 0
+            partition = on_chip and dim == 0
             if isinstance(item, DynSlice):
                 item = slice(item.start, item.start + item.size, 1)
             if isinstance(item, slice):
@@ -201,11 +214,10 @@ class TensorView:
                     f"not {type_name(item)}",
                     hint="dynamic (tensor) indices are written with .ap(vector_offset=...)",
                 )
-        minimum = 2 if self.on_chip else 1
-        if sum(1 for k in kept if k is not None) < minimum and dropped:
+        if dropped and len(kept) - len(dropped) < (2 if on_chip else 1):
             pos, pair = dropped[-1]
             kept[pos] = pair
-        pattern = [k for k in kept if k is not None]
+        pattern = [k for k in kept if k is not None] if dropped else kept
         return TensorView(self.tensor, offset, pattern, self.dtype)
 
     # view primitives ------------------------------------------------------------------------

@@ -33,6 +33,9 @@ class UserError(Exception):
         #: NKI itself fails here too (not only nkic), so it is reported even in module-level
         #: host code, whose other errors are deferred to the kernel code that needs the value
         self.certain = code == "err_nki_api_outside_of_nki_kernel"
+        #: Specialisation cannot meaningfully go on past it (the loop budget is spent): the
+        #: kernel stops here like at a failed `assert`, so no follow-on error is reported
+        self.ends_kernel = False
 
 
 class PoisonError(Exception):

@@ -48,8 +48,13 @@ TARGETS: dict[str, Target] = {
     # Hardware §3: 192 KiB − 16 KiB compiler-reserved = 176 KiB (direct-allocation guide), which is
     # exactly the 180,224 B of the nkipy target_info row.
     "trn1": Target("trn1", sbuf_partition_bytes=180_224),
-    # Hardware §3, nkipy target_info row (the docs do not state v3/v4 usable sizes).
+    # Hardware §3: NeuronCore-v3 SBUF is 28 MiB, 224 KiB per partition (Trainium2 architecture
+    # guide); less the 16 KiB reserve and 8 bytes = 212,984 B, the nkipy target_info row and the
+    # budget the NKI Library's own kernels compute (`224 * 1024 - 16384 - 8`, then their own
+    # margins). The docs state no usable size for v3 or v4.
     "trn2": Target("trn2", sbuf_partition_bytes=212_984, lnc_degrees=(1, 2)),
+    # Hardware §3: NeuronCore-v4 SBUF is 32 MiB, 256 KiB per partition (Trainium3 architecture
+    # guide); the same reserve as v3 leaves 245,752 B, the nkipy target_info row.
     "trn3": Target(
         "trn3", sbuf_partition_bytes=245_752, matmul_psum_banks=PSUM_BANKS, lnc_degrees=(1, 2)
     ),

@@ -173,6 +173,24 @@ def check_json(path) -> list[dict]:
     return json.loads(res.output)
 
 
+def test_a_spent_loop_budget_ends_the_kernel_without_follow_on_errors(tmp_path):
+    # every loop after the budget is spent would fail too, and values it cut short would
+    # raise their own errors: only the limit itself is reported
+    body = (
+        "    xs = []\n"
+        "    for i in range(1000):\n"
+        "        for j in range(1000):\n"
+        "            xs.append(j)\n"
+        "    n = 0\n"
+        "    for i in range(10):\n"
+        "        n += xs[i * 100000]\n"
+    )
+    path = tmp_path / "budget.py"
+    path.write_text(KERNEL_HEAD + body + "    return out\n")
+    diags = check_json(path)
+    assert [(d["code"], d["line"]) for d in diags] == [("err_specialisation_limit", 10)], diags
+
+
 def test_a_source_that_is_not_utf8_is_a_syntax_error_on_its_line(tmp_path):
     path = tmp_path / "latin1.py"
     path.write_bytes(KERNEL_HEAD.encode() + b"    # caf\xe9\n    return out\n")

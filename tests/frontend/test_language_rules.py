@@ -646,3 +646,30 @@ def test_a_nonlocal_of_a_nonlocal_reaches_the_function_that_binds_it(tmp_path):
     a = np.ones((128, 64), np.float32)
     k = nkic.compile(write(tmp_path, NESTED_NONLOCAL), a, nki="0.7")
     np.testing.assert_array_equal(k(a), a * 3)  # outer's n: 1 + 2
+
+
+SHARED_HELPER = """def copy(dst, src):
+    for i in nl.affine_range(1):
+        nisa.dma_copy(dst=dst, src=src)
+
+
+@nki.jit
+def first(a: nt.tensor[128, 512]):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    copy(out, a)
+    return out
+
+
+@nki.jit
+def second(a: nt.tensor[128, 512]):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    copy(out, a)
+    return out
+"""
+
+
+def test_a_helper_two_kernels_reach_reports_its_problem_once_per_file(tmp_path):
+    path = str(write(tmp_path, SHARED_HELPER))
+    per_kernel = [check_file(path, name, nki="0.7") for name in ("first", "second")]
+    assert [summary(d) for d in per_kernel] == [[("nkic_deprecated_api", "warning", 2, 14)]] * 2
+    assert summary(check_file(path, nki="0.7")) == [("nkic_deprecated_api", "warning", 2, 14)]

@@ -127,8 +127,13 @@ class Calls:
         if isinstance(fn, BoundMethod):
             return self.call(fn.func, [fn.self_value, *args], kwargs, call)
         if isinstance(fn, (Builtin, IsaInstr, NlOp)):
-            if any(isinstance(v, Poison) for v in (*args, *kwargs.values())):
-                raise PoisonError()  # an argument failed, and was reported
+            for v in args:
+                if type(v) is Poison:  # (Poison has no subclasses)
+                    raise PoisonError()  # an argument failed, and was reported
+            if kwargs:
+                for v in kwargs.values():
+                    if type(v) is Poison:
+                        raise PoisonError()
             special = self.language.intercept_call(self, fn, args, kwargs, call)
             if special is not MISSING:
                 return special

@@ -263,7 +263,7 @@ class Context:
         except UserError as err:
             if getattr(self, "try_depth", 0) and getattr(err, "raised", None) is not None:
                 raise  # an exception of the kernel: an enclosing `try` may handle it
-            if err.code in ABORT_CODES and self.in_kernel:
+            if (err.code in ABORT_CODES or err.ends_kernel) and self.in_kernel:
                 if self.attempts:
                     # find the failing iteration concretely: unroll the loop being tried
                     raise SymbolicAbort(self.attempts[-1], "the body fails an assertion") from None

@@ -530,10 +530,13 @@ class Expressions:
         return True
 
     def visit_JoinedStr(self, node: ast.JoinedStr):
-        return "".join(self.to_str(self.visit(v)) for v in node.values)
+        return "".join([self.to_str(self.visit(v)) for v in node.values])
 
     def visit_FormattedValue(self, node: ast.FormattedValue):
-        v = self.deep_concrete(self.visit(node.value))
+        v = self.visit(node.value)
+        if node.conversion == -1 and node.format_spec is None and type(v) in (int, str):
+            return format(v, "")  # the common `{name}` of a plain int or str
+        v = self.deep_concrete(v)
         if node.conversion == ord("r"):
             v = self.to_repr(v)
         elif node.conversion in (ord("s"), ord("a")):

@@ -173,8 +173,7 @@ class Loops:
     def _count_iteration(self, node: ast.AST) -> None:
         self.iterations += 1
         if self.iterations > MAX_ITERATIONS:
-            raise UserError(
-                "err_specialisation_limit",
+            raise _budget_spent(
                 f"specialisation unrolled more than {MAX_ITERATIONS} loop iterations",
                 node,
                 "use nl.affine_range for loops whose body does not depend on the iteration "
@@ -182,6 +181,8 @@ class Loops:
             )
 
     def visit_For(self, node: ast.For):
+        if not (self.language.rules.block_scoped_tensors and self.in_kernel):
+            return self._for(node)  # no tensor scope (`beta1_scopes.block` would do nothing)
         with beta1_scopes.block(self, "for", node):
             self._for(node)
 
@@ -323,8 +324,7 @@ class Loops:
         if isinstance(value, RangeValue):
             values = value.as_range()
             if len(values) > MAX_ITERATIONS:
-                raise UserError(
-                    "err_specialisation_limit",
+                raise _budget_spent(
                     f"iterating over {len(values)} values at specialisation exceeds the limit of "
                     f"{MAX_ITERATIONS}",
                     node,
@@ -349,3 +349,11 @@ class Loops:
                 "iterate over range(t.shape[0]) and index the tensor",
             )
         raise UserError("err_type_error", f"{type_name(value)} is not iterable", node)
+
+
+def _budget_spent(message: str, node: ast.AST | None, hint: str) -> UserError:
+    """The loop-iteration budget is spent: every later loop would fail too, and values cut short
+    would only cause follow-on errors, so the kernel's specialisation ends here."""
+    err = UserError("err_specialisation_limit", message, node, hint)
+    err.ends_kernel = True
+    return err

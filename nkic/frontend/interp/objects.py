@@ -220,7 +220,11 @@ class PythonObjects:
                 obj.attrs[f.name] = None
 
     def getattr(self, obj, name: str, node: ast.AST | None = None):
-        if isinstance(obj, Poison):
+        if type(obj) is Instance:  # the most frequent: an object's own attribute
+            attrs = obj.attrs
+            if name in attrs:
+                return attrs[name]
+        elif isinstance(obj, Poison):
             raise PoisonError()
         if isinstance(obj, OpaqueModule):
             raise opaque_error(obj, node)

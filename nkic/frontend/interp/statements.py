@@ -191,12 +191,17 @@ class Statements:
 
     def visit_If(self, node: ast.If):
         block = node.body if self.condition(node.test) else node.orelse
-        self.frame.branches += 1
+        frame = self.frames[-1]
+        frame.branches += 1
         try:
-            with beta1_scopes.block(self, "if" if block is node.body else "else", node):
-                self.exec_block(block)
+            if self.language.rules.block_scoped_tensors and self.in_kernel:
+                with beta1_scopes.block(self, "if" if block is node.body else "else", node):
+                    self.exec_block(block)
+            else:  # no tensor scope: the same, without a context manager per branch
+                for stmt in block:
+                    self.exec_stmt(stmt)
         finally:
-            self.frame.branches -= 1
+            frame.branches -= 1
 
     def condition(self, test: ast.AST) -> bool:
         value = self.visit(test)
