@@ -52,6 +52,9 @@ class PassContext:
     #: The kernel's NKI language version ("0.3" … "0.7", "beta1"): checks a version introduced
     #: apply from that version on (`since`).
     nki: str = "0.7"
+    #: While the pipeline runs the checks (which do not mutate the IR): each kernel's accesses
+    #: (`checks.accesses.shared_accesses`), found once for all of them; None otherwise.
+    check_memo: dict[int, tuple] | None = field(default=None, repr=False, compare=False)
 
     def since(self, version: str) -> bool:
         """Whether the kernel's language is `version` ("0.4") or later (Beta 1 is older)."""

@@ -74,6 +74,7 @@ def run_pipeline(
             raise VerifierError(problems, "on the pipeline's input")
     ran: list[str] = []
     for checking, stage in ((True, check_passes()), (False, lowering_passes())):
+        ctx.check_memo = {} if checking else None
         for p in stage:
             p.run(kernel, ctx)
             ran.append(p.name)
@@ -85,8 +86,10 @@ def run_pipeline(
                 break
         if ctx.sink.has_errors:
             if checking:
+                ctx.check_memo = None
                 allocation_diagnostics(kernel, ctx)
             break
+    ctx.check_memo = None
     if not each:
         passes = f" {ran[0]} .. {ran[-1]}" if ran else ""
         _verify_after(
