@@ -10,6 +10,7 @@ import zlib
 
 from ..ir.affine import Affine
 from ..ir.core import AccessPattern, DynLoop, Kernel, Loc, Loop, Op, Tensor
+from ..passes.base import without_gc
 from .schedule import Schedule, schedule_once
 
 MAGIC = b"NKICNEFF"
@@ -226,6 +227,7 @@ def pack_neff(sections: list[tuple[bytes, int, bytes]]) -> bytes:
     return HEADER.pack(MAGIC, MAJOR, MINOR, len(sections), digest) + rest
 
 
+@without_gc
 def write_neff(kernel: Kernel, peers: list[Kernel] | tuple[Kernel, ...] = ()) -> bytes:
     """Serialise an allocated kernel to `.neff` bytes (deterministic). `peers` are the
     programs of the other physical cores of an LNC launch (sections COR1, DAT1, ...): their

@@ -21,6 +21,7 @@ from ..ir.affine import Affine
 from ..ir.core import AccessPattern, DynLoop, Inst, Kernel, Loop, Op, Tensor
 from ..ir.isa import lookup
 from ..ir.target import target
+from ..passes.base import without_gc
 from ..passes.regions import (
     Region,
     hbm_rows,
@@ -289,6 +290,7 @@ def _min_skip(x: Skip, y: Skip, c: Scheduled) -> Skip:
     return max(0, min(Affine.of(x).bounds(ranges)[0], Affine.of(y).bounds(ranges)[0]))
 
 
+@without_gc
 def schedule_once(kernel: Kernel) -> Schedule:
     """`schedule(kernel)`, computed once: the neff writer, the assembly listing and the
     resource report each ask for the schedule of the same final program. It is computed again

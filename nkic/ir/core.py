@@ -288,10 +288,9 @@ class Inst(Op):
         #: outermost first. Not part of the text form.
         self.unrolled: tuple[tuple[UnrolledLoop, int], ...] = ()
 
-    def aps(self) -> Iterator[tuple[str, AccessPattern]]:
-        for name, o in self.operands.items():
-            if isinstance(o, AccessPattern):
-                yield name, o
+    def aps(self) -> list[tuple[str, AccessPattern]]:
+        """The access-pattern operands, by name, in operand order."""
+        return [(name, o) for name, o in self.operands.items() if isinstance(o, AccessPattern)]
 
 
 class Loop(Op):

@@ -2,11 +2,38 @@
 
 from __future__ import annotations
 
+import functools
+import gc
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, ParamSpec, TypeVar
 
 from ..diagnostics import DiagnosticSink
 from ..ir.core import Kernel
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def without_gc(fn: Callable[P, R]) -> Callable[P, R]:
+    """Run `fn` with Python's cyclic garbage collector paused (re-enabled after, if it was on).
+
+    The passes and the scheduler of an unrolled kernel allocate millions of small objects that
+    die by reference counting, while the IR keeps a million long-lived ones: each collection
+    the allocations trigger scans those again, which cost nearly half the scheduler's time.
+    Cyclic garbage made meanwhile is collected once the collector runs again."""
+
+    @functools.wraps(fn)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not gc.isenabled():
+            return fn(*args, **kwargs)
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return paused
 
 
 @dataclass
@@ -25,6 +52,9 @@ class PassContext:
     #: The kernel's NKI language version ("0.3" … "0.7", "beta1"): checks a version introduced
     #: apply from that version on (`since`).
     nki: str = "0.7"
+    #: While the pipeline runs the checks (which do not mutate the IR): each kernel's accesses
+    #: (`checks.accesses.shared_accesses`), found once for all of them; None otherwise.
+    check_memo: dict[int, tuple] | None = field(default=None, repr=False, compare=False)
 
     def since(self, version: str) -> bool:
         """Whether the kernel's language is `version` ("0.4") or later (Beta 1 is older)."""

@@ -13,7 +13,7 @@ from ..ir.target import target
 from ..ir.verifier import VerifierError, verify
 from .accumulate import ResolveAccumulate
 from .allocate import Allocate
-from .base import Pass, PassContext
+from .base import Pass, PassContext, without_gc
 from .bounds import CheckBounds
 from .checks import CHECK_PASSES
 from .views import ApplyViews, CheckHbmOffsets
@@ -48,6 +48,7 @@ def _dump(kernel: Kernel, name: str, dump: Callable[[str], object]) -> None:
     dump(f"// -----// IR Dump After {name} //----- //\n{print_kernel(kernel)}")
 
 
+@without_gc
 def run_pipeline(
     kernel: Kernel,
     ctx: PassContext,
@@ -73,6 +74,7 @@ def run_pipeline(
             raise VerifierError(problems, "on the pipeline's input")
     ran: list[str] = []
     for checking, stage in ((True, check_passes()), (False, lowering_passes())):
+        ctx.check_memo = {} if checking else None
         for p in stage:
             p.run(kernel, ctx)
             ran.append(p.name)
@@ -84,8 +86,10 @@ def run_pipeline(
                 break
         if ctx.sink.has_errors:
             if checking:
+                ctx.check_memo = None
                 allocation_diagnostics(kernel, ctx)
             break
+    ctx.check_memo = None
     if not each:
         passes = f" {ran[0]} .. {ran[-1]}" if ran else ""
         _verify_after(

@@ -71,6 +71,19 @@ def _first(item: tuple) -> bool:
     return item[0]
 
 
+def shared_accesses(kernel: Kernel, ctx) -> list[Access]:
+    """`accesses(kernel)`, found once for every check of a pipeline run (`ctx.check_memo`);
+    a fresh list outside it. Callers must not change the list."""
+    memo = ctx.check_memo
+    if memo is None:
+        return accesses(kernel)
+    found = memo.get(id(kernel))
+    if found is None:
+        # (the kernel is kept with its list, so that no other object takes its id)
+        found = memo[id(kernel)] = (kernel, accesses(kernel))
+    return found[1]
+
+
 def accesses(kernel: Kernel) -> list[Access]:
     out: list[Access] = []
     for op, loops in kernel.walk():

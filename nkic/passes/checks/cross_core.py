@@ -18,6 +18,7 @@ from ...ir.core import Alloc, DynLoop, Inst, Kernel, Loop, Tensor
 from ...ir.isa import COLLECTIVES, CROSS_CORE, PREPARES
 from ...ir.printer import same_text
 from .. import offsets
+from ..base import without_gc
 from ..regions import loop_ranges
 from .accesses import Access, accesses
 from .regions import Footprint, comparable, footprint
@@ -36,10 +37,12 @@ def shared_tensors(kernel: Kernel) -> dict[tuple, Tensor]:
     return out
 
 
+@without_gc
 def check_cores(kernels: list[Kernel], sink: DiagnosticSink) -> None:
     """Report outputs no core writes, cross-core races and control-flow divergence between
     the launch's programs."""
-    _unwritten_outputs(kernels, sink)
+    every = [accesses(k) for k in kernels]  # each core's, found once for the checks below
+    _unwritten_outputs(kernels, every, sink)
     if _divergence(kernels, sink) or _meetings(kernels, sink):
         return
     # a kernel that never asks for its core, or whose programs come out the same whatever its
@@ -48,13 +51,15 @@ def check_cores(kernels: list[Kernel], sink: DiagnosticSink) -> None:
     if any(k.reads_core for k in kernels) and not all(
         same_text(kernels[0], k) for k in kernels[1:]
     ):
-        _races(kernels, sink)
+        _races(kernels, every, sink)
 
 
-def _unwritten_outputs(kernels: list[Kernel], sink: DiagnosticSink) -> None:
+def _unwritten_outputs(
+    kernels: list[Kernel], every: list[list[Access]], sink: DiagnosticSink
+) -> None:
     """A returned tensor that no core of the launch writes (the cores share their outputs:
     one core may write an output for both)."""
-    written = [{id(a.ap.tensor) for a in accesses(k) if a.write and a.reachable} for k in kernels]
+    written = [{id(a.ap.tensor) for a in found if a.write and a.reachable} for found in every]
     first = kernels[0]
     params = {id(p) for p in first.params}
     for n, t in enumerate(first.returns):
@@ -95,6 +100,7 @@ def check_single_core(kernel: Kernel, sink: DiagnosticSink) -> None:
         )
 
 
+@without_gc
 def check_prepares(kernel: Kernel, sink: DiagnosticSink) -> None:
     """A split `_v` collective's prepare and trigger in the same loop body, and no prepare
     left without its trigger: each prepare is followed by exactly one trigger (one slot)."""
@@ -216,14 +222,14 @@ def _report_divergence(sink, k0: Kernel, a, k1: Kernel, b) -> None:
 
 
 def _accesses(
-    kernel: Kernel, keys: dict[int, tuple]
+    found: list[Access], keys: dict[int, tuple]
 ) -> tuple[list[tuple[tuple, int, Access]], list[tuple[tuple, int, Access]]]:
     """The writes and the reads of shared tensors, each with its epoch: the number of
     meetings with the other core before it (a meeting inside a loop counts at the loop's
     start)."""
     writes, reads = [], []
     epoch, last = 0, None
-    for a in accesses(kernel):
+    for a in found:
         if a.inst.opcode in CROSS_CORE:
             epoch += a.inst is not last
             last = a.inst
@@ -233,12 +239,12 @@ def _accesses(
     return writes, reads
 
 
-def _races(kernels: list[Kernel], sink: DiagnosticSink) -> None:
+def _races(kernels: list[Kernel], every: list[list[Access]], sink: DiagnosticSink) -> None:
     writes, reads, shared = [], [], []
-    for k in kernels:
+    for k, found in zip(kernels, every):
         keys = {id(t): key for key, t in shared_tensors(k).items()}
         shared.append(keys)
-        w, r = _accesses(k, keys)
+        w, r = _accesses(found, keys)
         writes.append(w)
         reads.append(r)
     values: SameValues | None = None

@@ -16,7 +16,7 @@ from ...diagnostics import Related
 from ...ir.core import Alloc, Kernel, Loop
 from ..base import Pass, PassContext
 from ..regions import loop_ranges
-from .accesses import Access, accesses
+from .accesses import Access, shared_accesses
 from .regions import KINDS, Footprint, convert, covered, footprint
 
 
@@ -31,7 +31,7 @@ class Dataflow(Pass):
         allocs = {id(op.result): loops for op, loops in kernel.walk() if isinstance(op, Alloc)}
         by_tensor: dict[int, list[Access]] = {}
         to_hbm: set[int] = set()  # instructions writing device memory, seen outside the core
-        all_accesses = accesses(kernel)
+        all_accesses = shared_accesses(kernel, ctx)
         for a in all_accesses:
             if a.write and not a.ap.tensor.on_chip:
                 to_hbm.add(id(a.inst))

@@ -27,7 +27,7 @@ from ...ir.core import Alloc, Kernel, Loc, Loop, UnrolledLoop
 from ..base import Pass, PassContext
 from ..bounds import dimension_indices
 from ..regions import loop_ranges
-from .accesses import Access, accesses
+from .accesses import Access, shared_accesses
 from .regions import comparable, convert, describe, footprint
 
 _WITNESS_EDGE = 16  # iterations tried at each end of the loop when coefficients differ
@@ -42,7 +42,9 @@ class AffineRaces(Pass):
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         # a runtime offset (gather/scatter) cannot be compared statically: not checked
-        everything = [a for a in accesses(kernel) if a.reachable and a.ap.dynamic is None]
+        everything = [
+            a for a in shared_accesses(kernel, ctx) if a.reachable and a.ap.dynamic is None
+        ]
         # the accesses inside each loop, found once (unrolled code holds thousands of loops)
         within: dict[int, list[Access]] = {}
         for a in everything:
