@@ -389,8 +389,23 @@ class _Migrator(cst.CSTTransformer):
         to: str = "0.7",
         keep: frozenset[tuple[tuple[str, ...], str]] = frozenset(),
         blocked: dict | None = None,
+        full: frozenset = frozenset(),
     ):
         super().__init__()
+        #: (enclosing functions, name) of the masked calls' results that keep their full
+        #: shape (`_MaskedResults`), and the shape each got (source text per dimension)
+        self.full = full
+        self.full_shapes: dict[tuple, list[str]] = {}
+        #: the full-shape result the statement being rewritten makes: (name, its grid axes,
+        #: their sizes, dtype, the kept ranges of its mask)
+        self.full_result: tuple | None = None
+        #: (enclosing functions, name) of `full` -> the masks (`_kept_key`) of the call that
+        #: makes it and of the calls that read it: one mask for all keeps the kept shape
+        self.full_masks: dict[tuple, set] = {}
+        #: the last simple statement rewritten, and the block it is in
+        self.previous: tuple[int, cst.SimpleStatementLine] | None = None
+        self.blocks: list[int] = [0]
+        self.opened = itertools.count(1)
         #: (enclosing functions, name) -> (block dimensions, rank, on chip) of the tensors
         #: allocated with block dimensions before `nl.par_dim` whose every use is a subscript
         #: (`_BlockedTensors`): their layout becomes (p, blocks..., f...)
@@ -667,7 +682,109 @@ class _Migrator(cst.CSTTransformer):
                 self.reductions.add(value)  # rewritten with its statement
         if isinstance(target, cst.Name) and (tuple(self.scope), target.value) in self.blocked:
             self.allocating = (tuple(self.scope), target.value)
+        if (isinstance(target, cst.Name) and (tuple(self.scope), target.value) in self.full
+                and self.assign_mask is not None):  # fmt: skip
+            self.full_result = self._result_grid(target.value, value)
+            key = (tuple(self.scope), target.value)
+            self.full_masks.setdefault(key, set()).add(_kept_key(self.assign_mask))
         return True
+
+    def _result_grid(self, name: str, call: cst.Call) -> tuple | None:
+        """(name, grid axes, their sizes, dtype, kept ranges) of the masked `nl` call assigned
+        to `name` (`nl.load(a[i_p, i_f], mask=...)`, `nl.max(t[i_p, i_k, i_f], axis=[1],
+        mask=...)`): its result has the shape of its index grids' space without the reduced
+        axes; None when that is not known from the source."""
+        func = self._is(call.func, self.nl)
+        if func is None or func in NOT_TILES:
+            return None
+        data = call.args[0] if call.args else None
+        if data is None or data.keyword is not None or not isinstance(data.value, cst.Subscript):
+            return None
+        sizes: dict[int, str] = {}
+        rank = 0
+        for element in data.value.slice:
+            if not isinstance(element.slice, cst.Index):
+                return None
+            form = self._linear(element.slice.value)
+            if form is None:
+                return None
+            sizes.update(form.sizes)
+            rank = max(rank, form.rank)
+        if not rank or sorted(sizes) != list(range(rank)):
+            return None
+        axis = next((a.value for a in call.args if a.keyword and a.keyword.value == "axis"),
+                    call.args[1].value if func in REDUCTIONS and len(call.args) > 1
+                    and call.args[1].keyword is None else None)  # fmt: skip
+        reduced: list[int | None] = []
+        if axis is not None:
+            elements = axis.elements if isinstance(axis, cst.List | cst.Tuple) else [axis]
+            reduced = [_int(getattr(e, "value", e)) for e in elements]
+            if None in reduced:
+                return None
+        axes = [a for a in range(rank) if a not in reduced]
+        dtype = next((a.value for a in call.args if a.keyword and a.keyword.value == "dtype"),
+                     None)  # fmt: skip
+        base = data.value.value
+        if dtype is None and not isinstance(base, cst.Name):
+            return None
+        dtype_text = _code(dtype) if dtype is not None else f"{_code(base)}.dtype"
+        return name, axes, [sizes[a] for a in axes], dtype_text, self.assign_mask
+
+    def _kept_slices(self, node, kept: dict, axes: list[int], sizes: list[str]) -> str | None:
+        """The slices `0:n, ...` of a full-shape result (its dimensions the grid axes `axes`,
+        of `sizes`) that a mask (`kept`, `_mask_bounds`) keeps."""
+        slices = []
+        for axis, size in zip(axes, sizes):
+            if axis not in kept:
+                slices.append(f"0:{size}")
+                continue
+            clamped = self._clamp(node, kept[axis], _Grid("0", size, 1, axis), "0", size)
+            if clamped is None:
+                return None
+            slices.append(f"{clamped[0]}:{clamped[1]}")
+        return ", ".join(slices)
+
+    def _full_result(self, line, stmt):
+        """`t = nl.max(...)` (its mask already turned into slices) whose result keeps the full
+        shape of its grids (`_MaskedResults`): `t = nl.ndarray(<full shape>, ...)`, then the
+        call writes the view its mask kept (a load as one DMA into it)."""
+        found, self.full_result = self.full_result, None
+        if found is None or not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+            return None
+        name, axes, sizes, dtype, kept = found
+        target = stmt.targets[0].target
+        if not (isinstance(target, cst.Name) and target.value == name):
+            return None
+        view = self._kept_slices(self.statement, kept, axes, sizes)
+        if view is None:
+            return None
+        self.full_shapes[(tuple(self.scope), name)] = sizes
+        shape = ", ".join(sizes) + ("," if len(sizes) == 1 else "")
+        allocation = cst.parse_statement(
+            f"{name} = {self._nl()}.ndarray(({shape}), dtype={dtype}, buffer={self._nl()}.sbuf)\n"
+        ).with_changes(leading_lines=line.leading_lines)
+        write = cst.parse_statement(f"{name}[{view}] = {_code(stmt.value)}\n")
+        write = self._load_into_view(write, write.body[0]) or write
+        write = write.with_changes(trailing_whitespace=line.trailing_whitespace)
+        previous = self.previous
+        if (
+            previous is not None
+            and previous[0] == self.blocks[-1]
+            and _same_code(previous[1].body[0], allocation.body[0])
+        ):  # the line above allocates the same tile (Beta 1 then rebound the name)
+            return write.with_changes(leading_lines=line.leading_lines)
+        return cst.FlattenSentinel([allocation, write])
+
+    def _full_operand(self, node, kept: dict, value):
+        """A full-shape result (`_full_result`) read whole by a masked call: the view the call's
+        mask keeps (its dimensions the grid axes in order)."""
+        if not isinstance(value, cst.Name):
+            return value
+        sizes = self.full_shapes.get((tuple(self.scope), value.value))
+        if sizes is None:
+            return value
+        view = self._kept_slices(node, kept, list(range(len(sizes))), sizes)
+        return value if view is None else cst.parse_expression(f"{value.value}[{view}]")
 
     def _unblocked(self, updated):
         """The allocation of a blocked tensor with the partition dimension first, or (blocks
@@ -1318,6 +1435,16 @@ class _Migrator(cst.CSTTransformer):
                            "dimension first, (p, n, f), and index the blocks as t[:, i, :]")  # fmt: skip
         return True
 
+    def visit_IndentedBlock(self, node):
+        self.blocks.append(next(self.opened))
+        self.previous = None
+        return True
+
+    def leave_IndentedBlock(self, original, updated):
+        self.blocks.pop()
+        self.previous = None
+        return updated
+
     def visit_Call(self, node):
         mask = next((a for a in node.args if a.keyword and a.keyword.value == "mask"), None)
         self.mask_stack.append(self._mask_bounds(mask.value) if mask is not None else None)
@@ -1471,6 +1598,14 @@ class _Migrator(cst.CSTTransformer):
                 updated = updated.with_changes(args=args)
                 self._result_shape(_code(updated), _code(x.value), _code(y.value))
         kernel_api = bool(self._is(updated.func, self.nl) or self._is(updated.func, self.nisa))
+        if kept is not None:
+            for a in original.args:
+                base = a.value
+                while isinstance(base, cst.Subscript):
+                    base = base.value
+                key = (tuple(self.scope), base.value) if isinstance(base, cst.Name) else None
+                if key in self.full:
+                    self.full_masks.setdefault(key, set()).add(_kept_key(kept))
         args = []
         for a in updated.args:
             np_name = self._is(a.value, self.np)
@@ -1479,6 +1614,8 @@ class _Migrator(cst.CSTTransformer):
                 a = a.with_changes(value=cst.parse_expression(f"{self._nl()}.{np_name}"))
             if kernel_api:
                 a = a.with_changes(value=self._argument(updated, a))
+            if kept is not None:
+                a = a.with_changes(value=self._full_operand(original, kept, a.value))
             if a.keyword is not None and a.keyword.value == "mask":
                 if kept is not None:
                     continue  # its subscripts are sliced to what it keeps
@@ -1486,7 +1623,13 @@ class _Migrator(cst.CSTTransformer):
                            "rows and columns the mask keeps")  # fmt: skip
             args.append(a)
         if args and kept is not None:
-            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            last = updated.args[-1]
+            if "\n" in _code(updated) and args[-1] is not last and last.keyword is not None:
+                # the mask, last of arguments written a line each, went (its comment, about
+                # the mask, with it): the new last argument ends as it did
+                args[-1] = _ends_as(args[-1], last)
+            else:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         if loop == "load_transpose2d":
             return self._transposed_load(updated.with_changes(args=args))
         return updated.with_changes(args=args)
@@ -1851,6 +1994,8 @@ class _Migrator(cst.CSTTransformer):
         self.statement = original
         result = self._statement(updated)
         self.statement = None
+        if isinstance(result, cst.SimpleStatementLine):
+            self.previous = (self.blocks[-1], result)
         definition, self.grid_definition = self.grid_definition, False
         imports = isinstance(original.body[0], cst.Import | cst.ImportFrom)
         if (
@@ -1906,8 +2051,12 @@ class _Migrator(cst.CSTTransformer):
 
     def _rewrite_statement(self, updated):
         if len(updated.body) != 1:
+            self.full_result = None
             return updated
         stmt = updated.body[0]
+        full = self._full_result(updated, stmt)
+        if full is not None:
+            return full
         reduced = self._loop_reduce(updated, stmt)
         if reduced is not None:
             return reduced
@@ -2301,12 +2450,82 @@ class _Migrator(cst.CSTTransformer):
                 self.psum.discard(target)
         kwargs = ", ".join(f"{k}={v}" for k, v in named.items())
         statements.append(f"{nisa}.{name}(dst={target}, {kwargs})")
+        instruction = len(statements) - 1
         if view is not None:
             statements.append(f"{nisa}.tensor_copy(dst={view}, src={target})")
         lines = [cst.parse_statement(s + "\n") for s in statements]
+        if "\n" in _code(call):  # written over several lines: they stay, with their comments
+            laid_out = _laid_out(call, params, named, target, f"{nisa}.{name}")
+            lines[instruction] = cst.SimpleStatementLine([cst.Expr(laid_out)])
         lines[0] = lines[0].with_changes(leading_lines=line.leading_lines)
         lines[-1] = lines[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
         return cst.FlattenSentinel(lines)
+
+
+def _ends_as(arg: cst.Arg, last: cst.Arg) -> cst.Arg:
+    """`arg`, now the last argument of a call written over several lines, ending as the
+    removed `last` did (a trailing comma or none, the closing parenthesis on its own line);
+    the comment on `arg`'s own line stays."""
+    own, ending = arg.comma, last.comma
+    mine = own.whitespace_after if isinstance(own, cst.Comma) else None
+    commented = isinstance(mine, cst.ParenthesizedWhitespace) and mine.first_line.comment
+    if isinstance(ending, cst.Comma) and isinstance(mine, cst.ParenthesizedWhitespace):
+        theirs = ending.whitespace_after
+        if isinstance(theirs, cst.ParenthesizedWhitespace):
+            ending = own.with_changes(
+                whitespace_after=mine.with_changes(last_line=theirs.last_line)
+            )
+    elif commented and isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
+        # no trailing comma, but a comment on arg's line: a comma keeps it there
+        closing = last.whitespace_after_arg.with_changes(first_line=mine.first_line)
+        ending = own.with_changes(whitespace_after=closing)
+        return arg.with_changes(comma=ending, whitespace_after_arg=cst.SimpleWhitespace(""))
+    return arg.with_changes(comma=ending, whitespace_after_arg=last.whitespace_after_arg)
+
+
+def _laid_out(call: cst.Call, params, named: dict[str, str], dst: str, func: str) -> cst.Call:
+    """The dst-first call `func(dst=..., **named)` laid out as `call` was (an argument a line,
+    the comments between them): each argument keeps its place, written by keyword; those that
+    went into the destination's allocation (`dtype=`, `shape=`) are left out."""
+    tight = cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+    )
+    args = []
+    for i, a in enumerate(call.args):
+        key = a.keyword.value if a.keyword is not None else params[i]
+        if key not in named:
+            continue
+        value = a.value if _code(a.value) == named[key] else cst.parse_expression(named[key])
+        if a.keyword is None:
+            a = a.with_changes(keyword=cst.Name(key), equal=tight)
+        args.append(a.with_changes(value=value))
+    last = call.args[-1]
+    used = {a.keyword.value for a in args}
+    extra = [
+        cst.Arg(cst.parse_expression(v), keyword=cst.Name(k), equal=tight)
+        for k, v in named.items()
+        if k not in used
+    ]  # arguments the rewrite adds (`accumulate=False`): after the others
+    if extra and args:
+        space = cst.Comma(cst.SimpleWhitespace(""), cst.SimpleWhitespace(" "))
+        args[-1] = args[-1].with_changes(comma=space, whitespace_after_arg=cst.SimpleWhitespace(""))
+        for a in extra[:-1]:
+            args.append(a.with_changes(comma=space))
+        args.append(
+            extra[-1].with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)
+        )
+    elif extra:
+        args = extra
+    elif args and args[-1].value is not last.value:  # the last argument went
+        args[-1] = _ends_as(args[-1], last)
+    first = args[0].comma if args else cst.MaybeSentinel.DEFAULT
+    comma = (
+        first
+        if isinstance(first, cst.Comma)
+        else cst.Comma(cst.SimpleWhitespace(""), cst.SimpleWhitespace(" "))
+    )
+    head = cst.Arg(cst.parse_expression(dst), keyword=cst.Name("dst"), equal=tight, comma=comma)
+    return call.with_changes(func=cst.parse_expression(func), args=[head, *args])
 
 
 def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> Migration:
@@ -2320,9 +2539,16 @@ def migrate_source(source: str, to: str = "0.7", grid: tuple[int, ...] = ()) -> 
     module = cst.parse_module(source)
     keep: frozenset[tuple[tuple[str, ...], str]] = frozenset()
     blocked = _BlockedTensors.of(module)
+    full = _MaskedResults.of(module)
     while True:
-        migrator = _Migrator(tuple(grid), source, to, keep, blocked)
+        migrator = _Migrator(tuple(grid), source, to, keep, blocked, full)
         new = MetadataWrapper(module).visit(migrator)
+        # a masked result that every reader masks alike (written differently) keeps the
+        # kept shape: a second pass
+        alike = {k for k in full if len(migrator.full_masks.get(k, ())) == 1}
+        if alike:
+            full = full - alike
+            continue
         # an index grid whose definition went while one of its uses stayed (a grid passed to
         # a call, arithmetic slices cannot express) stays whole: a second pass keeps it
         left = _grid_uses(new, migrator.removed) - keep
@@ -2488,6 +2714,102 @@ class _BlockedTensors(cst.CSTVisitor):
         if isinstance(node.target, cst.Name):
             return False
         return True
+
+
+class _MaskedResults(cst.CSTVisitor):
+    """The tiles a masked call makes (`t = nl.load(a[...], mask=m)`) that every later read
+    uses under another mask (`nl.max(t[...], mask=m2)`, `nl.store(..., value=t, mask=m3)`).
+
+    Beta 1 gave a masked call's result the full shape of its index grids, writing only the
+    elements the mask keeps; the rewrite of masks into slices gives it the kept shape instead,
+    which is the same program only while every reader keeps the same elements. These tiles
+    keep the full shape in the migrated kernel (allocated, then the call writes the kept view)
+    and each reader slices them to what its own mask keeps (`_Migrator._full_result`)."""
+
+    def __init__(self):
+        self.scope: list[str] = []
+        self.producers: dict = {}  # (scope, name) -> [mask text of each masked assignment]
+        self.late: set = set()  # (scope, name) assigned again after its masked assignment
+        self.reads: dict = {}  # (scope, name) -> reads of it
+        self.masked_reads: dict = {}  # (scope, name) -> mask texts of the masked calls reading it
+        self.direct: dict = {}  # id of a Name read as a masked call's argument -> mask text
+
+    @classmethod
+    def of(cls, module: cst.Module) -> frozenset:
+        finder = cls()
+        module.visit(finder)
+        return frozenset(
+            key
+            for key, masks in finder.producers.items()
+            if len(masks) == 1
+            and key not in finder.late
+            and finder.reads.get(key, 0) == len(finder.masked_reads.get(key, ()))
+            and any(m != masks[0] for m in finder.masked_reads.get(key, ()))
+        )
+
+    def visit_FunctionDef(self, node):
+        self.scope.append(node.name.value)
+
+    def leave_FunctionDef(self, node):
+        self.scope.pop()
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                key = (tuple(self.scope), t.target.value)
+                if key in self.producers:
+                    self.late.add(key)
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        mask = _mask_argument(node.value)
+        if isinstance(target, cst.Name) and mask is not None:
+            key = (tuple(self.scope), target.value)
+            self.late.discard(key)
+            self.producers.setdefault(key, []).append(_code(mask))
+
+    def visit_Call(self, node):
+        mask = _mask_argument(node)
+        if mask is None:
+            return
+        for arg in node.args:
+            base = arg.value
+            while isinstance(base, cst.Subscript):
+                base = base.value
+            if isinstance(base, cst.Name) and not (arg.keyword and arg.keyword.value == "mask"):
+                self.direct[id(base)] = _code(mask)
+
+    def visit_Name(self, node):
+        key = (tuple(self.scope), node.value)
+        self.reads[key] = self.reads.get(key, 0) + 1
+        if id(node) in self.direct:
+            self.masked_reads.setdefault(key, []).append(self.direct[id(node)])
+
+    def visit_AssignTarget(self, node):
+        return not isinstance(node.target, cst.Name)
+
+
+def _kept_key(kept: dict) -> tuple:
+    """A mask's kept ranges (`_Migrator._mask_bounds`) as they compare, axes and spaces
+    aside."""
+
+    def text(t: str) -> str:
+        return "".join(t.split())
+
+    return tuple(sorted(
+        (text(start), tuple(map(text, lows)), tuple(map(text, highs)))
+        for start, lows, highs in kept.values()
+    ))  # fmt: skip
+
+
+def _same_code(a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """Whether two statements read the same, spaces aside."""
+    return "".join(_code(a).split()) == "".join(_code(b).split())
+
+
+def _mask_argument(node) -> cst.BaseExpression | None:
+    """The `mask=` argument of a call, else None."""
+    if not isinstance(node, cst.Call):
+        return None
+    return next((a.value for a in node.args if a.keyword and a.keyword.value == "mask"), None)
 
 
 #: marks the stand-in of a removed line whose comments stay (`_CarryComments`)
@@ -2795,7 +3117,7 @@ def verify(
     import numpy as np
     from nkirt.errors import RunError, RuntimeFault
 
-    from . import api
+    from . import api, driver
     from .diagnostics import CompileError
     from .frontend import TensorSpec
     from .frontend.loader import source_overrides
@@ -2810,17 +3132,22 @@ def verify(
         }
         results = []
         for file in (path, twin):
+            launch = {"grid": tuple(grid)} if grid and file == path else {}
+            given = args if file == path else _migrated_args(args)
+            # the program only: verification needs no assembly listing or resource report
             try:
-                launch = {"grid": tuple(grid)} if grid and file == path else {}
-                given = args if file == path else _migrated_args(args)
-                compiled = api.compile(file, kernel=kernel, target=target, **launch, **given)
+                res = driver.compile_file(file, kernel, api._tensor_args(given), target, **launch)
+                diagnostics = [] if res.ok else res.diagnostics
             except CompileError as e:
+                res, diagnostics = None, e.diagnostics
+            if res is None or not res.ok:
                 which = "original" if file == path else "migrated"
                 # the first error: a warning before it (a deprecation) is not why it failed
-                errors = [d for d in e.diagnostics if d.severity == "error"]
-                first = (errors or e.diagnostics or [None])[0]
-                what = f"{first.code}: {first.message}" if first else str(e)
+                errors = [d for d in diagnostics if d.severity == "error"]
+                first = (errors or diagnostics or [None])[0]
+                what = f"{first.code}: {first.message}" if first else "no program"
                 return Verification(kernel, False, float("nan"), (0.0, 0.0), f"{which}: {what}")
+            compiled = api.CompiledKernel(res.neff, returns_nothing=not res.ir.returns)
             try:
                 outs = compiled(**inputs, seed=seed)
             except (RuntimeFault, RunError) as e:  # e.g. an index input out of range
@@ -2830,14 +3157,14 @@ def verify(
                     kernel, False, float("nan"), (0.0, 0.0), f"{which}: run faulted: {first}"
                 )
             outs = outs if isinstance(outs, tuple) else (outs,)
-            results.append((outs, compiled.profile["total_ns"], compiled.ir))
-        (before, t0, ir0), (after, t1, ir1) = results
+            results.append((outs, compiled.profile["total_ns"], res))
+        (before, t0, res0), (after, t1, res1) = results
         identical = len(before) == len(after) and all(
             a.shape == b.shape and a.tobytes() == b.tobytes() for a, b in zip(before, after)
         )
         if identical:
             return Verification(kernel, True, 0.0, (t0, t1))
-        return _compared(kernel, before, after, (t0, t1), (ir0, ir1))
+        return _compared(kernel, before, after, (t0, t1), (res0.ir_text, res1.ir_text))
 
 
 def _compared(kernel, before, after, latency, irs) -> Verification:

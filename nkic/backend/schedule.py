@@ -752,6 +752,8 @@ class _Index:
         # every bucket of their memory up to that one (a dynamic access counts as touching
         # its whole tensor): kept once, not in each bucket, examined once per consumer access
         self.wide: dict[tuple, dict[int, dict[str, tuple[list, list, list, list]]]] = {}
+        # lane -> ids of its instructions, ascending (for `_horizon`)
+        self.lanes: dict[str, list[int]] = {}
 
     @staticmethod
     def _extent(a: Access) -> int:
@@ -771,12 +773,17 @@ class _Index:
         size = self._bucket_size(extent)
         _, _, lo, hi = a.box
         lo, hi = min(max(lo, 0), extent), min(max(hi, 0), extent)
-        for b in range(lo // size, hi // size + 1):
-            yield b, max(lo, b * size), min(hi, b * size + size - 1)
+        first, last = lo // size, hi // size
+        if first == last:
+            return [(first, lo, hi)]
+        return [
+            (b, max(lo, b * size), min(hi, b * size + size - 1)) for b in range(first, last + 1)
+        ]
 
     def add(self, s: Scheduled) -> None:
+        self.lanes.setdefault(s.lane, []).append(s.id)
         spans = self.spans[s.id] = [
-            list(self._spans(a)) if a.key in self.written else [] for a in s.accesses
+            self._spans(a) if a.key in self.written else [] for a in s.accesses
         ]
         for a, buckets in zip(s.accesses, spans):
             at = 0 if a.write else 2
@@ -817,7 +824,9 @@ class _Index:
         `base` (the newest instruction of each queue known complete)."""
         earlier: set[Scheduled] = set()
         later: set[Scheduled] = set()
+        horizon = self._horizon(c, base)
         for a, buckets in zip(c.accesses, self.spans[c.id]):
+            a0, a1, a2, a3 = a.box
             # per bucket: where the look-back stopped, and the queues hidden from there on
             seen: list[tuple[int, int, dict[str, int]]] = []
             # an access within one sub-bucket meets only what touches that sub-bucket: the
@@ -842,12 +851,20 @@ class _Index:
                     if small is None
                     else _descending(lists[4].get(small, ()), lists[5], end)
                 ):
+                    if wids[j] < horizon:
+                        break
                     p, pa = writes[j]
-                    if _boxes_meet(a, pa):
+                    # (`_boxes_meet` and `_covered`'s partition test, inline: the hot loop)
+                    b0, b1, b2, b3 = pa.box
+                    if a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3:
                         earlier.add(p)
-                        if pa.exact and _covered(cover, pa, a, lo, hi):
+                        if pa.exact and b0 <= a0 and a1 <= b1 and _covered(cover, pa, a, lo, hi):
                             stop = p.id
                             break
+                # (what lies below the horizon `_waits` passes over: as if a write there stopped
+                # the look-back, which the read look-back and the wide accesses only see as
+                # their own lower limit)
+                stop = max(stop, horizon)
                 _later(a, wids, writes, c.id, last, later)
                 hidden: dict[str, int] = {}  # queue -> id of the read that hides its older ones
                 seen.append((b, stop, hidden))
@@ -862,7 +879,10 @@ class _Index:
                     if rids[j] < stop:
                         break
                     p, pa = reads[j]
-                    if p.lane in hidden or not _boxes_meet(a, pa):
+                    if p.lane in hidden:
+                        continue
+                    b0, b1, b2, b3 = pa.box
+                    if not (a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3):
                         continue
                     earlier.add(p)
                     if pa.exact and _covers(pa, a, lo, hi):
@@ -880,6 +900,24 @@ class _Index:
                         known = base.get(queue, -1)
                         _wide(a, c.id, last, wide, max(low, known + 1), floor, earlier, later)
         return earlier, later
+
+    #: Lanes up to which `_horizon` looks (a kernel with rotating DMAs has one per DMA).
+    HORIZON_LANES = 64
+
+    def _horizon(self, c: Scheduled, base: dict[str, int]) -> int:
+        """The oldest id from which every instruction older than c that `_waits` does not
+        pass over lies: each queue's first instruction after the one `base` knows complete
+        (c's own queue aside, which `_waits` passes over whole). 0 with many lanes."""
+        if len(self.lanes) > self.HORIZON_LANES:
+            return 0
+        horizon = c.id
+        for lane, ids in self.lanes.items():
+            if lane == c.lane:
+                continue
+            k = bisect_right(ids, base.get(lane, -1))
+            if k < len(ids) and ids[k] < horizon:
+                horizon = ids[k]
+        return horizon
 
     def _meets_all(self, a: Access, buckets: list[tuple[int, int, int]]) -> bool:
         """Is `a` inexact and in every bucket of its memory (the one past its end aside)?"""
@@ -953,11 +991,15 @@ def _wide(
 
 def _later(a: Access, ids: list[int], entries: list, after: int, last: int, out: set) -> None:
     """Add the instructions with ids in (after, last] whose access may meet `a`."""
-    j = bisect_right(ids, after)
-    while j < len(ids) and ids[j] <= last:
-        if _boxes_meet(a, entries[j][1]):
-            out.add(entries[j][0])
-        j += 1
+    first = bisect_right(ids, after)
+    if first == len(ids) or ids[first] > last:
+        return
+    a0, a1, a2, a3 = a.box
+    for j in range(first, bisect_right(ids, last, first)):
+        p, pa = entries[j]
+        b0, b1, b2, b3 = pa.box
+        if a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3:
+            out.add(p)
 
 
 def _covered(cover: list[tuple[int, int]], p: Access, c: Access, lo: int, hi: int) -> bool:
@@ -972,7 +1014,8 @@ def _covered(cover: list[tuple[int, int]], p: Access, c: Access, lo: int, hi: in
     cp0, cp1, _, _ = c.box
     if not (pp0 <= cp0 and cp1 <= pp1):
         return False
-    first, last = max(pb0, lo), min(pb1, hi)
+    first = pb0 if pb0 > lo else lo
+    last = pb1 if pb1 < hi else hi
     if first > last:
         return False
     if first == lo and last == hi:

@@ -6,7 +6,9 @@ allocated in a loop body is fresh in every iteration. Placement is first-fit in 
 (partitions x bytes) over tensors whose live ranges overlap, honouring `address=` placements,
 the start-partition rule and the PSUM bank rule. Tensors allocated in a loop body are then
 multi-buffered (`Tensor.rotate`) where space allows, so consecutive iterations can overlap;
-when space is short, the most executed (innermost) tensors get their slots first.
+when space is short, the most executed (innermost) tensors get their slots first. The tiles
+an unrolled loop allocates at one site, one per iteration, rotate over slots the same way
+(`_chains`).
 """
 
 from __future__ import annotations
@@ -54,10 +56,14 @@ class _Item:
     #: an operand of an instruction with tensor indirection, whose start-partition rules
     #: relate its operands: placed at partition 0 (the rules then hold by the views alone)
     at_zero: bool = False
+    #: A site chain (`_chains`): the allocations of one source site in successive unrolled
+    #: iterations, placed as one rotating tensor when it gets more than one slot.
+    members: tuple[_Item, ...] = ()
 
     @property
     def rotatable(self) -> bool:
-        return bool(self.loops) and self.executions > 1 and not self.tensor.fixed_address
+        repeated = bool(self.loops) or bool(self.members)
+        return repeated and self.executions > 1 and not self.tensor.fixed_address
 
     def interval(self, count: int) -> tuple[int, int]:
         # every slot of a multi-buffered tensor may be in use anywhere in its loop body
@@ -259,6 +265,52 @@ def _collect(kernel: Kernel) -> list[_Item]:
     return sorted(items.values(), key=lambda it: (it.order, it.start))
 
 
+def _chains(items: list[_Item]) -> list[_Item]:
+    """The site chains of `items`: one item per chain standing for its members.
+
+    An unrolled loop allocates its body's tiles once per iteration, each a tensor of its own
+    with the same source site (location and inlining stack) and footprint. Outside symbolic
+    loops, the allocations of one site whose live ranges follow one another form a chain
+    (first fit over the chains of the site, in program order, so interleaved calls of a
+    helper make one chain per call). A chain rotates over slots exactly as a symbolic loop's
+    tensor does: member n uses slot n mod count, every slot is live over the whole chain, and
+    it is one unit of `Allocate.multi_buffer` with one execution per member."""
+    sites: dict[tuple, list[list[_Item]]] = {}
+    for it in items:
+        t = it.tensor
+        if it.loops or t.fixed_address or it.order == 0 or t.loc.file == "<unknown>":
+            continue
+        key = (it.loc, t.buffer, t.num_partitions, t.bytes_per_partition)
+        chains = sites.setdefault(key, [])
+        for chain in chains:
+            if chain[-1].end < it.start:
+                chain.append(it)
+                break
+        else:
+            chains.append([it])
+    found = []
+    for chains in sites.values():
+        for chain in chains:
+            if len(chain) < 2:
+                continue
+            first = chain[0]
+            found.append(
+                _Item(
+                    first.tensor,
+                    first.loc,
+                    (),
+                    first.order,
+                    first.start,
+                    chain[-1].end,
+                    (first.start, chain[-1].end),
+                    executions=len(chain),
+                    at_zero=any(m.at_zero for m in chain),
+                    members=tuple(chain),
+                )
+            )
+    return found
+
+
 def _bodies(ops: list[Op]) -> list[list[Op]]:
     """`ops` and every loop body nested in it (the lists themselves)."""
     found = [ops]
@@ -303,12 +355,18 @@ class Allocate(Pass):
                 self.capacity_error(failed, layout, buffer, tgt, ctx)
                 ok = False
                 continue
-            layout = self.multi_buffer(mine, counts, layout, buffer, tgt)
-            counts = {q.item: q.count for q in layout.placed}
+            chains = _chains(mine)
+            counts.update({c: 1 for c in chains})
+            layout, counts = self.multi_buffer(mine, chains, counts, layout, buffer, tgt)
             spread, failed = self.layout(mine, counts, buffer, tgt, fresh=True)
             if failed is None:
                 layout = spread
             for q in layout.placed:
+                for n, member in enumerate(q.item.members):  # a chain: member n in slot n mod count
+                    member.tensor.address = (q.partition, q.byte + n % q.count * q.stride)
+                    member.tensor.rotate = None
+                if q.item.members:
+                    continue
                 t = q.item.tensor
                 t.address = (q.partition, q.byte)
                 t.rotate = (q.item.loops[-1].var, q.count, q.stride) if q.count > 1 else None
@@ -383,24 +441,36 @@ class Allocate(Pass):
         fresh: bool = False,
     ):
         """(layout, first item that did not fit or None); `fresh` places each tensor in bytes
-        no earlier tensor used while there is room (`_Layout.fresh`)."""
+        no earlier tensor used while there is room (`_Layout.fresh`). A site chain (`_chains`)
+        with more than one slot is placed where its first member was, in place of its
+        members; with one, its members are placed one by one."""
         layout = _Layout(buffer, tgt, fresh)
         for it in items:
             if it.tensor.fixed_address:
                 layout.add_fixed(it)
+        rotating = {m: c for c in counts if counts[c] > 1 for m in c.members}
         for it in items:
-            if not it.tensor.fixed_address and not layout.place(it, counts[it]):
+            if it.tensor.fixed_address:
+                continue
+            chain = rotating.get(it)
+            if chain is not None:
+                if it is not chain.members[0]:
+                    continue
+                it = chain
+            if not layout.place(it, counts.get(it, 1)):
                 return layout, it
         return layout, None
 
-    def multi_buffer(self, items, counts, layout, buffer: str, tgt: Target) -> _Layout:
-        """Raise slot counts of loop-body tensors level by level while everything still fits:
-        all at once if possible, else one tensor at a time, most-executed first, each trial a
-        fresh layout kept only if it fits. A hot inner tile therefore gets its next slot before
-        a rarely executed outer tensor can take the space."""
+    def multi_buffer(self, items, chains, counts, layout, buffer: str, tgt: Target):
+        """(layout, slot counts): raise slot counts of loop-body tensors and of site chains
+        level by level while everything still fits: all at once if possible, else one tensor
+        at a time, most-executed first, each trial a fresh layout kept only if it fits. A hot
+        inner tile therefore gets its next slot before a rarely executed outer tensor can take
+        the space. A symbolic loop's tile and the chain of the same loop unrolled are the same
+        unit (executions: the body's, slots: at most the same), so they get the same slots."""
         top = self.max_sbuf_slots if buffer == "sbuf" else self.max_psum_slots
         hot_first = sorted(
-            (it for it in items if it.rotatable), key=lambda it: (-it.executions, it.order)
+            (it for it in items + chains if it.rotatable), key=lambda it: (-it.executions, it.order)
         )
         for level in range(2, top + 1):
             want = [it for it in hot_first if it.executions >= level and counts[it] == level - 1]
@@ -418,7 +488,7 @@ class Allocate(Pass):
                 new, failed = self.layout(items, trial, buffer, tgt)
                 if failed is None:
                     counts, layout = trial, new
-        return layout
+        return layout, counts
 
     def check_fixed(self, items: list[_Item], buffer: str, tgt: Target, ctx: PassContext) -> bool:
         ok = True

@@ -262,6 +262,7 @@ def critical_path(
         else:
             releases.append(records[chain[i + 1]][1])
     segments: list[dict[str, Any]] = []
+    tensors: dict[int, str] = {}  # per instruction (a long chain revisits a few)
     before = 0.0
     for i, n in enumerate(chain):
         index = records[n][0]
@@ -274,6 +275,9 @@ def critical_path(
             seg["_last"] = n
             continue
         inst = instructions[index]
+        named = tensors.get(index)
+        if named is None:
+            named = tensors[index] = _tensors(inst)
         segments.append(
             {
                 "_index": index,
@@ -284,7 +288,7 @@ def critical_path(
                 "queue": QUEUES[inst.queue],
                 "loc": inst.where,
                 "stack": list(inst.stack),
-                "tensors": _tensors(inst),
+                "tensors": named,
                 "count": 1,
                 "time_ns": share,
                 "released_by": how[i - 1] if i else "start",

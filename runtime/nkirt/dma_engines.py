@@ -22,7 +22,6 @@ engine 0 is simulated (`shared`); the others copy it at the first transfer that 
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from collections import deque
 from collections.abc import Callable
 from math import inf
 
@@ -162,25 +161,31 @@ class Engine:
         arrivals, n = 0, len(pending)
         #: the share each ring is serving, and the ones queued behind it (in order)
         active: list[Share] = []
-        behind: dict[int, deque[Share]] = {}
+        behind: dict[int, list[Share] | None] = {}
         least = inf
         while active or arrivals < n:
             if not active:
-                t = max(t, pending[arrivals].ready)
+                ready = pending[arrivals].ready
+                if ready > t:
+                    t = ready
                 while j < last and times[j + 1] <= t:
                     j += 1
             while arrivals < n and pending[arrivals].ready <= t:
                 share = pending[arrivals]
                 arrivals += 1
-                queued = behind.get(share.ring)
-                if queued is None:
-                    behind[share.ring] = deque()
+                ring = share.ring
+                if ring not in behind:
+                    behind[ring] = None  # (a list once a share queues behind)
                     share.first = len(steps)
                     active.append(share)
                     if share.left < least:
                         least = share.left
                 else:
-                    queued.append(share)
+                    queued = behind[ring]
+                    if queued is None:
+                        behind[ring] = [share]
+                    else:
+                        queued.append(share)
             cap = 1.0 - used[j] if j >= 0 else 1.0
             boundary = times[j + 1] if j < last else inf
             arrival = pending[arrivals].ready if arrivals < n else inf
@@ -191,7 +196,11 @@ class Engine:
                 continue
             rate = cap / len(active)
             finish = t + least / rate
-            end = min(finish, boundary, arrival)
+            end = finish  # min(finish, boundary, arrival)
+            if boundary < end:
+                end = boundary
+            if arrival < end:
+                end = arrival
             served = (end - t) * rate
             steps.append((t, end, rate))
             still = []
@@ -203,7 +212,7 @@ class Engine:
                     s.last = len(steps)
                     queued = behind[s.ring]
                     if queued:
-                        s = queued.popleft()
+                        s = queued.pop(0)
                         s.first = len(steps)
                         rest = s.left
                     else:
@@ -228,6 +237,22 @@ class Engine:
         share.owner = None
         times, used = self.times, self.used
         if share.first < 0:  # computed alone: its stretch is now fully used
+            ready, done = share.ready, share.done
+            n = len(times)
+            tail = used[-1] if n else 0.0
+            if done > ready and tail < 1.0 - EPS and (not n or ready >= times[-1]):
+                # at the end of the profile (the usual case): what the general steps below
+                # do there, without the searches and insertions
+                if n and times[-1] == ready:
+                    used[-1] = 1.0
+                    times.append(done)
+                    used.append(tail)
+                    if n > 1 and used[n - 2] >= 1.0 - EPS:
+                        del times[n - 1], used[n - 1]
+                else:
+                    times += (ready, done)
+                    used += (1.0, tail)
+                return
             i = self._split(share.ready)
             k = self._split(share.done)
             del times[i + 1 : k], used[i + 1 : k]
@@ -366,6 +391,12 @@ class DmaEngines:
 
     def fix(self, transfer: Transfer) -> float:
         """Fix the transfer's completion on the engines (an instruction waits for it)."""
+        shares = transfer.shares
+        if len(shares) == 1:  # the engines are shared, or a resource of one
+            k, share = shares[0]
+            if not share.fixed:
+                self.engines[k].fix(share)
+            return share.done if share.done > 0.0 else 0.0
         done = 0.0
         for k, share in transfer.shares:
             if not share.fixed:

@@ -14,6 +14,7 @@ import importlib
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from operator import ge
 from typing import Any
 
 import numpy as np
@@ -470,14 +471,28 @@ class Executor:
         its floor and the completion of the previous transfer of its queue. What was recorded
         of it at issue (its record, data interval, busy time, memory accesses, the latest
         completion) takes the fixed value."""
-        chain = []
-        while type(transfer) is not float and transfer.value is None:
-            chain.append(transfer)
-            transfer = transfer.after
-        below = transfer if type(transfer) is float else transfer.value
+        if type(transfer) is float:
+            return transfer
+        if transfer.value is not None:
+            return transfer.value
+        after = transfer.after
+        if type(after) is float:  # the usual case: the queue's previous transfer is fixed
+            chain = (transfer,)
+            below = after
+        elif after.value is not None:
+            chain = (transfer,)
+            below = after.value
+        else:
+            chain = []
+            while type(transfer) is not float and transfer.value is None:
+                chain.append(transfer)
+                transfer = transfer.after
+            below = transfer if type(transfer) is float else transfer.value
+            chain.reverse()
         records, dma_data = self.records, self.dma_data
-        for t in reversed(chain):
-            moved = self.rings.fix(t)
+        fix = self.rings.fix
+        for t in chain:
+            moved = fix(t)
             if t.hbm is not None:
                 hbm = self._hbm_resource().fix(t.hbm)
                 if hbm > moved:
@@ -527,8 +542,16 @@ class Executor:
     def _waited(self, transfer: Transfer | float) -> float:
         """What a wait for a transfer waits for: its fixed completion, and for a rotating
         DMA that of every earlier instance too."""
-        if type(transfer) is not float and transfer.waited is not None:
-            return transfer.waited
+        if type(transfer) is not float:
+            if transfer.waited is not None:
+                return transfer.waited
+            rotated = transfer.rotated
+            if type(rotated) is float:  # the usual case: not a rotating DMA's
+                below = self._fix(transfer)
+                if rotated > below:
+                    below = rotated
+                transfer.waited = below
+                return below
         chain = []
         while type(transfer) is not float and transfer.waited is None:
             chain.append(transfer)
@@ -987,8 +1010,12 @@ class Executor:
                     waited = lane_of[producer_inst.queue]
                     if producer_inst.queues > 1 or done_clock[waited] > clock[waited]:
                         # (a clock that already covers this instance covers all it knew);
-                        # elementwise max, a comprehension being ~2x faster than map(max)
-                        clock = tuple([a if a > b else b for a, b in zip(clock, done_clock)])
+                        # elementwise max: usually the producer's clock covers this one's
+                        # (a comprehension being ~2x faster than map(max) otherwise)
+                        if all(map(ge, done_clock, clock)):
+                            clock = done_clock
+                        else:
+                            clock = tuple([a if a > b else b for a, b in zip(clock, done_clock)])
                     if done > ready:
                         ready, producer, stall = done, record, STALL_SEMAPHORE
         read_accesses = []

@@ -19,8 +19,11 @@ TOP_INSTRUCTIONS = 10
 
 def busy_union(intervals: list[tuple[float, float]]) -> float:
     """Total time covered by at least one interval: in order of start (then end), each
-    interval adds the part of it past the furthest end so far."""
+    interval adds the part of it past the furthest end so far. `intervals`: (start, end)
+    pairs, or an array of them (n x 2)."""
     if len(intervals) < 64:
+        if isinstance(intervals, np.ndarray):
+            intervals = [tuple(pair) for pair in intervals.tolist()]
         busy, reach = 0.0, float("-inf")
         for start, end in sorted(intervals):
             if end <= reach:
@@ -38,10 +41,8 @@ def busy_union(intervals: list[tuple[float, float]]) -> float:
     np.maximum.accumulate(ends[:-1], out=reach[1:])
     grows = ends > reach
     gains = ends[grows] - np.maximum(starts[grows], reach[grows])
-    busy = 0.0
-    for gain in gains.tolist():
-        busy += gain
-    return busy
+    # (np.add.accumulate adds one after another, in order: np.sum would add pairwise)
+    return float(np.add.accumulate(gains)[-1]) if len(gains) else 0.0
 
 
 def spill_bytes(instructions: list[StaticInstruction]) -> tuple[int, int]:
@@ -65,30 +66,31 @@ def build_profile(
     warnings: list[dict] | None = None,
 ) -> dict[str, Any]:
     """The Profile JSON (docs/profiling.md): its stable core plus utilisation, DMA traffic and the costliest lines."""
-    total = max((r[3] for r in records), default=0.0)
-    intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    # from when an instance heads its queue (waiting on semaphores included) to its busy end
-    dispatched: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    # from start to completion: the instruction until its results are written
-    executing: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    counts: dict[str, int] = defaultdict(int)
-    for index, start, busy_end, completion, stall_from, *_ in records:
-        engine = instructions[index].engine
-        intervals[engine].append((start, busy_end))
-        executing[engine].append((start, completion))
-        dispatched[engine].append((stall_from, busy_end))
-        counts[engine] += 1
+    columns = list(zip(*records)) or [()] * 5
+    total = max(columns[3], default=0.0)
+    # the records' times as arrays, and each record's engine (its number in ENGINES)
+    number = {engine: k for k, engine in enumerate(ENGINES)}
+    of_instruction = np.array([number.get(i.engine, -1) for i in instructions] or [-1])
+    engine_of = of_instruction[np.array(columns[0], dtype=np.int64)]
+    start, busy_end, completion, stall_from = (
+        np.array(column, dtype=np.float64) for column in columns[1:5]
+    )
     engines = {}
-    for engine in ENGINES:
-        busy = busy_union(intervals[engine])
-        active = busy_union(dispatched[engine])
+    for k, engine in enumerate(ENGINES):
+        mine = engine_of == k
+        count = int(np.count_nonzero(mine))
+        starts, ends = start[mine], busy_end[mine]
+        busy = busy_union(np.column_stack((starts, ends)))
+        # from when an instance heads its queue (waiting on semaphores included) to its end
+        active = busy_union(np.column_stack((stall_from[mine], ends)))
         engines[engine] = {
             "busy_ns": busy,
-            "instructions": counts[engine],
+            "instructions": count,
             "utilization": busy / total if total else 0.0,
             "active_ns": active,
             "active": active / total if total else 0.0,
-            "executing_ns": busy_union(executing[engine]),
+            # from start to completion: the instruction until its results are written
+            "executing_ns": busy_union(np.column_stack((starts, completion[mine]))),
         }
     dma_bytes = sum(
         inst.cost.bytes * inst.count for inst in instructions if isinstance(inst.cost, DmaPlan)

@@ -138,6 +138,26 @@ def row_pair_max(a):
 
 
 @nki.jit
+def window_max(a):
+    """max(a[r], a[r + 1], a[r + 2]) per element for r < n - 2, in tiles of 128 rows. Each
+    call keeps other rows: the reduction those of the input (two more than the load wrote,
+    whose results the store drops), the store those of the output."""
+    n, m = a.shape
+    out = nl.ndarray((n - 2, m), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range((n + 127) // 128):
+        t = nl.ndarray((nl.par_dim(128), 3, m), dtype=a.dtype, buffer=nl.sbuf)
+        i_p, i_k, i_f = nl.mgrid[0:128, 0:3, 0:m]
+        i_p = i * 128 + i_p
+        t = nl.load(a[i_p + i_k, i_f], mask=(i_p < n - 2))
+        j_p, j_f, j_k = nl.mgrid[0:128, 0:m, 0:3]
+        mx = nl.max(t[j_p, j_k, j_f], axis=[2], mask=(i * 128 + j_p < n))
+        o_p, o_f = nl.mgrid[0:128, 0:m]
+        o_p = i * 128 + o_p
+        nl.store(out[o_p, o_f], value=mx, mask=(o_p < n - 2))
+    return out
+
+
+@nki.jit
 def tail_copy(a):
     """a copied in tiles of 128 rows through SBUF; the tail tile's rows kept by masks."""
     n, m = a.shape

@@ -67,6 +67,7 @@ def _rng_inputs():
         "allocated_scale": {"a": rng.standard_normal((128, 512)).astype(np.float32)},
         "row_pair_max": {"a": rng.standard_normal((200, 64)).astype(np.float32)},
         "tail_copy": {"a": rng.standard_normal((200, 64)).astype(np.float32)},
+        "window_max": {"a": rng.standard_normal((200, 64)).astype(np.float32)},
         "scatter_add": {"a": rng.standard_normal((64, 512)).astype(np.float32)},
         "segment_bounds": {"ids": np.array([[0, 1, 1, 2, 2, 2, 0, 3, 3] * 4], np.int32)},
         "scaled_bias": {
@@ -108,6 +109,7 @@ REFERENCES = {
     "allocated_scale": lambda a: 2 * a,
     "row_pair_max": lambda a: np.maximum(a[:-1], a[1:]),
     "tail_copy": lambda a: a,
+    "window_max": lambda a: np.maximum(np.maximum(a[:-2], a[1:-1]), a[2:]),
     "scatter_add": lambda a: np.insert(a + 1, range(1, 65), 1, axis=0),
     "segment_bounds": lambda ids: _bounds(ids),
     "scaled_bias": lambda a, row_bias, col_scale: (a + row_bias) * col_scale,
@@ -178,6 +180,12 @@ def test_no_grid_is_left_and_no_manual_step(migrated):
         "src=a[i * 128:min(i * 128 + 128, n), 0:m])"
     ) in text
     assert "value=t[0:min(128, n - (i * 128)), 0:m])" in text
+    # masked results read under other masks keep their full shape; each reader slices them
+    assert text.count("t = nl.ndarray((128, 3, m), dtype=a.dtype, buffer=nl.sbuf)") == 1
+    assert "nisa.dma_copy(dst=t[0:min(128, n - 2 - (i * 128)), 0:3, 0:m], src=a.ap(" in text
+    assert "mx = nl.ndarray((128, m), dtype=t.dtype, buffer=nl.sbuf)" in text
+    assert "mx[0:min(128, n - (i * 128)), 0:m] = nl.max(t.ap(" in text
+    assert "value=mx[0:min(128, n - 2 - (i * 128)), 0:m])" in text
     # a read-modify-write DMA: dma_compute with the destination as the first source
     assert "nisa.dma_compute(dst=out.ap(" in text and "reduce_op=nl.add)" in text
     assert "bounds = nl.ndarray((t.shape[0], 2, t.shape[1]), dtype=t.dtype, buffer=nl.sbuf)" in text
@@ -397,3 +405,58 @@ def test_index_inputs_are_in_range_when_every_tensor_is_an_integer_one(migrated)
     outcome = verify(str(PATTERNS), migrated.text, "gathered_transpose", specs, "trn2")
     assert outcome.error is None, outcome.describe()
     assert outcome.identical, outcome.describe()
+
+
+LAID_OUT = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+@nki.jit
+def exp_rows(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    y = nisa.activation(
+        nl.exp,
+        t,  # the loaded tile
+        dtype=nl.float32
+    )
+    i_p, i_f = nl.mgrid[0:128, 0:512]
+    nl.store(
+        out[i_p, i_f],
+        value=y[i_p, i_f],
+        mask=(i_p < 64),  # the first rows
+    )
+    return out
+"""
+
+
+def test_calls_written_over_several_lines_keep_their_layout_and_comments(tmp_path):
+    migrated = migrate_source(LAID_OUT)
+    assert (
+        "    y = nl.ndarray(t.shape, dtype=nl.float32, buffer=nl.sbuf)\n"
+        "    nisa.activation(\n"
+        "        dst=y,\n"
+        "        op=nl.exp,\n"
+        "        data=t,  # the loaded tile\n"
+        "    )\n"
+        "    nl.store(\n"
+        "        out[0:min(128, 64), 0:512],\n"
+        "        value=y[0:min(128, 64), 0:512],\n"
+        "    )\n"
+    ) in migrated.text
+    path = tmp_path / "laid_out.py"
+    path.write_text(LAID_OUT)
+    a = np.random.default_rng(3).standard_normal((128, 512)).astype(np.float32)
+    outcome = verify(
+        str(path), migrated.text, "exp_rows", {"a": TensorSpec(a.shape, "float32")}, "trn2"
+    )
+    assert outcome.identical, outcome.describe()
+    new = tmp_path / "laid_out_v3.py"
+    new.write_text(migrated.text)
+    compiled = api.compile(
+        str(new), kernel="exp_rows", target="trn2", a=TensorSpec(a.shape, "float32")
+    )
+    got = compiled(a=a)
+    np.testing.assert_allclose(got[:64], np.exp(a[:64]), rtol=1e-5)

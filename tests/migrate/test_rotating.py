@@ -55,7 +55,9 @@ def test_rotating_blocks_become_lists_of_tiles(rotating):
     # a block picked by its index; the rest of the subscript indexes the tile
     assert "nisa.nc_matmul(dst=prod[j][:, :], stationary=s, moving=m, accumulate=False)" in text
     assert "value=nl.copy(prod[j][:, :]))" in text  # stored from PSUM through SBUF
-    assert "nisa.nc_matmul(dst=qk[i][j][:, :], stationary=" in text
+    # a call written over several lines keeps its lines
+    assert "nisa.nc_matmul(\n                dst=qk[i][j][:, :], stationary=q_sbuf[" in text
+    assert "moving=k_sbuf[0:d, j * 512 : (j + 1) * 512], accumulate=False\n            )\n" in text
     # also in the helper functions that read them (closures), accumulation included
     assert "            nisa.nc_matmul(dst=parts[j][k][:, :], stationary=s, moving=m, " in text
     assert "            nisa.nc_matmul(dst=total[j][:, :], stationary=s, moving=m)\n" in text
@@ -65,7 +67,7 @@ def test_rotating_blocks_become_lists_of_tiles(rotating):
         "        nisa.dma_copy(dst=buf[i][:, :], src=a[i * 128 : (i + 1) * 128, 0:cols])\n" in text
     )
     # a grid of the kernel read in a helper, on a tile of a list: a slice, the grid removed
-    assert "reduce_res=sums[i][0:128, j])\n" in text and "mgrid" not in body
+    assert "reduce_res=sums[i][0:128, j]\n            )\n" in text and "mgrid" not in body
 
 
 @pytest.mark.parametrize("kernel", sorted(CASES))

@@ -347,3 +347,108 @@ def test_live_tensors_are_found_whatever_the_length_of_their_live_ranges():
         e = s + rng.choice(lengths)
         expected = [q for q in layout.placed if q.interval[0] <= e and s <= q.interval[1]]
         assert layout.live_with((s, e)) == expected
+
+
+def unrolled_body(f: int, trips: int, line: int = 20, psum: bool = False) -> str:
+    buffer = "psum" if psum else "sbuf"
+    ops = []
+    for n in range(trips):
+        ops.append(f'  %t{n} = alloc {buffer} float32[128, {f}] "t" {at(line)}')
+        ops.append(f"  {use(f't{n}', 128, f, line + 1)}")
+        ops.append(f"  {read(f't{n}', f't{n}', 128, f, line + 2)}")
+    return "\n".join(ops)
+
+
+def slots(k, trips: int) -> list[int]:
+    t = tensors_by_name(k)
+    return [t[f"t{n}"].address[1] for n in range(trips)]
+
+
+def tensors_by_name(k):
+    return {t.name: t for t in k.tensors()}
+
+
+def test_an_unrolled_loop_rotates_its_tiles_as_the_symbolic_loop_does():
+    symbolic, _ = allocate(
+        loop_body(f"""    %t = alloc sbuf float32[128, 512] "t"
+    {use("t", 128, 512)}
+    {read("t", "t", 128, 512)}""")
+    )
+    _, count, stride = tensors(symbolic)["t"].rotate
+    k, diags = allocate(unrolled_body(512, 8))
+    assert diags == []
+    addresses = slots(k, 8)
+    # tile n in slot n mod 4, the slots as far apart as the symbolic loop's
+    assert (count, stride) == (4, 2048)
+    assert addresses == [addresses[0] + n % count * stride for n in range(8)]
+    assert all(t.rotate is None for t in k.tensors())
+
+
+def test_psum_tiles_of_an_unrolled_loop_take_two_banks():
+    k, diags = allocate(unrolled_body(512, 6, psum=True))
+    assert diags == []
+    addresses = slots(k, 6)
+    assert addresses == [addresses[0] + n % 2 * 2048 for n in range(6)]
+
+
+def test_unrolled_tiles_get_fewer_slots_when_space_is_short():
+    # 80,000 bytes per partition: two fit in trn2's 212,984, three do not (as symbolically)
+    k, diags = allocate(unrolled_body(20000, 4))
+    assert diags == []
+    addresses = slots(k, 4)
+    assert addresses == [addresses[0] + n % 2 * 80000 for n in range(4)]
+    # 160,000: one slot, every tile at one address, as before
+    k, diags = allocate(unrolled_body(40000, 4))
+    assert diags == []
+    assert len(set(slots(k, 4))) == 1
+
+
+def test_a_tile_live_across_the_unrolled_loop_keeps_the_space_it_needs():
+    # `big` (140,000 bytes) is live from before the loop to after it: the tiles rotate in what
+    # is left (72,984 bytes: 3 slots of 20,000), where 4 slots do not fit
+    ops = [
+        f'  %big = alloc sbuf float32[128, 35000] "big" {at(2)}',
+        f"  {use('big', 128, 35000, 3)}",
+        unrolled_body(5000, 6),
+        f"  {read('big', 'big', 128, 35000, 90)}",
+    ]
+    k, diags = allocate("\n".join(ops))
+    assert diags == []
+    addresses = slots(k, 6)
+    assert addresses == [addresses[0] + n % 3 * 20000 for n in range(6)]
+    big = tensors(k)["big"].address[1]
+    assert all(b + 20000 <= big or big + 140000 <= b for b in addresses)
+
+
+def test_tiles_of_a_site_live_at_once_are_separate_chains():
+    # two calls of a helper per iteration: the site's tiles of one iteration overlap, so
+    # they never share a slot
+    ops = []
+    for n in range(4):
+        a, b = f"t{2 * n}", f"t{2 * n + 1}"
+        ops += [
+            f'  %{a} = alloc sbuf float32[128, 512] "t" {at(20)}',
+            f'  %{b} = alloc sbuf float32[128, 512] "t" {at(20)}',
+            f"  {use(a, 128, 512, 21)}",
+            f"  {read(b, a, 128, 512, 22)}",
+        ]
+    k, diags = allocate("\n".join(ops))
+    assert diags == []
+    addresses = slots(k, 8)
+    for n in range(4):
+        assert addresses[2 * n] != addresses[2 * n + 1]
+    firsts, seconds = addresses[0::2], addresses[1::2]
+    assert len(set(firsts)) == len(set(seconds)) == 4
+    assert not set(firsts) & set(seconds)
+
+
+def test_tiles_of_different_sites_do_not_rotate_together():
+    ops = []
+    for n in range(8):
+        ops += [
+            f'  %t{n} = alloc sbuf float32[128, 512] "t" {at(20 + n)}',
+            f"  {use(f't{n}', 128, 512, 40)}",
+        ]
+    k, _ = allocate("\n".join(ops))
+    # no chain: each tile placed on its own, in fresh bytes while there is room (as before)
+    assert len(set(slots(k, 8))) == 8
