@@ -117,6 +117,8 @@ class Calls:
                     raise UserError("err_type_error", f"keyword argument '{k.arg}' repeated", k)
                 kwargs[k.arg] = self.visit(k.value)
                 kw_nodes[k.arg] = k
+        if type(fn) is Function:  # `call`'s first case, without its dispatch
+            return self.call_function(fn, args, kwargs, CallSite(node, arg_nodes, kw_nodes))
         return self.call(fn, args, kwargs, CallSite(node, arg_nodes, kw_nodes))
 
     def call(self, fn, args: list, kwargs: dict, call: CallSite):

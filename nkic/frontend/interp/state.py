@@ -17,7 +17,7 @@ MAX_ITERATIONS = 200_000
 ABORT_CODES = frozenset({"err_assert_failed", "err_raised_exception"})
 
 
-@dataclass
+@dataclass(slots=True)
 class CallSite:
     """Where a call happens: its node, and the nodes of its arguments for precise spans."""
 
@@ -33,7 +33,7 @@ class CallSite:
         return self.node
 
 
-@dataclass
+@dataclass(slots=True)
 class Frame:
     """An active function call (or the module body being evaluated)."""
 
