@@ -2026,10 +2026,66 @@ class _Migrator(cst.CSTTransformer):
         before = len(self.todos)
         result = self._rewrite_statement(updated)
         if result is updated and len(self.todos) == before:
+            hoisted = self._hoist_nested(updated)
+            if hoisted is not None:
+                return hoisted
             for name in self._results_without_dst(updated):
                 self._todo(self.statement, f"nisa.{name} returns its result here, which current "
                            "NKI does not: allocate the destination and pass it as dst=")  # fmt: skip
         return result
+
+    def _hoist_nested(self, updated):
+        """`e = nl.exp(nisa.X(...))`: a value-returning call inside another expression runs
+        first, into a fresh tile (dst-first, as for `t = nisa.X(...)`), and the expression reads
+        the tile. Innermost calls go first, so nested calls keep their order of evaluation. Not
+        for calls that may not run, or run more than once: under `and`/`or`, a conditional
+        expression, a lambda or a comprehension."""
+        if len(updated.body) != 1:
+            return None
+        stmt = updated.body[0]
+        if not isinstance(stmt, cst.Assign | cst.AnnAssign | cst.AugAssign | cst.Expr | cst.Return):
+            return None
+        owner = self
+
+        class Innermost(cst.CSTVisitor):
+            found: cst.Call | None = None
+
+            def visit_Lambda(self, node):
+                return False
+
+            visit_IfExp = visit_BooleanOperation = visit_Lambda
+            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
+
+            def leave_Call(self, call):
+                if self.found is None and call is not value and owner._returning(call):
+                    self.found = call
+
+        value = getattr(stmt, "value", None)
+        finder = Innermost()
+        stmt.visit(finder)
+        call = finder.found
+        if call is None:
+            return None
+        name = self._returning(call)
+        tile = self._fresh(f"{name}_result")
+        first = cst.SimpleStatementLine(
+            [cst.Assign([cst.AssignTarget(cst.Name(tile))], call)],
+            leading_lines=updated.leading_lines,
+        )
+        todos, pending = len(self.todos), len(self.pending)
+        written = self._rewrite_statement(first)
+        if written is first or len(self.todos) != todos:
+            # not rewritable: the statement stays as it is, under the caller's TODO
+            del self.todos[todos:]
+            del self.pending[pending:]
+            return None
+        rest = self._statement(
+            updated.deep_replace(call, cst.Name(tile)).with_changes(leading_lines=[])
+        )
+        nodes = []
+        for part in (written, rest):
+            nodes.extend(part.nodes if isinstance(part, cst.FlattenSentinel) else [part])
+        return cst.FlattenSentinel(nodes)
 
     def _results_without_dst(self, node) -> list[str]:
         """The `nisa` instructions with a destination called without `dst=` in `node`."""
