@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from bisect import bisect_right, insort
 from collections.abc import Callable
-from math import inf
+from math import inf, nextafter
 
 from nkirt.cost.tables import DMA_ENGINES
 
@@ -196,6 +196,13 @@ class Engine:
                 continue
             rate = cap / len(active)
             finish = t + least / rate
+            if finish <= t and not any(
+                s.left <= EPS * (s.work if s.work > 1.0 else 1.0) for s in active
+            ):
+                # what is left of the least share is below the resolution of t, and above
+                # the tolerance that completes it: no step would ever make progress (the
+                # steps list grew until memory ran out). End it at the next representable time.
+                finish = nextafter(t, inf)
             end = finish  # min(finish, boundary, arrival)
             if boundary < end:
                 end = boundary

@@ -225,3 +225,14 @@ def test_engines_that_diverge_keep_the_transfers_pending_on_all_of_them():
         for s, x in pairs:
             assert shared.completion(s) == pytest.approx(each.completion(x))
             assert shared.fix(s) == pytest.approx(each.fix(x))
+
+
+def test_a_remainder_below_the_clock_resolution_still_completes():
+    # late in a long run (t = 1 s in ns) a share can be left with more than the completion
+    # tolerance but less than the clock can step: it completes at the next representable
+    # time instead of the simulation stepping forever (a library MoE kernel ran out of memory)
+    t = 1e9
+    e = one_engine()
+    a, b = e.submit(t, 1.0 + 1e-8, ring=0), e.submit(t, 1.0, ring=1)
+    assert e.completion(b) == pytest.approx(t + 2.0)
+    assert t + 2.0 <= e.completion(a) <= t + 2.0 + 1e-6
