@@ -2640,7 +2640,20 @@ ALLOCATIONS = ("ndarray", "zeros", "ones", "full", "empty", "rand", "random")
 HBM_BUFFERS = ("hbm", "shared_hbm", "private_hbm")
 
 
-class _BlockedTensors(cst.CSTVisitor):
+class _Scoped(cst.CSTVisitor):
+    """A module visitor that knows the functions it is in: names are keyed `(scope, name)`."""
+
+    def __init__(self):
+        self.scope: list[str] = []
+
+    def visit_FunctionDef(self, node):
+        self.scope.append(node.name.value)
+
+    def leave_FunctionDef(self, node):
+        self.scope.pop()
+
+
+class _BlockedTensors(_Scoped):
     """The tensors allocated with block dimensions before `nl.par_dim`
     (`t = nl.ndarray((n, nl.par_dim(p), f), ...)`) that the rewrite moves to another layout:
     allocated once in their function, and every other use a subscript `t[...]`.
@@ -2658,7 +2671,7 @@ class _BlockedTensors(cst.CSTVisitor):
     free-dimension form."""
 
     def __init__(self):
-        self.scope: list[str] = []
+        super().__init__()
         self.found: dict = {}  # (scope, name) -> (blocks, rank, on chip, listed)
         self.assigned: dict = {}  # (scope, name) -> times assigned
         self.other_use: set = set()  # (scope, name) read other than as t[...]
@@ -2679,12 +2692,6 @@ class _BlockedTensors(cst.CSTVisitor):
             if key in blocked and use not in finder.assigned:
                 blocked[use] = blocked[key]
         return blocked
-
-    def visit_FunctionDef(self, node):
-        self.scope.append(node.name.value)
-
-    def leave_FunctionDef(self, node):
-        self.scope.pop()
 
     def visit_Assign(self, node):
         for t in node.targets:
@@ -2772,7 +2779,7 @@ class _BlockedTensors(cst.CSTVisitor):
         return True
 
 
-class _MaskedResults(cst.CSTVisitor):
+class _MaskedResults(_Scoped):
     """The tiles a masked call makes (`t = nl.load(a[...], mask=m)`) that every later read
     uses under another mask (`nl.max(t[...], mask=m2)`, `nl.store(..., value=t, mask=m3)`).
 
@@ -2783,7 +2790,7 @@ class _MaskedResults(cst.CSTVisitor):
     and each reader slices them to what its own mask keeps (`_Migrator._full_result`)."""
 
     def __init__(self):
-        self.scope: list[str] = []
+        super().__init__()
         self.producers: dict = {}  # (scope, name) -> [mask text of each masked assignment]
         self.late: set = set()  # (scope, name) assigned again after its masked assignment
         self.reads: dict = {}  # (scope, name) -> reads of it
@@ -2802,12 +2809,6 @@ class _MaskedResults(cst.CSTVisitor):
             and finder.reads.get(key, 0) == len(finder.masked_reads.get(key, ()))
             and any(m != masks[0] for m in finder.masked_reads.get(key, ()))
         )
-
-    def visit_FunctionDef(self, node):
-        self.scope.append(node.name.value)
-
-    def leave_FunctionDef(self, node):
-        self.scope.pop()
 
     def visit_Assign(self, node):
         for t in node.targets:
