@@ -353,6 +353,26 @@ def _written_tensors(instructions: list[StaticInstruction]) -> frozenset[int]:
     return frozenset(ap.tensor.id for inst in instructions for ap in inst.outputs)
 
 
+def _unfixed(transfer: Transfer | float) -> tuple[tuple | list, float]:
+    """The transfers of one queue up to `transfer` whose completions are not fixed yet, oldest
+    first, and the fixed completion below them (each transfer follows the one before it)."""
+    if type(transfer) is float:
+        return (), transfer
+    if transfer.value is not None:
+        return (), transfer.value
+    after = transfer.after
+    if type(after) is float:  # the usual case: the queue's previous transfer is fixed
+        return (transfer,), after
+    if after.value is not None:
+        return (transfer,), after.value
+    chain = []
+    while type(transfer) is not float and transfer.value is None:
+        chain.append(transfer)
+        transfer = transfer.after
+    chain.reverse()
+    return chain, transfer if type(transfer) is float else transfer.value
+
+
 class Executor:
     """One run of a program: device memory, queue clocks, DMA engines, semaphore checker."""
 
@@ -471,24 +491,9 @@ class Executor:
         its floor and the completion of the previous transfer of its queue. What was recorded
         of it at issue (its record, data interval, busy time, memory accesses, the latest
         completion) takes the fixed value."""
-        if type(transfer) is float:
-            return transfer
-        if transfer.value is not None:
-            return transfer.value
-        after = transfer.after
-        if type(after) is float:  # the usual case: the queue's previous transfer is fixed
-            chain = (transfer,)
-            below = after
-        elif after.value is not None:
-            chain = (transfer,)
-            below = after.value
-        else:
-            chain = []
-            while type(transfer) is not float and transfer.value is None:
-                chain.append(transfer)
-                transfer = transfer.after
-            below = transfer if type(transfer) is float else transfer.value
-            chain.reverse()
+        chain, below = _unfixed(transfer)
+        if not chain:
+            return below
         records, dma_data = self.records, self.dma_data
         fix = self.rings.fix
         for t in chain:
@@ -522,12 +527,8 @@ class Executor:
     def _provisional(self, transfer: Transfer | float) -> float:
         """A transfer's completion as the transfers submitted so far leave it (it may still
         move later when it is not fixed)."""
-        chain = []
-        while type(transfer) is not float and transfer.value is None:
-            chain.append(transfer)
-            transfer = transfer.after
-        below = transfer if type(transfer) is float else transfer.value
-        for t in reversed(chain):
+        chain, below = _unfixed(transfer)
+        for t in chain:
             below = max(self.rings.completion(t), t.floor, below)
             if t.hbm is not None:
                 below = max(self._hbm_resource().completion(t.hbm), below)
