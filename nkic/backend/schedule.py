@@ -396,6 +396,7 @@ def _schedule_block(kernel: Kernel, rotate: bool = True) -> Schedule:
                 for lp in reversed(s.loops):
                     per_iteration[lp] = per_iteration.get(lp, 0) + n
                     n *= lp.trip_count
+        _unrolled_queues(insts, per_iteration, tgt.dma_queues)
         for s in insts:
             if s.engine == "dma" and s.runs and s.loops:
                 stride = per_iteration[s.loops[-1]] % tgt.dma_queues
@@ -431,6 +432,22 @@ def _schedule_block(kernel: Kernel, rotate: bool = True) -> Schedule:
         if not _implied_self_wait(c, skip, insts):
             c.waits = sorted([*c.waits, (c.id, skip)], key=lambda w: w[0])
     return Schedule(kernel, insts, {s.inst: s for s in insts})
+
+
+def _unrolled_queues(insts: list[Scheduled], per_iteration: dict[Loop, int], queues: int) -> None:
+    """Give each DMA the queue the first instance would take in the unrolled program: the
+    round-robin counts every instance of the loops before it, not each DMA once, so that the
+    DMAs after a loop take the same queues whether it is unrolled or not."""
+    n, open_loops = 0, ()
+    for s in insts:
+        if s.engine != "dma":
+            continue
+        for lp in reversed(open_loops):  # loops left since the previous DMA, innermost first
+            if lp not in s.loops:
+                n += per_iteration[lp] * (lp.trip_count - 1)
+        s.queue = s.lane = f"dma{n % queues}"
+        n += 1
+        open_loops = s.loops
 
 
 def _rotate(c: Scheduled, queues: int, stride: int, self_waits: dict[Scheduled, Skip]) -> None:
