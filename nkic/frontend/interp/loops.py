@@ -256,9 +256,6 @@ class Loops:
             return None
         if kind in ("affine", "sequential"):
             return kind
-        import os  # TEMP-BISECT
-        if str(site[1]) in os.environ.get("SYMRANGE_SKIP", "").split(","):  # TEMP-BISECT
-            return None  # TEMP-BISECT
         if self.language.rules.symbolic_range and not self.memo.plain_off:
             return "sequential"
         return None
