@@ -7,6 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import nkic
+from nkic import driver
+from nkic.frontend import TensorSpec
+
 from .harness import rand, run
 
 
@@ -61,3 +65,51 @@ def test_nested_ragged_loops(shape, loops):
     x = rand(shape, seed=8)
     got = run("ranges.py", "nested_ragged", loops=loops, x=x)
     np.testing.assert_array_equal(got, x * np.float32(2.0))
+
+
+HEADER = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n"
+
+
+def test_out_of_bounds_in_a_range_loop_names_the_iteration(tmp_path):
+    path = tmp_path / "oob.py"
+    path.write_text(
+        HEADER + "@nki.jit\ndef k(a):\n"
+        "    out = nl.ndarray((128, 512), a.dtype, buffer=nl.shared_hbm)\n"
+        "    for i in range(5):\n"
+        "        t = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)\n"
+        "        nisa.dma_copy(dst=t, src=a[:, i * 128:(i + 1) * 128])\n"
+        "        nisa.dma_copy(dst=out[:, i * 128:(i + 1) * 128], src=t)\n"
+        "    return out\n"
+    )
+    with pytest.raises(nkic.CompileError) as e:
+        nkic.compile(str(path), a=np.zeros((128, 512), np.float32))
+    got = [(d.code, d.loc.line) for d in e.value.diagnostics]
+    assert got == [("err_tensor_access_out_of_bound", 11), ("err_tensor_access_out_of_bound", 12)]
+    for d in e.value.diagnostics:
+        assert "i=4 (loop at line 9)" in d.message and d.hint
+
+
+def test_a_carried_dependency_in_a_range_loop_is_not_a_parallel_loop_warning(tmp_path):
+    # the same body in nl.affine_range warns err_unexpected_output_dependencies; a Python
+    # loop runs its iterations in order, so it must not
+    body = (
+        "    t = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf)\n"
+        "    nisa.dma_copy(dst=t, src=x)\n"
+        "    out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)\n"
+        "    for i in {loop}(4):\n"
+        "        nisa.dma_copy(dst=out[:, 0:64], src=t[:, nl.ds(i * 64, 64)])\n"
+        "    return out\n"
+    )
+    x = rand((128, 256), seed=9)
+    codes = {}
+    for loop in ("nl.affine_range", "range", "nl.static_range"):
+        path = tmp_path / f"{loop.split('.')[-1]}.py"
+        path.write_text(HEADER + "@nki.jit\ndef k(x):\n" + body.format(loop=loop))
+        res = driver.compile_file(str(path), "k", {"x": TensorSpec(x.shape, "float32")}, nki="0.6")
+        assert res.ok and "for $" in res.ir_text  # kept as one loop
+        codes[loop] = [d.code for d in res.diagnostics]
+        got = nkic.compile(str(path), x=x)(x=x)
+        np.testing.assert_array_equal(got, x[:, 192:])  # the last iteration's write
+    assert "err_unexpected_output_dependencies" in codes["nl.affine_range"]
+    assert "err_unexpected_output_dependencies" not in codes["range"]
+    assert "err_unexpected_output_dependencies" not in codes["nl.static_range"]
