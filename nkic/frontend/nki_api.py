@@ -504,19 +504,23 @@ def store_into(ip, dst: TensorView, value, call) -> None:
     )
 
 
+#: The attributes of a tensor that are values (the others are methods).
+_TENSOR_VALUES = {
+    "shape": lambda t: t.shape,
+    "dtype": lambda t: t.dtype,
+    "buffer": lambda t: BufferValue(t.buffer),
+    "strides": lambda t: t.strides,
+    "offset": lambda t: norm_int(t.offset),
+    "ndim": lambda t: len(t.pattern),
+    "size": lambda t: t.size,
+    "name": lambda t: t.tensor.label,
+}
+
+
 def tensor_attribute(ip, t: TensorView, name: str):
-    simple = {
-        "shape": lambda: t.shape,
-        "dtype": lambda: t.dtype,
-        "buffer": lambda: BufferValue(t.buffer),
-        "strides": lambda: t.strides,
-        "offset": lambda: norm_int(t.offset),
-        "ndim": lambda: len(t.pattern),
-        "size": lambda: t.size,
-        "name": lambda: t.tensor.label,
-    }
-    if name in simple:
-        return simple[name]()
+    simple = _TENSOR_VALUES.get(name)
+    if simple is not None:
+        return simple(t)
     if name not in ("is_indirect", "get_pattern"):
         t.static_only(f"NkiTensor.{name}")
 

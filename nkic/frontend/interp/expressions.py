@@ -105,6 +105,10 @@ _DUNDER = {
 }
 
 
+#: Exact types whose truth value is Python's (`truth`'s fast path).
+_PLAIN_TRUTH = frozenset({bool, int, float, str, list, tuple, dict, type(None)})
+
+
 def _arith_ok(a, b) -> bool:
     num = (int, float)
     if isinstance(a, num) and isinstance(b, num):
@@ -484,6 +488,8 @@ class Expressions:
             raise UserError("err_type_error", str(e)) from None
 
     def truth(self, v) -> bool:
+        if type(v) in _PLAIN_TRUTH:
+            return bool(v)
         if isinstance(v, Poison):
             raise PoisonError()
         if isinstance(v, Affine):
