@@ -72,10 +72,8 @@ class Calls:
 
     def make_function(self, name: str, node) -> Function:
         refused = self.language.rules.unsupported_syntax
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Await) or (
-                isinstance(sub, (ast.Yield, ast.YieldFrom)) and type(sub) in refused
-            ):
+        for sub in _suspensions(node):
+            if isinstance(sub, ast.Await) or type(sub) in refused:
                 raise self.error_node(self.unsupported(sub), sub)
         fn = Function(name, node, self.scope, self.module)
         args = node.args
@@ -371,3 +369,15 @@ def _is_generator(node: ast.AST) -> bool:
                 stack.extend(ast.iter_child_nodes(n))
         node._nkic_generator = cached
     return cached
+
+
+def _suspensions(node: ast.AST) -> list[ast.AST]:
+    """The `await`, `yield` and `yield from` nodes anywhere in a definition, in `ast.walk`
+    order (found once per definition: a nested `def` is made at every call of its parent)."""
+    found = getattr(node, "_nkic_suspensions", None)
+    if found is None:
+        found = [
+            sub for sub in ast.walk(node) if isinstance(sub, (ast.Await, ast.Yield, ast.YieldFrom))
+        ]
+        node._nkic_suspensions = found
+    return found
