@@ -212,14 +212,32 @@ class Expressions:
             )
 
     def visit_Slice(self, node: ast.Slice):
-        parts = [None if p is None else self.visit(p) for p in (node.lower, node.upper, node.step)]
-        return slice(*parts)
+        lower, upper, step = node.lower, node.upper, node.step
+        return slice(
+            None if lower is None else self.visit(lower),
+            None if upper is None else self.visit(upper),
+            None if step is None else self.visit(step),
+        )
 
     def visit_Subscript(self, node: ast.Subscript):
         return self.getitem(self.visit(node.value), self.visit(node.slice), node)
 
     def visit_Attribute(self, node: ast.Attribute):
-        return self.getattr(self.visit(node.value), node.attr, node)
+        base = node.value
+        if type(base) is ast.Name and not self.attempts:
+            # `visit`'s fast path for the name, inline: most attributes are read off a name
+            # (`nl.x`, `self.x`, `t.shape`)
+            name = base.id
+            s = self.frames[-1].scope
+            while s is not None:
+                found = s.vars
+                if name in found:
+                    obj = found[name]
+                    if type(obj) not in MARKED_VALUES:
+                        return self.getattr(obj, node.attr, node)
+                    break
+                s = s.parent
+        return self.getattr(self.visit(base), node.attr, node)
 
     def visit_IfExp(self, node: ast.IfExp):
         return self.visit(node.body) if self.condition(node.test) else self.visit(node.orelse)
