@@ -49,6 +49,8 @@ class Specialiser(
         #: whether `obj[key]` on a tensor view means only what the base language says
         self.plain_subscript = type(self.language).subscript is Language.subscript
         self.plain_attribute = type(self.language).attribute is Language.attribute
+        #: whether no operator or comparison has a meaning of the language's own
+        self.plain_binop = type(self.language).binop is Language.binop
         self.deprecations: dict[tuple[str, str], tuple | None] = {}  # of the names looked up
         self.loader = loader
         self.sink = sink

@@ -105,6 +105,8 @@ _DUNDER = {
 }
 
 
+#: Exact types that compare equal or unequal as in Python (`compare`'s fast path).
+_PLAIN_SCALARS = frozenset({bool, int, float, str, type(None)})
 #: Exact types whose truth value is Python's (`truth`'s fast path).
 _PLAIN_TRUTH = frozenset({bool, int, float, str, list, tuple, dict, type(None)})
 
@@ -320,9 +322,10 @@ class Expressions:
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         sym = _BINOP_SYMBOLS.get(type(op), "?")
-        special = self.language.binop(self, sym, a, b, CallSite(node), inplace)
-        if special is not MISSING:
-            return special
+        if not self.plain_binop:
+            special = self.language.binop(self, sym, a, b, CallSite(node), inplace)
+            if special is not MISSING:
+                return special
         if isinstance(a, Register) or isinstance(b, Register):
             return registers.binop(self, sym, a, b, CallSite(node))
         if isinstance(a, TensorView) or isinstance(b, TensorView):
@@ -429,7 +432,11 @@ class Expressions:
                 result = (left is right) if isinstance(op, ast.Is) else (left is not right)
             else:
                 result = self.compare(op, left, right)
-                if getattr(result, "is_mask", False) and len(node.ops) == 1:
+                if (
+                    type(result) is not bool
+                    and getattr(result, "is_mask", False)
+                    and len(node.ops) == 1
+                ):
                     return result  # a Beta 1 mask predicate (`beta1_mask.py`)
             if not result:
                 return False
@@ -441,14 +448,22 @@ class Expressions:
             cmp = _CMPOPS.get(type(op))
             if cmp is not None:
                 return cmp(a, b)
+        elif self.plain_binop and type(a) in _PLAIN_SCALARS and type(b) in _PLAIN_SCALARS:
+            # what the general path below does with two plain scalars, without its checks
+            kind = type(op)
+            if kind is ast.Eq:
+                return a == b
+            if kind is ast.NotEq:
+                return a != b
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         for v in (a, b):
             if isinstance(v, OpaqueModule):  # its value is unknown: no comparison can be right
                 raise opaque_error(v, None)
-        special = self.language.binop(self, type(op).__name__, a, b, CallSite(None))
-        if special is not MISSING:
-            return special
+        if not self.plain_binop:
+            special = self.language.binop(self, type(op).__name__, a, b, CallSite(None))
+            if special is not MISSING:
+                return special
         if (isinstance(a, Register) or isinstance(b, Register)) and None not in (a, b):
             return registers.binop(self, _CMP_SYMBOLS.get(type(op), "?"), a, b, CallSite(None))
         if isinstance(a, TensorView) or isinstance(b, TensorView):
