@@ -86,11 +86,12 @@ class TensorView:
                 None,
                 "copy the rows with nisa.dma_copy into a tile, then use the tile",
             )
-        empty = (
-            [dim for dim, (_, num) in enumerate(self.pattern) if num == 0]
-            if any(num == 0 for _, num in self.pattern)
-            else None
-        )
+        for _, num in self.pattern:
+            if num == 0:
+                empty = [dim for dim, (_, num) in enumerate(self.pattern) if num == 0]
+                break
+        else:
+            empty = None
         if empty:
             raise UserError(
                 "err_tensor_access_out_of_bound",
@@ -593,9 +594,13 @@ class TensorView:
                 raise UserError(
                     "err_invalid_view", f"ap: pattern entries are [step, num], got {pair!r}"
                 )
-            step, num = (norm_int(x) for x in pair)
-            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (step, num)):
-                raise UserError("err_invalid_view", "ap: pattern steps and sizes must be integers")
+            step, num = pair
+            if type(step) is not int or type(num) is not int:
+                step, num = norm_int(step), norm_int(num)
+                if not all(isinstance(x, int) and not isinstance(x, bool) for x in (step, num)):
+                    raise UserError(
+                        "err_invalid_view", "ap: pattern steps and sizes must be integers"
+                    )
             if num <= 0:
                 raise UserError(
                     "err_invalid_view", f"ap: pattern sizes must be positive, got {num}"

@@ -91,7 +91,7 @@ class Calls:
         args: list = []
         arg_nodes: list = []
         for a in node.args:
-            if isinstance(a, ast.Starred):
+            if type(a) is ast.Starred:
                 items = self.iterate(self.visit(a.value), a)
                 args += items
                 arg_nodes += [a] * len(items)

@@ -180,7 +180,7 @@ class Expressions:
     def _elements(self, elts) -> list:
         out = []
         for e in elts:
-            if isinstance(e, ast.Starred):
+            if type(e) is ast.Starred:
                 out += self.iterate(self.visit(e.value), e)
             else:
                 out.append(self.visit(e))
@@ -312,7 +312,15 @@ class Expressions:
         raise self.unsupported(node)
 
     def visit_BinOp(self, node: ast.BinOp):
-        return self.binop(node.op, self.visit(node.left), self.visit(node.right), node=node)
+        left, right = node.left, node.right
+        # an int literal operand (`i * 128`, `n // 2`) without a call to `visit`
+        a = left.value if type(left) is ast.Constant and type(left.value) is int else None
+        if a is None:
+            a = self.visit(left)
+        b = right.value if type(right) is ast.Constant and type(right.value) is int else None
+        if b is None:
+            b = self.visit(right)
+        return self.binop(node.op, a, b, node=node)
 
     def binop(self, op: ast.operator, a, b, inplace: bool = False, node: ast.AST | None = None):
         if type(a) is int and type(b) is int and type(op) in _INT_BINOPS:
