@@ -44,6 +44,14 @@ class Specialiser(
         language: Language | None = None,
     ):
         self.language = language or languages.DEFAULT
+        #: whether the language has its own handling of some `nl` / `nisa` calls
+        self.intercepts_calls = type(self.language).intercept_call is not Language.intercept_call
+        #: whether `obj[key]` on a tensor view means only what the base language says
+        self.plain_subscript = type(self.language).subscript is Language.subscript
+        self.plain_attribute = type(self.language).attribute is Language.attribute
+        #: whether no operator or comparison has a meaning of the language's own
+        self.plain_binop = type(self.language).binop is Language.binop
+        self.deprecations: dict[tuple[str, str], tuple | None] = {}  # of the names looked up
         self.loader = loader
         self.sink = sink
         self.target = target
