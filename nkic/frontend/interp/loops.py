@@ -53,6 +53,12 @@ _CMP = {
 #: pieces a plain `range` loop is split into at most (`run_symbolic`), past which it unrolls
 MAX_PIECES = 8
 
+#: plain `range` loops kept symbolic per program, past which they unroll: the scheduler's
+#: cost per instruction grows with the number of loops whose DMAs rotate over the queues (a
+#: clock lane each), so thousands of small loops (a 4-iteration loop in each of 47 unrolled
+#: blocks of blockwise_mm_bwd) compile slower than the unrolled program
+MAX_PLAIN_LOOPS = 512
+
 
 def _cell_full(cell) -> bool:
     try:
@@ -256,7 +262,11 @@ class Loops:
             return None
         if kind in ("affine", "sequential"):
             return kind
-        if self.language.rules.symbolic_range and not self.memo.plain_off:
+        if (
+            self.language.rules.symbolic_range
+            and not self.memo.plain_off
+            and getattr(self, "plain_loops", 0) < MAX_PLAIN_LOOPS
+        ):
             return "sequential"
         return None
 
@@ -329,6 +339,7 @@ class Loops:
         self.loop_keys[att.var] = site
         if plain:
             self.memo.plain.add(site)
+            self.plain_loops = getattr(self, "plain_loops", 0) + 1
         for name in att.written:
             if name in scope.vars:
                 scope.vars[name] = self._after_loop(
