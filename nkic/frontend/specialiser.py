@@ -19,7 +19,7 @@ from .interp.loops import Loops
 from .interp.modules import Modules
 from .interp.nki_binding import NkiBinding
 from .interp.objects import PythonObjects
-from .interp.state import Attempt, CallSite, Frame
+from .interp.state import Attempt, CallSite, Frame, LoopMemo
 from .interp.statements import Statements
 from .language import Language
 from .loader import Loader
@@ -40,7 +40,7 @@ class Specialiser(
         target: str,
         kernel_name: str,
         unroll_all: bool = False,
-        unroll_loops: frozenset = frozenset(),
+        memo: LoopMemo | None = None,
         language: Language | None = None,
     ):
         self.language = language or languages.DEFAULT
@@ -58,7 +58,7 @@ class Specialiser(
         self.kernel = Kernel(kernel_name, target)
         self.builder = Builder(self.kernel)
         self.unroll_all = unroll_all
-        self.unroll_loops = unroll_loops  # (file, line, col) of loops that must be unrolled
+        self.memo = memo or LoopMemo()  # loop sites that must be unrolled, and why
         self.loop_keys: dict[str, tuple] = {}  # IR loop variable -> its loop's key
         self.output: list[str] = []  # compile-time print() output, written when done
         self.frames: list[Frame] = []

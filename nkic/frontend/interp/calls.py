@@ -248,6 +248,7 @@ class Calls:
         unless the body issues NKI instructions, which are refused rather than reordered."""
         yielded: list = []
         self.yield_buffers = [*getattr(self, "yield_buffers", []), yielded]
+        self.generator_attempts = [*getattr(self, "generator_attempts", []), len(self.attempts)]
         before = len(self.builder.block)
         try:
             self.exec_block(fn.node.body)
@@ -255,6 +256,7 @@ class Calls:
             pass
         finally:
             self.yield_buffers = self.yield_buffers[:-1]
+            self.generator_attempts = self.generator_attempts[:-1]
         if len(self.builder.block) != before:
             raise UserError(
                 "err_unsupported_syntax",
@@ -270,12 +272,14 @@ class Calls:
         buffers = getattr(self, "yield_buffers", [])
         if ast.Yield in self.language.rules.unsupported_syntax or not buffers:
             raise self.unsupported(node)
+        self.check_yield()
         buffers[-1].append(None if node.value is None else self.visit(node.value))
 
     def visit_YieldFrom(self, node: ast.YieldFrom):
         buffers = getattr(self, "yield_buffers", [])
         if ast.YieldFrom in self.language.rules.unsupported_syntax or not buffers:
             raise self.unsupported(node)
+        self.check_yield()
         value = self.visit(node.value)
         buffers[-1].extend(self.iterate(value, node.value))
 

@@ -487,6 +487,10 @@ class Expressions:
                     None,
                     "compare tensor metadata (t.shape, t.dtype) or use an ALU comparison op",
                 )
+        if self.attempts and (isinstance(a, Affine) or isinstance(b, Affine)):
+            decided = self.decide_compare(op, a, b)  # a plain `range` loop's variable
+            if decided is not None:
+                return decided
         a, b = self.deep_concrete(a), self.deep_concrete(b)
         if isinstance(op, (ast.In, ast.NotIn)):
             if isinstance(b, RangeValue):
