@@ -503,6 +503,8 @@ def is_symbolic(v: object) -> bool:
 
 def norm_int(v: object) -> object:
     """Collapse constant affine expressions to plain ints."""
+    if type(v) is int:
+        return v
     if isinstance(v, Affine) and v.is_const:
         return v.const
     return v

@@ -135,6 +135,17 @@ class Calls:
                     if type(v) is Poison:
                         raise PoisonError()
             return _int32_result(self.call_builtin(fn, args, kwargs, call), fn.name, args)
+        if (kind is IsaInstr or kind is NlOp) and not self.intercepts_calls:
+            # the last case below for an NKI API, without the dialect hook and the cases between
+            for v in args:
+                if type(v) is Poison:
+                    raise PoisonError()
+            if kwargs:
+                for v in kwargs.values():
+                    if type(v) is Poison:
+                        raise PoisonError()
+            self.check_nki_context(f"nisa.{fn.name}" if kind is IsaInstr else f"nl.{fn.name}", call)
+            return self.language.call_api(self, fn, args, kwargs, call)
         if isinstance(fn, Poison):
             raise PoisonError()
         if isinstance(fn, Function):

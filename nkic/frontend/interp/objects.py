@@ -224,6 +224,17 @@ class PythonObjects:
             attrs = obj.attrs
             if name in attrs:
                 return attrs[name]
+        elif type(obj) is ModuleValue:
+            # the next most frequent: `nl.x`, `nisa.x`, a helper module's name; the general
+            # path below for the marked values
+            attrs = obj.attrs
+            if name in attrs:
+                value = attrs[name]
+                kind = type(value)
+                if kind is not Poison and kind is not Deferred and kind is not PerTarget:
+                    if obj.strict and self.deprecations.get((obj.name, name), True) is not None:
+                        self.warn_deprecated(obj.name, name, node)
+                    return value
         elif type(obj) is TensorView and self.plain_attribute:
             # the chain below finds nothing for a tensor until the language's attributes
             value = self.language.attribute(self, obj, name)

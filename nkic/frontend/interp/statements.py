@@ -99,9 +99,9 @@ class Statements:
             raise self.unsupported(target)
 
     def assign(self, target: ast.AST, value) -> None:
-        if isinstance(target, ast.Name):
+        if type(target) is ast.Name:
             value = self.language.bind_name(self, target.id, value)
-            if isinstance(value, TensorView) and not value.tensor.label:
+            if type(value) is TensorView and not value.tensor.label:
                 value.tensor.label = target.id
             if self.tensor_blocks:
                 beta1_scopes.shadowing(self, target, value)
