@@ -105,19 +105,30 @@ def _dense(ap: AccessPattern, r: Region) -> bool:
 
 
 def _accesses(
-    inst: Inst, loops: tuple[Loop, ...], fixed: dict[tuple, tuple[Access, Access]]
+    inst: Inst,
+    loops: tuple[Loop, ...],
+    fixed: dict[tuple, tuple[Access, Access]],
+    placed: dict[tuple, tuple],
 ) -> list[Access]:
     """The accesses of `inst`; those outside loops at a constant pattern come from `fixed`
-    (an unrolled kernel repeats its tiles' patterns), which keeps their read and write forms."""
+    (an unrolled kernel repeats its tiles' patterns), which keeps their read and write forms.
+    The region of such an access of an on-chip tensor depends only on where the tensor is
+    placed and its bytes per partition: `placed` keeps it for the next tensor placed there
+    (an unrolled loop's tiles take turns in the same slots)."""
     written = written_operands(inst)
     ranges = loop_ranges(loops)
     out = []
     for name, ap in inst.aps():
         t = ap.tensor
-        same = None
+        same = where = None
         if not loops and ap.dynamic is None and not ap.offset.terms:
             same = (id(t), ap.offset.const, ap.pattern, ap.dtype)
             found = fixed.get(same)
+            if found is None and t.on_chip and t.address is not None:
+                where = (t.buffer, t.address, t.bytes_per_partition, t.rotate, *same[1:])
+                shape = placed.get(where)
+                if shape is not None:
+                    found = fixed[same] = _forms(t, shape)
             if found is not None:
                 is_write = name in written
                 out.append(found[is_write])
@@ -137,18 +148,23 @@ def _accesses(
         span = (t.rotate[1] - 1) * t.rotate[2] if t.rotate else 0
         plo, phi = r.part_bounds(ranges)
         blo, bhi = r.free_bounds(ranges)
-        box = (plo, phi, blo, bhi + span)
-        is_write = name in written
-        forms = (
-            Access(False, key, t, r, span, box, rows, exact),
-            Access(True, key, t, r, span, box, rows, exact),
-        )
+        shape = (key, r, span, (plo, phi, blo, bhi + span), rows, exact)
+        forms = _forms(t, shape)
         if same is not None:
             fixed[same] = forms
+        if where is not None:
+            placed[where] = shape
+        is_write = name in written
         out.append(forms[is_write])
         if is_write and reads_outputs(inst):
             out.append(forms[False])
     return out
+
+
+def _forms(t: Tensor, shape: tuple) -> tuple[Access, Access]:
+    """The read and the write access of `t` with `shape`: (key, region, slots span, box,
+    rows, exact)."""
+    return Access(False, shape[0], t, *shape[1:]), Access(True, shape[0], t, *shape[1:])
 
 
 @dataclass(eq=False)
@@ -373,6 +389,7 @@ def _schedule_block(kernel: Kernel, rotate: bool = True) -> Schedule:
     starts: dict[Loop, int] = {}
     dma = 0
     fixed: dict[tuple, tuple[Access, Access]] = {}
+    placed: dict[tuple, tuple] = {}
     for pos, (op, loops) in enumerate(kernel.walk()):
         if isinstance(op, Loop):
             starts[op] = pos
@@ -384,7 +401,7 @@ def _schedule_block(kernel: Kernel, rotate: bool = True) -> Schedule:
             dma += 1
         else:
             queue = engine
-        accesses = _accesses(op, loops, fixed)
+        accesses = _accesses(op, loops, fixed, placed)
         insts.append(Scheduled(op, len(insts), engine, queue, loops, pos, accesses))
     self_waits: dict[Scheduled, Skip] = {}
     if rotate:
@@ -756,23 +773,25 @@ class _Index:
         self.wide: dict[tuple, dict[int, dict[str, tuple[list, list, list, list]]]] = {}
         # lane -> ids of its instructions, ascending (for `_horizon`)
         self.lanes: dict[str, list[int]] = {}
+        # key -> (bytes of its memory, bytes per bucket)
+        self.memories: dict[tuple, tuple[int, int]] = {}
 
-    @staticmethod
-    def _extent(a: Access) -> int:
-        """Bytes of the memory the key names (an HBM tensor; an on-chip partition)."""
-        if a.key[0] == "tensor":
-            return a.tensor.size * a.tensor.itemsize
-        return target_bytes(a.key[0])
-
-    @staticmethod
-    def _bucket_size(extent: int) -> int:
-        return max(BUCKET_BYTES, -(-extent // MAX_BUCKETS))
+    def _memory(self, a: Access) -> tuple[int, int]:
+        """Bytes of the memory the key names (an HBM tensor; an on-chip partition) and of
+        each of its buckets."""
+        found = self.memories.get(a.key)
+        if found is None:
+            if a.key[0] == "tensor":
+                extent = a.tensor.size * a.tensor.itemsize
+            else:
+                extent = target_bytes(a.key[0])
+            found = self.memories[a.key] = (extent, max(BUCKET_BYTES, -(-extent // MAX_BUCKETS)))
+        return found
 
     def _spans(self, a: Access):
         """(bucket, first byte, last byte) of the buckets the access's box meets; at most
         MAX_BUCKETS + 1 buckets per memory (bytes past its end count as its last one)."""
-        extent = self._extent(a)
-        size = self._bucket_size(extent)
+        extent, size = self._memory(a)
         _, _, lo, hi = a.box
         lo, hi = min(max(lo, 0), extent), min(max(hi, 0), extent)
         first, last = lo // size, hi // size
@@ -797,7 +816,7 @@ class _Index:
                 lists[at].append(s.id)
                 lists[at + 1].append((s, a))
                 continue
-            sub = self._bucket_size(self._extent(a)) // SUB_BUCKETS
+            sub = self._memory(a)[1] // SUB_BUCKETS
             for b, lo, hi in buckets:
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
@@ -827,7 +846,10 @@ class _Index:
         earlier: set[Scheduled] = set()
         later: set[Scheduled] = set()
         horizon = self._horizon(c, base)
+        after = last > c.id  # whether any instruction after c may come before it
         for a, buckets in zip(c.accesses, self.spans[c.id]):
+            if not buckets:  # memory nothing writes
+                continue
             a0, a1, a2, a3 = a.box
             # per bucket: where the look-back stopped, and the queues hidden from there on
             seen: list[tuple[int, int, dict[str, int]]] = []
@@ -836,7 +858,7 @@ class _Index:
             small = None
             if len(buckets) == 1:
                 _, lo, hi = buckets[0]
-                sub = self._bucket_size(self._extent(a)) // SUB_BUCKETS
+                sub = self._memory(a)[1] // SUB_BUCKETS
                 if lo <= a.box[2] and a.box[3] <= hi and lo // sub == hi // sub:
                     small = lo // sub
             for b, lo, hi in buckets:
@@ -867,7 +889,8 @@ class _Index:
                 # the look-back, which the read look-back and the wide accesses only see as
                 # their own lower limit)
                 stop = max(stop, horizon)
-                _later(a, wids, writes, c.id, last, later)
+                if after:
+                    _later(a, wids, writes, c.id, last, later)
                 hidden: dict[str, int] = {}  # queue -> id of the read that hides its older ones
                 seen.append((b, stop, hidden))
                 if not a.write:
@@ -889,7 +912,8 @@ class _Index:
                     earlier.add(p)
                     if pa.exact and _covers(pa, a, lo, hi):
                         hidden[p.lane] = p.id
-                _later(a, rids, reads, c.id, last, later)
+                if after:
+                    _later(a, rids, reads, c.id, last, later)
             for end, by_queue in self.wide.get(a.key, {}).items():
                 # the buckets where the look-back would have met them
                 shared = [(stop, hidden) for b, stop, hidden in seen if b <= end]
@@ -925,8 +949,8 @@ class _Index:
         """Is `a` inexact and in every bucket of its memory (the one past its end aside)?"""
         if a.exact or not buckets or buckets[0][0] != 0:
             return False
-        extent = self._extent(a)
-        return buckets[-1][0] >= (extent - 1) // self._bucket_size(extent)
+        extent, size = self._memory(a)
+        return buckets[-1][0] >= (extent - 1) // size
 
 
 def _descending(one: list[int], other: list[int], end: int):
@@ -979,7 +1003,8 @@ def _wide(
         p, pa = writes[j]
         if _boxes_meet(a, pa):
             earlier.add(p)
-    _later(a, wids, writes, cid, last, later)
+    if last > cid:
+        _later(a, wids, writes, cid, last, later)
     if not a.write:
         return
     for j in range(bisect_left(rids, cid) - 1, -1, -1):
@@ -988,7 +1013,8 @@ def _wide(
         p, pa = reads[j]
         if rids[j] >= floor.get(p.lane, low) and _boxes_meet(a, pa):
             earlier.add(p)
-    _later(a, rids, reads, cid, last, later)
+    if last > cid:
+        _later(a, rids, reads, cid, last, later)
 
 
 def _later(a: Access, ids: list[int], entries: list, after: int, last: int, out: set) -> None:

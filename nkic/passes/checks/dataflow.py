@@ -38,8 +38,9 @@ class Dataflow(Pass):
             if a.reachable and a.ap.tensor.on_chip and id(a.ap.tensor) in allocs:
                 by_tensor.setdefault(id(a.ap.tensor), []).append(a)
         loop_ends = _loop_ends(all_accesses)
+        regions = _Regions()
         for items in by_tensor.values():
-            writes = _Writes([a for a in items if a.write], _Regions())
+            writes = _Writes([a for a in items if a.write], regions)
             partly = None
             for a in items:
                 if a.write and not _explicit_accumulate(a):
@@ -59,9 +60,10 @@ class Dataflow(Pass):
 
 
 class _Regions:
-    """Footprints and their concrete boxes of one tensor's accesses, computed once per access
-    and coordinate kind; accesses outside loops at the same constant pattern share them (an
-    unrolled kernel repeats its tiles' patterns)."""
+    """Footprints and their concrete boxes of accesses, computed once per access and
+    coordinate kind; accesses outside loops at the same constant pattern of tensors of the
+    same buffer, shape and dtype share them (an unrolled kernel repeats its tiles' patterns,
+    each iteration on tiles of its own). Only the footprint's kind and box are read."""
 
     def __init__(self):
         self._cache: dict[tuple[int, str | None], tuple[Footprint, Box]] = {}
@@ -74,8 +76,11 @@ class _Regions:
         if found is None:
             ap = a.ap
             fixed = not a.loops and ap.dynamic is None and not ap.offset.terms
-            same = (ap.offset.const, ap.pattern, ap.dtype, kind) if fixed else None
-            found = self._fixed.get(same) if fixed else None
+            same = None
+            if fixed:
+                t = ap.tensor
+                same = (t.buffer, t.shape, t.dtype, ap.offset.const, ap.pattern, ap.dtype, kind)
+                found = self._fixed.get(same)
             if found is None:
                 ranges = loop_ranges(a.loops)
                 f = footprint(ap, ranges)

@@ -8,6 +8,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from ...backend.engines import choose_engine
 from ...diagnostics import Related
@@ -152,9 +153,14 @@ class InstCheck:
     ctx: PassContext
     allocs: dict[int, Alloc]
 
-    @property
+    @cached_property
     def op(self) -> str:
         return self.inst.opcode
+
+    @cached_property
+    def aps(self) -> list[tuple[str, AccessPattern]]:
+        """The instruction's access-pattern operands (the checks do not change them)."""
+        return self.inst.aps()
 
     def ap(self, name: str) -> AccessPattern | None:
         o = self.inst.operands.get(name)
@@ -179,7 +185,7 @@ class InstCheck:
             related = (Related(tensor.loc, f"`{tensor.label or tensor.name}` allocated here"),)
         self.ctx.sink.error(code, f"{self.op}: {message}", self.inst.loc, hint, related=related)
 
-    @property
+    @cached_property
     def engine(self) -> str | None:
         """The engine the kernel asked for, else the only engine the instruction has."""
         e = _name(self.inst.engine) or _name(self.inst.attrs.get("engine"), "engine")
@@ -216,8 +222,8 @@ class OperandRules(Pass):
             d = lookup(inst.opcode)
             if d is None:
                 continue
-            used.update(id(ap.tensor) for _, ap in inst.aps())
             c = InstCheck(inst, d, ctx.target, ctx, allocs)
+            used.update(id(ap.tensor) for _, ap in c.aps)
             try:
                 _check(c, flagged)
             except Exception as e:  # a bug in one rule must not hide the other diagnostics
@@ -243,13 +249,13 @@ def _check(c: InstCheck, flagged: set[tuple[str, int]]) -> None:
         return
     _indirection(c)
     oversized = False
-    for name, ap in c.inst.aps():
+    for name, ap in c.aps:
         oversized |= _partitions(c, name, ap, flagged)
         _rank(c, name, ap, flagged)
         _packed_dtype_target(c, name, ap, flagged)
     if not _buffers(c) or oversized or not _int64(c):
         return
-    for name, ap in c.inst.aps():
+    for name, ap in c.aps:
         _partition_window(c, name, ap)
     _elementwise(c)
     for fn in _RULES.get(c.op, ()):
@@ -260,7 +266,7 @@ def _int64(c: InstCheck) -> bool:
     """`nl.int64` (NKI 0.7) is a scalar dtype: only DMA and the scalar instructions move it."""
     if c.op in REGISTER_OPS or c.op == "dma_copy":
         return True
-    for name, ap in c.inst.aps():
+    for name, ap in c.aps:
         if ap.dtype == "int64":
             c.error(
                 "err_int64_operand",
@@ -394,7 +400,8 @@ def _partition_window(c: InstCheck, name: str, ap: AccessPattern) -> None:
 
 
 def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:
-    role = c.d.param(name).role if c.d.param(name) else "in"
+    param = c.d.param(name)
+    role = param.role if param else "in"
     if c.op == "core_barrier":
         return ("shared_hbm",)
     if c.op in REGISTER_OPS:
@@ -402,7 +409,7 @@ def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:
         return (
             (*_HBM, "sbuf") if memory and c.op in ("register_load", "register_store") else ("reg",)
         )
-    if c.d.param(name) is None and name.endswith("scalar_offset"):
+    if param is None and name.endswith("scalar_offset"):
         return ("sbuf", "reg")  # the index of a dynamic operand
     if name in ("metadata", "dst_counts"):
         return (*_HBM, "sbuf")
@@ -427,7 +434,7 @@ def _allowed_buffers(c: InstCheck, name: str) -> tuple[str, ...]:
 
 def _buffers(c: InstCheck) -> bool:
     ok = True
-    for name, ap in c.inst.aps():
+    for name, ap in c.aps:
         allowed = _allowed_buffers(c, name)
         if ap.tensor.buffer in allowed:
             continue
@@ -619,7 +626,7 @@ def _dma_copy(c: InstCheck) -> None:
             f"`engine=nisa.engine.{trigger}` is only valid with `dge_mode=nisa.dge_mode.hwdge`",
             "add `dge_mode=nisa.dge_mode.hwdge` or drop `engine=`",
         )
-    dynamic = [ap.dynamic.kind for _, ap in c.inst.aps() if ap.dynamic is not None]
+    dynamic = [ap.dynamic.kind for _, ap in c.aps if ap.dynamic is not None]
     if "vector" in dynamic and dge not in (None, "unknown", "swdge"):
         c.error(
             "err_invalid_argument",
@@ -1852,7 +1859,7 @@ def _rand2(c: InstCheck) -> None:
 @rule("dma_compute")
 def _dma_compute(c: InstCheck) -> None:
     _op_in(c, "reduce_op", ("add",), "DMA compute only adds")
-    srcs = [ap for name, ap in c.inst.aps() if re.fullmatch(r"srcs\.\d+", name)]
+    srcs = [ap for name, ap in c.aps if re.fullmatch(r"srcs\.\d+", name)]
     if len(srcs) > 16:
         c.error(
             "err_invalid_argument", f"{len(srcs)} sources, at most 16", "reduce in several steps"
@@ -1866,7 +1873,7 @@ def _dma_compute(c: InstCheck) -> None:
                 "every source and the destination hold the same number of elements",
             )
             break
-    vector = any(ap.dynamic is not None and ap.dynamic.kind == "vector" for _, ap in c.inst.aps())
+    vector = any(ap.dynamic is not None and ap.dynamic.kind == "vector" for _, ap in c.aps)
     if _name(c.value("oob_mode"), "oob_mode") == "skip" and not (vector and c.ctx.since("0.4")):
         c.error(
             "err_invalid_argument",
@@ -2199,9 +2206,7 @@ def _indirection(c: InstCheck) -> None:
     """Every documented constraint of tensor indirection: the instruction and operand take it,
     the engine runs it, the index tile holds the offsets the engine's snake order reads, the
     instruction-specific rules, and the start partitions where the placement is known."""
-    views = {
-        n: ap for n, ap in c.inst.aps() if ap.dynamic is not None and ap.dynamic.kind == "indirect"
-    }
+    views = {n: ap for n, ap in c.aps if ap.dynamic is not None and ap.dynamic.kind == "indirect"}
     if not views:
         return
     spec = INDIRECTION.get(c.op)
