@@ -389,8 +389,18 @@ class DmaEngines:
 
     def completion(self, transfer: Transfer) -> float:
         """The transfer's provisional completion on the engines (the end of its last share)."""
+        shares = transfer.shares
+        if len(shares) == 1:  # one class of engines (the usual case), or a resource of one
+            k, share = shares[0]
+            if not share.fixed:
+                engine = self.engines[k]
+                if not engine.fresh:
+                    engine.simulate()
+                if len(engine.pending) > SETTLE_AT or len(engine.times) > engine.prune_at:
+                    self._settle(engine)
+            return share.done
         done = 0.0
-        for k, share in transfer.shares:
+        for k, share in shares:
             if not share.fixed:
                 engine = self.engines[k]
                 if not engine.fresh:

@@ -206,6 +206,8 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
     ranges: dict[str, range] = {}
     #: IR loop variable -> source name, shared by every instruction (for `describe`)
     loop_names: dict[str, str] = {}
+    #: the access patterns met so far (`_access_pattern`)
+    patterns: dict[tuple, AccessPattern] = {}
 
     def build(nodes: list[dict], trips: int, starts: dict[str, int]) -> list:
         out = []
@@ -222,7 +224,9 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
                 body = build(node["body"], trips * len(values), inner)
                 out.append(Loop(node["var"], values, body, name))
             else:
-                inst = _instruction(program, table, semantics, node, len(instructions), starts)
+                inst = _instruction(
+                    program, table, semantics, node, len(instructions), starts, patterns
+                )
                 inst.loop_names = loop_names
                 by_id[inst.id] = inst.index
                 instructions.append(inst)
@@ -316,6 +320,24 @@ def _bound(program: Program, raw: dict):
     return program.tensors[raw["reg"]] if "reg" in raw else raw["imm"]
 
 
+def _access_pattern(
+    patterns: dict, name: str, raw: dict, tensor: TensorInfo, row: int
+) -> AccessPattern:
+    """The access pattern of an operand. Equal operands share one (an unrolled loop body
+    names the same tiles in every copy): an AccessPattern is read-only but for the placements
+    it remembers, which depend only on the pattern."""
+    if "dynamic" in raw:
+        return AccessPattern(name, raw, tensor, row)
+    offset = raw.get("offset", 0)
+    if isinstance(offset, dict):
+        offset = (offset["c"], tuple(offset["t"].items()))
+    key = (name, tensor.id, raw.get("dtype"), offset, tuple(map(tuple, raw["pattern"])))
+    ap = patterns.get(key)
+    if ap is None:
+        ap = patterns[key] = AccessPattern(name, raw, tensor, row)
+    return ap
+
+
 def _instruction(
     program: Program,
     table: TargetTable,
@@ -323,6 +345,7 @@ def _instruction(
     node: dict,
     index: int,
     loop_starts: dict[str, int],
+    patterns: dict,
 ) -> StaticInstruction:
     inst = StaticInstruction()
     inst.index, inst.id, inst.op, inst.engine = index, node["id"], node["op"], node["engine"]
@@ -339,7 +362,7 @@ def _instruction(
         if "imm" not in operand:
             tensor = program.tensors[operand["tensor"]]
             row = PSUM_PARTITION_BYTES if tensor.buffer == "psum" else table.sbuf_partition_bytes
-            aps[name] = AccessPattern(name, operand, tensor, row)
+            aps[name] = _access_pattern(patterns, name, operand, tensor, row)
     inst.immediates = {name: op["imm"] for name, op in raw.items() if "imm" in op}
     inst.semantics = semantics.get(inst.op) if semantics is not None else None
     read, written, inst.reads_outputs = operand_roles(inst.op, list(raw), attrs, inst.semantics)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import struct
 import zlib
@@ -54,7 +55,7 @@ def read_neff(
         raise NeffError("neff has no PROG section")
     try:
         text = sections["PROG"].decode("utf-8")
-        program = json.loads(text, parse_int=_json_int)
+        program = _json(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise NeffError(f"PROG section is not valid UTF-8 JSON: {e}") from None
     except RecursionError:
@@ -65,7 +66,7 @@ def read_neff(
         if tag not in sections:
             break
         try:
-            doc = json.loads(sections[tag].decode("utf-8"), parse_int=_json_int)
+            doc = _json(sections[tag].decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise NeffError(f"{tag} section is not valid UTF-8 JSON: {e}") from None
         except RecursionError:
@@ -116,6 +117,20 @@ def read_file(source) -> bytes:
     if len(blob) > fmt.MAX_FILE_BYTES:
         raise NeffError(f"file larger than the {format_size(fmt.MAX_FILE_BYTES)} a neff may have")
     return blob
+
+
+#: A run of 16 or more digits: only an integer literal that long can leave the range (2**53
+#: has 16 digits).
+_LONG_DIGITS = re.compile(r"[0-9]{16,}")
+
+
+def _json(text: str) -> Any:
+    """A program's JSON, its integers checked: by a hook per integer only when the text has a
+    long digit run that is not a fraction (the plain parse is twice as fast)."""
+    for run in _LONG_DIGITS.finditer(text):
+        if run.start() == 0 or text[run.start() - 1] != ".":
+            return json.loads(text, parse_int=_json_int)
+    return json.loads(text)
 
 
 def _json_int(text: str) -> int:

@@ -174,3 +174,20 @@ def test_runs_of_one_loaded_program_are_independent():
     assert first.trace() == trace
     assert [i.count for i in first.instructions] == [1, 1, 1, 3, 3, 3, 1, 1]
     assert first.instructions[0] is not second.instructions[0]
+
+
+def test_a_program_is_compiled_once_at_load_for_all_its_runs(monkeypatch):
+    from nkirt import executor, neff
+
+    compiled, real = [], executor.compile_program
+
+    def counted(*args):
+        compiled.append(args[0].kernel)
+        return real(*args)
+
+    monkeypatch.setattr(neff, "compile_program", counted)
+    program = tiled_matmul("trn2")
+    monkeypatch.setattr(executor, "compile_program", counted)
+    nkirt.execute(program, timing_only=True)
+    nkirt.execute(program, timing_only=True)
+    assert compiled == ["matmul"]

@@ -12,6 +12,7 @@ bytes into a reservation of the core's HBM-side DMA rate (shared by everything).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from math import ceil, gcd
 
 from nkirt.cost.shapes import InstructionShape
@@ -73,19 +74,28 @@ class DmaPlan:
             busy = (share + elements * self.element_overhead_bytes) * self.ns_per_byte
             chunks = tuple((engine, busy) for engine in range(DMA_ENGINES))
         else:
-            counts: dict[int, int] = {}
-            for i in range(self.partitions):
-                engine = (first_partition + i * self.partition_step) // PARTITIONS_PER_DMA_ENGINE
-                counts[engine % DMA_ENGINES] = counts.get(engine % DMA_ENGINES, 0) + 1
             per_partition = (
                 self.partition_bytes + self.partition_elements * self.element_overhead_bytes
             )
             chunks = tuple(
                 (engine, count * per_partition * self.ns_per_byte)
-                for engine, count in sorted(counts.items())
+                for engine, count in _partitions_per_engine(
+                    first_partition, self.partitions, self.partition_step
+                )
             )
         self._cache[first_partition] = chunks
         return chunks
+
+
+@cache
+def _partitions_per_engine(first: int, partitions: int, step: int) -> tuple[tuple[int, int], ...]:
+    """(DMA engine, partitions it moves) of a transfer of `partitions` SBUF partitions from
+    `first` on, `step` apart, by engine (a program has few distinct ones)."""
+    counts: dict[int, int] = {}
+    for i in range(partitions):
+        engine = (first + i * step) // PARTITIONS_PER_DMA_ENGINE
+        counts[engine % DMA_ENGINES] = counts.get(engine % DMA_ENGINES, 0) + 1
+    return tuple(sorted(counts.items()))
 
 
 def dma_plan(inst: InstructionShape, table: TargetTable) -> DmaPlan:
