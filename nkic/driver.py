@@ -125,8 +125,10 @@ def compile_core(
     *,
     grid: tuple[int, ...] = (),
     nki: str | None = None,
+    memo=None,
 ) -> CompileResult:
-    """The program of physical core `core[0]` of a launch of degree `core[1]`."""
+    """The program of physical core `core[0]` of a launch of degree `core[1]`; `memo` (a
+    `LoopMemo`) is shared by the cores of a launch."""
     from .backend import write_neff
     from .frontend import specialise
     from .frontend.entry import file_language
@@ -147,6 +149,7 @@ def compile_core(
         core=core,
         grid=grid,
         language=nki,
+        memo=memo,
     )
     language = file_language(path, nki)
     rules = language.rules

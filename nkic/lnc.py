@@ -56,11 +56,23 @@ def _launch(
     nki: str | None = None,
 ) -> tuple[list[CompileResult], list[Diagnostic]]:
     """Each core's compilation, and the diagnostics of the checks across cores."""
+    from .frontend.interp.state import LoopMemo
     from .passes.checks.cross_core import check_cores
 
+    memo = LoopMemo()  # a loop that must be unrolled on one core is not attempted on the next
     results = [
         compile_core(
-            path, kernel, args, target, dump_after, dump, emit, unroll_all, (c, lnc), nki=nki
+            path,
+            kernel,
+            args,
+            target,
+            dump_after,
+            dump,
+            emit,
+            unroll_all,
+            (c, lnc),
+            nki=nki,
+            memo=memo,
         )
         for c in range(lnc)
     ]

@@ -191,6 +191,60 @@ def exact_skip(
     merged: bool,
     p_first: bool,
 ) -> Affine | int | None:
+    """`_exact_skip`, remembered by the shape of the question: the loops' bounds, the regions
+    with loop variables named by their position and offsets relative to each other (the
+    answer depends only on the difference of the two accesses). The same pair of accesses in
+    every execution of an outer loop that was unrolled asks the same question."""
+    names: dict[str, str] = {}
+    for i, lp in enumerate(c_loops):
+        names[lp.var] = f"c{i}"
+    for k, lp in enumerate(p_loops):
+        names.setdefault(lp.var, f"p{k}")
+    try:
+        key = (
+            tuple((lp.start, lp.stop, lp.step) for lp in c_loops),
+            tuple((names[lp.var], lp.start, lp.stop, lp.step) for lp in p_loops),
+            x.part.const - y.part.const,
+            x.free.const - y.free.const,
+            *(tuple((names[v], c) for v, c in a.terms) for a in (x.part, x.free, y.part, y.free)),
+            (x.part_lo, x.part_hi, x.free_lo, x.free_hi, y.part_lo, y.part_hi, y.free_lo),
+            (y.free_hi, carry, distance, merged, p_first),
+        )
+    except KeyError:  # a variable of no enclosing loop: ask directly
+        return _exact_skip(x, c_loops, y, p_loops, carry, distance, merged, p_first)
+    if key in _SKIPS:
+        found = _SKIPS[key]
+        if not isinstance(found, Affine):
+            return found
+        real = {f"c{i}": lp.var for i, lp in enumerate(c_loops)}
+        return Affine(found.const, {real[v]: c for v, c in found.terms})
+    out = _exact_skip(x, c_loops, y, p_loops, carry, distance, merged, p_first)
+    if len(_SKIPS) >= _MAX_SKIPS:
+        _SKIPS.clear()
+    if isinstance(out, Affine):
+        if any(v not in names or not names[v].startswith("c") for v in out.vars):
+            return out
+        _SKIPS[key] = Affine(out.const, {names[v]: c for v, c in out.terms})
+    else:
+        _SKIPS[key] = out
+    return out
+
+
+#: `exact_skip` answers by the shape of their question (bounded: cleared when full)
+_SKIPS: dict[tuple, Affine | int | None] = {}
+_MAX_SKIPS = 200_000
+
+
+def _exact_skip(
+    x: Region,
+    c_loops: tuple[Loop, ...],
+    y: Region,
+    p_loops: tuple[Loop, ...],
+    carry: int,
+    distance: int,
+    merged: bool,
+    p_first: bool,
+) -> Affine | int | None:
     """The skip of the wait for the latest producer instance that may conflict, or None when
     it is not affine (or not provably safe).
 

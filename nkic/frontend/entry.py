@@ -22,6 +22,7 @@ from .args import (
     tensor_places,
     tensor_spec_of,
 )
+from .interp.state import LoopMemo
 from .language import Language
 from .loader import Loader, def_loc, other_kernel_forms
 from .specialiser import Frame, Specialiser
@@ -96,6 +97,7 @@ def specialise(
     language: Language | str | None = None,
     core: tuple[int, int] = (0, 1),
     grid: tuple[int, ...] = (),
+    memo: LoopMemo | None = None,
 ) -> Kernel | None:
     """Specialise `kernel` of the file at `path` for `args`; None if errors were reported.
 
@@ -105,7 +107,9 @@ def specialise(
     `language` is the NKI version (a `Language` or its name, default: `languages.DEFAULT`).
     `core` is (physical core, LNC degree): the program of that core of the launch.
     `grid` is a Beta 1 SPMD launch grid (`kernel[2, 2]`): its programs run one after another
-    on one NeuronCore, so the Kernel holds every program's instructions in grid order."""
+    on one NeuronCore, so the Kernel holds every program's instructions in grid order.
+    `memo` records the loop sites that must be unrolled; the cores of an LNC launch share one,
+    so that a loop whose symbolic attempt failed on one core is not attempted on the next."""
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)
@@ -117,15 +121,15 @@ def specialise(
     name = _choose_kernel(tree, file, kernel, sink, lang)
     if name is None:
         return None
-    unroll: set[tuple] = set()
+    memo = memo if memo is not None else LoopMemo()
+    restarts = 0
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:
         while True:
             run_sink = DiagnosticSink()
-            sp = Specialiser(
-                loader, run_sink, target, name, unroll_all, frozenset(unroll), language=lang
-            )
+            known = frozenset(memo.unroll)
+            sp = Specialiser(loader, run_sink, target, name, unroll_all, memo, language=lang)
             sp.kernel.core, sp.kernel.cores = core
             sp.grid = tuple(grid)
             bounds = loop_bounds.set(sp.affine_bounds)
@@ -134,10 +138,12 @@ def specialise(
                 break
             except RestartUnrolled as restart:
                 # a value from a symbolic loop has no single value after it: unroll that loop
-                if restart.loop in unroll or len(unroll) >= MAX_RESTARTS:
+                # (memo.unroll may have grown since this run started: attempts that failed)
+                restarts += 1
+                if restart.loop in known or restarts > MAX_RESTARTS:
                     _internal_error(run_sink, tree, file, name, "restart loop")
                     break
-                unroll.add(restart.loop)
+                memo.restart(restart.loop)
             finally:
                 loop_bounds.reset(bounds)
     finally:

@@ -89,6 +89,9 @@ class Rules:
     #: An `if` / `else` / `for` block is the scope of the tensors it defines (Beta 1,
     #: `beta1_scopes.py`).
     block_scoped_tensors: bool = False
+    #: `range` / `nl.static_range` / `nl.range` loops are kept as one sequential loop where
+    #: that is provably identical to unrolling them (Beta 1 always unrolls them).
+    symbolic_range: bool = True
 
 
 class Language:

@@ -6,6 +6,7 @@ decided by its language (`language.py`, `nki_surface.py`)."""
 from __future__ import annotations
 
 import difflib
+import functools
 
 from ..ir.core import Imm
 from ..ir.isa import ACTIVATIONS, ALU_OPS, ENUMS, INSTRUCTIONS
@@ -199,25 +200,23 @@ def buffer_predicate(names: tuple[str, ...]):
 def bind_isa(ip, name: str, args: list, kwargs: dict, call):
     """Bind a `nisa.<name>(...)` call by the catalogue and emit the instruction."""
     d = INSTRUCTIONS[name]
-    values: dict[str, object] = {}
-    nodes: dict[str, object] = {}
-    if len(args) > len(d.params):
+    names, by_name = _signature(name)
+    if len(args) > len(names):
         raise UserError(
             "err_type_error",
-            f"nisa.{name}() takes at most {len(d.params)} positional arguments "
+            f"nisa.{name}() takes at most {len(names)} positional arguments "
             f"but {len(args)} were given",
             call.node,
         )
-    for i, (p, v) in enumerate(zip(d.params, args)):
-        values[p.name] = v
-        nodes[p.name] = call.arg_node(i)
+    values: dict[str, object] = dict(zip(names, args))
     errors: list[UserError] = []
-    names = [p.name for p in d.params]
-    if "dtype" in kwargs and d.param("dtype") is None and d.param("dst") is not None:
+    if "dtype" in kwargs and "dtype" not in by_name and "dst" in by_name:
         kwargs = dict(kwargs)
         _removed_dtype(ip, name, kwargs.pop("dtype"), values.get("dst", kwargs.get("dst")), call)
+    unknown = False
     for k, v in kwargs.items():
-        if d.param(k) is None:
+        if k not in by_name:
+            unknown = True
             errors.append(
                 UserError(
                     "err_unexpected_keyword",
@@ -237,12 +236,13 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
             )
             continue
         values[k] = v
-        nodes[k] = call.arg_node(name=k)
     # a misspelt keyword (`val=` for `value=`) is reported once, not also as a missing argument
-    meant = {
-        m for k in kwargs if d.param(k) is None for m in difflib.get_close_matches(k, names, 1)
-    }
-    missing = [p.name for p in d.params if p.required and p.name not in {*values, *meant}]
+    given = values.keys()
+    if unknown:
+        given = given | {
+            m for k in kwargs if k not in by_name for m in difflib.get_close_matches(k, names, 1)
+        }
+    missing = [p.name for p in d.params if p.required and p.name not in given]
     if missing:
         errors.append(
             UserError(
@@ -257,7 +257,39 @@ def bind_isa(ip, name: str, args: list, kwargs: dict, call):
             err.loc = ip.loc(err.node)
             ip.report(err)
         raise errors[-1]
-    return emit_isa(ip, name, values, nodes, call)
+    return emit_isa(ip, name, values, _ArgNodes(call, names, len(args)), call)
+
+
+@functools.cache
+def _signature(name: str) -> tuple[list[str], dict]:
+    """(parameter names in order, parameters by name) of `nisa.<name>`."""
+    params = INSTRUCTIONS[name].params
+    return [p.name for p in params], {p.name: p for p in params}
+
+
+@functools.cache
+def _tile_params(name: str) -> tuple[str, ...]:
+    """The tile operands (inputs and outputs) of `nisa.<name>`."""
+    return tuple(p.name for p in INSTRUCTIONS[name].params if p.role in ("in", "out"))
+
+
+class _ArgNodes:
+    """The argument node of each parameter of a bound `nisa` call, found when a diagnostic
+    needs one (as `emit_isa`'s `nodes`)."""
+
+    __slots__ = ("call", "names", "n_positional")
+
+    def __init__(self, call, names: list[str], n_positional: int):
+        self.call = call
+        self.names = names
+        self.n_positional = n_positional
+
+    def get(self, name: str, default=None):
+        if name in self.names[: self.n_positional]:
+            return self.call.arg_node(self.names.index(name))
+        if name in self.call.kw_nodes:
+            return self.call.arg_node(name=name)
+        return default
 
 
 def _removed_dtype(ip, name: str, dtype, dst, call) -> None:
@@ -348,8 +380,7 @@ def emit_isa(ip, name: str, values: dict, nodes: dict, call):
             raise
     if name == "quantize_mx" and ip.language.rules.mx_scale == "ocp":
         attrs["scale_rule"] = "ocp"  # the group scale before NKI 0.5 (Rules.mx_scale)
-    tiles = tuple(p.name for p in d.params if p.role in ("in", "out"))
-    for part in ip.language.split_instruction(name, operands, tiles):
+    for part in ip.language.split_instruction(name, operands, _tile_params(name)):
         ip.emit(name, part, attrs, call)
     return None
 
@@ -504,19 +535,23 @@ def store_into(ip, dst: TensorView, value, call) -> None:
     )
 
 
+#: The attributes of a tensor that are values (the others are methods).
+_TENSOR_VALUES = {
+    "shape": lambda t: t.shape,
+    "dtype": lambda t: t.dtype,
+    "buffer": lambda t: BufferValue(t.buffer),
+    "strides": lambda t: t.strides,
+    "offset": lambda t: norm_int(t.offset),
+    "ndim": lambda t: len(t.pattern),
+    "size": lambda t: t.size,
+    "name": lambda t: t.tensor.label,
+}
+
+
 def tensor_attribute(ip, t: TensorView, name: str):
-    simple = {
-        "shape": lambda: t.shape,
-        "dtype": lambda: t.dtype,
-        "buffer": lambda: BufferValue(t.buffer),
-        "strides": lambda: t.strides,
-        "offset": lambda: norm_int(t.offset),
-        "ndim": lambda: len(t.pattern),
-        "size": lambda: t.size,
-        "name": lambda: t.tensor.label,
-    }
-    if name in simple:
-        return simple[name]()
+    simple = _TENSOR_VALUES.get(name)
+    if simple is not None:
+        return simple(t)
     if name not in ("is_indirect", "get_pattern"):
         t.static_only(f"NkiTensor.{name}")
 

@@ -19,7 +19,7 @@ from .interp.loops import Loops
 from .interp.modules import Modules
 from .interp.nki_binding import NkiBinding
 from .interp.objects import PythonObjects
-from .interp.state import Attempt, CallSite, Frame
+from .interp.state import Attempt, CallSite, Frame, LoopMemo
 from .interp.statements import Statements
 from .language import Language
 from .loader import Loader
@@ -40,17 +40,25 @@ class Specialiser(
         target: str,
         kernel_name: str,
         unroll_all: bool = False,
-        unroll_loops: frozenset = frozenset(),
+        memo: LoopMemo | None = None,
         language: Language | None = None,
     ):
         self.language = language or languages.DEFAULT
+        #: whether the language has its own handling of some `nl` / `nisa` calls
+        self.intercepts_calls = type(self.language).intercept_call is not Language.intercept_call
+        #: whether `obj[key]` on a tensor view means only what the base language says
+        self.plain_subscript = type(self.language).subscript is Language.subscript
+        self.plain_attribute = type(self.language).attribute is Language.attribute
+        #: whether no operator or comparison has a meaning of the language's own
+        self.plain_binop = type(self.language).binop is Language.binop
+        self.deprecations: dict[tuple[str, str], tuple | None] = {}  # of the names looked up
         self.loader = loader
         self.sink = sink
         self.target = target
         self.kernel = Kernel(kernel_name, target)
         self.builder = Builder(self.kernel)
         self.unroll_all = unroll_all
-        self.unroll_loops = unroll_loops  # (file, line, col) of loops that must be unrolled
+        self.memo = memo or LoopMemo()  # loop sites that must be unrolled, and why
         self.loop_keys: dict[str, tuple] = {}  # IR loop variable -> its loop's key
         self.output: list[str] = []  # compile-time print() output, written when done
         self.frames: list[Frame] = []

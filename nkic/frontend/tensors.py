@@ -86,11 +86,12 @@ class TensorView:
                 None,
                 "copy the rows with nisa.dma_copy into a tile, then use the tile",
             )
-        empty = (
-            [dim for dim, (_, num) in enumerate(self.pattern) if num == 0]
-            if any(num == 0 for _, num in self.pattern)
-            else None
-        )
+        for _, num in self.pattern:
+            if num == 0:
+                empty = [dim for dim, (_, num) in enumerate(self.pattern) if num == 0]
+                break
+        else:
+            empty = None
         if empty:
             raise UserError(
                 "err_tensor_access_out_of_bound",
@@ -152,8 +153,79 @@ class TensorView:
 
     # indexing -------------------------------------------------------------------------------
 
+    def _index_plain(self, key: tuple) -> TensorView | None:
+        """`index` for the most frequent keys: ints and slices of ints, all within bounds, on a
+        static view. None for anything else (`index` then takes its general path, which also
+        reports every error)."""
+        pattern = self.pattern
+        if len(key) > len(pattern):
+            return None
+        on_chip = self.tensor.on_chip
+        moved = 0
+        kept: list = []
+        dropped = dropped_step = -1  # position in `kept` and step of the last int-indexed
+        # free dim
+        n_dropped = 0
+        dim = 0
+        for item in key:
+            step, num = pattern[dim]
+            kind = type(item)
+            if kind is slice:
+                start, stop, sstep = item.start, item.stop, item.step
+                if start is None:
+                    start = 0
+                elif type(start) is not int:
+                    return None
+                elif start < 0:
+                    start += num
+                if stop is None:
+                    stop = num
+                elif type(stop) is not int:
+                    return None
+                elif stop < 0:
+                    stop += num
+                if sstep is None:
+                    sstep = 1
+                elif type(sstep) is not int or sstep < 1 or (sstep != 1 and on_chip and not dim):
+                    return None
+                if not 0 <= start < stop <= num:
+                    return None
+                moved += start * step
+                kept.append((step * sstep, -((start - stop) // sstep)))
+            elif kind is int:
+                idx = item + num if item < 0 else item
+                if not 0 <= idx < num:
+                    return None
+                moved += idx * step
+                if on_chip and not dim:
+                    kept.append((step, 1))
+                else:
+                    dropped = len(kept)
+                    dropped_step = step
+                    n_dropped += 1
+                    kept.append(None)
+            else:
+                return None
+            dim += 1
+        kept += pattern[dim:]
+        if n_dropped:
+            if len(kept) - n_dropped < (2 if on_chip else 1):
+                kept[dropped] = (dropped_step, 1)
+            kept = [k for k in kept if k is not None]
+        view = TensorView.__new__(TensorView)
+        view.tensor = self.tensor
+        view.offset = self.offset + moved
+        view.pattern = tuple(kept)
+        view.dtype = self.dtype
+        view.dynamic = None
+        return view
+
     def index(self, key: tuple) -> TensorView:
         """`t[key]` for ints, slices, `nl.ds` and `...` (Language §7.1)."""
+        if self.dynamic is None:
+            plain = self._index_plain(key)
+            if plain is not None:
+                return plain
         if self.dynamic is not None:
             self.static_only("indexing")
         rank = len(self.pattern)
@@ -522,9 +594,13 @@ class TensorView:
                 raise UserError(
                     "err_invalid_view", f"ap: pattern entries are [step, num], got {pair!r}"
                 )
-            step, num = (norm_int(x) for x in pair)
-            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (step, num)):
-                raise UserError("err_invalid_view", "ap: pattern steps and sizes must be integers")
+            step, num = pair
+            if type(step) is not int or type(num) is not int:
+                step, num = norm_int(step), norm_int(num)
+                if not all(isinstance(x, int) and not isinstance(x, bool) for x in (step, num)):
+                    raise UserError(
+                        "err_invalid_view", "ap: pattern steps and sizes must be integers"
+                    )
             if num <= 0:
                 raise UserError(
                     "err_invalid_view", f"ap: pattern sizes must be positive, got {num}"

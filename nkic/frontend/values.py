@@ -49,6 +49,9 @@ class SymbolicAbort(Exception):
         super().__init__(reason)
         self.target = target
         self.reason = reason
+        #: loop values where a piece of the loop starts, when splitting it there would let
+        #: each piece stay symbolic (`Loops.run_symbolic`)
+        self.split: list | None = None
 
 
 class ReturnSignal(Exception):

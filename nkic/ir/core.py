@@ -313,6 +313,10 @@ class Loop(Op):
         self.mode = mode  # "affine" or "sequential"
         self.body = body
         self.loc = loc
+        #: a Python `range` loop kept as one loop because that is provably identical to
+        #: unrolling it: the language unrolls it, so checks that compare the control flow of
+        #: programs (the cores of an LNC launch) see it unrolled
+        self.python = False
 
     @property
     def trip_count(self) -> int:

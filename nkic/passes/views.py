@@ -103,15 +103,17 @@ class CheckHbmOffsets(Pass):
             if not isinstance(op, Inst):
                 continue
             ranges = loop_ranges(loops)
+            folded = {lp.var for lp in loops if lp.python}
             for name, ap in op.aps():
                 t = ap.tensor
                 if t.on_chip or not all(lp.trip_count for lp in loops):
                     continue
                 if ap.dynamic is not None:
                     last, why = t.size - 1, f"its {ap.dynamic.kind} offset is a 32-bit index"
-                elif ap.offset.terms:
+                elif any(v not in folded for v in ap.offset.vars):
                     # the loop adds its part to the access's base address in a 32-bit register
-                    moving = ap.offset - ap.offset.const
+                    # (a Python loop's part is folded into the constant, as it is unrolled)
+                    moving = Affine(0, {v: c for v, c in ap.offset.terms if v not in folded})
                     last = moving.bounds(ranges)[1]
                     last += sum(max(0, step * (n - 1)) for step, n in ap.pattern)
                     why = "the part the loop adds to the base address is computed in a 32-bit register"

@@ -14,9 +14,12 @@ rate it was given at every instant (its use of the engine becomes part of the co
 capacity profile), so fixing changes no other transfer's schedule, and later arrivals share
 only what it leaves.
 
-While every transfer has given all engines the same work at the same time (the usual case:
-`[128, x]` transfers spread evenly over the 16 engines), the engines are identical and only
-engine 0 is simulated (`shared`); the others copy it at the first transfer that differs.
+Engines that every transfer so far has given the same work at the same time are identical, and
+are simulated once: the engines are kept as classes of identical engines (`members`). All 16
+start in one class (the usual case: `[128, x]` transfers spread evenly over the 16 engines); a
+transfer that gives the members of a class different work splits it, each part continuing from
+a copy of the class's state (e.g. transfers of partitions 0..63 and of partition 0 alone leave
+three classes: engine 0, engines 1..7, engines 8..15).
 """
 
 from __future__ import annotations
@@ -95,6 +98,10 @@ class Share:
 
     def __lt__(self, other: Share) -> bool:  # pending shares are kept in ready order
         return self.ready < other.ready
+
+
+def _ready(share: Share) -> float:
+    return share.ready
 
 
 class Engine:
@@ -332,9 +339,9 @@ class DmaEngines:
         #: no transfer still to be submitted can be ready before this time
         self.horizon = horizon
         self.count = count
+        #: one Engine per class of identical engines, and the engines each stands for
         self.engines = [Engine()]
-        #: every engine has had the same shares as engine 0 (only engine 0 is kept)
-        self.shared = True
+        self.members: list[tuple[int, ...]] = [tuple(range(count))]
         self.busy_ns = 0.0
 
     def submit(self, ready: float, chunks, ring: int = 0) -> Transfer:
@@ -344,46 +351,44 @@ class DmaEngines:
         transfer = Transfer()
         if type(chunks) is float:
             self.busy_ns += chunks * self.count
-            if self.shared:
+            for k, engine in enumerate(self.engines):
                 share = Share(ready, chunks, transfer, ring)
-                self.engines[0].add(share)
-                transfer.shares.append((0, share))
-                return transfer
-            chunks = [(k, chunks) for k in range(self.count)]
-        else:
-            self.busy_ns += sum(work for _, work in chunks)
-            if self.shared and self.count > 1:
-                self._diverge()
-        for engine, work in chunks:
-            share = Share(ready, work, transfer, ring)
-            self.engines[engine].add(share)
-            transfer.shares.append((engine, share))
+                engine.add(share)
+                transfer.shares.append((k, share))
+            return transfer
+        self.busy_ns += sum(work for _, work in chunks)
+        work_of = dict(chunks)
+        for k in range(len(self.engines)):  # the classes before this transfer
+            parts: dict[float | None, list[int]] = {}
+            for engine in self.members[k]:
+                parts.setdefault(work_of.get(engine), []).append(engine)
+            # the class's state is copied for each further part before the new shares join
+            classes = [k] + [self._split(k) for _ in range(len(parts) - 1)]
+            for c, (work, engines) in zip(classes, parts.items()):
+                self.members[c] = tuple(engines)
+                if work is not None:
+                    share = Share(ready, work, transfer, ring)
+                    self.engines[c].add(share)
+                    transfer.shares.append((c, share))
         return transfer
 
-    def _diverge(self) -> None:
-        """Give every engine its own copy of engine 0's state."""
-        self.shared = False
-        first = self.engines[0]
-        self.engines += [first.copy() for _ in range(1, self.count)]
-        for share in first.pending:
-            for k in range(1, self.count):
-                twin = Share(share.ready, share.work, share.owner, share.ring)
-                self.engines[k].pending.append(twin)
-                share.owner.shares.append((k, twin))
-        for engine in self.engines[1:]:
-            engine.fresh = False
+    def _split(self, k: int) -> int:
+        """A new class of engines in the state of class `k` (its members set by the caller):
+        a copy of its committed profile, its pending shares copied onto their transfers."""
+        c = len(self.engines)
+        original = self.engines[k]
+        twin = original.copy()
+        for share in original.pending:
+            copy = Share(share.ready, share.work, share.owner, share.ring)
+            twin.pending.append(copy)
+            share.owner.shares.append((c, copy))
+        twin.fresh = False
+        self.engines.append(twin)
+        self.members.append(())
+        return c
 
     def completion(self, transfer: Transfer) -> float:
         """The transfer's provisional completion on the engines (the end of its last share)."""
-        if self.shared:
-            share = transfer.shares[0][1]
-            if not share.fixed:
-                engine = self.engines[0]
-                if not engine.fresh:
-                    engine.simulate()
-                if len(engine.pending) > SETTLE_AT or len(engine.times) > engine.prune_at:
-                    self._settle(engine)
-            return share.done
         done = 0.0
         for k, share in transfer.shares:
             if not share.fixed:
@@ -399,7 +404,7 @@ class DmaEngines:
     def fix(self, transfer: Transfer) -> float:
         """Fix the transfer's completion on the engines (an instruction waits for it)."""
         shares = transfer.shares
-        if len(shares) == 1:  # the engines are shared, or a resource of one
+        if len(shares) == 1:  # one class of engines (the usual case), or a resource of one
             k, share = shares[0]
             if not share.fixed:
                 self.engines[k].fix(share)
@@ -425,7 +430,9 @@ class DmaEngines:
         can be ready; drop the committed profile before that time."""
         cut = self.horizon()
         pending = engine.pending
-        for share in [s for s in pending if s.done <= cut]:
+        # (pending is in ready order, and a share ends no earlier than it is ready)
+        ready = bisect_right(pending, cut, key=_ready)
+        for share in [s for s in pending[:ready] if s.done <= cut]:
             engine.fix(share)
         if len(engine.times) > engine.prune_at:
             engine.prune(min(cut, pending[0].ready) if pending else cut)

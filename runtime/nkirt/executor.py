@@ -10,6 +10,7 @@ waits really order every conflicting access: by happens-before over the waits an
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib
 import math
 from collections import deque
@@ -171,7 +172,7 @@ class DynLoop:
 MAX_DYNAMIC_ITERATIONS = 1 << 20
 
 
-def _semantics_table() -> tuple[dict | None, str]:
+def semantics_table() -> tuple[dict | None, str]:
     """The instruction semantics of nkirt.isa, or None and why they cannot be loaded."""
     try:
         return importlib.import_module("nkirt.isa").SEMANTICS, ""
@@ -241,6 +242,43 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
     for inst in instructions:
         inst.history = deque(maxlen=depth[inst.index] + 1)
     return tree, instructions, per_queue
+
+
+#: What a run changes on the compiled instructions (everything else is fixed at load).
+RUN_STATE = ("history", "count", "busy_ns")
+_FIXED = tuple(name for name in StaticInstruction.__slots__ if name not in RUN_STATE)
+
+
+def fresh_copy(compiled: tuple) -> tuple:
+    """A copy of `compile_program`'s result for one run: new instructions and loops with
+    fresh run state (`RUN_STATE`, loop executions), sharing what a run only reads (access
+    patterns, costs, attributes). The program compiled at load is never run itself, so runs
+    of one program are independent, and a run's result keeps its own instructions."""
+    tree, instructions, per_queue = compiled
+    copies = []
+    for inst in instructions:
+        twin = StaticInstruction()
+        for name in _FIXED:
+            setattr(twin, name, getattr(inst, name))
+        twin.history = deque(maxlen=inst.history.maxlen)
+        twin.count, twin.busy_ns = 0, 0.0
+        copies.append(twin)
+    for twin in copies:
+        twin.waits = tuple((copies[producer.index], skip) for producer, skip in twin.waits)
+
+    def copy_nodes(nodes: list) -> list:
+        out = []
+        for node in nodes:
+            if type(node) is Loop:
+                out.append(Loop(node.var, node.values, copy_nodes(node.body), node.name))
+            elif type(node) is DynLoop:
+                body = copy_nodes(node.body)
+                out.append(dataclasses.replace(node, body=body, executions=0, runs=[]))
+            else:
+                out.append(copies[node.index])
+        return out
+
+    return copy_nodes(tree), copies, list(per_queue)
 
 
 def _instances_per_queue(inst: StaticInstruction, trips: int):
@@ -401,12 +439,12 @@ class Executor:
         #: What-if analysis: ignore the program's semaphore waits and wait instead for exactly
         #: the earlier accesses (any other queue) whose footprints conflict with this one's.
         self.ideal_waits = ideal_waits
-        semantics, why = _semantics_table()
+        semantics, why = semantics_table()
         if self.functional and semantics is None:
             raise RunError(f"instruction semantics (package nkirt.isa) are not available: {why}")
-        self.tree, self.instructions, self.remaining = compile_program(
-            program, self.table, semantics
-        )
+        # compiled when the program was loaded (nkirt.neff), else now
+        compiled = program.compiled or compile_program(program, self.table, semantics)
+        self.tree, self.instructions, self.remaining = fresh_copy(compiled)
         #: the latest completion of any instance issued so far (what a barrier waits for)
         self.latest = 0.0
         if self.functional:

@@ -21,7 +21,7 @@ from nkirt import limits as fmt
 from nkirt.cost import DMA_OPS, OPCODES, TENSOR_OPS
 from nkirt.cost.tables import PARTITIONS, PSUM_PARTITION_BYTES, TARGETS
 from nkirt.errors import NeffError, printable
-from nkirt.executor import compile_program
+from nkirt.executor import compile_program, semantics_table
 from nkirt.limits import DEFAULT, Limits, format_size
 from nkirt.program import QUEUES, Program, TensorInfo
 from nkirt.roles import is_output_operand
@@ -234,8 +234,9 @@ def _program(doc: Any, data: bytes, limits: Limits = DEFAULT) -> Program:
             f"one run would issue {instances:,} instruction instances, more than the limit of "
             f"{limits.max_instances:,} (raise it with --max-instances)"
         )
-    # per-instruction checks that need the access patterns and cost rules (operands present)
-    compile_program(program, TARGETS[target], None)
+    # per-instruction checks that need the access patterns and cost rules (operands present);
+    # runs start from this compiled form
+    program.compiled = compile_program(program, TARGETS[target], semantics_table()[0])
     return program
 
 

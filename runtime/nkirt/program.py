@@ -61,7 +61,8 @@ class TensorInfo:
 
 @dataclass
 class Program:
-    """A validated `.neff` program; `body` keeps the JSON node tree, checked against the schema."""
+    """A validated `.neff` program; `body` keeps the JSON node tree, checked against the schema
+    (runs use the form compiled from it at load, `compiled`)."""
 
     kernel: str
     target: str
@@ -83,6 +84,9 @@ class Program:
     #: Per entry of `outputs`: the view of it the kernel returned (view shape, element offset,
     #: element strides), or None for the whole tensor.
     output_views: list[tuple | None] = field(default_factory=list)
+    #: The instruction tree compiled when the program was loaded (`executor.compile_program`,
+    #: with the instruction semantics when they load); every run takes a `fresh_copy` of it.
+    compiled: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def instance_count(self) -> int:

@@ -36,7 +36,8 @@ def load(
 ) -> Program:
     """Read and validate a `.neff` from a path or its bytes; NeffError if it is malformed or
     exceeds `limits` (the program keeps them for its runs)."""
-    return read_neff(source, limits)
+    with without_cycle_collection():
+        return read_neff(source, limits)
 
 
 def _check_no_garbage(executors: list[Executor], name: str, tensor: TensorInfo) -> None:
@@ -91,8 +92,9 @@ def without_cycle_collection():
     """Python's cyclic garbage collector paused (compiles and runs use it). Both allocate
     millions of small objects freed by reference counting, so the collector's passes find
     nothing to free while each full pass walks every live object of the process: about a fifth
-    of a 100k-instruction compile, and of a timing-only run. Garbage with cycles is collected
-    once the collector runs again."""
+    of a 100k-instruction compile, and of a timing-only run; reading a large program's JSON and
+    building its profile allocate just as much. Garbage with cycles is collected once the
+    collector runs again."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -127,6 +129,18 @@ def execute(
     A run whose instructions turn finite inputs into Inf/NaN reports the first such instruction
     in `profile["warnings"]` (kind `non-finite`). numpy's floating-point warnings never escape.
     """
+    with without_cycle_collection():
+        return _execute(program, inputs, seed, timing_only, ideal_waits, exact_accumulation)
+
+
+def _execute(
+    program: Program,
+    inputs: dict[str, Any] | None,
+    seed: int,
+    timing_only: bool,
+    ideal_waits: bool,
+    exact_accumulation: bool,
+) -> RunResult:
     inputs = dict(inputs or {})
     known = {t.name for t in program.inputs}
     for name in inputs:
@@ -168,11 +182,7 @@ def execute(
             peer.memory.share(executor.memory)
     # The simulated matmuls are small (at most 128 x 128 x 512): one BLAS thread is fastest, and
     # several thrash when the machine is busy (25 ms instead of 0.5 ms per tile, measured).
-    with (
-        np.errstate(all="ignore"),
-        threadpool_limits(limits=1, user_api="blas"),
-        without_cycle_collection(),
-    ):
+    with np.errstate(all="ignore"), threadpool_limits(limits=1, user_api="blas"):
         if len(executors) > 1:
             Launch(executors).run()
         else:

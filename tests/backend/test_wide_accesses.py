@@ -15,7 +15,7 @@ from nkic.frontend import TensorSpec
 
 # Rounds of scatters (run-time rows: whole-tensor writes), plain row copies (exact writes
 # that hide what came before them in their buckets) and gathers (whole-tensor reads) on one
-# HBM tensor of 19 buckets, unrolled by Python's range.
+# HBM tensor of 19 buckets, in a Python range loop compiled unrolled (`unroll_all`).
 KERNEL = """
 import nki
 import nki.isa as nisa
@@ -66,7 +66,7 @@ def compiled(tmp_path_factory):
         "ids": TensorSpec((P, 1), "int32"),
         "values": TensorSpec((4 * P, D), "float32"),
     }
-    res = compile_file(str(path), "rounds", args, "trn2")
+    res = compile_file(str(path), "rounds", args, "trn2", unroll_all=True)
     assert res.neff is not None, [d.message for d in res.diagnostics]
     return res
 

@@ -221,10 +221,41 @@ def test_engines_that_diverge_keep_the_transfers_pending_on_all_of_them():
             if n in (3, 9):
                 s, x = pairs[n - 2]
                 assert shared.fix(s) == pytest.approx(each.fix(x))
-        assert not shared.shared
+        assert shared.members == [tuple(range(8)), tuple(range(8, 16))]
         for s, x in pairs:
             assert shared.completion(s) == pytest.approx(each.completion(x))
             assert shared.fix(s) == pytest.approx(each.fix(x))
+
+
+def test_classes_of_identical_engines_match_engines_kept_one_by_one_exactly():
+    """Transfers on all engines, on engines 0..7 and on engine 0 alone split the 16 engines
+    into three classes simulated once each; every completion is that of the same shares on
+    separately kept engines, to the last bit, with fixes interleaved."""
+    rng = random.Random(11)
+    for _ in range(20):
+        classes = DmaEngines(lambda: 0.0)
+        alone = [DmaEngines(lambda: 0.0, count=1) for _ in range(16)]
+        pairs = []
+        for n in range(30):
+            ready, work, ring = n * 15.0 + rng.uniform(0, 10), rng.uniform(5, 80), n % 4
+            engines = rng.choice([range(16), range(16), range(8), range(1)])
+            if len(engines) == 16 and rng.random() < 0.5:
+                chunks = work  # the same work on every engine
+            else:
+                chunks = [(k, work * (1 + k % 2 * (len(engines) < 16))) for k in engines]
+            one_by_one = [
+                (k, alone[k].submit(ready, w, ring))
+                for k, w in (((k, chunks) for k in range(16)) if type(chunks) is float else chunks)
+            ]
+            pairs.append((classes.submit(ready, chunks, ring), one_by_one))
+            if rng.random() < 0.3:
+                t, parts = pairs[rng.randrange(len(pairs))]
+                assert classes.fix(t) == max(alone[k].fix(p) for k, p in parts)
+        assert len(classes.engines) <= 4
+        for t, parts in pairs:
+            assert classes.completion(t) == max(alone[k].completion(p) for k, p in parts)
+            assert classes.fix(t) == max(alone[k].fix(p) for k, p in parts)
+        assert classes.busy_ns == pytest.approx(sum(e.busy_ns for e in alone))
 
 
 def test_a_remainder_below_the_clock_resolution_still_completes():

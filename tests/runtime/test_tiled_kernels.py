@@ -14,6 +14,10 @@ K_TILES = 4
 
 
 def tiled_matmul(target: str = "trn1") -> nkirt.Program:
+    return nkirt.load(tiled_matmul_kernel(target).neff())
+
+
+def tiled_matmul_kernel(target: str = "trn1") -> Kernel:
     """C[128, 512] = A[512, 128].T @ B[512, 512], K in 4 tiles accumulated in one PSUM bank;
     the first matmul is peeled because it overwrites (accumulate=False)."""
     k = Kernel(target, name="matmul")
@@ -48,7 +52,7 @@ def tiled_matmul(target: str = "trn1") -> nkirt.Program:
         )
     evict = k.inst("tensor_copy", "vector", {"dst": k.ap(tc), "src": k.ap(acc)}, waits=[(mm, 0)])
     k.dma(k.ap(c), k.ap(tc), waits=[(evict, 0)], queue="dma2")
-    return nkirt.load(k.neff())
+    return k
 
 
 def test_tiled_matmul_computes_the_product():
@@ -69,9 +73,10 @@ def test_tiled_matmul_profile_counts_every_instance():
 
 
 def test_dropping_the_war_wait_of_the_loop_is_a_missing_semaphore():
-    program = tiled_matmul()
-    load_a = program.body[3]["body"][0]
+    k = tiled_matmul_kernel()
+    load_a = k.body[3]["body"][0]
     load_a["waits"] = [[0, 0]]  # waits for its own previous instance only: races the matmul
+    program = nkirt.load(k.neff())
     with pytest.raises(
         nkirt.RuntimeFault,
         match=r"dma_copy at .* \[kt=1\] waits for nothing on "
@@ -155,3 +160,17 @@ def test_matmul_accumulate_unless_first_overwrites_on_the_first_iteration():
     xv = rng.standard_normal((128 * K_TILES, 64)).astype(np.float32)
     result = nkirt.execute(nkirt.load(k.neff()), {"w": wv, "x": xv})
     np.testing.assert_allclose(result.outputs["y"], wv.T @ xv, rtol=1e-4, atol=1e-3)
+
+
+def test_runs_of_one_loaded_program_are_independent():
+    # every run starts from the instructions compiled at load, with fresh counts and
+    # histories: a second run repeats the first exactly and leaves the first's result intact
+    program = tiled_matmul("trn2")
+    first = nkirt.execute(program, timing_only=True)
+    trace = first.trace()
+    second = nkirt.execute(program, timing_only=True)
+    assert second.profile == first.profile
+    assert second.records == first.records
+    assert first.trace() == trace
+    assert [i.count for i in first.instructions] == [1, 1, 1, 3, 3, 3, 1, 1]
+    assert first.instructions[0] is not second.instructions[0]

@@ -72,10 +72,8 @@ class Calls:
 
     def make_function(self, name: str, node) -> Function:
         refused = self.language.rules.unsupported_syntax
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Await) or (
-                isinstance(sub, (ast.Yield, ast.YieldFrom)) and type(sub) in refused
-            ):
+        for sub in _suspensions(node):
+            if isinstance(sub, ast.Await) or type(sub) in refused:
                 raise self.error_node(self.unsupported(sub), sub)
         fn = Function(name, node, self.scope, self.module)
         args = node.args
@@ -93,7 +91,7 @@ class Calls:
         args: list = []
         arg_nodes: list = []
         for a in node.args:
-            if isinstance(a, ast.Starred):
+            if type(a) is ast.Starred:
                 items = self.iterate(self.visit(a.value), a)
                 args += items
                 arg_nodes += [a] * len(items)
@@ -122,6 +120,21 @@ class Calls:
         return self.call(fn, args, kwargs, CallSite(node, arg_nodes, kw_nodes))
 
     def call(self, fn, args: list, kwargs: dict, call: CallSite):
+        kind = type(fn)
+        if kind is Function:
+            return self.call_function(fn, args, kwargs, call)
+        if kind is BoundMethod:
+            return self.call(fn.func, [fn.self_value, *args], kwargs, call)
+        if kind is Builtin and not self.intercepts_calls:
+            # the next case below, for the most frequent callee, without a dialect's hook
+            for v in args:
+                if type(v) is Poison:
+                    raise PoisonError()
+            if kwargs:
+                for v in kwargs.values():
+                    if type(v) is Poison:
+                        raise PoisonError()
+            return _int32_result(self.call_builtin(fn, args, kwargs, call), fn.name, args)
         if isinstance(fn, Poison):
             raise PoisonError()
         if isinstance(fn, Function):
@@ -224,6 +237,7 @@ class Calls:
         unless the body issues NKI instructions, which are refused rather than reordered."""
         yielded: list = []
         self.yield_buffers = [*getattr(self, "yield_buffers", []), yielded]
+        self.generator_attempts = [*getattr(self, "generator_attempts", []), len(self.attempts)]
         before = len(self.builder.block)
         try:
             self.exec_block(fn.node.body)
@@ -231,6 +245,7 @@ class Calls:
             pass
         finally:
             self.yield_buffers = self.yield_buffers[:-1]
+            self.generator_attempts = self.generator_attempts[:-1]
         if len(self.builder.block) != before:
             raise UserError(
                 "err_unsupported_syntax",
@@ -246,12 +261,14 @@ class Calls:
         buffers = getattr(self, "yield_buffers", [])
         if ast.Yield in self.language.rules.unsupported_syntax or not buffers:
             raise self.unsupported(node)
+        self.check_yield()
         buffers[-1].append(None if node.value is None else self.visit(node.value))
 
     def visit_YieldFrom(self, node: ast.YieldFrom):
         buffers = getattr(self, "yield_buffers", [])
         if ast.YieldFrom in self.language.rules.unsupported_syntax or not buffers:
             raise self.unsupported(node)
+        self.check_yield()
         value = self.visit(node.value)
         buffers[-1].extend(self.iterate(value, node.value))
 
@@ -356,3 +373,15 @@ def _is_generator(node: ast.AST) -> bool:
                 stack.extend(ast.iter_child_nodes(n))
         node._nkic_generator = cached
     return cached
+
+
+def _suspensions(node: ast.AST) -> list[ast.AST]:
+    """The `await`, `yield` and `yield from` nodes anywhere in a definition, in `ast.walk`
+    order (found once per definition: a nested `def` is made at every call of its parent)."""
+    found = getattr(node, "_nkic_suspensions", None)
+    if found is None:
+        found = [
+            sub for sub in ast.walk(node) if isinstance(sub, (ast.Await, ast.Yield, ast.YieldFrom))
+        ]
+        node._nkic_suspensions = found
+    return found

@@ -204,6 +204,10 @@ class Context:
                             return value
                         break
                     s = s.parent
+                else:  # in no scope: a builtin (`load_name`'s first case)
+                    found = self.builtins
+                    if name in found:
+                        return found[name]
         elif kind is ast.Constant:
             value = node.value
             if type(value) not in _UNSUPPORTED_CONSTANTS:

@@ -105,6 +105,12 @@ _DUNDER = {
 }
 
 
+#: Exact types that compare equal or unequal as in Python (`compare`'s fast path).
+_PLAIN_SCALARS = frozenset({bool, int, float, str, type(None)})
+#: Exact types whose truth value is Python's (`truth`'s fast path).
+_PLAIN_TRUTH = frozenset({bool, int, float, str, list, tuple, dict, type(None)})
+
+
 def _arith_ok(a, b) -> bool:
     num = (int, float)
     if isinstance(a, num) and isinstance(b, num):
@@ -174,7 +180,7 @@ class Expressions:
     def _elements(self, elts) -> list:
         out = []
         for e in elts:
-            if isinstance(e, ast.Starred):
+            if type(e) is ast.Starred:
                 out += self.iterate(self.visit(e.value), e)
             else:
                 out.append(self.visit(e))
@@ -208,14 +214,32 @@ class Expressions:
             )
 
     def visit_Slice(self, node: ast.Slice):
-        parts = [None if p is None else self.visit(p) for p in (node.lower, node.upper, node.step)]
-        return slice(*parts)
+        lower, upper, step = node.lower, node.upper, node.step
+        return slice(
+            None if lower is None else self.visit(lower),
+            None if upper is None else self.visit(upper),
+            None if step is None else self.visit(step),
+        )
 
     def visit_Subscript(self, node: ast.Subscript):
         return self.getitem(self.visit(node.value), self.visit(node.slice), node)
 
     def visit_Attribute(self, node: ast.Attribute):
-        return self.getattr(self.visit(node.value), node.attr, node)
+        base = node.value
+        if type(base) is ast.Name and not self.attempts:
+            # `visit`'s fast path for the name, inline: most attributes are read off a name
+            # (`nl.x`, `self.x`, `t.shape`)
+            name = base.id
+            s = self.frames[-1].scope
+            while s is not None:
+                found = s.vars
+                if name in found:
+                    obj = found[name]
+                    if type(obj) not in MARKED_VALUES:
+                        return self.getattr(obj, node.attr, node)
+                    break
+                s = s.parent
+        return self.getattr(self.visit(base), node.attr, node)
 
     def visit_IfExp(self, node: ast.IfExp):
         return self.visit(node.body) if self.condition(node.test) else self.visit(node.orelse)
@@ -288,7 +312,15 @@ class Expressions:
         raise self.unsupported(node)
 
     def visit_BinOp(self, node: ast.BinOp):
-        return self.binop(node.op, self.visit(node.left), self.visit(node.right), node=node)
+        left, right = node.left, node.right
+        # an int literal operand (`i * 128`, `n // 2`) without a call to `visit`
+        a = left.value if type(left) is ast.Constant and type(left.value) is int else None
+        if a is None:
+            a = self.visit(left)
+        b = right.value if type(right) is ast.Constant and type(right.value) is int else None
+        if b is None:
+            b = self.visit(right)
+        return self.binop(node.op, a, b, node=node)
 
     def binop(self, op: ast.operator, a, b, inplace: bool = False, node: ast.AST | None = None):
         if type(a) is int and type(b) is int and type(op) in _INT_BINOPS:
@@ -298,9 +330,10 @@ class Expressions:
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         sym = _BINOP_SYMBOLS.get(type(op), "?")
-        special = self.language.binop(self, sym, a, b, CallSite(node), inplace)
-        if special is not MISSING:
-            return special
+        if not self.plain_binop:
+            special = self.language.binop(self, sym, a, b, CallSite(node), inplace)
+            if special is not MISSING:
+                return special
         if isinstance(a, Register) or isinstance(b, Register):
             return registers.binop(self, sym, a, b, CallSite(node))
         if isinstance(a, TensorView) or isinstance(b, TensorView):
@@ -407,7 +440,11 @@ class Expressions:
                 result = (left is right) if isinstance(op, ast.Is) else (left is not right)
             else:
                 result = self.compare(op, left, right)
-                if getattr(result, "is_mask", False) and len(node.ops) == 1:
+                if (
+                    type(result) is not bool
+                    and getattr(result, "is_mask", False)
+                    and len(node.ops) == 1
+                ):
                     return result  # a Beta 1 mask predicate (`beta1_mask.py`)
             if not result:
                 return False
@@ -419,14 +456,22 @@ class Expressions:
             cmp = _CMPOPS.get(type(op))
             if cmp is not None:
                 return cmp(a, b)
+        elif self.plain_binop and type(a) in _PLAIN_SCALARS and type(b) in _PLAIN_SCALARS:
+            # what the general path below does with two plain scalars, without its checks
+            kind = type(op)
+            if kind is ast.Eq:
+                return a == b
+            if kind is ast.NotEq:
+                return a != b
         if isinstance(a, Poison) or isinstance(b, Poison):
             raise PoisonError()
         for v in (a, b):
             if isinstance(v, OpaqueModule):  # its value is unknown: no comparison can be right
                 raise opaque_error(v, None)
-        special = self.language.binop(self, type(op).__name__, a, b, CallSite(None))
-        if special is not MISSING:
-            return special
+        if not self.plain_binop:
+            special = self.language.binop(self, type(op).__name__, a, b, CallSite(None))
+            if special is not MISSING:
+                return special
         if (isinstance(a, Register) or isinstance(b, Register)) and None not in (a, b):
             return registers.binop(self, _CMP_SYMBOLS.get(type(op), "?"), a, b, CallSite(None))
         if isinstance(a, TensorView) or isinstance(b, TensorView):
@@ -442,6 +487,10 @@ class Expressions:
                     None,
                     "compare tensor metadata (t.shape, t.dtype) or use an ALU comparison op",
                 )
+        if self.attempts and (isinstance(a, Affine) or isinstance(b, Affine)):
+            decided = self.decide_compare(op, a, b)  # a plain `range` loop's variable
+            if decided is not None:
+                return decided
         a, b = self.deep_concrete(a), self.deep_concrete(b)
         if isinstance(op, (ast.In, ast.NotIn)):
             if isinstance(b, RangeValue):
@@ -484,6 +533,8 @@ class Expressions:
             raise UserError("err_type_error", str(e)) from None
 
     def truth(self, v) -> bool:
+        if type(v) in _PLAIN_TRUTH:
+            return bool(v)
         if isinstance(v, Poison):
             raise PoisonError()
         if isinstance(v, Affine):

@@ -5,6 +5,8 @@ conversions that force a symbolic value to be concrete."""
 from __future__ import annotations
 
 import ast
+import dataclasses
+import operator
 import types
 
 from ...ir.affine import Affine
@@ -37,6 +39,19 @@ from ..values import (
 from .state import MAX_ITERATIONS, Attempt
 
 _PLAIN = (int, float, bool, str, type(None))
+
+#: comparisons `decide_compare` decides, as `d op 0` for `d = a - b`
+_CMP = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+
+#: pieces a plain `range` loop is split into at most (`run_symbolic`), past which it unrolls
+MAX_PIECES = 8
 
 
 def _cell_full(cell) -> bool:
@@ -192,35 +207,58 @@ class Loops:
             return registers.run_for(self, node, iterable)
         if (
             isinstance(iterable, RangeValue)
-            and iterable.kind in ("affine", "sequential")
             and isinstance(node.target, ast.Name)
             and not self.unroll_all
-            and (self.module.file, node.lineno, node.col_offset) not in self.unroll_loops
             and self.in_kernel
             and self.lambda_depth == 0
             and len(iterable.as_range()) >= 2
-            and self.run_symbolic(node, iterable)
         ):
-            self.exec_block(node.orelse)
-            return
+            site = (self.module.file, node.lineno, node.col_offset)
+            mode = self._symbolic_mode(iterable.kind, site)
+            if mode is not None:
+                rest = self.run_symbolic(node, iterable, mode, site)
+                if rest is None:  # a `break` in an iteration run concretely
+                    return
+                if not rest:
+                    self.exec_block(node.orelse)
+                    return
+                iterable = dataclasses.replace(iterable, start=rest.start, stop=rest.stop)
         unrolled = None
         if isinstance(iterable, RangeValue) and iterable.kind == "affine" and self.in_kernel:
             name = node.target.id if isinstance(node.target, ast.Name) else "iteration"
             unrolled = UnrolledLoop(self.loop_header(node), name)
         for item in self._items(iterable, node.iter):
-            self._count_iteration(node)
-            self.assign(node.target, item)
-            try:
-                if unrolled is None:
-                    self.exec_block(node.body)
-                else:
-                    with self.builder.unrolled_iteration(unrolled, item):
-                        self.exec_block(node.body)
-            except BreakSignal:
+            if not self._iteration(node, item, unrolled):
                 return
-            except ContinueSignal:
-                continue
         self.exec_block(node.orelse)
+
+    def _iteration(self, node: ast.For, item, unrolled: UnrolledLoop | None = None) -> bool:
+        """One unrolled iteration of `node` for `item`; False when the body breaks."""
+        self._count_iteration(node)
+        self.assign(node.target, item)
+        try:
+            if unrolled is None:
+                self.exec_block(node.body)
+            else:
+                with self.builder.unrolled_iteration(unrolled, item):
+                    self.exec_block(node.body)
+        except BreakSignal:
+            return False
+        except ContinueSignal:
+            pass
+        return True
+
+    def _symbolic_mode(self, kind: str, site: tuple) -> str | None:
+        """The IR loop mode a loop of `kind` at `site` is attempted as; None to unroll it.
+        A plain `range` loop is attempted as a sequential loop (Python runs its iterations
+        in order), until its attempt at that site fails once."""
+        if site in self.memo.unroll:
+            return None
+        if kind in ("affine", "sequential"):
+            return kind
+        if self.language.rules.symbolic_range and not self.memo.plain_off:
+            return "sequential"
+        return None
 
     def _items(self, iterable, node: ast.AST):
         """The items a `for` loop runs over; an iterator is consumed one item per iteration,
@@ -237,18 +275,28 @@ class Loops:
         loc, end = self.loc(node), node.iter
         return Loc(loc.file, loc.line, loc.col, end.end_lineno, end.end_col_offset + 1, loc.stack)
 
-    def run_symbolic(self, node: ast.For, rv: RangeValue) -> bool:
-        """Run the body once with a symbolic induction variable inside one IR loop; False
-        (with every effect rolled back) when the loop has to be unrolled instead."""
+    def run_symbolic(
+        self, node: ast.For, rv: RangeValue, mode: str, site: tuple, pieces: int = 0
+    ) -> range | None:
+        """Run the body once with a symbolic induction variable inside one IR loop of `mode`.
+        Returns the iterations left to unroll: an empty range when the loop is done, the
+        whole range when it has to be unrolled (every effect of the attempt rolled back),
+        None when an iteration run concretely left the loop with `break`.
+
+        A plain `range` loop whose body compares the induction variable with a bound that
+        some iterations meet and others do not (`if i * 128 >= n: break`, `min(128, n - i *
+        128)`) is split at the iterations where the outcome changes: each piece is one loop
+        (or one concrete iteration) in which the comparison has a single value."""
         scope = self.scope
         att = Attempt(scope, dict(scope.vars), [f.scope for f in self.frames])
+        att.plain = plain = rv.kind not in ("affine", "sequential")
         block = self.builder.block
         start = len(block)
+        iterations = self.iterations
         self.attempts.append(att)
         try:
-            with self.builder.loop(
-                rv.start, rv.stop, rv.step, rv.kind, self.loop_header(node)
-            ) as iv:
+            with self.builder.loop(rv.start, rv.stop, rv.step, mode, self.loop_header(node)) as iv:
+                block[start].python = plain
                 att.var = iv.vars[0]
                 att.iterations = rv.as_range()
                 self.assign(node.target, iv)
@@ -263,25 +311,99 @@ class Loops:
             del block[start:]
             scope.vars.clear()
             scope.vars.update(att.snapshot)
+            if plain:  # iterations of loops unrolled inside the attempt are run again
+                self.iterations = iterations
             if abort.target is not att:
                 raise
-            return False
+            if abort.split and pieces + len(abort.split) <= MAX_PIECES:
+                return self._run_pieces(node, rv, mode, site, abort.split, pieces)
+            if plain:  # a plain loop is attempted once per site: most of them fail
+                self.memo.unroll.add(site)
+            return rv.as_range()
         self.attempts.pop()
         if not block[-1].body:
             del block[-1]
         for d in att.diags:
             self._emit_diag(d)
         last = rv.as_range()[-1]
-        key = (self.module.file, node.lineno, node.col_offset)
-        self.loop_keys[att.var] = key
+        self.loop_keys[att.var] = site
+        if plain:
+            self.memo.plain.add(site)
         for name in att.written:
             if name in scope.vars:
                 scope.vars[name] = self._after_loop(
-                    scope.vars[name], att, last, name, key, rv.kind == "affine"
+                    scope.vars[name], att, last, name, site, rv.kind == "affine"
                 )
         for outer in self.attempts:
             outer.tensors |= att.tensors
-        return True
+        return range(0)
+
+    def _run_pieces(
+        self, node: ast.For, rv: RangeValue, mode: str, site: tuple, split: list, pieces: int
+    ) -> range | None:
+        """The iterations of `rv` run as consecutive pieces that start at the values `split`:
+        a loop each, one concrete iteration for a piece of one."""
+        its = rv.as_range()
+        starts = [its.index(v) for v in split]
+        for lo, hi in zip([0, *starts], [*starts, len(its)]):
+            part = its[lo:hi]
+            if len(part) == 1:
+                if not self._iteration(node, part[0]):
+                    return None
+                continue
+            piece = dataclasses.replace(rv, start=part.start, stop=part.stop)
+            rest = self.run_symbolic(node, piece, mode, site, pieces + len(split))
+            if rest is None:
+                return None
+            if rest:  # unroll this piece's iterations and those after it
+                return range(rest.start, rv.stop, rv.step)
+        return range(0)
+
+    def decide_compare(self, op: ast.cmpop, a, b):
+        """`a op b` where one side is symbolic in the variable of a plain `range` loop being
+        attempted: its value when every iteration gives the same one; else the attempt is
+        split where the value changes. None when nothing can be decided (the caller makes
+        the operands concrete, which unrolls the loop)."""
+        if not all(isinstance(x, (int, Affine)) and not isinstance(x, bool) for x in (a, b)):
+            return None
+        d = Affine.of(a) - Affine.of(b)
+        if len(d.vars) != 1:
+            return None
+        (var,) = d.vars
+        att = next((x for x in self.attempts if x.var == var), None)
+        if att is None or not att.plain:
+            return None
+        cmp = _CMP.get(type(op))
+        if cmp is None:
+            return None
+        its, c, k = att.iterations, d.coeff(var), d.const
+        outcomes = [cmp(c * i + k, 0) for i in (its[0], its[-1])]
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            root, rem = divmod(-k, c)
+            if rem or root not in its:
+                return outcomes[0]
+            at = its.index(root)
+            split = [its[j] for j in (at, at + 1) if 0 < j < len(its)]
+        else:  # monotonic in the iteration: one change at most
+            if outcomes[0] == outcomes[1]:
+                return outcomes[0]
+            lo, hi = 0, len(its) - 1  # outcome(lo) is the first one, outcome(hi) the other
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if cmp(c * its[mid] + k, 0) == outcomes[0]:
+                    lo = mid
+                else:
+                    hi = mid
+            split = [its[hi]]
+        abort = SymbolicAbort(att, "a comparison on the loop variable changes between iterations")
+        abort.split = split
+        raise abort
+
+    def check_yield(self) -> None:
+        """Before a `yield`: Python yields once per iteration, so a symbolic loop body that
+        yields to a generator started outside it is unrolled."""
+        if len(self.attempts) > self.generator_attempts[-1]:
+            raise SymbolicAbort(self.attempts[-1], "the loop body yields")
 
     def _after_loop(self, v, att: Attempt, last: int, name: str, key: tuple, affine: bool = False):
         """The value a name bound in a symbolic loop body has after the loop: the last

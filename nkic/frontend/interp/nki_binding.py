@@ -34,7 +34,11 @@ class NkiBinding:
 
     def warn_deprecated(self, module: str, name: str, node: ast.AST | None) -> None:
         """A warning where a kernel uses a name its language version deprecates."""
-        found = self.language.deprecation(module, name)
+        key = (module, name)
+        try:
+            found = self.deprecations[key]
+        except KeyError:  # asked once per name: most names a kernel reads are not deprecated
+            found = self.deprecations[key] = self.language.deprecation(module, name)
         if found is not None:
             message, hint = found
             self._emit_diag(

@@ -224,6 +224,11 @@ class PythonObjects:
             attrs = obj.attrs
             if name in attrs:
                 return attrs[name]
+        elif type(obj) is TensorView and self.plain_attribute:
+            # the chain below finds nothing for a tensor until the language's attributes
+            value = self.language.attribute(self, obj, name)
+            if value is not MISSING:
+                return value
         elif isinstance(obj, Poison):
             raise PoisonError()
         if isinstance(obj, OpaqueModule):
@@ -235,7 +240,7 @@ class PythonObjects:
                     raise PoisonError()
                 if isinstance(value, Deferred):
                     raise value.use_error(node)
-                if obj.strict:
+                if obj.strict and self.deprecations.get((obj.name, name), True) is not None:
                     self.warn_deprecated(obj.name, name, node)
                 if isinstance(value, PerTarget):
                     return value.fn(self.target)
@@ -371,6 +376,13 @@ class PythonObjects:
         return getattr(obj, "_initialising", False)
 
     def getitem(self, obj, key, node: ast.AST | None = None):
+        if type(obj) is TensorView and self.plain_subscript:
+            # the most frequent: the case below without the language hook (NkiGrid only)
+            items = []
+            for k in key if type(key) is tuple else (key,):
+                kind = type(k)
+                items.append(k if kind is int or kind is slice else self._index_item(k))
+            return obj.index(tuple(items))
         if isinstance(obj, Poison) or isinstance(key, Poison):
             raise PoisonError()
         special = self.language.subscript(self, obj, key)

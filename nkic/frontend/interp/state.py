@@ -60,6 +60,36 @@ class Attempt:
     diags: list = field(default_factory=list)
     reachable: set | None = None
     iterations: range | None = None
+    #: a plain `range` loop (Python runs it; its comparisons on the variable may split it)
+    plain: bool = False
+
+
+@dataclass
+class LoopMemo:
+    """What specialising a kernel learnt about its loop sites, (file, line, column): kept
+    across restarts of its specialisation and shared by the cores of an LNC launch, so that a
+    plain `range` loop whose symbolic attempt failed is never attempted again."""
+
+    #: sites that must be unrolled: their attempt failed, or a value escaped from them
+    unroll: set = field(default_factory=set)
+    #: sites of plain `range` loops that were run symbolically
+    plain: set = field(default_factory=set)
+    #: restarts of the specialisation caused by values escaping plain `range` loops
+    plain_restarts: int = 0
+    #: past `MAX_PLAIN_RESTARTS` of them every plain `range` loop is unrolled
+    plain_off: bool = False
+
+    def restart(self, site: tuple) -> None:
+        """Specialisation starts over with `site` unrolled."""
+        self.unroll.add(site)
+        if site in self.plain:
+            self.plain_restarts += 1
+            self.plain_off = self.plain_restarts >= MAX_PLAIN_RESTARTS
+
+
+#: restarts caused by plain `range` loops before they are all unrolled: bounds the work spent
+#: on attempts at kernels where values keep escaping them
+MAX_PLAIN_RESTARTS = 4
 
 
 def opaque_error(obj: OpaqueModule, node: ast.AST | None) -> UserError:

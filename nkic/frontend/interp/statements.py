@@ -205,6 +205,8 @@ class Statements:
 
     def condition(self, test: ast.AST) -> bool:
         value = self.visit(test)
+        if type(value) is bool:  # the most frequent: a comparison's result
+            return value
         if is_index_value(value):
             raise UserError(
                 "err_control_flow_condition_depending_on_arange",

@@ -828,6 +828,7 @@ BETA1 = Beta1(
         shared_hbm_top_level=True,
         block_scoped_tensors=True,
         tile_augmented_assignment=True,
+        symbolic_range=False,
     ),
     package="neuronxcc.nki",
     kernel_decorators=ENTRY_POINTS,

@@ -85,7 +85,7 @@ def _api(opcode: str) -> str:
 
 def meetings(kernel: Kernel) -> list[Inst]:
     """The kernel's instructions that meet the other core (`core_barrier`, `sendrecv`)."""
-    return [op for op in kernel.instructions() if op.opcode in CROSS_CORE]
+    return [op for _, op in _as_unrolled(kernel.body) if getattr(op, "opcode", None) in CROSS_CORE]
 
 
 def check_single_core(kernel: Kernel, sink: DiagnosticSink) -> None:
@@ -164,7 +164,25 @@ def _meetings(kernels: list[Kernel], sink: DiagnosticSink) -> bool:
 
 
 def _skeleton(kernel: Kernel) -> list[tuple[int, Loop]]:
-    return [(len(outer), op) for op, outer in kernel.walk() if isinstance(op, Loop)]
+    return [(depth, op) for depth, op in _as_unrolled(kernel.body) if isinstance(op, Loop)]
+
+
+def _as_unrolled(ops: list, depth: int = 0):
+    """(nesting depth, op) of every op in program order, with the loops kept from Python
+    `range` loops (`Loop.python`) unrolled as the language unrolls them: the cores must agree
+    on the control flow the kernel has, not on how nkic chose to represent it."""
+    for op in ops:
+        if isinstance(op, Loop) and op.python:
+            inner = list(_as_unrolled(op.body, depth))
+            if any(
+                isinstance(o, Loop) or getattr(o, "opcode", None) in CROSS_CORE for _, o in inner
+            ):
+                for _ in range(op.trip_count):
+                    yield from inner
+            continue
+        yield depth, op
+        if isinstance(op, Loop):
+            yield from _as_unrolled(op.body, depth + 1)
 
 
 def _divergence(kernels: list[Kernel], sink: DiagnosticSink) -> bool:
