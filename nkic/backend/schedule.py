@@ -883,25 +883,32 @@ class _Index:
                 if lists is None:
                     seen.append((b, -1, {}))
                     continue
-                wids, writes, rids, reads = lists[:4]
+                wids, writes, rids, reads = lists[0], lists[1], lists[2], lists[3]
                 stop = -1
-                cover: list[tuple[int, int]] = []  # bytes of lo..hi the writes seen cover
                 end = bisect_left(wids, c.id)
-                for j in (
-                    range(end - 1, -1, -1)
-                    if small is None
-                    else _descending(lists[4].get(small, ()), lists[5], end)
-                ):
-                    if wids[j] < horizon:
-                        break
-                    p, pa = writes[j]
-                    # (`_boxes_meet` and `_covered`'s partition test, inline: the hot loop)
-                    b0, b1, b2, b3 = pa.box
-                    if a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3:
-                        earlier.add(p)
-                        if pa.exact and b0 <= a0 and a1 <= b1 and _covered(cover, pa, a, lo, hi):
-                            stop = p.id
+                # (the newest write before c is older than the horizon: nothing to look at)
+                if end and wids[end - 1] >= horizon:
+                    cover: list[tuple[int, int]] = []  # bytes of lo..hi the writes seen cover
+                    for j in (
+                        range(end - 1, -1, -1)
+                        if small is None
+                        else _descending(lists[4].get(small, ()), lists[5], end)
+                    ):
+                        if wids[j] < horizon:
                             break
+                        p, pa = writes[j]
+                        # (`_boxes_meet` and `_covered`'s partition test, inline: the hot loop)
+                        b0, b1, b2, b3 = pa.box
+                        if a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3:
+                            earlier.add(p)
+                            if (
+                                pa.exact
+                                and b0 <= a0
+                                and a1 <= b1
+                                and _covered(cover, pa, a, lo, hi)
+                            ):
+                                stop = p.id
+                                break
                 # (what lies below the horizon `_waits` passes over: as if a write there stopped
                 # the look-back, which the read look-back and the wide accesses only see as
                 # their own lower limit)
@@ -913,6 +920,10 @@ class _Index:
                 if not a.write:
                     continue
                 end = bisect_left(rids, c.id)
+                if not end or rids[end - 1] < stop:
+                    if after:
+                        _later(a, rids, reads, c.id, last, later)
+                    continue
                 for j in (
                     range(end - 1, -1, -1)
                     if small is None

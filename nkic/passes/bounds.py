@@ -96,8 +96,9 @@ class CheckBounds(Pass):
 
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         registers = None
-        # accesses outside loops at a constant pattern found in bounds: an unrolled kernel
-        # repeats its tiles' patterns
+        # accesses outside loops at a constant pattern found in bounds, by the tensor's
+        # buffer, shape and dtype (all the check reads of it): an unrolled kernel repeats its
+        # tiles' patterns, each iteration on tiles of its own
         clean: set[tuple] = set()
         for op, loops in kernel.walk():
             if isinstance(op, Inst) and runs(loops):
@@ -106,7 +107,15 @@ class CheckBounds(Pass):
                     if ap.dynamic is None:
                         fixed = not loops and not ap.offset.terms
                         if fixed:
-                            key = (id(ap.tensor), ap.offset.const, ap.pattern, ap.dtype)
+                            t = ap.tensor
+                            key = (
+                                t.buffer,
+                                t.shape,
+                                t.dtype,
+                                ap.offset.const,
+                                ap.pattern,
+                                ap.dtype,
+                            )
                             if key in clean:
                                 continue
                         if not self.check(op, operand, ap, by_var, ctx) and fixed:
