@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -117,7 +118,14 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console entry point: user errors are one line; an internal error is one line too."""
+    """Console entry point: user errors are one line; an internal error is one line too.
+
+    A command is one short process, so Python's cyclic garbage collector stays off for it:
+    compiling and running allocate millions of objects that reference counting frees, and the
+    collector's passes over the million long-lived IR and program objects find nothing to free
+    (16 % of compiling the largest NKI Library kernels). At exit the objects are frozen, so
+    the interpreter's final collection does not walk them either."""
+    gc.disable()
     try:
         cli(prog_name="nkic")
     except Exception as e:
@@ -129,6 +137,8 @@ def main() -> None:
             err=True,
         )
         sys.exit(EXIT_USAGE)
+    finally:
+        gc.freeze()
 
 
 _LNC_OPTION = click.option(
