@@ -162,3 +162,62 @@ def test_a_read_inside_the_last_whole_write_ignores_what_came_before(tmp_path):
     # the load covers columns 0..95 only: columns 96..127 still hold each core's own fill
     racy = _write(tmp_path, OVERWRITE.format(cover="0:96"))
     assert _codes(racy, a=nkic.TensorSpec(a.shape, "float32")) == ["nkic_lnc_shared_hbm_race"]
+
+
+#: Both cores compute the same product, accumulated over a `range` loop that nkic keeps as one
+#: loop, and store it whole; only core 0 first runs a loop that must be unrolled (`k * k`), so
+#: the two programs number their loops differently.
+SAME_PRODUCT_OVER_A_RANGE_LOOP = """
+@nki.jit
+def kernel(lhsT, rhs):
+    core = nl.program_id()
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+    side = nl.ndarray((2, 128, 512), nl.float32, buffer=nl.shared_hbm)
+    if core == 0:
+        for k in range(2):
+            t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+            nisa.memset(t, value=float(k * k))
+    acc = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+    for k in range(lhsT.shape[0] // 128):
+        a = nl.ndarray((128, 128), lhsT.dtype, buffer=nl.sbuf)
+        b = nl.ndarray((128, 512), rhs.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=a, src=lhsT[k * 128:(k + 1) * 128, :])
+        nisa.dma_copy(dst=b, src=rhs[k * 128:(k + 1) * 128, :])
+        nisa.nc_matmul(dst=acc, stationary=a, moving=b)
+    res = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    nisa.dma_copy(dst=out, src=res)
+    nisa.dma_copy(dst=side[core], src=res)
+    return out, side
+"""
+
+
+def test_the_same_product_over_a_range_loop_kept_as_one_loop_is_not_a_race(tmp_path):
+    rng = np.random.default_rng(1)
+    lhsT = rng.standard_normal((512, 128), dtype=np.float32)
+    rhs = rng.standard_normal((512, 512), dtype=np.float32)
+    path = _write(tmp_path, SAME_PRODUCT_OVER_A_RANGE_LOOP)
+    specs = {
+        "lhsT": nkic.TensorSpec(lhsT.shape, "float32"),
+        "rhs": nkic.TensorSpec(rhs.shape, "float32"),
+    }
+    assert _codes(path, **specs) == []
+    ir = nkic.compile(path, lhsT, rhs, lnc=2)
+    out, side = ir(lhsT, rhs)
+    want = lhsT.T.astype(np.float64) @ rhs.astype(np.float64)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(side[0], out)
+    np.testing.assert_array_equal(side[1], out)
+
+
+def test_a_range_loop_whose_product_depends_on_the_core_is_a_race(tmp_path):
+    # core 1 skips the first block of the sum: the stores to `out` differ
+    src = SAME_PRODUCT_OVER_A_RANGE_LOOP.replace(
+        "for k in range(lhsT.shape[0] // 128):", "for k in range(core, lhsT.shape[0] // 128):"
+    )
+    path = _write(tmp_path, src)
+    specs = {
+        "lhsT": nkic.TensorSpec((512, 128), "float32"),
+        "rhs": nkic.TensorSpec((512, 512), "float32"),
+    }
+    assert "nkic_lnc_shared_hbm_race" in _codes(path, **specs)

@@ -19,6 +19,8 @@ each core:
 * a read of a shared tensor (an input, an output or `nl.shared_hbm`) that some core writes:
   its bytes depend on the other core's progress;
 * the state a loop carries from one iteration to the next (tensors written in its body);
+  a Python `range` loop that nkic kept as one loop (`Loop.python`) is walked unrolled instead,
+  as the language runs it, so that its iterations are numbered exactly as unrolled code;
 * random numbers, and a reduction that continues the accumulator of an earlier instruction;
 * what a collective other than `all_reduce` / `all_gather` delivers.
 
@@ -32,6 +34,7 @@ across the cores: those are reported by their own check (`err_read_before_write`
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterator
 
@@ -59,7 +62,8 @@ class SameValues:
     """Value numbers of the writes of every core of one launch.
 
     `same(i, a, j, b)`: whether write access `a` of core `i` and `b` of core `j` store the same
-    values at the same places (same value number, same canonical destination pattern)."""
+    values at the same places (same value number, same canonical destination pattern), in
+    every execution of the instruction (one per iteration of the `range` loops around it)."""
 
     def __init__(self, kernels: list[Kernel], shared: list[dict[int, tuple]]):
         self._ids: dict[tuple, int] = {}
@@ -74,7 +78,7 @@ class SameValues:
             for name, ap in op.aps()
             if is_write(op.opcode, name) and id(ap.tensor) in shared[c]
         }
-        self.writes: list[dict[WriteKey, tuple]] = [{} for _ in kernels]
+        self.writes: list[dict[WriteKey, list[tuple]]] = [{} for _ in kernels]
         self._hist: list[dict[int, int]] = [{} for _ in kernels]
         self._last: dict[int, tuple] = {}  # history node -> (pattern, value) of its last write
         self._vars: list[dict[str, int]] = [{} for _ in kernels]
@@ -96,6 +100,16 @@ class SameValues:
         terms = tuple((names.get(v, v), c) for v, c in ap.offset.terms)
         dyn = str(ap.dynamic) if ap.dynamic is not None else None
         return (ap.offset.const, terms, ap.pattern, ap.dtype, dyn)
+
+    def _canon_attr(self, core: int, v):
+        """An attribute with the loop variables it names (`accumulate` over a loop) named by
+        their loop's place in the program: the cores may number their loops differently."""
+        if isinstance(v, str):
+            place = self._vars[core].get(v)
+            return v if place is None else ("loop", place)
+        if isinstance(v, tuple):
+            return tuple(self._canon_attr(core, x) for x in v)
+        return v
 
     def _initial(self, t: Tensor) -> int:
         if t.kind == "constant":
@@ -124,7 +138,7 @@ class SameValues:
 
     def _write(self, core: int, inst: Inst, name: str, ap: AccessPattern, value: int) -> None:
         canon = self._canon(core, ap)
-        self.writes[core][(inst.uid, name)] = (canon, value)
+        self.writes[core].setdefault((inst.uid, name), []).append((canon, value))
         t = ap.tensor
         if id(t) in self._shared[core]:
             return  # reads of a written shared tensor are the core's own anyway
@@ -135,13 +149,13 @@ class SameValues:
 
     # ---- one instruction ----------------------------------------------------------------
 
-    def _value(self, core: int, inst: Inst) -> int:
+    def _value(self, core: int, inst: Inst, env: dict[str, int]) -> int:
         if inst.opcode in RANDOM:
             return self._opaque(core)
         if inst.attrs.get("reduce_cmd", "idle") not in FRESH_REDUCE:
             return self._opaque(core)  # continues an accumulator an earlier instruction left
         reads = []
-        for name, ap in inst.aps():
+        for name, ap in _bound(inst.aps(), env):
             if not is_write(inst.opcode, name):
                 reads.append((name, self._canon(core, ap), self._read(core, ap)))
             elif _keeps_destination(inst):
@@ -153,13 +167,13 @@ class SameValues:
         imms = tuple(
             sorted((n, repr(o.value)) for n, o in inst.operands.items() if isinstance(o, Imm))
         )
-        attrs = tuple(sorted((k, repr(v)) for k, v in inst.attrs.items()))
+        attrs = tuple(sorted((k, repr(self._canon_attr(core, v))) for k, v in inst.attrs.items()))
         return self._term("inst", inst.opcode, inst.engine, attrs, imms, tuple(reads))
 
-    def _outputs(self, inst: Inst) -> list[tuple[str, AccessPattern]]:
+    def _outputs(self, inst: Inst, env: dict[str, int]) -> list[tuple[str, AccessPattern]]:
         if inst.opcode == "core_barrier":
             return []  # orders its tensor, writes nothing
-        return [(n, ap) for n, ap in inst.aps() if is_write(inst.opcode, n)]
+        return [(n, ap) for n, ap in _bound(inst.aps(), env) if is_write(inst.opcode, n)]
 
     # ---- the walk -----------------------------------------------------------------------
 
@@ -168,7 +182,11 @@ class SameValues:
         values of its sources and expects the values of its destinations back."""
         kernel = self._kernels[core]
         carried = _written_in_loops(kernel)
-        for op, _loops in kernel.walk():
+        names = self._vars[core]
+        for op, env in _unrolled(kernel.body, {}):
+            for var in env:
+                if var not in names:  # an unrolled loop's first iteration
+                    names[var] = len(names)
             if isinstance(op, Loop):
                 self._vars[core][op.var] = len(self._vars[core])
                 # what one iteration leaves for the next: this core's own
@@ -181,16 +199,18 @@ class SameValues:
             elif isinstance(op, Alloc):
                 self._hist[core].pop(id(op.result), None)
             elif isinstance(op, Inst):
-                outputs = self._outputs(op)
+                outputs = self._outputs(op, env)
                 if op.opcode in CROSS_CORE:
                     sources = [
-                        self._read(core, ap) for n, ap in op.aps() if not is_write(op.opcode, n)
+                        self._read(core, ap)
+                        for n, ap in _bound(op.aps(), env)
+                        if not is_write(op.opcode, n)
                     ]
                     values = yield op, sources
                     for (name, ap), value in zip(outputs, values):
                         self._write(core, op, name, ap, value)
                     continue
-                value = self._value(core, op)
+                value = self._value(core, op, env)
                 for name, ap in outputs:
                     self._write(core, op, name, ap, self._term("output", value, name))
 
@@ -212,7 +232,7 @@ class SameValues:
         """The values each core's destinations receive at one meeting."""
         n = len(insts)
         opcode = insts[0].opcode
-        outs = [len(self._outputs(i)) for i in insts]
+        outs = [len(self._outputs(i, {})) for i in insts]
         if opcode == "sendrecv":
             out = []
             for c, inst in enumerate(insts):
@@ -235,6 +255,31 @@ class SameValues:
             return False
         x, y = self.writes[i].get(a), self.writes[j].get(b)
         return x is not None and x == y
+
+
+def _unrolled(ops: list[Op], env: dict[str, int]) -> Iterator[tuple[Op, dict[str, int]]]:
+    """Every op in program order with the values of the enclosing `range` loops nkic kept as
+    one loop (`Loop.python`), which are walked once per iteration; other loops are yielded
+    (their variables stay symbolic) and walked once."""
+    for op in ops:
+        if isinstance(op, Loop) and op.python and not isinstance(op, DynLoop):
+            for i in range(op.trip_count):
+                yield from _unrolled(op.body, {**env, op.var: op.start + i * op.step})
+            continue
+        yield op, env
+        if isinstance(op, Loop):
+            yield from _unrolled(op.body, env)
+
+
+def _bound(aps, env: dict[str, int]):
+    """(name, pattern) with the variables of unrolled loops replaced by their values."""
+    if not env:
+        yield from aps
+        return
+    for name, ap in aps:
+        if any(v in env for v, _ in ap.offset.terms):
+            ap = dataclasses.replace(ap, offset=ap.offset.substitute(env))
+        yield name, ap
 
 
 def _hull(ap: AccessPattern) -> list[tuple[int, int]] | None:
