@@ -125,8 +125,9 @@ class Calls:
             return self.call_function(fn, args, kwargs, call)
         if kind is BoundMethod:
             return self.call(fn.func, [fn.self_value, *args], kwargs, call)
-        if kind is Builtin and not self.intercepts_calls:
-            # the next case below, for the most frequent callee, without a dialect's hook
+        if (kind is Builtin or kind is IsaInstr or kind is NlOp) and not self.intercepts_calls:
+            # the most frequent callees: the cases below for a builtin (the next) and an NKI
+            # API (the last), without a dialect's hook and the cases between
             for v in args:
                 if type(v) is Poison:
                     raise PoisonError()
@@ -134,16 +135,8 @@ class Calls:
                 for v in kwargs.values():
                     if type(v) is Poison:
                         raise PoisonError()
-            return _int32_result(self.call_builtin(fn, args, kwargs, call), fn.name, args)
-        if (kind is IsaInstr or kind is NlOp) and not self.intercepts_calls:
-            # the last case below for an NKI API, without the dialect hook and the cases between
-            for v in args:
-                if type(v) is Poison:
-                    raise PoisonError()
-            if kwargs:
-                for v in kwargs.values():
-                    if type(v) is Poison:
-                        raise PoisonError()
+            if kind is Builtin:
+                return _int32_result(self.call_builtin(fn, args, kwargs, call), fn.name, args)
             self.check_nki_context(f"nisa.{fn.name}" if kind is IsaInstr else f"nl.{fn.name}", call)
             return self.language.call_api(self, fn, args, kwargs, call)
         if isinstance(fn, Poison):
