@@ -9,6 +9,15 @@ import numpy as np
 import pytest
 
 import nkic
+from nkic.frontend.interp import loops
+
+
+@pytest.fixture(autouse=True)
+def _range_loops_kept_from_the_start(monkeypatch):
+    """Plain `range` loops are attempted as symbolic loops only past `PLAIN_AFTER` unrolled
+    iterations; these small kernels exercise that form from their first loop."""
+    monkeypatch.setattr(loops, "PLAIN_AFTER", 0)
+
 
 HEADER = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n"
 

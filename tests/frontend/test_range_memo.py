@@ -4,9 +4,19 @@ other core of an LNC launch), and restarts caused by values escaping plain loops
 
 from __future__ import annotations
 
+import pytest
+
 from nkic.diagnostics import DiagnosticSink
 from nkic.frontend import TensorSpec, specialise
 from nkic.frontend.interp import loops, state
+
+
+@pytest.fixture(autouse=True)
+def _range_loops_kept_from_the_start(monkeypatch):
+    """Plain `range` loops are attempted as symbolic loops only past `PLAIN_AFTER` unrolled
+    iterations; these small kernels exercise that form from their first loop."""
+    monkeypatch.setattr(loops, "PLAIN_AFTER", 0)
+
 
 HEADER = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n"
 

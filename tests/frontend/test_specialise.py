@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from nkic.frontend.interp import loops as interp_loops
 from nkic.ir.affine import Affine
 from nkic.ir.core import Alloc, Imm, Inst, Loop
 from nkic.ir.parser import parse_kernel
@@ -76,15 +77,24 @@ def test_loop_structure_symbolic_kernel():
 
 def test_loops_that_need_concrete_values_are_unrolled():
     k = compile_ok("loops.py", "must_unroll", x=spec((128, 512)))
-    # only the static_range and range loops stay loops: sequential, marked as Python loops
+    assert not loops(k)
+    values = [i.attrs["value"] for i in k.instructions() if i.opcode == "memset"]
+    assert values == [0.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0, 5.0, 5.0]
+    offsets = [i.operands["dst"].offset.const for i in k.instructions() if i.opcode == "memset"]
+    assert offsets[:6] == [0, 128, 0, 128, 0, 64]
+
+
+def test_range_loops_of_a_large_kernel_stay_loops(monkeypatch):
+    # past PLAIN_AFTER unrolled iterations (here from the start) the static_range and range
+    # loops stay loops: sequential, marked as Python loops
+    monkeypatch.setattr(interp_loops, "PLAIN_AFTER", 0)
+    k = compile_ok("loops.py", "must_unroll", x=spec((128, 512)))
     assert [(lp.mode, lp.python, lp.trip_count) for lp in loops(k)] == [
         ("sequential", True, 2),
         ("sequential", True, 2),
     ]
     values = [i.attrs["value"] for i in k.instructions() if i.opcode == "memset"]
     assert values == [0.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 5.0]
-    offsets = [i.operands["dst"].offset.const for i in k.instructions() if i.opcode == "memset"]
-    assert offsets[:6] == [0, 128, 0, 128, 0, 64]
 
 
 def test_nested_loops_unroll_only_where_needed():

@@ -10,8 +10,16 @@ import pytest
 import nkic
 from nkic import driver
 from nkic.frontend import TensorSpec
+from nkic.frontend.interp import loops
 
 from .harness import rand, run
+
+
+@pytest.fixture(autouse=True)
+def _range_loops_kept_from_the_start(monkeypatch):
+    """Plain `range` loops are attempted as symbolic loops only past `PLAIN_AFTER` unrolled
+    iterations; these small kernels exercise that form from their first loop."""
+    monkeypatch.setattr(loops, "PLAIN_AFTER", 0)
 
 
 @pytest.mark.parametrize(("width", "loops"), [(250, 1), (256, 1), (200, 1)])

@@ -44,9 +44,9 @@ def must_unroll(x):
         nisa.memset(dst=t[:, nl.ds(i * i * 128, 128)], value=2.0)
     for i in nl.affine_range(2):  # needs a concrete int
         nisa.memset(dst=t[:, nl.ds(min(i, 1) * 64, 64)], value=3.0)
-    for i in nl.static_range(2):  # Python semantics, kept as one sequential loop
+    for i in nl.static_range(2):  # always unrolled
         nisa.memset(dst=t[:, nl.ds(i * 64, 64)], value=4.0)
-    for i in range(2):  # likewise
+    for i in range(2):  # always unrolled
         nisa.memset(dst=t[:, nl.ds(i * 64, 64)], value=5.0)
     last = -1
     for i in nl.affine_range(4):  # symbolic; i is 3 after the loop
