@@ -69,6 +69,7 @@ class Specialiser(
         self.in_kernel = False
         self.lambda_depth = 0
         self.iterations = 0
+        self.plain_loops = 0  # plain `range` loops kept as loops (loops.MAX_PLAIN_LOOPS)
         self.modules: dict[str, object] = {}
         self.module_by_file: dict[str, SourceModule] = {}
         self.builtins = pylib.python_builtins()

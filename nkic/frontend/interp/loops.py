@@ -274,7 +274,7 @@ class Loops:
             self.language.rules.symbolic_range
             and self.iterations >= PLAIN_AFTER
             and not self.memo.plain_off
-            and getattr(self, "plain_loops", 0) < MAX_PLAIN_LOOPS
+            and self.plain_loops < MAX_PLAIN_LOOPS
         ):
             return "sequential"
         return None
@@ -348,7 +348,7 @@ class Loops:
         self.loop_keys[att.var] = site
         if plain:
             self.memo.plain.add(site)
-            self.plain_loops = getattr(self, "plain_loops", 0) + 1
+            self.plain_loops += 1
         for name in att.written:
             if name in scope.vars:
                 scope.vars[name] = self._after_loop(
