@@ -53,8 +53,6 @@ class _Item:
     start: int = -1
     end: int = -1
     span: tuple[int, int] = (0, 0)
-    #: the live range of every execution: the span of its outermost loop, else (start, end)
-    outer: tuple[int, int] = (0, 0)
     executions: int = 1
     #: an operand of an instruction with tensor indirection, whose start-partition rules
     #: relate its operands: placed at partition 0 (the rules then hold by the views alone)
@@ -265,7 +263,6 @@ def _collect(kernel: Kernel) -> list[_Item]:
         if t in kernel.returns:
             item.end = end_of_kernel
         item.span = spans[item.loops[-1]] if item.loops else (item.start, item.end)
-        item.outer = spans[item.loops[0]] if item.loops else (item.start, item.end)
     return sorted(items.values(), key=lambda it: (it.order, it.start))
 
 
@@ -284,9 +281,11 @@ def _chains(items: list[_Item]) -> list[_Item]:
     A symbolic loop's body is chained as its unrolled form would be: first the tensors of
     one execution of the body (an unrolled loop inside it), then, across the program, such
     a group (a segment: m tensors, each allocated once per execution) with the site's other
-    segments and loop-free tiles, the group standing for its whole outermost loop. A
-    segment's tensors take the slots the fully unrolled program gives their tiles where a
-    tensor can hold them (`_segment_slots`)."""
+    segments and loop-free tiles. A group is live from its first tensor's first use to its
+    last tensor's last use, as the unrolled tiles of its first and last executions are (the
+    executions in between add nothing the chain's slots do not cover). A segment's tensors
+    take the slots the fully unrolled program gives their tiles where a tensor can hold
+    them (`_segment_slots`)."""
     by_body: dict[tuple, list[_Item]] = {}
     for it in items:
         t = it.tensor
@@ -299,7 +298,7 @@ def _chains(items: list[_Item]) -> list[_Item]:
             groups.extend((it.start, it.end, (it,)) for it in body)
             continue
         for body_chain in _site_chains(body, lambda it: (it.start, it.end)):
-            groups.append((*body_chain[0].outer, tuple(body_chain)))
+            groups.append((body_chain[0].start, body_chain[-1].end, tuple(body_chain)))
     groups.sort(key=lambda g: (g[2][0].order, g[0]))
     found = []
     for chain in _site_chains(groups, lambda g: (g[0], g[1])):
