@@ -281,11 +281,12 @@ def _chains(items: list[_Item]) -> list[_Item]:
     A symbolic loop's body is chained as its unrolled form would be: first the tensors of
     one execution of the body (an unrolled loop inside it), then, across the program, such
     a group (a segment: m tensors, each allocated once per execution) with the site's other
-    segments and loop-free tiles. A group is live from its first tensor's first use to its
-    last tensor's last use, as the unrolled tiles of its first and last executions are (the
-    executions in between add nothing the chain's slots do not cover). A segment's tensors
-    take the slots the fully unrolled program gives their tiles where a tensor can hold
-    them (`_segment_slots`)."""
+    segments and loop-free tiles, when no loop encloses both (the groups of two nested
+    loops' bodies interleave: they chain no further). A group is live from its first
+    tensor's first use to its last tensor's last use, as the unrolled tiles of its first and
+    last executions are (the executions in between add nothing the chain's slots do not
+    cover). A segment's tensors take the slots the fully unrolled program gives their tiles
+    where a tensor can hold them (`_segment_slots`)."""
     by_body: dict[tuple, list[_Item]] = {}
     for it in items:
         t = it.tensor
@@ -301,7 +302,7 @@ def _chains(items: list[_Item]) -> list[_Item]:
             groups.append((body_chain[0].start, body_chain[-1].end, tuple(body_chain)))
     groups.sort(key=lambda g: (g[2][0].order, g[0]))
     found = []
-    for chain in _site_chains(groups, lambda g: (g[0], g[1])):
+    for chain in _site_chains(groups, lambda g: (g[0], g[1]), _one_after_the_other):
         members = tuple(m for _, _, group in chain for m in group)
         if len(members) < 2:
             continue  # one tensor: a symbolic loop's tile rotates by itself
@@ -323,9 +324,16 @@ def _chains(items: list[_Item]) -> list[_Item]:
     return found
 
 
-def _site_chains(units: list, interval) -> list[list]:
+def _one_after_the_other(last: tuple, group: tuple) -> bool:
+    """Do the tiles of `group` follow every tile of `last` (no loop encloses both)? Groups
+    of the bodies of two nested loops interleave: they do not chain."""
+    return not set(last[2][0].loops) & set(group[2][0].loops)
+
+
+def _site_chains(units: list, interval, follows=None) -> list[list]:
     """`units` (in program order) split into the chains of each site by least recently
-    freed (`_chains`); `interval(unit)` is its live range."""
+    freed (`_chains`); `interval(unit)` is its live range, and a unit joins a chain only if
+    `follows(its last unit, unit)` (when given)."""
     # per site: its chains, and a heap of (last member's end, chain number)
     sites: dict[tuple, tuple[list[list], list[tuple[int, int]]]] = {}
     for u in units:
@@ -334,7 +342,7 @@ def _site_chains(units: list, interval) -> list[list]:
         key = (it.loc, t.buffer, t.num_partitions, t.bytes_per_partition)
         start, end = interval(u)
         chains, free = sites.setdefault(key, ([], []))
-        if free and free[0][0] < start:
+        if free and free[0][0] < start and (follows is None or follows(chains[free[0][1]][-1], u)):
             n = heappop(free)[1]
             chains[n].append(u)
         else:

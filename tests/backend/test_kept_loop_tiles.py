@@ -11,6 +11,7 @@ import nkirt
 from nkic import driver
 from nkic.backend.schedule import Clamped, schedule_once
 from nkic.frontend import TensorSpec
+from nkic.frontend.interp import loops
 from nkic.ir.affine import Affine
 
 # A `sequential_range` loop kept symbolic; the plain `range` loops inside it are unrolled,
@@ -117,3 +118,47 @@ def test_sibling_kept_loops_wait_for_the_last_use_of_their_slot(tmp_path):
     assert (matmul.id, Clamped(Affine(3, {var: -1}))) in second.waits
     # with the newest instance (skip 0) throughout, kept predicted 18.91 us for 18.65 us
     assert predicted_ns(kept) == predicted_ns(unrolled)
+
+
+# Plain range loops kept symbolic (as past `PLAIN_AFTER` unrolled iterations): the ragged
+# last column tile of each row is one concrete iteration in the row loop's body, from the
+# same site as the column loop's tile, and the last row is a loop of its own.
+NESTED = """import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def k(x):
+    P, F = x.shape
+    out = nl.ndarray((P, F), x.dtype, buffer=nl.shared_hbm)
+    for r in range((P + 31) // 32):
+        h = min(32, P - r * 32)
+        for c in range((F + 95) // 96):
+            w = min(96, F - c * 96)
+            t = nl.ndarray((32, 96), x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t[0:h, 0:w], src=x[nl.ds(r * 32, h), nl.ds(c * 96, w)])
+            nisa.tensor_scalar(dst=t[0:h, 0:w], data=t[0:h, 0:w], op0=nl.multiply, operand0=2.0)
+            nisa.dma_copy(dst=out[nl.ds(r * 32, h), nl.ds(c * 96, w)], src=t[0:h, 0:w])
+    return out
+"""
+
+
+def test_nested_kept_loops_tiles_do_not_share_a_rotation(tmp_path, monkeypatch):
+    monkeypatch.setattr(loops, "PLAIN_AFTER", 0)
+    path = tmp_path / "kernel.py"
+    path.write_text(NESTED)
+    res = driver.compile_file(str(path), "k", {"x": TensorSpec((100, 300), "float32")}, "trn2")
+    assert res.ok, res.diagnostics
+    rotating = [t for t in nkirt.load(res.neff).tensors.values() if t.rotate]
+    by_loop = {t.rotate[0]: t for t in rotating}
+    assert len(by_loop) == 3  # the column loop's, the row loop's and the last row's tiles
+    inner, outer = sorted(by_loop.values(), key=lambda t: t.rotate[0])[:2]
+
+    # the column loop's tiles and the row's ragged tile take turns in every row: in one
+    # rotation they would land in each other's slots (the kernel predicted 33.04 us, 17.19
+    # unrolled); each rotates over slots of its own
+    def slots(t):
+        return {(t.address[0], t.address[1] + s * t.rotate[2]) for s in range(t.rotate[1])}
+
+    assert not slots(inner) & slots(outer)
