@@ -98,12 +98,7 @@ class AccessPattern:
         self.key = self.buffer if tensor.on_chip else tensor.id
         #: (element offset, rotation slot) -> Location: the placements met so far (bounded)
         self.placed: dict[tuple[int, int], Location] = {}
-        offset = raw.get("offset", 0)
-        if isinstance(offset, dict):
-            self.const = offset["c"]
-            self.terms = tuple((var, coeff) for var, coeff in offset["t"].items() if coeff)
-        else:
-            self.const, self.terms = offset, ()
+        self.const, self.terms = _offset(raw.get("offset", 0))
         self.steps = tuple(pair[0] for pair in raw["pattern"])
         self.nums = tuple(pair[1] for pair in raw["pattern"])
         isz = self.itemsize
@@ -173,6 +168,17 @@ class AccessPattern:
         elif self.dynamic is not None:
             first = 1 if self.dynamic["kind"] == "vector" else self.dynamic["dim"] + 1
             self.dynamic_unit = prod(tensor.shape[first:]) * tensor.itemsize // isz
+
+    def moved(self, raw_offset) -> AccessPattern:
+        """This AP at another offset (a raw NEFF `offset`: an int or an affine `{"c", "t"}`):
+        every static field shared, none recomputed (a program names the same tile pattern
+        at many offsets), with placements of its own."""
+        twin = object.__new__(AccessPattern)
+        for name in _SHARED_FIELDS:
+            setattr(twin, name, getattr(self, name))
+        twin.placed = {}
+        twin.const, twin.terms = _offset(raw_offset)
+        return twin
 
     def dynamic_elements(self, env: dict[str, int], index: np.ndarray):
         """(element indices of a dynamic AP, shape `nums`, into its tensor's flat storage in
@@ -269,6 +275,19 @@ class AccessPattern:
             (col + self.col_hi + 1) * isz,
             col * isz,
         )
+
+
+def _offset(raw) -> tuple[int, tuple[tuple[str, int], ...]]:
+    """(constant, ((loop variable, coefficient), ...)) of a raw NEFF `offset`."""
+    if isinstance(raw, dict):
+        return raw["c"], tuple((var, coeff) for var, coeff in raw["t"].items() if coeff)
+    return raw, ()
+
+
+#: what `AccessPattern.moved` shares: everything but the offset and the placements met so far
+_SHARED_FIELDS = tuple(
+    name for name in AccessPattern.__slots__ if name not in ("const", "terms", "placed")
+)
 
 
 def _row_period(row_dims: list[tuple[int, int]]) -> tuple[int, int]:

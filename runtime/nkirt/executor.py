@@ -325,16 +325,25 @@ def _access_pattern(
 ) -> AccessPattern:
     """The access pattern of an operand. Equal operands share one (an unrolled loop body
     names the same tiles in every copy): an AccessPattern is read-only but for the placements
-    it remembers, which depend only on the pattern."""
+    it remembers, which depend only on the pattern. Equal but for the offset, they share
+    every static field (`AccessPattern.moved`)."""
     if "dynamic" in raw:
         return AccessPattern(name, raw, tensor, row)
-    offset = raw.get("offset", 0)
+    raw_offset = raw.get("offset", 0)
+    offset = raw_offset
     if isinstance(offset, dict):
         offset = (offset["c"], tuple(offset["t"].items()))
-    key = (name, tensor.id, raw.get("dtype"), offset, tuple(map(tuple, raw["pattern"])))
+    shape = (name, tensor.id, raw.get("dtype"), tuple(map(tuple, raw["pattern"])))
+    key = (shape, offset)
     ap = patterns.get(key)
     if ap is None:
-        ap = patterns[key] = AccessPattern(name, raw, tensor, row)
+        # the same pattern at another offset (a tile of an unrolled loop): its static part
+        template = patterns.get(shape)
+        if template is None:
+            ap = patterns[shape] = AccessPattern(name, raw, tensor, row)
+        else:
+            ap = template.moved(raw_offset)
+        patterns[key] = ap
     return ap
 
 
