@@ -96,8 +96,9 @@ class AccessPattern:
         self.buffer = tensor.buffer if tensor.on_chip else "hbm"
         #: the memory the semaphore checker files this AP's accesses under (nkirt.memory)
         self.key = self.buffer if tensor.on_chip else tensor.id
-        #: (element offset, rotation slot) -> Location: the placements met so far (bounded)
-        self.placed: dict[tuple[int, int], Location] = {}
+        #: element offset, or (offset, rotation slot) -> Location: the placements met so far
+        #: (bounded)
+        self.placed: dict[int | tuple[int, int], Location] = {}
         self.const, self.terms = _offset(raw.get("offset", 0))
         self.steps = tuple(pair[0] for pair in raw["pattern"])
         self.nums = tuple(pair[1] for pair in raw["pattern"])
@@ -206,16 +207,17 @@ class AccessPattern:
         off = self.const
         for var, coeff in self.terms:
             off += coeff * env[var]
-        slot = 0
+        # placements are remembered by offset, and by (offset, slot) for a rotating tensor
+        key = off
         if self.rotate is not None and self.buffer != "hbm":
             var, slots, _ = self.rotate
-            slot = executions[var] % slots
-        placed = self.placed.get((off, slot))
+            key = (off, executions[var] % slots)
+        placed = self.placed.get(key)
         if placed is None:
-            placed = self._place(off, slot)
+            placed = self._place(off, key[1] if type(key) is tuple else 0)
             if len(self.placed) >= PLACEMENTS:
                 self.placed.clear()
-            self.placed[(off, slot)] = placed
+            self.placed[key] = placed
         return placed
 
     def _place(self, off: int, slot: int) -> Location:

@@ -1167,14 +1167,15 @@ class Executor:
         try:
             if read_accesses:
                 checker.check_reads(read_accesses, order)
-            write_accesses = [
-                (
-                    Access(ap, where, completion, queue, lane, seq, inst),
-                    checker.buckets(ap.key, ap, where),
-                    ap.name,
+            write_accesses = []
+            for ap, where in outputs:
+                write_accesses.append(
+                    (
+                        Access(ap, where, completion, queue, lane, seq, inst),
+                        checker.buckets(ap.key, ap, where),
+                        ap.name,
+                    )
                 )
-                for ap, where in outputs
-            ]
             checker.check_writes(write_accesses, order)
         except Hazard as hazard:
             raise RuntimeFault(self._missing_semaphore(inst, env, hazard)) from None
