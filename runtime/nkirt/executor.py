@@ -195,9 +195,9 @@ def _skip(raw, ranges: dict[str, range]):
     return (const, terms) if terms else const, max(0, deepest)
 
 
-def compile_program(program: Program, table: TargetTable, semantics: dict | None):
-    """The body as Loop/StaticInstruction trees, the flat instruction list, and instance counts
-    per queue."""
+def compile_program(program: Program, table: TargetTable, semantics: dict | None, body=None):
+    """The body (`body`, else the program's) as Loop/StaticInstruction trees, the flat
+    instruction list, and instance counts per queue."""
     instructions: list[StaticInstruction] = []
     by_id: dict[int, int] = {}
     waits_raw: list[list] = []
@@ -236,7 +236,7 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
                 out.append(inst)
         return out
 
-    tree = build(program.body, 1, {})
+    tree = build(program.body if body is None else body, 1, {})
     depth = [0] * len(instructions)
     for inst, waits in zip(instructions, waits_raw):
         # (the instruction waited for, its skip)
