@@ -10,7 +10,15 @@ from ..values import Function, OpaqueModule, Scope, SourceModule, UserError
 
 MAX_CALL_DEPTH = 200
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+#: unrolled loop iterations that emit IR (instructions, allocations, loops) per kernel: what
+#: bounds the size of the program the backend is given
 MAX_ITERATIONS = 200_000
+#: loop iterations of any kind per kernel, most of them pure compile-time Python (helpers that
+#: walk the dimensions of a view, build index lists, check arguments) that emit nothing; also
+#: the items of a `range` iterated over or of a sequence built at specialisation. Ten times the
+#: emitting budget: enough for the NKI Library's largest kernels (moe_bwmm_mx_cte at E128 runs
+#: about 750,000 per core), still a bound on a runaway `while True:` (a few seconds of CPU)
+MAX_PYTHON_ITERATIONS = 2_000_000
 
 
 #: Errors that end the kernel like the Python exception they stand for (values.KernelAbort).
