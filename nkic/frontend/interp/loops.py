@@ -207,6 +207,7 @@ class Loops:
         self.iterations += 1
         self.site_iterations[node] = self.site_iterations.get(node, 0) + 1
         if self.iterations > MAX_PYTHON_ITERATIONS:
+            self.memo.budget_spent = True
             raise _budget_spent(
                 f"specialisation ran more than {MAX_PYTHON_ITERATIONS} loop iterations "
                 f"({self.emitting_iterations} of them built instructions); this loop ran "
@@ -224,6 +225,7 @@ class Loops:
             return
         self.emitting_iterations += 1
         if self.emitting_iterations > MAX_ITERATIONS:
+            self.memo.budget_spent = True
             raise _budget_spent(
                 f"specialisation unrolled more than {MAX_ITERATIONS} loop iterations that "
                 f"build instructions ({self.builder.built} instructions and allocations); this "

@@ -10,15 +10,16 @@ from ..values import Function, OpaqueModule, Scope, SourceModule, UserError
 
 MAX_CALL_DEPTH = 200
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-#: unrolled loop iterations that emit IR (instructions, allocations, loops) per kernel: what
-#: bounds the size of the program the backend is given
+#: unrolled loop iterations that build IR (instructions, allocations) per kernel (per core of an
+#: LNC launch): what bounds the size of the program the backend is given
 MAX_ITERATIONS = 200_000
-#: loop iterations of any kind per kernel, most of them pure compile-time Python (helpers that
-#: walk the dimensions of a view, build index lists, check arguments) that emit nothing; also
-#: the items of a `range` iterated over or of a sequence built at specialisation. Ten times the
-#: emitting budget: enough for the NKI Library's largest kernels (moe_bwmm_mx_cte at E128 runs
-#: about 750,000 per core), still a bound on a runaway `while True:` (a few seconds of CPU)
-MAX_PYTHON_ITERATIONS = 2_000_000
+#: loop iterations of any kind per kernel, most of them compile-time Python that builds nothing
+#: (helpers that walk the dimensions of a view, build index lists, check arguments); also the
+#: items of a `range` iterated over or of a sequence built at specialisation. It bounds the
+#: specialisation's time: the NKI Library's moe_bwmm_mx_cte runs about 350,000 per core at
+#: T1024 E128 (compiled in about 50 s of CPU) and about 735,000 at T10240 E128 (over 100 s),
+#: which this budget stops with a diagnostic in about 35 s rather than a timeout
+MAX_PYTHON_ITERATIONS = 500_000
 
 
 #: Errors that end the kernel like the Python exception they stand for (values.KernelAbort).
@@ -86,6 +87,9 @@ class LoopMemo:
     plain_restarts: int = 0
     #: past `MAX_PLAIN_RESTARTS` of them every plain `range` loop is unrolled
     plain_off: bool = False
+    #: a core spent a loop budget (`MAX_ITERATIONS`, `MAX_PYTHON_ITERATIONS`): the launch fails,
+    #: and the later cores, which run the same code on their share, are not specialised
+    budget_spent: bool = False
 
     def restart(self, site: tuple) -> None:
         """Specialisation starts over with `site` unrolled."""
