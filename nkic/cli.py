@@ -17,6 +17,7 @@ from .diagnostics import render_text, with_display_paths
 from .frontend.languages import DEFAULT as _NKI_DEFAULT
 from .frontend.languages import VERSIONS as NKI_VERSIONS
 from .ir.target import TARGET_NAMES
+from .passes.base import collect_cycles
 from .progress import Progress, use_color
 
 NKI_DEFAULT = _NKI_DEFAULT.version
@@ -626,6 +627,7 @@ def check(files, kernel, arg_items, fmt, target, nki, select, ignore, lnc, grid,
             diags.extend(
                 _check_one(path, kernel, args, target, select, ignore, lnc, reports, grid, nki)
             )
+            collect_cycles()
     renderers = {
         "text": lambda ds: dg.render_text(ds, color=use_color(sys.stdout)),
         "json": dg.render_json,
@@ -701,6 +703,7 @@ def migrate(file, output, to, kernel, arg_items, target, grid) -> None:
         outcome = verify(file, result.text, name, args, _target(target, _config(file)), grid=grid)
         click.echo(outcome.describe(), err=True)
         failed |= not outcome.matches
+        collect_cycles()
     if failed:
         sys.exit(EXIT_ERRORS)
 

@@ -24,6 +24,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
+from .passes.base import collect_cycles
+
 RUNS = ("check", "compile", "timing", "functional")
 _KERNEL_KEYS = {"file", "kernel", "run", "shapes", "params", "targets", "lnc", "reference"}
 _KERNEL_KEYS |= {"rtol", "atol"}
@@ -266,6 +268,8 @@ def _safe_run(point: Point) -> dict:
         row["status"] = "error"
         row["diagnostics"] = [{"code": type(e).__name__, "message": str(e)}]
         return row
+    finally:  # a worker runs many points
+        collect_cycles()
 
 
 def crashed_row(point: Point, reason: str) -> dict:

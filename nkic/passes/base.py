@@ -36,6 +36,20 @@ def without_gc(fn: Callable[P, R]) -> Callable[P, R]:
     return paused
 
 
+def collect_cycles() -> None:
+    """Free the cyclic garbage of one unit of a command that handles many: a file of
+    `nkic check`, a kernel verified by `nkic migrate`, a point of a sweep worker.
+
+    The command line keeps the cyclic collector off for a whole command (`nkic.cli.main`, and
+    the sweep's forked workers inherit that); without this, checking a tree would hold every
+    file's cyclic garbage until exit (the NKI Library's 173 files: 376 MB against 160 MB).
+    What survives is frozen, so each collection walks only the objects made since the previous
+    one, not the caches that outlive every unit. With the collector on, it does nothing."""
+    if not gc.isenabled():
+        gc.collect()
+        gc.freeze()
+
+
 @dataclass
 class PassContext:
     """What every pass may read: the target and where to report diagnostics."""

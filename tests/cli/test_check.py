@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
+import weakref
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from nkic.cli import cli
+from nkic.passes.base import collect_cycles
 from tests.deprecations import without_loop_deprecations
 from tests.diagnostics.test_renderers import validate_sarif
 
@@ -185,3 +188,39 @@ def test_a_tile_beyond_the_partitions_is_not_also_reported_by_allocation():
     res = check(str(CAPACITY), "-k", "with_wide_tile", "--arg", "x=float32[128,512]",
                 "--target", "trn1", "--format", "json")  # fmt: skip
     assert [d["code"] for d in json.loads(res.output)] == ["err_num_partition_exceed_arch_limit"]
+
+
+def test_a_tree_is_checked_one_file_of_garbage_at_a_time(tmp_path, monkeypatch):
+    """The command line runs with the cyclic collector off; checking a tree frees each file's
+    cyclic garbage before the next file, so its memory is that of one file, not of the tree."""
+    import nkic.cli
+
+    for name in ("a.py", "b.py", "c.py"):
+        shutil.copy(KERNELS / "log_tiles.py", tmp_path / name)
+    after: list[int] = []
+    monkeypatch.setattr(nkic.cli, "collect_cycles", lambda: after.append(len(after)))
+    gc.disable()
+    try:
+        result = check(str(tmp_path))
+    finally:
+        gc.enable()
+    assert result.exit_code == 0, result.output
+    assert after == [0, 1, 2]
+
+
+def test_collecting_between_files_frees_cycles_and_keeps_the_collector_off():
+    class Node:
+        pass
+
+    gc.disable()
+    try:
+        node = Node()
+        node.self = node
+        alive = weakref.ref(node)
+        del node
+        collect_cycles()
+        assert alive() is None
+        assert not gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.enable()
