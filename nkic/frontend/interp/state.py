@@ -17,8 +17,8 @@ MAX_ITERATIONS = 200_000
 #: (helpers that walk the dimensions of a view, build index lists, check arguments); also the
 #: items of a `range` iterated over or of a sequence built at specialisation. It bounds the
 #: specialisation's time: the NKI Library's moe_bwmm_mx_cte runs about 350,000 per core at
-#: T1024 E128 (compiled in about 50 s of CPU) and about 735,000 at T10240 E128 (over 100 s),
-#: which this budget stops with a diagnostic in about 35 s rather than a timeout
+#: T1024 E128 (compiled in about 45 s of CPU) and about 735,000 at T10240 E128 (about twice
+#: that), which this budget stops with a diagnostic after about 26 s rather than a timeout
 MAX_PYTHON_ITERATIONS = 500_000
 
 
