@@ -196,3 +196,39 @@ def test_what_qualifies_as_pure(source, qualifies):
 
     node = ast.parse(source).body[0]
     assert (pure.analyse(node) is not None) == qualifies
+
+
+def test_runs_are_reused_only_under_the_same_rule_for_keeping_range_loops(tmp_path, monkeypatch):
+    # past PLAIN_AFTER iterations a plain `range` loop is attempted as a symbolic loop, and
+    # `spin`'s is kept (an empty loop, then dropped): a run recorded below the threshold is not
+    # reused above it, where running the call keeps the loop again
+    monkeypatch.setattr(loops, "PLAIN_AFTER", 1000)
+    path = tmp_path / "k.py"
+    path.write_text(
+        HEADER
+        + "def spin(n):\n    for i in range(n):\n        pass\n    return n\n\n\n"
+        + "@nki.jit\ndef k(x):\n"
+        + "    out = nl.ndarray((128, 64), x.dtype, buffer=nl.shared_hbm)\n"
+        + "    j = 0\n    v = 0\n"
+        + "    while j < 300:\n        v += spin(9)\n        j += 1\n"
+        + "    nisa.dma_copy(dst=out, src=x)\n"
+        + "    return out\n"
+    )
+
+    def run():
+        runs = []
+        real_run = entry._run
+        entry._run = lambda sp, *a: (runs.append(sp), real_run(sp, *a))[1]
+        try:
+            sink = DiagnosticSink()
+            args = {"x": TensorSpec((128, 64), "float32")}
+            assert specialise(str(path), "k", args, "trn2", sink) is not None
+        finally:
+            entry._run = real_run
+        (sp,) = runs
+        return sp.iterations, sp.plain_loops, sorted(sp.memo.plain), sp.memo.unroll
+
+    cached = run()
+    assert cached[1] > 0  # the loop was kept once the threshold was passed
+    _uncached(monkeypatch)
+    assert run() == cached

@@ -29,7 +29,7 @@ from ..values import (
     StaticMethod,
     UserError,
 )
-from . import pure
+from . import loops, pure
 from .state import (
     INT32_MAX,
     INT32_MIN,
@@ -221,25 +221,40 @@ class Calls:
         cache = self.pure_cache.get(fn)
         if cache is None:
             cache = self.pure_cache[fn] = {}
+        # Whether the function's plain `range` loops may be attempted as symbolic loops (in
+        # the kernel, past `PLAIN_AFTER` iterations): a run reused must have been run under the
+        # same rule, and a run below the threshold is reused only if it stays below it.
+        plain_after = loops.PLAIN_AFTER
+        regime = (self.in_kernel, self.lambda_depth, self.iterations >= plain_after)
         hit = cache.get(key)
         if hit is not None:
-            result, iterations, counts = hit
-            if self.iterations + iterations <= MAX_PYTHON_ITERATIONS:
-                self.iterations += iterations
+            result, iterations, counts, recorded = hit
+            total = self.iterations + iterations
+            if (
+                recorded == regime
+                and total <= MAX_PYTHON_ITERATIONS
+                and (regime[2] or total < plain_after)
+            ):
+                self.iterations = total
                 sites = self.site_iterations
                 for loop, n in zip(info.loops, counts):
                     if n:
                         sites[loop] = sites.get(loop, 0) + n
                 return pure.fresh(result)
-            return self._call_function(fn, args, {}, call)  # it spends the budget: say where
+            # run it: it spends the budget (and says where), or may now keep a loop
         sites = self.site_iterations
         before = self._pure_state()
         counts = [sites.get(loop, 0) for loop in info.loops]
         result = self._call_function(fn, args, {}, call)
         after = self._pure_state()
-        if after[1:] == before[1:] and pure.frozen(result) and len(cache) < pure.MAX_ENTRIES:
+        if (
+            after[1:] == before[1:]
+            and (regime[2] or after[0] < plain_after)
+            and pure.frozen(result)
+            and (key in cache or len(cache) < pure.MAX_ENTRIES)
+        ):
             counts = tuple(sites.get(loop, 0) - n for loop, n in zip(info.loops, counts))
-            cache[key] = (result, after[0] - before[0], counts)
+            cache[key] = (result, after[0] - before[0], counts, regime)
         return result
 
     def _pure_state(self) -> tuple:
