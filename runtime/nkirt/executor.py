@@ -181,18 +181,22 @@ def semantics_table() -> tuple[dict | None, str]:
 
 
 def _skip(raw, ranges: dict[str, range]):
-    """A wait's skip as an int, or (constant, ((var, coeff), ...)) when it depends on the
-    iteration (an affine `{"c", "t"}` as AP offsets use), with the largest value it takes."""
+    """A wait's skip as an int, or (constant, ((var, coeff), ...), clamp) when it depends on
+    the iteration (an affine `{"c", "t"}` as AP offsets use; `clamp`: negative values mean
+    0), with the largest value it takes."""
     if isinstance(raw, int):
         return raw, raw
     const = raw.get("c", 0)
     terms = tuple((var, coeff) for var, coeff in raw.get("t", {}).items() if coeff)
+    clamp = raw.get("clamp", False)
     deepest = const
     for var, coeff in terms:
         values = ranges[var]
         if len(values):
             deepest += max(coeff * values[0], coeff * values[-1])
-    return (const, terms) if terms else const, max(0, deepest)
+    if not terms:
+        return (max(0, const) if clamp else const), max(0, deepest)
+    return (const, terms, clamp), max(0, deepest)
 
 
 def compile_program(program: Program, table: TargetTable, semantics: dict | None, body=None):
@@ -1065,11 +1069,13 @@ class Executor:
         else:
             for producer_inst, skip in inst.waits:
                 if type(skip) is not int:
-                    const, terms = skip
+                    const, terms, clamp = skip
                     skip = const
                     for var, coeff in terms:
                         skip += coeff * env[var]
-                    if skip < 0:
+                    if skip < 0 and clamp:
+                        skip = 0
+                    elif skip < 0:
                         raise RuntimeFault(
                             f"{inst.describe(env)}: semaphore wait on "
                             f"{producer_inst.op} has a negative skip ({skip})"

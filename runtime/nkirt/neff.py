@@ -655,7 +655,8 @@ class _Checker:
             ):
                 raise NeffError(
                     f"{where}: wait {wait!r} must be [producer_id, skip >= 0] (skip may be an "
-                    "affine {'c': int, 't': {loop_var: int}} of enclosing loop variables)"
+                    "affine {'c': int, 't': {loop_var: int}} of enclosing loop variables, "
+                    "with 'clamp': true to wait for the newest instance where it is negative)"
                 )
             self.waited.append((inst_id, wait[0]))
 
@@ -760,10 +761,12 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_affine_skip(value: Any, loop_vars: frozenset[str]) -> bool:
-    """A per-iteration skip `{"c": int, "t": {var: int}}` over enclosing loop variables."""
+    """A per-iteration skip `{"c": int, "t": {var: int}}` over enclosing loop variables
+    (`"clamp": true`: a negative value waits for the newest instance)."""
     return (
         isinstance(value, dict)
-        and set(value) <= {"c", "t"}
+        and set(value) <= {"c", "t", "clamp"}
+        and value.get("clamp", True) is True
         and _is_int(value.get("c", 0))
         and isinstance(value.get("t", {}), dict)
         and all(var in loop_vars and _is_int(k) for var, k in value.get("t", {}).items())
