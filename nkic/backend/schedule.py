@@ -852,6 +852,8 @@ MAX_BUCKETS = 128
 #: each, for the look-backs of accesses within one sub-bucket.
 SUB_BUCKETS = 16
 SUB_SPAN = 4
+#: Buckets from which an inexact access is kept once, not in each bucket (see `_Index`).
+WIDE_SPAN = 16
 
 
 def target_bytes(buffer: str) -> int:
@@ -870,7 +872,17 @@ class _Index:
     started (or, on the write's queue, before the write completed), and the consumer's wait
     for the write orders it. Likewise a covering read hides older reads of its own queue from
     a writer: they complete before it does. Memory that nothing writes (`written` holds the
-    keys of what is written) has no conflicts and is left out."""
+    keys of what is written) has no conflicts and is left out.
+
+    Wide accesses cost the same whatever the number of buckets they span:
+    * an inexact access (it neither hides nor stops anything) spanning WIDE_SPAN buckets or
+      more, or every bucket of its memory, is kept once per range of buckets and lane, not in
+      each bucket (`wide`); a consumer finds it when the look-back of one of the buckets they
+      share reaches it;
+    * consecutive buckets that list the same accesses form a run (`_runs`): every access
+      listed there spans the whole run, so the look-back gives the same answer in each bucket
+      strictly inside it that a consumer covers whole; a consumer looks back in the first, the
+      last and one inner bucket of each run it meets."""
 
     def __init__(self, written: set[tuple]) -> None:
         self.written = written
@@ -878,14 +890,26 @@ class _Index:
         # for the writes and for the reads: sub-bucket -> positions (in those lists) of the
         # accesses touching at most SUB_SPAN sub-buckets, and the positions of the others
         self.buckets: dict[tuple, tuple] = {}
-        # instruction id -> for each of its accesses, its buckets (`_spans`)
-        self.spans: dict[int, list[list[tuple[int, int, int]]]] = {}
-        # key -> last bucket -> queue -> the same four lists for the inexact accesses in
-        # every bucket of their memory up to that one (a dynamic access counts as touching
-        # its whole tensor): kept once, not in each bucket, examined once per consumer access
-        self.wide: dict[tuple, dict[int, dict[str, tuple[list, list, list, list]]]] = {}
-        # lane -> ids of its instructions, ascending (for `_horizon`)
+        # instruction id -> for each of its accesses, (first bucket, last bucket, first byte,
+        # last byte) (`_span`), None for memory nothing writes
+        self.spans: dict[int, list[tuple[int, int, int, int] | None]] = {}
+        # key -> (first bucket, last bucket) -> lane -> the same four lists for the wide
+        # inexact accesses of those buckets (a dynamic access counts as touching its whole
+        # tensor): kept once, not in each bucket, examined once per consumer access
+        self.wide: dict[tuple, dict[tuple[int, int], dict[str, tuple[list, list, list, list]]]]
+        self.wide = {}
+        # key -> buckets with lists; key -> (first buckets, last buckets) of its runs
+        self.present: dict[tuple, set[int]] = {}
+        # key -> ids of the instructions listed in its buckets, ascending
+        self.key_ids: dict[tuple, list[int]] = {}
+        self.runs: dict[tuple, tuple[list[int], list[int]]] = {}
+        # lane -> ids of its instructions, ascending; for `_horizon`, once all are added:
+        # the lanes of several instructions, the ids and lanes of the others ascending, and
+        # for each consumer lane the position in `singles` up to which all are complete
         self.lanes: dict[str, list[int]] = {}
+        self.queue_lanes: list[tuple[str, list[int]]] | None = None
+        self.singles: list[tuple[int, str]] = []
+        self.single_at: dict[str, int] = {}
         # key -> (bytes of its memory, bytes per bucket)
         self.memories: dict[tuple, tuple[int, int]] = {}
 
@@ -901,46 +925,56 @@ class _Index:
             found = self.memories[a.key] = (extent, max(BUCKET_BYTES, -(-extent // MAX_BUCKETS)))
         return found
 
-    def _spans(self, a: Access):
-        """(bucket, first byte, last byte) of the buckets the access's box meets; at most
+    def _span(self, a: Access) -> tuple[int, int, int, int]:
+        """(first bucket, last bucket, first byte, last byte) of the access's box; at most
         MAX_BUCKETS + 1 buckets per memory (bytes past its end count as its last one)."""
         extent, size = self._memory(a)
         _, _, lo, hi = a.box
         lo, hi = min(max(lo, 0), extent), min(max(hi, 0), extent)
-        first, last = lo // size, hi // size
-        if first == last:
-            return [(first, lo, hi)]
-        return [
-            (b, max(lo, b * size), min(hi, b * size + size - 1)) for b in range(first, last + 1)
-        ]
+        return lo // size, hi // size, lo, hi
 
     def add(self, s: Scheduled) -> None:
         self.lanes.setdefault(s.lane, []).append(s.id)
+        self.queue_lanes = None
         spans = self.spans[s.id] = [
-            self._spans(a) if a.key in self.written else [] for a in s.accesses
+            self._span(a) if a.key in self.written else None for a in s.accesses
         ]
-        for a, buckets in zip(s.accesses, spans):
+        for a, span in zip(s.accesses, spans):
+            if span is None:
+                continue
+            first, last, lo, hi = span
             at = 0 if a.write else 2
-            if self._meets_all(a, buckets):
-                by_queue = self.wide.setdefault(a.key, {}).setdefault(buckets[-1][0], {})
+            if self._is_wide(a, first, last):
+                by_queue = self.wide.setdefault(a.key, {}).setdefault((first, last), {})
                 lists = by_queue.get(s.lane)
                 if lists is None:
                     lists = by_queue[s.lane] = ([], [], [], [])
                 lists[at].append(s.id)
                 lists[at + 1].append((s, a))
                 continue
-            sub = self._memory(a)[1] // SUB_BUCKETS
-            for b, lo, hi in buckets:
+            self.runs.pop(a.key, None)
+            ids = self.key_ids.get(a.key)
+            if ids is None:
+                self.key_ids[a.key] = [s.id]
+            elif ids[-1] != s.id:
+                ids.append(s.id)
+            present = self.present.setdefault(a.key, set())
+            size = self._memory(a)[1]
+            sub = size // SUB_BUCKETS
+            for b in range(first, last + 1):
+                blo = lo if b == first else b * size
+                bhi = hi if b == last else b * size + size - 1
                 lists = self.buckets.get((a.key, b))
                 if lists is None:
                     lists = self.buckets[(a.key, b)] = ([], [], [], [], {}, [], {}, [])
+                    present.add(b)
                 j = len(lists[at])
                 lists[at].append(s.id)
                 lists[at + 1].append((s, a))
-                first, last = lo // sub, hi // sub
-                if last - first < SUB_SPAN:
+                first_sub, last_sub = blo // sub, bhi // sub
+                if last_sub - first_sub < SUB_SPAN:
                     subs = lists[at + 4]
-                    for k in range(first, last + 1):
+                    for k in range(first_sub, last_sub + 1):
                         found = subs.get(k)
                         if found is None:
                             subs[k] = [j]
@@ -948,6 +982,32 @@ class _Index:
                             found.append(j)
                 else:
                     lists[at + 5].append(j)
+
+    def _runs(self, key: tuple) -> tuple[list[int], list[int]]:
+        """The first and the last buckets of the runs of `key`'s buckets: consecutive
+        buckets listing the same accesses, in the same order."""
+        found = self.runs.get(key)
+        if found is None:
+            firsts: list[int] = []
+            lasts: list[int] = []
+            prev = None
+            for b in sorted(self.present.get(key, ())):
+                lists = self.buckets[(key, b)]
+                if (
+                    prev is not None
+                    and b == lasts[-1] + 1
+                    and prev[0] == lists[0]
+                    and prev[2] == lists[2]
+                    and prev[1] == lists[1]
+                    and prev[3] == lists[3]
+                ):
+                    lasts[-1] = b
+                else:
+                    firsts.append(b)
+                    lasts.append(b)
+                prev = lists
+            found = self.runs[key] = (firsts, lasts)
+        return found
 
     def candidates(
         self, c: Scheduled, last: int, base: dict[str, int]
@@ -959,88 +1019,43 @@ class _Index:
         earlier: set[Scheduled] = set()
         later: set[Scheduled] = set()
         horizon = self._horizon(c, base)
-        after = last > c.id  # whether any instruction after c may come before it
-        for a, buckets in zip(c.accesses, self.spans[c.id]):
-            if not buckets:  # memory nothing writes
+        for a, span in zip(c.accesses, self.spans[c.id]):
+            if span is None:  # memory nothing writes
                 continue
-            a0, a1, a2, a3 = a.box
-            # per bucket: where the look-back stopped, and the queues hidden from there on
-            seen: list[tuple[int, int, dict[str, int]]] = []
-            # an access within one sub-bucket meets only what touches that sub-bucket: the
-            # look-backs skip the rest (which would not meet it) in the same order
+            first, end, lo, hi = span
+            # per range of buckets: where the look-back stopped, and the queues hidden from
+            # there on (the same in each of its buckets)
+            seen: list[tuple[int, int, int, dict[str, int]]] = []
+            size = self._memory(a)[1]
             small = None
-            if len(buckets) == 1:
-                _, lo, hi = buckets[0]
-                sub = self._memory(a)[1] // SUB_BUCKETS
+            if first == end:
+                # an access within one sub-bucket meets only what touches that sub-bucket:
+                # the look-backs skip the rest (which would not meet it) in the same order
+                sub = size // SUB_BUCKETS
                 if lo <= a.box[2] and a.box[3] <= hi and lo // sub == hi // sub:
                     small = lo // sub
-            for b, lo, hi in buckets:
-                lists = self.buckets.get((a.key, b))
-                if lists is None:
-                    seen.append((b, -1, {}))
+                pieces = [(first, first)]
+            elif self._quiet(a.key, horizon, c.id, last):
+                # nothing listed in its buckets to look at: each look-back would stop at once
+                pieces = []
+                seen.append((first, end, horizon, {}))
+            else:
+                pieces = self._pieces(a.key, first, end)
+            for b1, b2 in pieces:
+                lists = self.buckets.get((a.key, b1))
+                if lists is None:  # buckets that list nothing
+                    seen.append((b1, b2, -1, {}))
                     continue
-                wids, writes, rids, reads = lists[0], lists[1], lists[2], lists[3]
-                stop = -1
-                end = bisect_left(wids, c.id)
-                # (the newest write before c is older than the horizon: nothing to look at)
-                if end and wids[end - 1] >= horizon:
-                    cover: list[tuple[int, int]] = []  # bytes of lo..hi the writes seen cover
-                    for j in (
-                        range(end - 1, -1, -1)
-                        if small is None
-                        else _descending(lists[4].get(small, ()), lists[5], end)
-                    ):
-                        if wids[j] < horizon:
-                            break
-                        p, pa = writes[j]
-                        # (`_boxes_meet` and `_covered`'s partition test, inline: the hot loop)
-                        b0, b1, b2, b3 = pa.box
-                        if a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3:
-                            earlier.add(p)
-                            if (
-                                pa.exact
-                                and b0 <= a0
-                                and a1 <= b1
-                                and _covered(cover, pa, a, lo, hi)
-                            ):
-                                stop = p.id
-                                break
-                # (what lies below the horizon `_waits` passes over: as if a write there stopped
-                # the look-back, which the read look-back and the wide accesses only see as
-                # their own lower limit)
-                stop = max(stop, horizon)
-                if after:
-                    _later(a, wids, writes, c.id, last, later)
-                hidden: dict[str, int] = {}  # queue -> id of the read that hides its older ones
-                seen.append((b, stop, hidden))
-                if not a.write:
-                    continue
-                end = bisect_left(rids, c.id)
-                if not end or rids[end - 1] < stop:
-                    if after:
-                        _later(a, rids, reads, c.id, last, later)
-                    continue
-                for j in (
-                    range(end - 1, -1, -1)
-                    if small is None
-                    else _descending(lists[6].get(small, ()), lists[7], end)
-                ):
-                    if rids[j] < stop:
-                        break
-                    p, pa = reads[j]
-                    if p.lane in hidden:
-                        continue
-                    b0, b1, b2, b3 = pa.box
-                    if not (a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3):
-                        continue
-                    earlier.add(p)
-                    if pa.exact and _covers(pa, a, lo, hi):
-                        hidden[p.lane] = p.id
-                if after:
-                    _later(a, rids, reads, c.id, last, later)
-            for end, by_queue in self.wide.get(a.key, {}).items():
+                blo, bhi = max(lo, b1 * size), min(hi, b1 * size + size - 1)
+                stop, hidden = _look_back(
+                    a, lists, blo, bhi, small, c.id, horizon, last, earlier, later
+                )
+                seen.append((b1, b2, stop, hidden))
+            for (low_b, high_b), by_queue in self.wide.get(a.key, {}).items():
                 # the buckets where the look-back would have met them
-                shared = [(stop, hidden) for b, stop, hidden in seen if b <= end]
+                shared = [
+                    (stop, hidden) for b1, b2, stop, hidden in seen if b1 <= high_b and low_b <= b2
+                ]
                 if not shared:
                     continue
                 low = min(stop for stop, _ in shared)
@@ -1051,30 +1066,160 @@ class _Index:
                         _wide(a, c.id, last, wide, max(low, known + 1), floor, earlier, later)
         return earlier, later
 
-    #: Lanes up to which `_horizon` looks (a kernel with rotating DMAs has one per DMA).
+    def _quiet(self, key: tuple, horizon: int, cid: int, last: int) -> bool:
+        """Does no bucket of `key` list an instruction from `horizon` to `last`, c's own
+        (`cid`) aside? (A look-back there would find nothing and stop at the horizon.)"""
+        ids = self.key_ids.get(key, ())
+        k = bisect_left(ids, horizon)
+        if k < len(ids) and ids[k] < cid:
+            return False
+        k = bisect_right(ids, cid)
+        return k == len(ids) or ids[k] > last
+
+    def _pieces(self, key: tuple, first: int, end: int) -> list[tuple[int, int]]:
+        """Buckets first..end in ranges whose look-backs give the same answer for an access
+        covering them whole, each looked at once: the first, the last and the inner buckets
+        of each run (`_runs`), and each stretch of buckets that list nothing."""
+        firsts, lasts = self._runs(key)
+        out = []
+        b = first  # the first bucket not yet in `out`
+        for k in range(bisect_left(lasts, first), len(firsts)):
+            r1 = max(firsts[k], first)
+            if r1 > end:
+                break
+            r2 = min(lasts[k], end)
+            if b < r1:
+                out.append((b, r1 - 1))
+            out.append((r1, r1))
+            if r2 - r1 >= 2:
+                out.append((r1 + 1, r2 - 1))
+            if r2 > r1:
+                out.append((r2, r2))
+            b = r2 + 1
+        if b <= end:
+            out.append((b, end))
+        return out
+
+    #: Lanes of several instructions up to which `_horizon` looks (beyond it: 0).
     HORIZON_LANES = 64
 
     def _horizon(self, c: Scheduled, base: dict[str, int]) -> int:
         """The oldest id from which every instruction older than c that `_waits` does not
-        pass over lies: each queue's first instruction after the one `base` knows complete
-        (c's own queue aside, which `_waits` passes over whole). 0 with many lanes."""
-        if len(self.lanes) > self.HORIZON_LANES:
+        pass over lies: each lane's first instruction after the one `base` knows complete
+        (c's own lane aside, which `_waits` passes over whole); any smaller id would do.
+
+        A lane of one instruction (a rotating DMA has its own) is looked at through
+        `singles`, those instructions in program order: the consumers of a lane skip, once
+        for all, the ones their `base` knows complete, as a lane's instructions know at least
+        what the previous one knew (`_clocks`)."""
+        if self.queue_lanes is None:
+            self.queue_lanes = [(q, ids) for q, ids in self.lanes.items() if len(ids) > 1]
+            self.singles = sorted((ids[0], q) for q, ids in self.lanes.items() if len(ids) == 1)
+        if len(self.queue_lanes) > self.HORIZON_LANES:
             return 0
         horizon = c.id
-        for lane, ids in self.lanes.items():
+        for lane, ids in self.queue_lanes:
             if lane == c.lane:
                 continue
             k = bisect_right(ids, base.get(lane, -1))
             if k < len(ids) and ids[k] < horizon:
                 horizon = ids[k]
+        singles = self.singles
+        i = self.single_at.get(c.lane, 0)
+        while i < len(singles):
+            pid, lane = singles[i]
+            if pid >= horizon:
+                break
+            if lane != c.lane and base.get(lane, -1) < pid:
+                horizon = pid
+                break
+            i += 1
+        self.single_at[c.lane] = i
         return horizon
 
-    def _meets_all(self, a: Access, buckets: list[tuple[int, int, int]]) -> bool:
-        """Is `a` inexact and in every bucket of its memory (the one past its end aside)?"""
-        if a.exact or not buckets or buckets[0][0] != 0:
+    def _is_wide(self, a: Access, first: int, last: int) -> bool:
+        """Is `a` inexact and in WIDE_SPAN buckets or more, or in every bucket of its memory
+        (the one past its end aside)?"""
+        if a.exact:
             return False
+        if last - first + 1 >= WIDE_SPAN:
+            return True
         extent, size = self._memory(a)
-        return buckets[-1][0] >= (extent - 1) // size
+        return first == 0 and last >= (extent - 1) // size
+
+
+def _look_back(
+    a: Access,
+    lists: tuple,
+    lo: int,
+    hi: int,
+    small: int | None,
+    cid: int,
+    horizon: int,
+    last: int,
+    earlier: set,
+    later: set,
+) -> tuple[int, dict[str, int]]:
+    """The look-back of `candidates` in one bucket (its `lists`), for the bytes lo..hi of the
+    consumer access `a` there (within sub-bucket `small`, if not None): adds what it finds to
+    `earlier` and `later`; returns the id where it stopped and, for a write, the queues whose
+    older reads a covering read hides (queue -> that read's id)."""
+    a0, a1, a2, a3 = a.box
+    wids, writes, rids, reads = lists[0], lists[1], lists[2], lists[3]
+    after = last > cid
+    stop = -1
+    end = bisect_left(wids, cid)
+    # (the newest write before c is older than the horizon: nothing to look at)
+    if end and wids[end - 1] >= horizon:
+        cover: list[tuple[int, int]] = []  # bytes of lo..hi the writes seen cover
+        for j in (
+            range(end - 1, -1, -1)
+            if small is None
+            else _descending(lists[4].get(small, ()), lists[5], end)
+        ):
+            if wids[j] < horizon:
+                break
+            p, pa = writes[j]
+            # (`_boxes_meet` and `_covered`'s partition test, inline: the hot loop)
+            b0, b1, b2, b3 = pa.box
+            if a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3:
+                earlier.add(p)
+                if pa.exact and b0 <= a0 and a1 <= b1 and _covered(cover, pa, a, lo, hi):
+                    stop = p.id
+                    break
+    # (what lies below the horizon `_waits` passes over: as if a write there stopped the
+    # look-back, which the read look-back and the wide accesses only see as their own lower
+    # limit)
+    stop = max(stop, horizon)
+    if after:
+        _later(a, wids, writes, cid, last, later)
+    hidden: dict[str, int] = {}  # queue -> id of the read that hides its older ones
+    if not a.write:
+        return stop, hidden
+    end = bisect_left(rids, cid)
+    if not end or rids[end - 1] < stop:
+        if after:
+            _later(a, rids, reads, cid, last, later)
+        return stop, hidden
+    for j in (
+        range(end - 1, -1, -1)
+        if small is None
+        else _descending(lists[6].get(small, ()), lists[7], end)
+    ):
+        if rids[j] < stop:
+            break
+        p, pa = reads[j]
+        if p.lane in hidden:
+            continue
+        b0, b1, b2, b3 = pa.box
+        if not (a0 <= b1 and b0 <= a1 and a2 <= b3 and b2 <= a3):
+            continue
+        earlier.add(p)
+        if pa.exact and _covers(pa, a, lo, hi):
+            hidden[p.lane] = p.id
+    if after:
+        _later(a, rids, reads, cid, last, later)
+    return stop, hidden
 
 
 def _descending(one: list[int], other: list[int], end: int):

@@ -199,9 +199,9 @@ def _skip(raw, ranges: dict[str, range]):
     return (const, terms, clamp), max(0, deepest)
 
 
-def compile_program(program: Program, table: TargetTable, semantics: dict | None):
-    """The body as Loop/StaticInstruction trees, the flat instruction list, and instance counts
-    per queue."""
+def compile_program(program: Program, table: TargetTable, semantics: dict | None, body=None):
+    """The body (`body`, else the program's) as Loop/StaticInstruction trees, the flat
+    instruction list, and instance counts per queue."""
     instructions: list[StaticInstruction] = []
     by_id: dict[int, int] = {}
     waits_raw: list[list] = []
@@ -240,7 +240,7 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
                 out.append(inst)
         return out
 
-    tree = build(program.body, 1, {})
+    tree = build(program.body if body is None else body, 1, {})
     depth = [0] * len(instructions)
     for inst, waits in zip(instructions, waits_raw):
         # (the instruction waited for, its skip)
@@ -347,16 +347,25 @@ def _access_pattern(
 ) -> AccessPattern:
     """The access pattern of an operand. Equal operands share one (an unrolled loop body
     names the same tiles in every copy): an AccessPattern is read-only but for the placements
-    it remembers, which depend only on the pattern."""
+    it remembers, which depend only on the pattern. Equal but for the offset, they share
+    every static field (`AccessPattern.moved`)."""
     if "dynamic" in raw:
         return AccessPattern(name, raw, tensor, row)
-    offset = raw.get("offset", 0)
+    raw_offset = raw.get("offset", 0)
+    offset = raw_offset
     if isinstance(offset, dict):
         offset = (offset["c"], tuple(offset["t"].items()))
-    key = (name, tensor.id, raw.get("dtype"), offset, tuple(map(tuple, raw["pattern"])))
+    shape = (name, tensor.id, raw.get("dtype"), tuple(map(tuple, raw["pattern"])))
+    key = (shape, offset)
     ap = patterns.get(key)
     if ap is None:
-        ap = patterns[key] = AccessPattern(name, raw, tensor, row)
+        # the same pattern at another offset (a tile of an unrolled loop): its static part
+        template = patterns.get(shape)
+        if template is None:
+            ap = patterns[shape] = AccessPattern(name, raw, tensor, row)
+        else:
+            ap = template.moved(raw_offset)
+        patterns[key] = ap
     return ap
 
 
@@ -1191,14 +1200,15 @@ class Executor:
         try:
             if read_accesses:
                 checker.check_reads(read_accesses, order)
-            write_accesses = [
-                (
-                    Access(ap, where, completion, queue, lane, seq, inst),
-                    checker.buckets(ap.key, ap, where),
-                    ap.name,
+            write_accesses = []
+            for ap, where in outputs:
+                write_accesses.append(
+                    (
+                        Access(ap, where, completion, queue, lane, seq, inst),
+                        checker.buckets(ap.key, ap, where),
+                        ap.name,
+                    )
                 )
-                for ap, where in outputs
-            ]
             checker.check_writes(write_accesses, order)
         except Hazard as hazard:
             raise RuntimeFault(self._missing_semaphore(inst, env, hazard)) from None

@@ -80,17 +80,17 @@ def _waits(kernel) -> list:
 
 def test_whole_tensor_accesses_get_the_waits_they_get_in_every_bucket(compiled, monkeypatch):
     wide = []
-    meets_all = sched._Index._meets_all
+    is_wide = sched._Index._is_wide
 
-    def spy(self, a, buckets):
-        found = meets_all(self, a, buckets)
+    def spy(self, a, first, last):
+        found = is_wide(self, a, first, last)
         wide.append(found)
         return found
 
-    monkeypatch.setattr(sched._Index, "_meets_all", spy)
+    monkeypatch.setattr(sched._Index, "_is_wide", spy)
     kept_once = _waits(compiled.ir)
     assert sum(wide) == 8  # the 4 scatters and the 4 gathers
-    monkeypatch.setattr(sched._Index, "_meets_all", lambda self, a, buckets: False)
+    monkeypatch.setattr(sched._Index, "_is_wide", lambda self, a, first, last: False)
     in_every_bucket = _waits(compiled.ir)
     assert kept_once == in_every_bucket
     assert any(w for *_, w in kept_once)
