@@ -118,5 +118,5 @@ def test_the_index_chooses_the_waits_of_every_bucket_looked_at(seed, monkeypatch
         lambda self, key, first, end: [(b, b) for b in range(first, end + 1)],
     )
     monkeypatch.setattr(scheduler._Index, "_quiet", lambda self, key, horizon, cid, last: False)
-    monkeypatch.setattr(scheduler._Index, "HORIZON_LANES", -1)
+    monkeypatch.setattr(scheduler._Index, "_horizon", lambda self, c, base: 0)
     assert _waits(k) == indexed
