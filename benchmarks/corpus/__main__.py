@@ -89,6 +89,28 @@ def load_notes(path: Path) -> tuple[dict[str, str], list[dict]]:
     return skip, findings
 
 
+def load_limits(path: Path) -> list[dict]:
+    """The known limits of nkic on library cases (`[[limit]]`): {kernel, case, note}, `case`
+    a substring of the case ids it covers."""
+    if not path.is_file():
+        return []
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    return [
+        {"kernel": e["kernel"], "case": e["case"], "note": e["note"]} for e in data.get("limit", [])
+    ]
+
+
+def note_limits(limits: list[dict], kernel: str, case_id: str, res: dict) -> None:
+    """A case that does not compile and that a known limit covers gets the limit's note (shown
+    in docs/coverage.md); one that compiles keeps none, so a stale limit shows no note."""
+    if res["compile"] == "ok":
+        return
+    for lim in limits:
+        if lim["kernel"] == kernel and lim["case"] in case_id:
+            res["note"] = "; ".join(x for x in (res.get("note"), lim["note"]) if x)
+
+
 def load_check_options(path: Path) -> dict[str, dict]:
     """How to check the files that `nkic check` with its defaults would not check as their
     tests use them (key -> {reason, nki, lnc, args}): the NKI version the file is written in,
@@ -262,6 +284,10 @@ def run(args: argparse.Namespace) -> dict:
                 if res.get("numerics"):
                     status += f"; numerics {res['numerics']}"
             print(f"[{done}/{total}] {key}: {status} ({res['seconds']:.1f} s)", file=sys.stderr)
+    limits = load_limits(Path(args.notes))
+    for k in kernels:
+        for c in k.cases:
+            note_limits(limits, k.name, c.id, case_results[c.key])
     lib = []
     for k in kernels:
         lib.append(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..ir.core import AccessPattern, DynLoop, Inst, Kernel, Loop, Op
 from ..ir.printer import format_literal
-from .schedule import Schedule, Scheduled, Skip, schedule_once
+from .schedule import Clamped, Schedule, Scheduled, Skip, schedule_once
 
 QUEUE_ORDER = ("tensor", "vector", "scalar", "gpsimd")
 
@@ -23,6 +23,8 @@ def _skip(skip: Skip) -> str:
     """`~3`, or `~(63 - 64*$bn - $k)` for a per-iteration skip; empty for 0."""
     if isinstance(skip, int):
         return f"~{skip}" if skip else ""
+    if isinstance(skip, Clamped):
+        return f"~max(0, {_skip(skip.expr)[1:].strip('()')})"
     text = str(skip.const) if skip.const else ""
     for v, c in skip.terms:
         term = f"${v}" if abs(c) == 1 else f"{abs(c)}*${v}"

@@ -11,7 +11,7 @@ import zlib
 from ..ir.affine import Affine
 from ..ir.core import AccessPattern, DynLoop, Kernel, Loc, Loop, Op, Tensor
 from ..passes.base import without_gc
-from .schedule import Schedule, schedule_once
+from .schedule import Clamped, Schedule, Skip, schedule_once
 
 MAGIC = b"NKICNEFF"
 MAJOR, MINOR = 1, 1
@@ -35,6 +35,18 @@ def portable_paths(files: list[str]) -> list[str]:
         return files
     base = os.path.commonpath([os.path.dirname(f) for f in real])
     return [os.path.relpath(f, base) if os.path.isabs(f) else f for f in files]
+
+
+def _skip(skip: Skip) -> int | dict:
+    """A wait's skip as docs/neff-format.md `waits` has it."""
+    if type(skip) is int:
+        return skip
+    if isinstance(skip, Clamped):
+        out = _ProgramWriter.offset(skip.expr)
+        if isinstance(out, int):
+            return max(0, out)
+        return {**out, "clamp": True}
+    return _ProgramWriter.offset(Affine.of(skip))
 
 
 class _ProgramWriter:
@@ -172,10 +184,7 @@ class _ProgramWriter:
             "queue": s.queue,
             "operands": operands,
             "attrs": attrs,
-            "waits": [
-                [pid, skip if type(skip) is int else self.offset(Affine.of(skip))]
-                for pid, skip in s.waits
-            ],
+            "waits": [[pid, _skip(skip)] for pid, skip in s.waits],
             "loc": self.loc(op.loc),
             "stack": [self.loc(f) for f in op.loc.stack],
         }

@@ -38,8 +38,20 @@ from .skips import exact_skip
 READS_OUTPUTS = ("tensor_copy_predicated", "nc_stream_shuffle")
 MATMULS = ("nc_matmul", "nc_matmul_mx")
 
-#: A wait's skip: a constant, or affine in the consumer's loop variables.
-Skip = int | Affine
+
+@dataclass(frozen=True)
+class Clamped:
+    """A per-iteration skip `max(0, expr)`: exact where `expr` >= 0, the newest instance
+    (always safe) where it would be negative (docs/neff-format.md `waits`, `clamp`)."""
+
+    expr: Affine
+
+    def evaluate(self, env: dict[str, int]) -> int:
+        return max(0, self.expr.evaluate(env))
+
+
+#: A wait's skip: a constant, or affine in the consumer's loop variables (maybe clamped at 0).
+Skip = int | Affine | Clamped
 
 
 def written_operands(inst: Inst) -> frozenset[str]:
@@ -260,6 +272,10 @@ def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Skip | None:
     first = p.pos < c.pos
     if not c.loops and not p.loops:  # one instance each: the wait is for p's only one
         return 0 if instances_may_overlap(ra, (), rb, (), ()) else None
+    if not same and first and not common:
+        shared = _shared_slots(c, a, p, b)
+        if shared is not None:
+            return shared
 
     def exact(carry: int, distance: int, merged: bool) -> Skip | None:
         return exact_skip(ra, c.loops, rb, p.loops, carry, distance, merged, first)
@@ -285,6 +301,42 @@ def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Skip | None:
     return None
 
 
+def _shared_slots(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Clamped | None:
+    """The skip for two tensors rotating over the same slots in loops one after the other
+    (one site's tiles in sibling symbolic loops, as the allocator chains them), or None.
+
+    Each of c and p is in the body of its tensor's rotation loop, so its instance n uses slot
+    n mod count; p's loop has run every one of its E instances, E a multiple of count, so
+    the newest instance of p in c's slot is count - 1 - n instances back for c's first count
+    instances. Later instances of c follow instances of c that waited in that slot: the
+    newest instance of p (skip 0) is exact enough. Unrolled, each tile waits for exactly
+    the tile that used its slot last; a skip of 0 throughout would wait for p's newest
+    tile, in another slot."""
+    ta, tb = a.tensor, b.tensor
+    if not (c.loops and p.loops) or ta.rotate is None or tb.rotate is None:
+        return None
+    if ta.address != tb.address:
+        return None
+    (va, count, stride), (vb, count_b, stride_b) = ta.rotate, tb.rotate
+    if (count, stride) != (count_b, stride_b) or va != c.loops[-1].var or vb != p.loops[-1].var:
+        return None
+    if max(ta.bytes_per_partition, tb.bytes_per_partition) > stride:
+        return None  # (slots overlap)
+    issued = 1
+    for lp in p.loops:
+        issued *= lp.trip_count
+    if issued % count:
+        return None
+    # c's instance number n, affine in its loop variables (integer coefficients only)
+    n, inner = Affine(0), 1
+    for lp in reversed(c.loops):
+        if inner % lp.step:
+            return None
+        n = n + (Affine.var(lp.var) - lp.start) * (inner // lp.step)
+        inner *= lp.trip_count
+    return Clamped(count - 1 - n)
+
+
 def _best(exact: Skip | None, conservative: int) -> Skip:
     """The exact skip if known, else the conservative one; the larger when both are ints."""
     if exact is None:
@@ -299,6 +351,16 @@ def _min_skip(x: Skip, y: Skip, c: Scheduled) -> Skip:
     if isinstance(x, int) and isinstance(y, int):
         return min(x, y)
     ranges = loop_ranges(c.loops)
+    if isinstance(x, Clamped) or isinstance(y, Clamped):
+        if x == y:
+            return x
+
+        def low(s: Skip) -> int:
+            if isinstance(s, int):
+                return s
+            return max(0, (s.expr if isinstance(s, Clamped) else s).bounds(ranges)[0])
+
+        return min(low(x), low(y))
     lo, hi = (Affine.of(x) - Affine.of(y)).bounds(ranges)
     if lo >= 0:
         return y

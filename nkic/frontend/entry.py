@@ -109,7 +109,8 @@ def specialise(
     `grid` is a Beta 1 SPMD launch grid (`kernel[2, 2]`): its programs run one after another
     on one NeuronCore, so the Kernel holds every program's instructions in grid order.
     `memo` records the loop sites that must be unrolled; the cores of an LNC launch share one,
-    so that a loop whose symbolic attempt failed on one core is not attempted on the next."""
+    so that a loop whose symbolic attempt failed on one core is not attempted on the next (nor
+    a core specialised after one that spent a loop budget: None, with nothing reported)."""
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)
@@ -122,6 +123,10 @@ def specialise(
     if name is None:
         return None
     memo = memo if memo is not None else LoopMemo()
+    if memo.budget_spent:
+        # an earlier core of the launch spent a loop budget, reported there: this core runs
+        # the same code on its share, and specialising it would double the time to that error
+        return None
     restarts = 0
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))

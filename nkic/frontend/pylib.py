@@ -510,12 +510,22 @@ def python_builtins() -> dict[str, object]:
 
 
 def _list_methods(ip, lst: list, name: str):
+    if name == "append":  # by far the most frequent (every `lst.append` looks it up): alone
+
+        def append_one(ip_, call, x):
+            ip.touch(lst)
+            lst.append(x)
+
+        return append_one
+
     def mutate(fn):
-        @functools.wraps(fn)  # the call's arguments are checked against fn's signature
         def wrapper(ip_, call, *args, **kwargs):
             ip.touch(lst)
             return fn(ip_, call, *args, **kwargs)
 
+        # the call's arguments are checked against fn's signature (`inspect.signature`
+        # follows `__wrapped__`); `functools.wraps` would copy more, on every `lst.append`
+        wrapper.__wrapped__ = fn
         return wrapper
 
     def append(ip_, call, x):
@@ -577,11 +587,13 @@ def _sequence_methods(ip, seq) -> dict:
 
 def _dict_methods(ip, d: dict, name: str):
     def mutate(fn):
-        @functools.wraps(fn)  # the call's arguments are checked against fn's signature
         def wrapper(ip_, call, *args, **kwargs):
             ip.touch(d)
             return fn(ip_, call, *args, **kwargs)
 
+        # the call's arguments are checked against fn's signature (`inspect.signature`
+        # follows `__wrapped__`); `functools.wraps` would copy more, on every `d.pop`
+        wrapper.__wrapped__ = fn
         return wrapper
 
     def get(ip_, call, key, default=None):

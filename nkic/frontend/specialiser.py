@@ -68,7 +68,10 @@ class Specialiser(
         self.tensor_blocks: list = []  # Beta 1 block scopes being run (beta1_scopes.py)
         self.in_kernel = False
         self.lambda_depth = 0
-        self.iterations = 0
+        self.iterations = 0  # unrolled loop iterations (interp.state.MAX_PYTHON_ITERATIONS)
+        self.emitting_iterations = 0  # ... of them that built IR (interp.state.MAX_ITERATIONS)
+        self.site_iterations: dict[ast.AST, int] = {}  # ... of each loop, for the diagnostics
+        self.pure_cache: dict = {}  # Function -> {arguments: recorded run} (interp/pure.py)
         self.plain_loops = 0  # plain `range` loops kept as loops (loops.MAX_PLAIN_LOOPS)
         self.modules: dict[str, object] = {}
         self.module_by_file: dict[str, SourceModule] = {}

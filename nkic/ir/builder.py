@@ -31,6 +31,8 @@ class Builder:
         self._tensor_ids = 0
         self._loop_ids = 0
         self._unrolled: list[tuple[UnrolledLoop, int]] = []
+        #: instructions and allocations built so far, removed ones included
+        self.built = 0
 
     @property
     def block(self) -> list[Op]:
@@ -69,6 +71,7 @@ class Builder:
             fixed_address=address is not None,
         )
         self.block.append(Alloc(t, loc))
+        self.built += 1
         return t
 
     def inst(
@@ -81,6 +84,7 @@ class Builder:
         op = Inst(opcode, dict(operands), dict(attrs or {}), loc)
         op.unrolled = tuple(self._unrolled)
         self.block.append(op)
+        self.built += 1
         return op
 
     @contextmanager

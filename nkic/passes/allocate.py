@@ -270,49 +270,116 @@ def _chains(items: list[_Item]) -> list[_Item]:
     """The site chains of `items`: one item per chain standing for its members.
 
     An unrolled loop allocates its body's tiles once per iteration, each a tensor of its own
-    with the same source site (location and inlining stack) and footprint. Outside symbolic
-    loops, the allocations of one site whose live ranges follow one another form a chain:
-    in program order, each joins the site's chain whose last member was freed least recently
-    (ties: the older chain), or starts one when every chain's last member is still live, so
-    interleaved calls of a helper make one chain per call. A chain rotates over slots exactly as a symbolic loop's
-    tensor does: member n uses slot n mod count, every slot is live over the whole chain, and
-    it is one unit of `Allocate.multi_buffer` with one execution per member."""
-    # per site: its chains, and a heap of (last member's end, chain number)
-    sites: dict[tuple, tuple[list[list[_Item]], list[tuple[int, int]]]] = {}
+    with the same source site (location and inlining stack) and footprint. The allocations
+    of one site whose live ranges follow one another form a chain: in program order, each
+    joins the site's chain whose last member was freed least recently (ties: the older
+    chain), or starts one when every chain's last member is still live, so interleaved calls
+    of a helper make one chain per call. A chain rotates over slots exactly as a symbolic
+    loop's tensor does: its n-th tile uses slot n mod count, every slot is live over the
+    whole chain, and it is one unit of `Allocate.multi_buffer` with one execution per tile.
+
+    A symbolic loop's body is chained as its unrolled form would be: first the tensors of
+    one execution of the body (an unrolled loop inside it), then, across the program, such
+    a group (a segment: m tensors, each allocated once per execution) with the site's other
+    segments and loop-free tiles, when no loop encloses both (the groups of two nested
+    loops' bodies interleave: they chain no further). A group is live from its first
+    tensor's first use to its last tensor's last use, as the unrolled tiles of its first and
+    last executions are (the executions in between add nothing the chain's slots do not
+    cover). A segment's tensors take the slots the fully unrolled program gives their tiles
+    where a tensor can hold them (`_segment_slots`)."""
+    by_body: dict[tuple, list[_Item]] = {}
     for it in items:
         t = it.tensor
-        if it.loops or t.fixed_address or it.order == 0 or t.loc.file == "<unknown>":
+        if t.fixed_address or it.order == 0 or t.loc.file == "<unknown>":
             continue
+        by_body.setdefault(it.loops, []).append(it)
+    groups: list[tuple[int, int, tuple[_Item, ...]]] = []  # (start, end, members of a body)
+    for loops, body in by_body.items():
+        if not loops:
+            groups.extend((it.start, it.end, (it,)) for it in body)
+            continue
+        for body_chain in _site_chains(body, lambda it: (it.start, it.end)):
+            groups.append((body_chain[0].start, body_chain[-1].end, tuple(body_chain)))
+    groups.sort(key=lambda g: (g[2][0].order, g[0]))
+    found = []
+    for chain in _site_chains(groups, lambda g: (g[0], g[1]), _one_after_the_other):
+        members = tuple(m for _, _, group in chain for m in group)
+        if len(members) < 2:
+            continue  # one tensor: a symbolic loop's tile rotates by itself
+        first = members[0]
+        found.append(
+            _Item(
+                first.tensor,
+                first.loc,
+                (),
+                first.order,
+                chain[0][0],
+                chain[-1][1],
+                (chain[0][0], chain[-1][1]),
+                executions=sum(m.executions for m in members),
+                at_zero=any(m.at_zero for m in members),
+                members=members,
+            )
+        )
+    return found
+
+
+def _one_after_the_other(last: tuple, group: tuple) -> bool:
+    """Do the tiles of `group` follow every tile of `last` (no loop encloses both)? Groups
+    of the bodies of two nested loops interleave: they do not chain."""
+    return not set(last[2][0].loops) & set(group[2][0].loops)
+
+
+def _site_chains(units: list, interval, follows=None) -> list[list]:
+    """`units` (in program order) split into the chains of each site by least recently
+    freed (`_chains`); `interval(unit)` is its live range, and a unit joins a chain only if
+    `follows(its last unit, unit)` (when given)."""
+    # per site: its chains, and a heap of (last member's end, chain number)
+    sites: dict[tuple, tuple[list[list], list[tuple[int, int]]]] = {}
+    for u in units:
+        it = u if isinstance(u, _Item) else u[2][0]
+        t = it.tensor
         key = (it.loc, t.buffer, t.num_partitions, t.bytes_per_partition)
+        start, end = interval(u)
         chains, free = sites.setdefault(key, ([], []))
-        if free and free[0][0] < it.start:
+        if free and free[0][0] < start and (follows is None or follows(chains[free[0][1]][-1], u)):
             n = heappop(free)[1]
-            chains[n].append(it)
+            chains[n].append(u)
         else:
             n = len(chains)
-            chains.append([it])
-        heappush(free, (it.end, n))
-    found = []
-    for chains, _ in sites.values():
-        for chain in chains:
-            if len(chain) < 2:
-                continue
-            first = chain[0]
-            found.append(
-                _Item(
-                    first.tensor,
-                    first.loc,
-                    (),
-                    first.order,
-                    first.start,
-                    chain[-1].end,
-                    (first.start, chain[-1].end),
-                    executions=len(chain),
-                    at_zero=any(m.at_zero for m in chain),
-                    members=tuple(chain),
-                )
-            )
-    return found
+            chains.append([u])
+        heappush(free, (end, n))
+    return [chain for chains, _ in sites.values() for chain in chains]
+
+
+def _segment_slots(chain: _Item, count: int) -> list[tuple[int, bool]] | None:
+    """For each member of `chain` with `count` slots: (slot, rotates). A loop-free member
+    takes the slot of its place n in the chain, n mod count. A segment of m tensors in a
+    symbolic loop's body, entered after `base` tiles, holds tile base + e·m + k (execution
+    e, member k): member k keeps slot (base + k) mod count when count divides m; a lone
+    tensor (m = 1) rotates over the slots from slot 0 when count divides base. None: a
+    segment cannot hold the unrolled slots."""
+    out: list[tuple[int, bool]] = []
+    base, i, members = 0, 0, chain.members
+    while i < len(members):
+        loops = members[i].loops
+        j = i
+        while j < len(members) and members[j].loops == loops:
+            j += 1
+        m = j - i
+        if not loops:
+            out.extend(((base + k) % count, False) for k in range(m))
+            base += m
+        elif m % count == 0:
+            out.extend(((base + k) % count, False) for k in range(m))
+            base += m * members[i].executions
+        elif m == 1 and base % count == 0:
+            out.append((0, True))
+            base += members[i].executions
+        else:
+            return None
+        i = j
+    return out
 
 
 def _bodies(ops: list[Op]) -> list[list[Op]]:
@@ -366,10 +433,13 @@ class Allocate(Pass):
             if failed is None:
                 layout = spread
             for q in layout.placed:
-                for n, member in enumerate(q.item.members):  # a chain: member n in slot n mod count
-                    member.tensor.address = (q.partition, q.byte + n % q.count * q.stride)
-                    member.tensor.rotate = None
-                if q.item.members:
+                if q.item.members:  # a chain: its tiles in the slots of the unrolled program
+                    slots = _segment_slots(q.item, q.count)
+                    assert slots is not None  # (multi_buffer gives a chain no other count)
+                    for member, (slot, rotates) in zip(q.item.members, slots):
+                        t = member.tensor
+                        t.address = (q.partition, q.byte + slot * q.stride)
+                        t.rotate = (member.loops[-1].var, q.count, q.stride) if rotates else None
                     continue
                 t = q.item.tensor
                 t.address = (q.partition, q.byte)
@@ -473,13 +543,22 @@ class Allocate(Pass):
         the space. A symbolic loop's tile and the chain of the same loop unrolled are the same
         unit (executions: the body's, slots: at most the same), so they get the same slots."""
         top = self.max_sbuf_slots if buffer == "sbuf" else self.max_psum_slots
+        chained = {m for c in chains for m in c.members}
         hot_first = sorted(
-            (it for it in items + chains if it.rotatable), key=lambda it: (-it.executions, it.order)
+            (it for it in items + chains if it.rotatable and it not in chained),
+            key=lambda it: (-it.executions, it.order),
         )
+        stuck: set[_Item] = set()  # no room for its next slot count: stays where it is
         for level in range(2, top + 1):
-            want = [it for it in hot_first if it.executions >= level and counts[it] == level - 1]
+            want = [
+                it
+                for it in hot_first
+                if it.executions >= level
+                and it not in stuck
+                and (not it.members or _segment_slots(it, level) is not None)
+            ]
             if not want:
-                break
+                continue
             trial = dict(counts)
             trial.update({it: level for it in want})
             new, failed = self.layout(items, trial, buffer, tgt)
@@ -492,6 +571,8 @@ class Allocate(Pass):
                 new, failed = self.layout(items, trial, buffer, tgt)
                 if failed is None:
                     counts, layout = trial, new
+                else:
+                    stuck.add(it)
         return layout, counts
 
     def check_fixed(self, items: list[_Item], buffer: str, tgt: Target, ctx: PassContext) -> bool:

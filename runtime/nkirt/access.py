@@ -96,14 +96,10 @@ class AccessPattern:
         self.buffer = tensor.buffer if tensor.on_chip else "hbm"
         #: the memory the semaphore checker files this AP's accesses under (nkirt.memory)
         self.key = self.buffer if tensor.on_chip else tensor.id
-        #: (element offset, rotation slot) -> Location: the placements met so far (bounded)
-        self.placed: dict[tuple[int, int], Location] = {}
-        offset = raw.get("offset", 0)
-        if isinstance(offset, dict):
-            self.const = offset["c"]
-            self.terms = tuple((var, coeff) for var, coeff in offset["t"].items() if coeff)
-        else:
-            self.const, self.terms = offset, ()
+        #: element offset, or (offset, rotation slot) -> Location: the placements met so far
+        #: (bounded)
+        self.placed: dict[int | tuple[int, int], Location] = {}
+        self.const, self.terms = _offset(raw.get("offset", 0))
         self.steps = tuple(pair[0] for pair in raw["pattern"])
         self.nums = tuple(pair[1] for pair in raw["pattern"])
         isz = self.itemsize
@@ -174,6 +170,17 @@ class AccessPattern:
             first = 1 if self.dynamic["kind"] == "vector" else self.dynamic["dim"] + 1
             self.dynamic_unit = prod(tensor.shape[first:]) * tensor.itemsize // isz
 
+    def moved(self, raw_offset) -> AccessPattern:
+        """This AP at another offset (a raw NEFF `offset`: an int or an affine `{"c", "t"}`):
+        every static field shared, none recomputed (a program names the same tile pattern
+        at many offsets), with placements of its own."""
+        twin = object.__new__(AccessPattern)
+        for name in _SHARED_FIELDS:
+            setattr(twin, name, getattr(self, name))
+        twin.placed = {}
+        twin.const, twin.terms = _offset(raw_offset)
+        return twin
+
     def dynamic_elements(self, env: dict[str, int], index: np.ndarray):
         """(element indices of a dynamic AP, shape `nums`, into its tensor's flat storage in
         this AP's dtype; mask of the first dimension's entries whose elements all lie inside
@@ -200,16 +207,17 @@ class AccessPattern:
         off = self.const
         for var, coeff in self.terms:
             off += coeff * env[var]
-        slot = 0
+        # placements are remembered by offset, and by (offset, slot) for a rotating tensor
+        key = off
         if self.rotate is not None and self.buffer != "hbm":
             var, slots, _ = self.rotate
-            slot = executions[var] % slots
-        placed = self.placed.get((off, slot))
+            key = (off, executions[var] % slots)
+        placed = self.placed.get(key)
         if placed is None:
-            placed = self._place(off, slot)
+            placed = self._place(off, key[1] if type(key) is tuple else 0)
             if len(self.placed) >= PLACEMENTS:
                 self.placed.clear()
-            self.placed[(off, slot)] = placed
+            self.placed[key] = placed
         return placed
 
     def _place(self, off: int, slot: int) -> Location:
@@ -269,6 +277,19 @@ class AccessPattern:
             (col + self.col_hi + 1) * isz,
             col * isz,
         )
+
+
+def _offset(raw) -> tuple[int, tuple[tuple[str, int], ...]]:
+    """(constant, ((loop variable, coefficient), ...)) of a raw NEFF `offset`."""
+    if isinstance(raw, dict):
+        return raw["c"], tuple((var, coeff) for var, coeff in raw["t"].items() if coeff)
+    return raw, ()
+
+
+#: what `AccessPattern.moved` shares: everything but the offset and the placements met so far
+_SHARED_FIELDS = tuple(
+    name for name in AccessPattern.__slots__ if name not in ("const", "terms", "placed")
+)
 
 
 def _row_period(row_dims: list[tuple[int, int]]) -> tuple[int, int]:

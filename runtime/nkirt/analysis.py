@@ -211,7 +211,8 @@ def critical_chain(
         queue = record[7]
         previous_on_queue[n] = last.get(queue, -1)
         last[queue] = n
-    n = max(range(len(records)), key=lambda i: records[i][3])
+    completions = [record[3] for record in records]
+    n = completions.index(max(completions))  # the first record that completes last
     chain, how = [n], []
     while True:
         _, start, _, _, _, producer, stall, _ = records[n]

@@ -181,23 +181,27 @@ def semantics_table() -> tuple[dict | None, str]:
 
 
 def _skip(raw, ranges: dict[str, range]):
-    """A wait's skip as an int, or (constant, ((var, coeff), ...)) when it depends on the
-    iteration (an affine `{"c", "t"}` as AP offsets use), with the largest value it takes."""
+    """A wait's skip as an int, or (constant, ((var, coeff), ...), clamp) when it depends on
+    the iteration (an affine `{"c", "t"}` as AP offsets use; `clamp`: negative values mean
+    0), with the largest value it takes."""
     if isinstance(raw, int):
         return raw, raw
     const = raw.get("c", 0)
     terms = tuple((var, coeff) for var, coeff in raw.get("t", {}).items() if coeff)
+    clamp = raw.get("clamp", False)
     deepest = const
     for var, coeff in terms:
         values = ranges[var]
         if len(values):
             deepest += max(coeff * values[0], coeff * values[-1])
-    return (const, terms) if terms else const, max(0, deepest)
+    if not terms:
+        return (max(0, const) if clamp else const), max(0, deepest)
+    return (const, terms, clamp), max(0, deepest)
 
 
-def compile_program(program: Program, table: TargetTable, semantics: dict | None):
-    """The body as Loop/StaticInstruction trees, the flat instruction list, and instance counts
-    per queue."""
+def compile_program(program: Program, table: TargetTable, semantics: dict | None, body=None):
+    """The body (`body`, else the program's) as Loop/StaticInstruction trees, the flat
+    instruction list, and instance counts per queue."""
     instructions: list[StaticInstruction] = []
     by_id: dict[int, int] = {}
     waits_raw: list[list] = []
@@ -236,7 +240,7 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
                 out.append(inst)
         return out
 
-    tree = build(program.body, 1, {})
+    tree = build(program.body if body is None else body, 1, {})
     depth = [0] * len(instructions)
     for inst, waits in zip(instructions, waits_raw):
         # (the instruction waited for, its skip)
@@ -325,16 +329,25 @@ def _access_pattern(
 ) -> AccessPattern:
     """The access pattern of an operand. Equal operands share one (an unrolled loop body
     names the same tiles in every copy): an AccessPattern is read-only but for the placements
-    it remembers, which depend only on the pattern."""
+    it remembers, which depend only on the pattern. Equal but for the offset, they share
+    every static field (`AccessPattern.moved`)."""
     if "dynamic" in raw:
         return AccessPattern(name, raw, tensor, row)
-    offset = raw.get("offset", 0)
+    raw_offset = raw.get("offset", 0)
+    offset = raw_offset
     if isinstance(offset, dict):
         offset = (offset["c"], tuple(offset["t"].items()))
-    key = (name, tensor.id, raw.get("dtype"), offset, tuple(map(tuple, raw["pattern"])))
+    shape = (name, tensor.id, raw.get("dtype"), tuple(map(tuple, raw["pattern"])))
+    key = (shape, offset)
     ap = patterns.get(key)
     if ap is None:
-        ap = patterns[key] = AccessPattern(name, raw, tensor, row)
+        # the same pattern at another offset (a tile of an unrolled loop): its static part
+        template = patterns.get(shape)
+        if template is None:
+            ap = patterns[shape] = AccessPattern(name, raw, tensor, row)
+        else:
+            ap = template.moved(raw_offset)
+        patterns[key] = ap
     return ap
 
 
@@ -1056,11 +1069,13 @@ class Executor:
         else:
             for producer_inst, skip in inst.waits:
                 if type(skip) is not int:
-                    const, terms = skip
+                    const, terms, clamp = skip
                     skip = const
                     for var, coeff in terms:
                         skip += coeff * env[var]
-                    if skip < 0:
+                    if skip < 0 and clamp:
+                        skip = 0
+                    elif skip < 0:
                         raise RuntimeFault(
                             f"{inst.describe(env)}: semaphore wait on "
                             f"{producer_inst.op} has a negative skip ({skip})"
@@ -1158,14 +1173,15 @@ class Executor:
         try:
             if read_accesses:
                 checker.check_reads(read_accesses, order)
-            write_accesses = [
-                (
-                    Access(ap, where, completion, queue, lane, seq, inst),
-                    checker.buckets(ap.key, ap, where),
-                    ap.name,
+            write_accesses = []
+            for ap, where in outputs:
+                write_accesses.append(
+                    (
+                        Access(ap, where, completion, queue, lane, seq, inst),
+                        checker.buckets(ap.key, ap, where),
+                        ap.name,
+                    )
                 )
-                for ap, where in outputs
-            ]
             checker.check_writes(write_accesses, order)
         except Hazard as hazard:
             raise RuntimeFault(self._missing_semaphore(inst, env, hazard)) from None

@@ -227,17 +227,28 @@ class SemaphoreChecker:
                 if entries is None:
                     table[bucket] = [access]
                     continue
-                if dense and entries:
-                    entries[:] = [
-                        r
-                        for r in entries
-                        if r.queue != queue
-                        or r.end > end
-                        or r.row_lo < row_lo
-                        or r.row_hi > row_hi
-                        or r.col_lo < col_lo
-                        or r.col_hi > col_hi
-                    ]
+                if dense:
+                    # (usually nothing is covered: look before building the list again)
+                    for r in entries:
+                        if (
+                            r.queue == queue
+                            and r.end <= end
+                            and r.row_lo >= row_lo
+                            and r.row_hi <= row_hi
+                            and r.col_lo >= col_lo
+                            and r.col_hi <= col_hi
+                        ):
+                            entries[:] = [
+                                r
+                                for r in entries
+                                if r.queue != queue
+                                or r.end > end
+                                or r.row_lo < row_lo
+                                or r.row_hi > row_hi
+                                or r.col_lo < col_lo
+                                or r.col_hi > col_hi
+                            ]
+                            break
                 entries.append(access)
                 if len(entries) > PRUNE_AT:
                     self._prune(entries)

@@ -79,18 +79,6 @@ _REMEMBER = 4096
 _DEFERRED = 64
 
 
-def _overlap(a: Location, b: Location) -> bool:
-    """Whether two footprints may share a byte (a footprint that is not a box: always)."""
-    if a.anchor == -1 or b.anchor == -1:
-        return True
-    return (
-        a.row_lo <= b.row_hi
-        and b.row_lo <= a.row_hi
-        and a.col_lo < b.col_hi
-        and b.col_lo < a.col_hi
-    )
-
-
 def _remember(regions: set[tuple], region: tuple) -> None:
     if len(regions) >= _REMEMBER:
         regions.clear()
@@ -391,15 +379,29 @@ class Memory:
 
     def _materialize(self, where: Location | None) -> None:
         """Copy into SBUF the deferred loads that may share a byte with `where` (all: None)."""
-        kept = {}
+        deferred = self.deferred
+        if where is None or where.anchor == -1:  # (a footprint that is not a box: all)
+            hits = list(deferred)
+        else:  # the loads whose box may share a byte with `where`'s
+            row_lo, row_hi, col_lo, col_hi = where.row_lo, where.row_hi, where.col_lo, where.col_hi
+            hits = [
+                region
+                for region, (placed, _) in deferred.items()
+                if placed.anchor == -1
+                or (
+                    placed.row_lo <= row_hi
+                    and row_lo <= placed.row_hi
+                    and placed.col_lo < col_hi
+                    and col_lo < placed.col_hi
+                )
+            ]
+        if not hits:
+            return
         sbuf = self.buffers["sbuf"]
-        for region, (placed, values) in self.deferred.items():
-            if where is None or _overlap(placed, where):
-                byte, nums, strides, _ = region
-                np.ndarray(nums, values.dtype, sbuf, byte, strides)[...] = values
-            else:
-                kept[region] = (placed, values)
-        self.deferred = kept
+        for region in hits:
+            values = deferred.pop(region)[1]
+            byte, nums, strides, _ = region
+            np.ndarray(nums, values.dtype, sbuf, byte, strides)[...] = values
 
     def view(self, ap: AccessPattern, where: Location, writable: bool) -> np.ndarray:
         """The AP's elements as a strided numpy view of the memory (no copy)."""

@@ -24,7 +24,7 @@ from nkirt.cost.tables import PARTITIONS, PSUM_PARTITION_BYTES, TARGETS
 from nkirt.errors import NeffError, printable
 from nkirt.executor import compile_program, semantics_table
 from nkirt.limits import DEFAULT, Limits, format_size
-from nkirt.program import QUEUES, Program, TensorInfo
+from nkirt.program import QUEUES, Program, TensorInfo, count_instances
 from nkirt.roles import is_output_operand
 
 MAGIC = b"NKICNEFF"
@@ -60,18 +60,21 @@ def read_neff(
         raise NeffError(f"PROG section is not valid UTF-8 JSON: {e}") from None
     except RecursionError:
         raise NeffError("PROG section nests JSON too deeply") from None
-    main = _program(program, sections.get("DATA", b""), limits)
+    main = _program(program, text, sections.get("DATA", b""), limits)
     for n in range(1, len(sections)):
         tag = f"COR{n}"
         if tag not in sections:
             break
         try:
-            doc = _json(sections[tag].decode("utf-8"))
+            peer_text = sections[tag].decode("utf-8")
+            doc = _json(peer_text)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise NeffError(f"{tag} section is not valid UTF-8 JSON: {e}") from None
         except RecursionError:
             raise NeffError(f"{tag} section nests JSON too deeply") from None
-        main.peers.append(_peer(main, _program(doc, sections.get(f"DAT{n}", b""), limits), n))
+        main.peers.append(
+            _peer(main, _program(doc, peer_text, sections.get(f"DAT{n}", b""), limits), n)
+        )
     lnc = program.get("lnc", 1) if isinstance(program, dict) else 1
     if lnc != 1 + len(main.peers):
         raise NeffError(f"program declares LNC={lnc} but holds {1 + len(main.peers)} core(s)")
@@ -191,7 +194,8 @@ def _sections(blob: bytes, limits: Limits = DEFAULT) -> dict[str, bytes]:
     return sections
 
 
-def _program(doc: Any, data: bytes, limits: Limits = DEFAULT) -> Program:
+def _program(doc: Any, text: str, data: bytes, limits: Limits = DEFAULT) -> Program:
+    """The program of the JSON document `doc` (parsed from `text`), validated and compiled."""
     check = _Checker()
     check.is_dict(doc, "program")
     kernel = check.name(check.field(doc, "kernel", str, "program"), "kernel name")
@@ -237,13 +241,14 @@ def _program(doc: Any, data: bytes, limits: Limits = DEFAULT) -> Program:
         written = check.written_tensors
         outputs = [t for t in inputs if t.id in written]
         names = [t.name for t in outputs]
-    program = Program(kernel, target, files, tensors, inputs, outputs, names, body, stats, limits)
+    program = Program(kernel, target, files, tensors, inputs, outputs, names, text, stats, limits)
     program.output_views = _output_views(check, doc, outputs)
     program.core = doc.get("core", 0)
     program.lnc = doc.get("lnc", 1)
     if not (_is_int(program.lnc) and _is_int(program.core) and 0 <= program.core < program.lnc):
         raise NeffError(f"program: core {program.core!r} of LNC={program.lnc!r} is not valid")
-    instances = program.instance_count
+    instances, program.has_dynamic_loops = count_instances(body)
+    program.instance_count = instances
     if instances > limits.max_instances:
         raise NeffError(
             f"one run would issue {instances:,} instruction instances, more than the limit of "
@@ -251,7 +256,7 @@ def _program(doc: Any, data: bytes, limits: Limits = DEFAULT) -> Program:
         )
     # per-instruction checks that need the access patterns and cost rules (operands present);
     # runs start from this compiled form
-    program.compiled = compile_program(program, TARGETS[target], semantics_table()[0])
+    program.compiled = compile_program(program, TARGETS[target], semantics_table()[0], body)
     return program
 
 
@@ -650,7 +655,8 @@ class _Checker:
             ):
                 raise NeffError(
                     f"{where}: wait {wait!r} must be [producer_id, skip >= 0] (skip may be an "
-                    "affine {'c': int, 't': {loop_var: int}} of enclosing loop variables)"
+                    "affine {'c': int, 't': {loop_var: int}} of enclosing loop variables, "
+                    "with 'clamp': true to wait for the newest instance where it is negative)"
                 )
             self.waited.append((inst_id, wait[0]))
 
@@ -755,10 +761,12 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_affine_skip(value: Any, loop_vars: frozenset[str]) -> bool:
-    """A per-iteration skip `{"c": int, "t": {var: int}}` over enclosing loop variables."""
+    """A per-iteration skip `{"c": int, "t": {var: int}}` over enclosing loop variables
+    (`"clamp": true`: a negative value waits for the newest instance)."""
     return (
         isinstance(value, dict)
-        and set(value) <= {"c", "t"}
+        and set(value) <= {"c", "t", "clamp"}
+        and value.get("clamp", True) is True
         and _is_int(value.get("c", 0))
         and isinstance(value.get("t", {}), dict)
         and all(var in loop_vars and _is_int(k) for var, k in value.get("t", {}).items())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -66,14 +67,15 @@ def build_profile(
     warnings: list[dict] | None = None,
 ) -> dict[str, Any]:
     """The Profile JSON (docs/profiling.md): its stable core plus utilisation, DMA traffic and the costliest lines."""
-    columns = list(zip(*records)) or [()] * 5
-    total = max(columns[3], default=0.0)
-    # the records' times as arrays, and each record's engine (its number in ENGINES)
+    total = max(map(itemgetter(3), records), default=0.0)
+    # the records' times as arrays (one conversion of the whole table: its numbers are exact
+    # in float64), and each record's engine (its number in ENGINES)
+    table = np.array(records, dtype=np.float64) if records else np.zeros((0, 5))
     number = {engine: k for k, engine in enumerate(ENGINES)}
     of_instruction = np.array([number.get(i.engine, -1) for i in instructions] or [-1])
-    engine_of = of_instruction[np.array(columns[0], dtype=np.int64)]
+    engine_of = of_instruction[table[:, 0].astype(np.int64)]
     start, busy_end, completion, stall_from = (
-        np.array(column, dtype=np.float64) for column in columns[1:5]
+        np.ascontiguousarray(table[:, k]) for k in range(1, 5)
     )
     engines = {}
     for k, engine in enumerate(ENGINES):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from math import prod
@@ -61,8 +62,10 @@ class TensorInfo:
 
 @dataclass
 class Program:
-    """A validated `.neff` program; `body` keeps the JSON node tree, checked against the schema
-    (runs use the form compiled from it at load, `compiled`)."""
+    """A validated `.neff` program. Runs use the form compiled at load (`compiled`); the JSON
+    node tree it was compiled from (`body`) is not kept, only the program's JSON text, which
+    `body` parses again when asked (the tree of a large program takes many times the memory
+    of its text, and a run never reads it)."""
 
     kernel: str
     target: str
@@ -72,7 +75,8 @@ class Program:
     outputs: list[TensorInfo]
     #: Result name of each entry of `outputs` (the returned variable's name, else outN).
     output_names: list[str]
-    body: list[dict[str, Any]]
+    #: The program's JSON text (its PROG or CORn section), validated.
+    text: str = field(repr=False)
     stats: dict[str, Any] = field(default_factory=dict)
     #: What a run of this program may use (given when it was loaded).
     limits: Limits = DEFAULT
@@ -88,33 +92,15 @@ class Program:
     #: with the instruction semantics when they load); every run takes a `fresh_copy` of it.
     compiled: tuple | None = field(default=None, repr=False, compare=False)
 
-    @property
-    def instance_count(self) -> int:
-        """Instruction instances one run issues: each instruction × its loops' trip counts."""
-
-        def count(nodes: list[dict[str, Any]], trips: int) -> int:
-            total = 0
-            for node in nodes:
-                if node["kind"] == "loop":
-                    trip = len(range(node["start"], node["stop"], node["step"]))
-                    total += count(node["body"], trips * trip)
-                elif node["kind"] == "dynloop":  # one iteration (its trip count is data)
-                    total += count(node["body"], trips)
-                else:
-                    total += trips
-            return total
-
-        return count(self.body, 1)
+    #: Instruction instances one run issues (each instruction × its loops' trip counts), and
+    #: whether the program has a dynamic loop: both counted at load (`count_instances`).
+    instance_count: int = 0
+    has_dynamic_loops: bool = False
 
     @property
-    def has_dynamic_loops(self) -> bool:
-        def any_dynamic(nodes: list[dict[str, Any]]) -> bool:
-            return any(
-                n["kind"] == "dynloop" or (n["kind"] == "loop" and any_dynamic(n["body"]))
-                for n in nodes
-            )
-
-        return any_dynamic(self.body)
+    def body(self) -> list[dict[str, Any]]:
+        """The program's instruction tree as JSON nodes (parsed again on every call)."""
+        return json.loads(self.text)["body"]
 
     def where(self, loc) -> str:
         """`file:line` of a `loc` list `[file_index, line, col, end_line, end_col]`."""
@@ -123,3 +109,25 @@ class Program:
     def short_where(self, loc) -> str:
         """`basename:line` of a `loc`, for compact trace and summary labels."""
         return f"{os.path.basename(self.files[loc[0]])}:{loc[1]}"
+
+
+def count_instances(body: list[dict[str, Any]]) -> tuple[int, bool]:
+    """(instruction instances one run of `body` issues: each instruction × its loops' trip
+    counts, a dynamic loop counted once; whether it has a dynamic loop)."""
+    dynamic = False
+
+    def count(nodes: list[dict[str, Any]], trips: int) -> int:
+        nonlocal dynamic
+        total = 0
+        for node in nodes:
+            if node["kind"] == "loop":
+                trip = len(range(node["start"], node["stop"], node["step"]))
+                total += count(node["body"], trips * trip)
+            elif node["kind"] == "dynloop":  # one iteration (its trip count is data)
+                dynamic = True
+                total += count(node["body"], trips)
+            else:
+                total += trips
+        return total
+
+    return count(body, 1), dynamic

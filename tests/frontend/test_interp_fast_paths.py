@@ -63,3 +63,17 @@ def test_loop_variable_in_symbolic_loop_is_not_inlined(tmp_path):
     """
     _, errors = _run(tmp_path, body)
     assert errors == []
+
+
+def test_items_of_tuples_and_lists_by_int_index(tmp_path):
+    body = """
+    t = (4, 5, 6)
+    s = [7, 8]
+    assert (t[0], t[-1], s[1], s[-2], x.shape[1]) == (4, 6, 8, 7, 64)
+    s[0] = 9
+    assert s[0] == 9
+    a = t[3]
+    b = s[-3]
+    """
+    _, errors = _run(tmp_path, body)
+    assert errors == [("err_value_error", 13, 9), ("err_value_error", 14, 9)]

@@ -147,3 +147,37 @@ def test_program_counts_the_instances_its_loops_issue():
             k.dma(k.ap(tile), k.ap(x), waits=[(0, 0)])
     program = nkirt.load(k.neff())
     assert program.instance_count == 1 + 2 * 2 * 2
+
+
+def test_a_pattern_moved_to_another_offset_equals_one_built_there():
+    """Operands that differ only by their offset share the static fields of one pattern
+    (`AccessPattern.moved`): every field equals that of a pattern built at the offset."""
+    from nkirt.access import AccessPattern
+    from nkirt.program import TensorInfo
+
+    tile = TensorInfo(3, "t", "tile", "sbuf", "bfloat16", (128, 64), address=(0, 256))
+    pattern = [[64, 32], [2, 16]]
+    first = AccessPattern("src", {"pattern": pattern, "offset": 2}, tile, 192 * 1024)
+    affine = {"c": 64 * 3 + 1, "t": {"i": 2, "j": 0}}
+    built = AccessPattern("src", {"pattern": pattern, "offset": affine}, tile, 192 * 1024)
+    moved = first.moved(affine)
+    for name in AccessPattern.__slots__:
+        assert getattr(moved, name) == getattr(built, name), name
+    assert (moved.const, moved.terms) == (193, (("i", 2),))
+    # placements are the moved pattern's own
+    env = {"i": 5, "j": 7}
+    assert moved.locate(env, {}) == built.locate(env, {}) != first.locate(env, {})
+    assert moved.placed is not first.placed
+
+
+def test_a_loaded_program_keeps_its_text_and_parses_its_body_on_demand():
+    k = Kernel()
+    x = k.input("x", "float32", [4, 8])
+    k.output("y", "float32", [4, 8])
+    tile = k.sbuf("t", "float32", [4, 8])
+    with k.loop("r", 0, 3):
+        k.dma(k.ap(tile), k.ap(x))
+    program = nkirt.load(k.neff())
+    assert program.body == k.body
+    assert program.body is not program.body  # a fresh tree on each call, none kept
+    assert (program.instance_count, program.has_dynamic_loops) == (3, False)

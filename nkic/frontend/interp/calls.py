@@ -29,10 +29,12 @@ from ..values import (
     StaticMethod,
     UserError,
 )
+from . import loops, pure
 from .state import (
     INT32_MAX,
     INT32_MIN,
     MAX_CALL_DEPTH,
+    MAX_PYTHON_ITERATIONS,
     CallSite,
     Frame,
     int32_overflow,
@@ -204,6 +206,81 @@ class Calls:
             )
         if fn.is_jit and self.in_kernel:
             self.nested_kernel_call(fn, call.node)
+        if not kwargs and not self.attempts and not fn.is_jit:
+            info = pure.analyse(fn.node)
+            if info is not None:
+                return self._call_pure(fn, info, args, call)
+        return self._call_function(fn, args, kwargs, call)
+
+    def _call_pure(self, fn: Function, info: pure.PureFunction, args: list, call: CallSite):
+        """A call of a function whose result depends only on its arguments (`pure.py`): from
+        the cache when it ran with these arguments before, else run and recorded."""
+        key = pure.key(args)
+        if key is None or any(self.lookup_builtin(fn, n) is None for n in info.builtins):
+            return self._call_function(fn, args, {}, call)
+        cache = self.pure_cache.get(fn)
+        if cache is None:
+            cache = self.pure_cache[fn] = {}
+        # Whether the function's plain `range` loops may be attempted as symbolic loops (in
+        # the kernel, past `PLAIN_AFTER` iterations): a run reused must have been run under the
+        # same rule, and a run below the threshold is reused only if it stays below it.
+        plain_after = loops.PLAIN_AFTER
+        regime = (self.in_kernel, self.lambda_depth, self.iterations >= plain_after)
+        hit = cache.get(key)
+        if hit is not None:
+            result, iterations, counts, recorded = hit
+            total = self.iterations + iterations
+            if (
+                recorded == regime
+                and total <= MAX_PYTHON_ITERATIONS
+                and (regime[2] or total < plain_after)
+            ):
+                self.iterations = total
+                sites = self.site_iterations
+                for loop, n in zip(info.loops, counts):
+                    if n:
+                        sites[loop] = sites.get(loop, 0) + n
+                return pure.fresh(result)
+            # run it: it spends the budget (and says where), or may now keep a loop
+        sites = self.site_iterations
+        before = self._pure_state()
+        counts = [sites.get(loop, 0) for loop in info.loops]
+        result = self._call_function(fn, args, {}, call)
+        after = self._pure_state()
+        if (
+            after[1:] == before[1:]
+            and (regime[2] or after[0] < plain_after)
+            and pure.frozen(result)
+            and (key in cache or len(cache) < pure.MAX_ENTRIES)
+        ):
+            counts = tuple(sites.get(loop, 0) - n for loop, n in zip(info.loops, counts))
+            cache[key] = (result, after[0] - before[0], counts, regime)
+        return result
+
+    def _pure_state(self) -> tuple:
+        """The iteration count, then what a pure function's run must leave as it was to be
+        reused: nothing built, reported or printed, no loop decided differently."""
+        memo = self.memo
+        return (
+            self.iterations,
+            self.emitting_iterations,
+            self.builder.built,
+            len(self.builder.block),
+            self.plain_loops,
+            len(memo.unroll),
+            len(memo.plain),
+            len(self.sink.items),
+            len(self.host_errors),
+            len(self.output),
+        )
+
+    def lookup_builtin(self, fn: Function, name: str):
+        """The builtin `name` as `fn`'s body sees it; None where a scope of `fn` rebinds it."""
+        if fn.scope.find(name) is not None:
+            return None
+        return self.builtins.get(name)
+
+    def _call_function(self, fn: Function, args: list, kwargs: dict, call: CallSite):
         scope = Scope(fn.scope)
         self.bind_arguments(fn, args, kwargs, scope, call)
         pushed = call.node is not None and hasattr(call.node, "lineno")

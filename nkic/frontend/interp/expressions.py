@@ -32,7 +32,7 @@ from .context import MARKED_VALUES
 from .state import (
     INT32_MAX,
     INT32_MIN,
-    MAX_ITERATIONS,
+    MAX_PYTHON_ITERATIONS,
     CallSite,
     Frame,
     int32_overflow,
@@ -363,13 +363,13 @@ class Expressions:
         if fn is None:
             raise UserError("err_unsupported_syntax", f"the operator '{sym}' is not supported")
         if isinstance(op, (ast.Mult,)) and isinstance(a, (list, str, tuple)):
-            if isinstance(b, int) and len(a) * max(b, 0) > MAX_ITERATIONS:
+            if isinstance(b, int) and len(a) * max(b, 0) > MAX_PYTHON_ITERATIONS:
                 raise UserError("err_value_error", "sequence repetition is too large")
         if isinstance(op, ast.Add) and isinstance(a, (list, str, tuple)):
-            if isinstance(b, (list, str, tuple)) and len(a) + len(b) > MAX_ITERATIONS:
+            if isinstance(b, (list, str, tuple)) and len(a) + len(b) > MAX_PYTHON_ITERATIONS:
                 raise UserError(
                     "err_specialisation_limit",
-                    f"a sequence of more than {MAX_ITERATIONS} items at specialisation",
+                    f"a sequence of more than {MAX_PYTHON_ITERATIONS} items at specialisation",
                     None,
                     "build large data outside the kernel (an input or nl.shared_constant)",
                 )
@@ -678,9 +678,11 @@ class Expressions:
             raise self.unsupported(gen)
         for item in self.iterate(iterable, gen.iter):
             self._count_iteration(gen.iter)
+            built = self.builder.built
             self.assign(gen.target, item)
             if all(self.condition(c) for c in gen.ifs):
                 if i + 1 < len(generators):
                     self._comp_level(generators, i + 1, self.visit(generators[i + 1].iter), emit)
                 else:
                     emit()
+            self._count_emitted(gen.iter, built)

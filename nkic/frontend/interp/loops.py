@@ -36,7 +36,7 @@ from ..values import (
     is_symbolic,
     norm_int,
 )
-from .state import MAX_ITERATIONS, Attempt
+from .state import MAX_ITERATIONS, MAX_PYTHON_ITERATIONS, Attempt
 
 _PLAIN = (int, float, bool, str, type(None))
 
@@ -190,22 +190,49 @@ class Loops:
                 return registers.run_while(self, node, cond)
         while self.condition(node.test):
             self._count_iteration(node)
+            built = self.builder.built
             try:
                 self.exec_block(node.body)
             except BreakSignal:
+                self._count_emitted(node, built)
                 return
             except ContinueSignal:
-                continue
+                pass
+            self._count_emitted(node, built)
         self.exec_block(node.orelse)
 
     def _count_iteration(self, node: ast.AST) -> None:
+        """An unrolled iteration of `node` starts: counted against the budget of all loop
+        iterations, most of them compile-time Python that builds nothing."""
         self.iterations += 1
-        if self.iterations > MAX_ITERATIONS:
+        self.site_iterations[node] = self.site_iterations.get(node, 0) + 1
+        if self.iterations > MAX_PYTHON_ITERATIONS:
+            self.memo.budget_spent = True
             raise _budget_spent(
-                f"specialisation unrolled more than {MAX_ITERATIONS} loop iterations",
+                f"specialisation ran more than {MAX_PYTHON_ITERATIONS} loop iterations "
+                f"({self.emitting_iterations} of them built instructions); this loop ran "
+                f"{self.site_iterations[node]} of them",
                 node,
-                "use nl.affine_range for loops whose body does not depend on the iteration "
-                "at compile time, so they stay hardware loops",
+                "bound the loop, or compute large compile-time tables outside the kernel "
+                "and pass them in",
+            )
+
+    def _count_emitted(self, node: ast.AST, built: int) -> None:
+        """An iteration of `node` ended: one that built instructions or allocations (the
+        builder's count moved from `built`) is counted against the budget of the unrolled
+        program's size."""
+        if self.builder.built == built:
+            return
+        self.emitting_iterations += 1
+        if self.emitting_iterations > MAX_ITERATIONS:
+            self.memo.budget_spent = True
+            raise _budget_spent(
+                f"specialisation unrolled more than {MAX_ITERATIONS} loop iterations that "
+                f"build instructions ({self.builder.built} instructions and allocations); this "
+                f"loop ran {self.site_iterations.get(node, 0)} iterations",
+                node,
+                "use nl.affine_range or nl.sequential_range for loops whose body does not "
+                "depend on the iteration at compile time, so they stay hardware loops",
             )
 
     def visit_For(self, node: ast.For):
@@ -248,6 +275,7 @@ class Loops:
     def _iteration(self, node: ast.For, item, unrolled: UnrolledLoop | None = None) -> bool:
         """One unrolled iteration of `node` for `item`; False when the body breaks."""
         self._count_iteration(node)
+        built = self.builder.built
         self.assign(node.target, item)
         try:
             if unrolled is None:
@@ -256,9 +284,11 @@ class Loops:
                 with self.builder.unrolled_iteration(unrolled, item):
                     self.exec_block(node.body)
         except BreakSignal:
+            self._count_emitted(node, built)
             return False
         except ContinueSignal:
             pass
+        self._count_emitted(node, built)
         return True
 
     def _symbolic_mode(self, kind: str, site: tuple) -> str | None:
@@ -311,7 +341,7 @@ class Loops:
         att.plain = plain = rv.kind not in ("affine", "sequential")
         block = self.builder.block
         start = len(block)
-        iterations = self.iterations
+        iterations, emitting = self.iterations, self.emitting_iterations
         self.attempts.append(att)
         try:
             with self.builder.loop(rv.start, rv.stop, rv.step, mode, self.loop_header(node)) as iv:
@@ -331,7 +361,7 @@ class Loops:
             scope.vars.clear()
             scope.vars.update(att.snapshot)
             if plain:  # iterations of loops unrolled inside the attempt are run again
-                self.iterations = iterations
+                self.iterations, self.emitting_iterations = iterations, emitting
             if abort.target is not att:
                 raise
             if abort.split and pieces + len(abort.split) <= MAX_PIECES:
@@ -465,10 +495,10 @@ class Loops:
             raise PoisonError()
         if isinstance(value, RangeValue):
             values = value.as_range()
-            if len(values) > MAX_ITERATIONS:
+            if len(values) > MAX_PYTHON_ITERATIONS:
                 raise _budget_spent(
                     f"iterating over {len(values)} values at specialisation exceeds the limit of "
-                    f"{MAX_ITERATIONS}",
+                    f"{MAX_PYTHON_ITERATIONS}",
                     node,
                     "use nl.affine_range or nl.sequential_range for loops the hardware runs",
                 )

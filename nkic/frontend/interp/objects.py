@@ -394,6 +394,15 @@ class PythonObjects:
                 kind = type(k)
                 items.append(k if kind is int or kind is slice else self._index_item(k))
             return obj.index(tuple(items))
+        if type(key) is int and (type(obj) is tuple or type(obj) is list) and self.plain_subscript:
+            # the next most frequent: an item of a shape, a stride list (`_sequence_item`)
+            try:
+                return obj[key]
+            except IndexError:
+                raise UserError(
+                    "err_value_error",
+                    f"index {key} out of range for a sequence of length {len(obj)}",
+                ) from None
         if isinstance(obj, Poison) or isinstance(key, Poison):
             raise PoisonError()
         special = self.language.subscript(self, obj, key)

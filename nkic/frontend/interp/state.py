@@ -10,7 +10,16 @@ from ..values import Function, OpaqueModule, Scope, SourceModule, UserError
 
 MAX_CALL_DEPTH = 200
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+#: unrolled loop iterations that build IR (instructions, allocations) per kernel (per core of an
+#: LNC launch): what bounds the size of the program the backend is given
 MAX_ITERATIONS = 200_000
+#: loop iterations of any kind per kernel, most of them compile-time Python that builds nothing
+#: (helpers that walk the dimensions of a view, build index lists, check arguments); also the
+#: items of a `range` iterated over or of a sequence built at specialisation. It bounds the
+#: specialisation's time: the NKI Library's moe_bwmm_mx_cte runs about 350,000 per core at
+#: T1024 E128 (compiled in about 45 s of CPU) and about 735,000 at T10240 E128 (about twice
+#: that), which this budget stops with a diagnostic after about 26 s rather than a timeout
+MAX_PYTHON_ITERATIONS = 500_000
 
 
 #: Errors that end the kernel like the Python exception they stand for (values.KernelAbort).
@@ -78,6 +87,9 @@ class LoopMemo:
     plain_restarts: int = 0
     #: past `MAX_PLAIN_RESTARTS` of them every plain `range` loop is unrolled
     plain_off: bool = False
+    #: a core spent a loop budget (`MAX_ITERATIONS`, `MAX_PYTHON_ITERATIONS`): the launch fails,
+    #: and the later cores, which run the same code on their share, are not specialised
+    budget_spent: bool = False
 
     def restart(self, site: tuple) -> None:
         """Specialisation starts over with `site` unrolled."""
