@@ -43,7 +43,8 @@ def _line(s: Scheduled, sched: Schedule) -> str:
     if attrs:
         text += f" {{{attrs}}}"
     if s.queues > 1:
-        text += f" rotate(dma0..dma{s.queues - 1}, stride {s.stride})"
+        step = s.stride if s.steps is None else f"({s.steps})"
+        text += f" rotate(dma0..dma{s.queues - 1}, stride {step})"
     if s.waits:
         ws = []
         for pid, skip in s.waits:

@@ -189,7 +189,8 @@ class _ProgramWriter:
             "stack": [self.loc(f) for f in op.loc.stack],
         }
         if s.queues > 1:
-            node["queues"], node["stride"] = s.queues, s.stride
+            node["queues"] = s.queues
+            node["stride"] = s.stride if s.steps is None else self.offset(s.steps)
         return node
 
     def program(self) -> dict:

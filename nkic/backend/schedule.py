@@ -206,6 +206,10 @@ class Scheduled:
     #: on `queue`.
     queues: int = 1
     stride: int = 1
+    #: When the unrolled loops' DMA counts differ by level (a store after an inner loop of
+    #: loads): the queue of the instance at loop values v is `(first + steps(v)) mod queues`
+    #: instead, `steps` affine in the enclosing loop variables.
+    steps: Affine | None = None
 
     #: Whether it runs at all (every enclosing loop has an iteration).
     runs: bool = field(init=False)
@@ -227,6 +231,9 @@ class Scheduled:
         """The queue of instance n."""
         if self.queues == 1:
             return self.queue
+        if self.steps is not None:
+            step = self.steps.evaluate(_iteration(self.loops, n))
+            return f"dma{(int(self.queue[3:]) + step) % self.queues}"
         return f"dma{(int(self.queue[3:]) + n * self.stride) % self.queues}"
 
     def __hash__(self) -> int:
@@ -480,8 +487,11 @@ def _schedule_block(kernel: Kernel, rotate: bool = True) -> Schedule:
         for s in insts:
             if s.engine == "dma" and s.runs and s.loops:
                 stride = per_iteration[s.loops[-1]] % tgt.dma_queues
-                if stride:
+                steps = _queue_steps(s, per_iteration, stride, tgt.dma_queues)
+                if stride or steps is not None:
                     _rotate(s, tgt.dma_queues, stride, self_waits)
+                    if s.queues > 1:
+                        s.steps = steps
     ends: dict[Loop, int] = {}
     index = _Index({a.key for s in insts for a in s.accesses if a.write})
     for s in insts:
@@ -528,6 +538,30 @@ def _unrolled_queues(insts: list[Scheduled], per_iteration: dict[Loop, int], que
         s.queue = s.lane = f"dma{n % queues}"
         n += 1
         open_loops = s.loops
+
+
+def _queue_steps(
+    s: Scheduled, per_iteration: dict[Loop, int], stride: int, queues: int
+) -> Affine | None:
+    """The queue offset of each instance of DMA `s` as unrolling assigns it, affine in its
+    loop variables, when `n * stride` (n counting its instances) is not that: an iteration
+    of loop l moves the round-robin on by `per_iteration[l]` queues, which is `stride` times
+    the instances of the loops inside l only when l holds no other DMA. None: the stride
+    is exact, or a loop's step does not divide its offset."""
+    exact, inner = True, 1
+    for lp in reversed(s.loops):
+        if (per_iteration[lp] - stride * inner) % queues:
+            exact = False
+        inner *= lp.trip_count
+    if exact:
+        return None
+    steps = Affine(0)
+    for lp in s.loops:
+        k = per_iteration[lp] % queues
+        if k % lp.step:
+            return None
+        steps = steps + (Affine.var(lp.var) - lp.start) * (k // lp.step)
+    return steps
 
 
 def _rotate(c: Scheduled, queues: int, stride: int, self_waits: dict[Scheduled, Skip]) -> None:

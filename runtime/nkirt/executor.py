@@ -235,7 +235,7 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
                 by_id[inst.id] = inst.index
                 instructions.append(inst)
                 waits_raw.append([(p, _skip(s, ranges)) for p, s in node.get("waits", [])])
-                for queue, count in _instances_per_queue(inst, trips):
+                for queue, count in _instances_per_queue(inst, trips, ranges):
                     per_queue[queue] += count
                 out.append(inst)
         return out
@@ -289,12 +289,30 @@ def fresh_copy(compiled: tuple) -> tuple:
     return copy_nodes(tree), copies, list(per_queue)
 
 
-def _instances_per_queue(inst: StaticInstruction, trips: int):
+def _instances_per_queue(inst: StaticInstruction, trips: int, ranges: dict[str, range]):
     """(queue, instances) of an instruction's `trips` instances: all on its queue, or
-    instance n on `dma((first + n * stride) mod queues)` for a rotating DMA."""
+    instance n on `dma((first + n * stride) mod queues)` for a rotating DMA (with an affine
+    stride, the instance at loop values v on `dma((first + stride(v)) mod queues)`)."""
     if inst.queues == 1:
         return [(inst.queue, trips)]
     first = inst.queue - DMA0
+    if type(inst.stride) is not int:
+        const, terms = inst.stride
+        queues = inst.queues
+        for var, _ in terms:
+            trips //= max(len(ranges[var]), 1)
+        counts = [0] * queues
+        counts[(first + const) % queues] = trips
+        for var, coeff in terms:
+            values = ranges[var]
+            residues = [0] * queues  # how many values move the queue on by r (period: queues)
+            for i in range(min(queues, len(values))):
+                residues[coeff * values[i] % queues] += len(range(i, len(values), queues))
+            counts = [
+                sum(counts[(q - r) % queues] * residues[r] for r in range(queues))
+                for q in range(queues)
+            ]
+        return [(DMA0 + q, n) for q, n in enumerate(counts) if n]
     period = inst.queues // math.gcd(inst.stride, inst.queues)
     rounds, rest = divmod(trips, period)
     return [
@@ -364,6 +382,8 @@ def _instruction(
     inst.index, inst.id, inst.op, inst.engine = index, node["id"], node["op"], node["engine"]
     inst.queue = QUEUE_INDEX[node["queue"]]
     inst.queues, inst.stride = node.get("queues", 1), node.get("stride", 1)
+    if isinstance(inst.stride, dict):  # per loop variable: (constant, ((var, coeff), ...))
+        inst.stride = (inst.stride.get("c", 0), tuple(inst.stride.get("t", {}).items()))
     inst.where = program.where(node["loc"])
     inst.short_where = program.short_where(node["loc"])
     # call sites of the helpers the instruction was inlined from, innermost first
@@ -1050,7 +1070,14 @@ class Executor:
         # the per-instance hot path of every run: attributes are read once into locals
         queue = inst.queue
         if inst.queues > 1:  # a rotating DMA: instance n on dma((first + n·stride) mod queues)
-            queue = DMA0 + (queue - DMA0 + inst.count * inst.stride) % inst.queues
+            stride = inst.stride
+            if type(stride) is int:
+                queue = DMA0 + (queue - DMA0 + inst.count * stride) % inst.queues
+            else:  # (or on dma((first + stride(loop values)) mod queues))
+                step = stride[0]
+                for var, coeff in stride[1]:
+                    step += coeff * env[var]
+                queue = DMA0 + (queue - DMA0 + step) % inst.queues
         records = self.records
         checker = self.checker
         lane_of = self.lane_of

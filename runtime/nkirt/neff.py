@@ -612,8 +612,11 @@ class _Checker:
                     f"(at most {len(DMA_QUEUES)}) starting at its queue"
                 )
             stride = node.get("stride", 1)
-            if not _is_int(stride) or not 0 < stride < queues:
-                raise NeffError(f"{where}: 'stride' must be an int in 1..queues - 1")
+            if not (_is_int(stride) and 0 < stride < queues) and not _is_affine(stride, loop_vars):
+                raise NeffError(
+                    f"{where}: 'stride' must be an int in 1..queues - 1 or an affine "
+                    "{'c': int, 't': {loop_var: int}} of enclosing loop variables"
+                )
             if not self.loops_static or len(self.loops) != self.loops_static:
                 raise NeffError(f"{where}: only a DMA in static loops rotates over queues")
         self.loc(node.get("loc"), where)
@@ -758,6 +761,17 @@ class _Checker:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_affine(value: Any, loop_vars: frozenset[str]) -> bool:
+    """An affine `{"c": int, "t": {var: int}}` over enclosing loop variables."""
+    return (
+        isinstance(value, dict)
+        and set(value) <= {"c", "t"}
+        and _is_int(value.get("c", 0))
+        and isinstance(value.get("t", {}), dict)
+        and all(var in loop_vars and _is_int(k) for var, k in value.get("t", {}).items())
+    )
 
 
 def _is_affine_skip(value: Any, loop_vars: frozenset[str]) -> bool:

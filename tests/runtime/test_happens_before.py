@@ -133,8 +133,12 @@ def unordered_pairs(program: dict) -> set[tuple[int, int]]:
                     waited += reach if producer in rotating else reach[-1:]
             queue = node["queue"]
             if node.get("queues", 1) > 1:  # instance k on dma((first + k·stride) mod queues)
-                k = len(issued.get(node["id"], []))
-                queue = f"dma{(int(queue[3:]) + k * node['stride']) % node['queues']}"
+                stride = node["stride"]
+                if isinstance(stride, dict):  # or dma((first + stride(loop values)) mod queues)
+                    step = stride.get("c", 0) + sum(k * env[v] for v, k in stride["t"].items())
+                else:
+                    step = len(issued.get(node["id"], [])) * stride
+                queue = f"dma{(int(queue[3:]) + step) % node['queues']}"
             issued.setdefault(node["id"], []).append(len(instances))
             instances.append((node["id"], queue, reads, writes, waited))
 
