@@ -16,6 +16,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cache
+from heapq import heapify, heappop, heapreplace
 
 from ..ir.affine import Affine
 from ..ir.core import AccessPattern, DynLoop, Inst, Kernel, Loop, Op, Tensor
@@ -904,12 +905,9 @@ class _Index:
         self.key_ids: dict[tuple, list[int]] = {}
         self.runs: dict[tuple, tuple[list[int], list[int]]] = {}
         # lane -> ids of its instructions, ascending; for `_horizon`, once all are added:
-        # the lanes of several instructions, the ids and lanes of the others ascending, and
-        # for each consumer lane the position in `singles` up to which all are complete
+        # consumer lane -> heap of (first instruction not known complete, its lane)
         self.lanes: dict[str, list[int]] = {}
-        self.queue_lanes: list[tuple[str, list[int]]] | None = None
-        self.singles: list[tuple[int, str]] = []
-        self.single_at: dict[str, int] = {}
+        self.heaps: dict[str, list[tuple[int, str]]] = {}
         # key -> (bytes of its memory, bytes per bucket)
         self.memories: dict[tuple, tuple[int, int]] = {}
 
@@ -935,7 +933,6 @@ class _Index:
 
     def add(self, s: Scheduled) -> None:
         self.lanes.setdefault(s.lane, []).append(s.id)
-        self.queue_lanes = None
         spans = self.spans[s.id] = [
             self._span(a) if a.key in self.written else None for a in s.accesses
         ]
@@ -1100,42 +1097,38 @@ class _Index:
             out.append((b, end))
         return out
 
-    #: Lanes of several instructions up to which `_horizon` looks (beyond it: 0).
-    HORIZON_LANES = 64
-
     def _horizon(self, c: Scheduled, base: dict[str, int]) -> int:
         """The oldest id from which every instruction older than c that `_waits` does not
         pass over lies: each lane's first instruction after the one `base` knows complete
         (c's own lane aside, which `_waits` passes over whole); any smaller id would do.
 
-        A lane of one instruction (a rotating DMA has its own) is looked at through
-        `singles`, those instructions in program order: the consumers of a lane skip, once
-        for all, the ones their `base` knows complete, as a lane's instructions know at least
-        what the previous one knew (`_clocks`)."""
-        if self.queue_lanes is None:
-            self.queue_lanes = [(q, ids) for q, ids in self.lanes.items() if len(ids) > 1]
-            self.singles = sorted((ids[0], q) for q, ids in self.lanes.items() if len(ids) == 1)
-        if len(self.queue_lanes) > self.HORIZON_LANES:
+        Each consumer lane keeps those first instructions in a heap, updated only where its
+        top is known complete: a lane's instructions know at least what the previous one knew
+        (`_clocks`), so what one knows complete stays complete for the next. (The first
+        instruction of a lane knows nothing: 0.)"""
+        if not base:
             return 0
-        horizon = c.id
-        for lane, ids in self.queue_lanes:
-            if lane == c.lane:
-                continue
-            k = bisect_right(ids, base.get(lane, -1))
-            if k < len(ids) and ids[k] < horizon:
-                horizon = ids[k]
-        singles = self.singles
-        i = self.single_at.get(c.lane, 0)
-        while i < len(singles):
-            pid, lane = singles[i]
-            if pid >= horizon:
-                break
-            if lane != c.lane and base.get(lane, -1) < pid:
-                horizon = pid
-                break
-            i += 1
-        self.single_at[c.lane] = i
-        return horizon
+        lanes = self.lanes
+        heap = self.heaps.get(c.lane)
+        if heap is None:
+            heap = self.heaps[c.lane] = []
+            for lane, ids in lanes.items():
+                k = bisect_right(ids, base.get(lane, -1))
+                if lane != c.lane and k < len(ids):
+                    heap.append((ids[k], lane))
+            heapify(heap)
+        while heap:
+            first, lane = heap[0]
+            known = base.get(lane, -1)
+            if first > known:
+                return first if first < c.id else c.id
+            ids = lanes[lane]
+            k = bisect_right(ids, known)
+            if k < len(ids):
+                heapreplace(heap, (ids[k], lane))
+            else:
+                heappop(heap)
+        return c.id
 
     def _is_wide(self, a: Access, first: int, last: int) -> bool:
         """Is `a` inexact and in WIDE_SPAN buckets or more, or in every bucket of its memory
