@@ -201,11 +201,11 @@ def _simulate_calibration(
 
     args = {**matmul_args(8192, 4096, 8192), **params}
     res = compile_or_die(EXAMPLES / file, kernel, args, "trn1")
-    program = nkirt.load(res.neff)
     table = TARGETS["trn1"]
     if sustained != "table":
         TARGETS["trn1"] = dataclasses.replace(table, dma_sustained_gbps=sustained)
-    try:
+    try:  # loading compiles the program against the table, so it loads under the override
+        program = nkirt.load(res.neff)
         return nkirt.execute(program, {}, timing_only=True, ideal_waits=ideal_waits).profile
     finally:
         TARGETS["trn1"] = table
@@ -366,11 +366,11 @@ def _simulate_trn2(file: str, kernel: str, args: dict, descriptor_ns: object = "
     from nkirt.cost.tables import TARGETS
 
     res = compile_or_die(EXAMPLES / file, kernel, args, "trn2")
-    program = nkirt.load(res.neff)
     table = TARGETS["trn2"]
     if descriptor_ns != "table":
         TARGETS["trn2"] = dataclasses.replace(table, dma_descriptor_ns=descriptor_ns)
-    try:
+    try:  # loading compiles the program against the table, so it loads under the override
+        program = nkirt.load(res.neff)
         return nkirt.execute(program, {}, timing_only=True, **kw).profile
     finally:
         TARGETS["trn2"] = table
