@@ -210,8 +210,8 @@ class AccessPattern:
         # placements are remembered by offset, and by (offset, slot) for a rotating tensor
         key = off
         if self.rotate is not None and self.buffer != "hbm":
-            var, slots, _ = self.rotate
-            key = (off, executions[var] % slots)
+            var, slots, _, phase = self.rotate
+            key = (off, (executions[var] + phase) % slots)
         placed = self.placed.get(key)
         if placed is None:
             placed = self._place(off, key[1] if type(key) is tuple else 0)
