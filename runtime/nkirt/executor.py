@@ -541,6 +541,11 @@ class Executor:
             self.shared_hbm = (DmaEngines(self.horizon, count=1), self.table.hbm_stack_gbps)
         self.ports = PortArbiter(self.horizon)
         self.checker = SemaphoreChecker(self.horizon, None if ideal_waits else self.settled)
+        #: the memories (`AccessPattern.key`) no instruction writes (input tensors only read):
+        #: a read of one can neither race nor wait for a write, so the checker never sees it
+        self.unwritten = frozenset(ap.key for i in self.instructions for ap in i.inputs) - {
+            ap.key for i in self.instructions for ap in i.outputs
+        }
         #: vector clocks have one entry per queue the program uses: that queue's lane
         used = [q for q, left in enumerate(self.remaining) if left > 0]
         self.lane_of = [used.index(q) if q in used else -1 for q in range(len(QUEUES))]
@@ -1126,7 +1131,10 @@ class Executor:
                         ready, producer, stall = done, record, STALL_SEMAPHORE
         read_accesses = []
         interlocks = queue != TENSOR_QUEUE
+        unwritten = self.unwritten
         for ap, where in (inputs + outputs) if reads_outputs else inputs:
+            if ap.key in unwritten:
+                continue
             access = Access(ap, where, 0.0, queue, lane, seq, inst)
             buckets = checker.buckets(ap.key, ap, where)
             read_accesses.append((access, buckets, ap.name))
