@@ -1223,33 +1223,34 @@ class Executor:
         self.clocks[lane] = clock
         self.issued[lane] = seq + 1
         checker.record(read_accesses, write_accesses, completion)
-        # what an instance waiting for this one's completion learns: this queue up to it
+        # what an instance waiting for this one's completion learns: this queue up to it, and
+        # for a rotating DMA what its previous instance's waiter learnt (its waiter waits for
+        # every earlier instance too: one semaphore per queue it rotates over, each counting
+        # that queue's completions): one elementwise max, this queue's entry at least seq + 1
         history = inst.history
         number = len(records)
-        known = (*clock[:lane], seq + 1, *clock[lane + 1 :])
+        waited_done, waited_record = completion, number
+        if inst.queues > 1 and history:
+            done, record, before = history[-1]
+            merged = [a if a > b else b for a, b in zip(clock, before)]
+            if seq + 1 > before[lane]:
+                merged[lane] = seq + 1
+            known = tuple(merged)
+            if transfer is not None:
+                transfer.rotated = done
+            elif done > completion:  # (its waiter waits for the later completion)
+                waited_done, waited_record = done, record
+        else:
+            known = (*clock[:lane], seq + 1, *clock[lane + 1 :])
         if transfer is not None:
             transfer.accesses = (read_accesses, write_accesses)
             if ideal_waits:
                 for accesses in transfer.accesses:
                     for access, _, _ in accesses:
                         self.unfixed_accesses[id(access)] = transfer
-            if inst.queues > 1 and history:
-                # a rotating DMA's waiter waits for every earlier instance too
-                done, record, before = history[-1]
-                transfer.rotated = done
-                known = tuple([a if a > b else b for a, b in zip(known, before)])
             history.append((transfer, number, known))
-        elif inst.queues > 1 and history:
-            # a rotating DMA's waiter waits for every earlier instance too (one semaphore per
-            # queue it rotates over, each counting that queue's completions)
-            done, record, before = history[-1]
-            known = tuple([a if a > b else b for a, b in zip(known, before)])
-            if done > completion:
-                history.append((done, record, known))
-            else:
-                history.append((completion, number, known))
         else:
-            history.append((completion, number, known))
+            history.append((waited_done, waited_record, known))
         inst.count += 1
         inst.busy_ns += busy_end - start
         if completion > self.latest:
