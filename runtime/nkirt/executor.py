@@ -15,7 +15,6 @@ import importlib
 import math
 from collections import deque
 from dataclasses import dataclass, field
-from operator import ge
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,19 @@ from nkirt.cost.tables import (
 from nkirt.cost.throttle import TensorThrottle
 from nkirt.dma_engines import DmaEngines, Transfer
 from nkirt.errors import NeffError, RunError, RuntimeFault
-from nkirt.hazards import ALL_ORDERED, Access, Hazard, SemaphoreChecker
+from nkirt.hazards import (
+    ALL_ORDERED,
+    FIELD,
+    FIELD_BITS,
+    Access,
+    Hazard,
+    SemaphoreChecker,
+    clock_entry,
+    clock_max,
+    guard_bits,
+    lane_field,
+    make_clock,
+)
 from nkirt.memory import Memory
 from nkirt.ports import PortArbiter, bank_claims, per_bank, port_claims
 from nkirt.program import QUEUES, Program, TensorInfo
@@ -47,6 +58,8 @@ TENSOR_QUEUE = QUEUE_INDEX["tensor"]
 
 #: Instances between two sweeps of the semaphore checker's memory.
 SWEEP_EVERY = 4096
+#: every bit of one lane in a vector clock (its count and guard bit)
+FIELD_ONES = (1 << FIELD_BITS) - 1
 
 #: Why an instance started later than its queue allowed (kept per trace record).
 STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
@@ -549,8 +562,11 @@ class Executor:
         #: vector clocks have one entry per queue the program uses: that queue's lane
         used = [q for q, left in enumerate(self.remaining) if left > 0]
         self.lane_of = [used.index(q) if q in used else -1 for q in range(len(QUEUES))]
-        #: per lane, the vector clock its next instance starts with at least (program order)
-        self.clocks: list[tuple[int, ...]] = [(0,) * len(used)] * len(used)
+        #: per lane, the vector clock its next instance starts with at least (program order);
+        #: a vector clock is one int (nkirt.hazards): each lane's bits and their guard bits
+        self.clocks: list[int] = [0] * len(used)
+        self.fields = [lane_field(r) for r in range(len(used))]
+        self.guards = guard_bits(len(used))
         #: instances issued so far per lane (the next instance's number on its queue)
         self.issued = [0] * len(used)
         #: (instruction index, start, busy end, completion, stall from, producer record, stall,
@@ -566,14 +582,14 @@ class Executor:
         pending = [t for t, left in zip(self.queue_free, self.remaining) if left > 0]
         return min(pending) if pending else float("inf")
 
-    def settled(self) -> list[float]:
-        """Per queue r: how many of r's instances are ordered before every instance still to
-        be issued on another queue (their accesses can no longer race)."""
+    def settled(self) -> int:
+        """Per queue r, as a vector clock: how many of r's instances are ordered before every
+        instance still to be issued on another queue (their accesses can no longer race)."""
         live = [self.lane_of[q] for q, left in enumerate(self.remaining) if left > 0]
-        return [
-            min((self.clocks[q][r] for q in live if q != r), default=float("inf"))
+        return make_clock(
+            min((clock_entry(self.clocks[q], r) for q in live if q != r), default=FIELD)
             for r in range(len(self.clocks))
-        ]
+        )
 
     def run(self) -> None:
         self._nodes(self.tree, {}, {})
@@ -758,8 +774,7 @@ class Executor:
             self.queue_free[q] = t
         self.ls_end = max(self.ls_end, t)
         self.mm_start = max(self.mm_start, t)
-        issued = tuple(self.issued)
-        self.clocks = [issued] * len(self.clocks)
+        self.clocks = [make_clock(self.issued)] * len(self.clocks)
 
     def _branch(self) -> None:
         """Each engine sequencer's compare-and-branch of a dynamic loop (cost/tables.py)."""
@@ -1091,6 +1106,9 @@ class Executor:
         lane = lane_of[queue]
         clock = self.clocks[lane]
         seq = self.issued[lane]
+        fields, guards = self.fields, self.guards
+        field, shift = fields[lane], FIELD_BITS * lane
+        mark = seq << shift
         ideal_waits = self.ideal_waits
         if ideal_waits:
             ideal, waited = self._ideal_ready(inst, queue, reads_outputs, inputs, outputs)
@@ -1118,15 +1136,17 @@ class Executor:
                     if type(done) is not float:  # a transfer: fixed now that it is waited for
                         fixed = done.waited
                         done = self._waited(done) if fixed is None else fixed
-                    waited = lane_of[producer_inst.queue]
-                    if producer_inst.queues > 1 or done_clock[waited] > clock[waited]:
+                    waited = fields[lane_of[producer_inst.queue]]
+                    if producer_inst.queues > 1 or done_clock & waited > clock & waited:
                         # (a clock that already covers this instance covers all it knew);
-                        # elementwise max: usually the producer's clock covers this one's
-                        # (a comprehension being ~2x faster than map(max) otherwise)
-                        if all(map(ge, done_clock, clock)):
+                        # elementwise max (`clock_max`, inline): usually the producer's clock
+                        # covers this one's
+                        kept = ((done_clock | guards) - clock) & guards
+                        if kept == guards:
                             clock = done_clock
                         else:
-                            clock = tuple([a if a > b else b for a, b in zip(clock, done_clock)])
+                            pick = (kept >> (FIELD_BITS - 1)) * FIELD_ONES
+                            clock ^= (done_clock ^ clock) & pick
                     if done > ready:
                         ready, producer, stall = done, record, STALL_SEMAPHORE
         read_accesses = []
@@ -1135,7 +1155,7 @@ class Executor:
         for ap, where in (inputs + outputs) if reads_outputs else inputs:
             if ap.key in unwritten:
                 continue
-            access = Access(ap, where, 0.0, queue, lane, seq, inst)
+            access = Access(ap, where, 0.0, queue, field, mark, inst)
             buckets = checker.buckets(ap.key, ap, where)
             read_accesses.append((access, buckets, ap.name))
             if interlocks:
@@ -1212,7 +1232,7 @@ class Executor:
             for ap, where in outputs:
                 write_accesses.append(
                     (
-                        Access(ap, where, completion, queue, lane, seq, inst),
+                        Access(ap, where, completion, queue, field, mark, inst),
                         checker.buckets(ap.key, ap, where),
                         ap.name,
                     )
@@ -1232,16 +1252,15 @@ class Executor:
         waited_done, waited_record = completion, number
         if inst.queues > 1 and history:
             done, record, before = history[-1]
-            merged = [a if a > b else b for a, b in zip(clock, before)]
-            if seq + 1 > before[lane]:
-                merged[lane] = seq + 1
-            known = tuple(merged)
+            known = clock_max(clock, before, guards)
+            if mark + (1 << shift) > before & field:
+                known = (known & ~field) | (mark + (1 << shift))
             if transfer is not None:
                 transfer.rotated = done
             elif done > completion:  # (its waiter waits for the later completion)
                 waited_done, waited_record = done, record
         else:
-            known = (*clock[:lane], seq + 1, *clock[lane + 1 :])
+            known = (clock & ~field) | (mark + (1 << shift))
         if transfer is not None:
             transfer.accesses = (read_accesses, write_accesses)
             if ideal_waits:
