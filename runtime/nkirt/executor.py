@@ -40,7 +40,6 @@ from nkirt.hazards import (
     Hazard,
     SemaphoreChecker,
     clock_entry,
-    clock_max,
     guard_bits,
     lane_field,
     make_clock,
@@ -1252,7 +1251,12 @@ class Executor:
         waited_done, waited_record = completion, number
         if inst.queues > 1 and history:
             done, record, before = history[-1]
-            known = clock_max(clock, before, guards)
+            kept = ((clock | guards) - before) & guards  # (`clock_max`, inline)
+            if kept == guards:
+                known = clock
+            else:
+                pick = (kept >> (FIELD_BITS - 1)) * FIELD_ONES
+                known = before ^ ((clock ^ before) & pick)
             if mark + (1 << shift) > before & field:
                 known = (known & ~field) | (mark + (1 << shift))
             if transfer is not None:
