@@ -62,6 +62,8 @@ FIELD_ONES = (1 << FIELD_BITS) - 1
 
 #: Why an instance started later than its queue allowed (kept per trace record).
 STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
+#: the numbers in an instance's record (`Executor.records`)
+RECORD_FIELDS = 8
 
 #: Instructions that accumulate into PSUM (Hardware §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
