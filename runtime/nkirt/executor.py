@@ -683,7 +683,14 @@ class Executor:
 
     def _nodes(self, nodes: list, env: dict[str, int], executions: dict[str, int]) -> None:
         for node in nodes:
-            if type(node) is Loop:
+            if type(node) is StaticInstruction:
+                if not node.cross_core:  # (the usual case first)
+                    self._issue(node, env, executions)
+                elif node.op in PREPARES:
+                    self._prepare(node, env, executions)
+                else:
+                    self._meet(node, env, executions)
+            elif type(node) is Loop:
                 var = node.var
                 for value in node.values:
                     env[var] = value
@@ -691,14 +698,8 @@ class Executor:
                     node.executions += 1
                     self._nodes(node.body, env, executions)
                 del env[var], executions[var]
-            elif type(node) is DynLoop:
-                self._dynamic_loop(node, env, executions)
-            elif node.op in PREPARES:
-                self._prepare(node, env, executions)
-            elif node.cross_core:
-                self._meet(node, env, executions)
             else:
-                self._issue(node, env, executions)
+                self._dynamic_loop(node, env, executions)
 
     def _dynamic_loop(self, node: DynLoop, env: dict[str, int], executions) -> None:
         """Run a dynamic loop with the values its registers hold now; every queue joins the
@@ -881,12 +882,19 @@ class Executor:
         except BoundsError:  # again, operand by operand, for the fault that names it
             inputs = _placed(inst, inst.inputs, env, executions)
             outputs = _placed(inst, inst.outputs, env, executions)
-        attrs, reads_outputs = inst.attrs, inst.reads_outputs
+        reads_outputs = inst.reads_outputs
         if inst.unless_first is not None:
-            accumulate = any(env[var] != start for var, start in inst.unless_first)
-            attrs, reads_outputs = {**attrs, "accumulate": accumulate}, accumulate
-        if self.functional:
-            self._compute(inst, env, attrs, inputs, outputs)
+            reads_outputs = False  # (accumulates unless on the first iteration of them all)
+            for var, start in inst.unless_first:
+                if env[var] != start:
+                    reads_outputs = True
+                    break
+            if self.functional:
+                self._compute(
+                    inst, env, {**inst.attrs, "accumulate": reads_outputs}, inputs, outputs
+                )
+        elif self.functional:
+            self._compute(inst, env, inst.attrs, inputs, outputs)
         self._time(inst, env, reads_outputs, inputs, outputs)
 
     def _compute(self, inst, env, attrs, inputs, outputs) -> None:
