@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 
-from ...ir.core import Loc
 from .. import pylib
 from ..tensors import type_name
 from ..values import (
@@ -89,7 +88,24 @@ class Calls:
         return self.make_function("<lambda>", node)
 
     def visit_Call(self, node: ast.Call):
-        fn = self.visit(node.func)
+        func = node.func
+        receiver = None  # the instance of `obj.method(...)`, when found without `getattr`
+        if type(func) is ast.Attribute and type(func.value) is ast.Name and not self.attempts:
+            # a method of a user class called on a name (`self.get_dim()`): the method is the
+            # one `getattr` would bind, called without making the bound method
+            name = func.value.id
+            s = self.frames[-1].scope
+            while s is not None:
+                found = s.vars
+                if name in found:
+                    obj = found[name]
+                    if type(obj) is Instance and func.attr not in obj.attrs:
+                        method = obj.cls.lookup(func.attr)
+                        if type(method) is Function:
+                            receiver = obj
+                    break
+                s = s.parent
+        fn = self.visit(func) if receiver is None else method
         args: list = []
         arg_nodes: list = []
         for a in node.args:
@@ -117,6 +133,10 @@ class Calls:
                     raise UserError("err_type_error", f"keyword argument '{k.arg}' repeated", k)
                 kwargs[k.arg] = self.visit(k.value)
                 kw_nodes[k.arg] = k
+        if receiver is not None:  # `call`'s case of a bound method, without the method
+            return self.call_function(
+                fn, [receiver, *args], kwargs, CallSite(node, arg_nodes, kw_nodes)
+            )
         if type(fn) is Function:  # `call`'s first case, without its dispatch
             return self.call_function(fn, args, kwargs, CallSite(node, arg_nodes, kw_nodes))
         return self.call(fn, args, kwargs, CallSite(node, arg_nodes, kw_nodes))
@@ -216,8 +236,11 @@ class Calls:
         """A call of a function whose result depends only on its arguments (`pure.py`): from
         the cache when it ran with these arguments before, else run and recorded."""
         key = pure.key(args)
-        if key is None or any(self.lookup_builtin(fn, n) is None for n in info.builtins):
+        if key is None:
             return self._call_function(fn, args, {}, call)
+        for name in info.builtins:
+            if self.lookup_builtin(fn, name) is None:
+                return self._call_function(fn, args, {}, call)
         cache = self.pure_cache.get(fn)
         if cache is None:
             cache = self.pure_cache[fn] = {}
@@ -285,7 +308,7 @@ class Calls:
         self.bind_arguments(fn, args, kwargs, scope, call)
         pushed = call.node is not None and hasattr(call.node, "lineno")
         if pushed:
-            self.call_stack.append(self._call_loc(call.node))
+            self.call_stack.append(self.loc(call.node, False))
         self.frames.append(Frame(scope, fn.module, fn))
         is_lambda = fn.is_lambda
         if is_lambda:
@@ -352,9 +375,6 @@ class Calls:
         self.check_yield()
         value = self.visit(node.value)
         buffers[-1].extend(self.iterate(value, node.value))
-
-    def _call_loc(self, node: ast.AST) -> Loc:
-        return self.loc(node, with_stack=False)
 
     def bind_arguments(self, fn: Function, args: list, kwargs: dict, scope: Scope, call: CallSite):
         a = fn.node.args

@@ -118,7 +118,7 @@ class Context:
         return self.frames[-1].module
 
     def loc(self, node: ast.AST | None, with_stack: bool = True) -> Loc:
-        file = self.module.file if self.frames else "<unknown>"
+        file = self.frames[-1].module.file if self.frames else "<unknown>"
         if node is None or not hasattr(node, "lineno"):
             return Loc(file, 1, 1, 1, 1, tuple(self.call_stack) if with_stack else ())
         # A node's span is computed once: every unrolled iteration emits its ops again.
@@ -374,7 +374,7 @@ class Context:
         return value
 
     def store_name(self, name: str, value) -> None:
-        scope = self.scope
+        scope = self.frames[-1].scope
         if type(scope.vars.get(name)) is Redirect:  # declared global / nonlocal
             if self.attempts:  # state that outlives the loop body: unroll the loop
                 raise SymbolicAbort(self.attempts[-1], f"'{name}' is global or nonlocal")

@@ -107,6 +107,10 @@ _DUNDER = {
 
 #: Exact types that compare equal or unequal as in Python (`compare`'s fast path).
 _PLAIN_SCALARS = frozenset({bool, int, float, str, type(None)})
+
+#: A comparison's right operand not evaluated yet (`_compare_chain`).
+_UNEVALUATED = object()
+
 #: Exact types whose truth value is Python's (`truth`'s fast path).
 _PLAIN_TRUTH = frozenset({bool, int, float, str, list, tuple, dict, type(None)})
 
@@ -222,7 +226,16 @@ class Expressions:
         )
 
     def visit_Subscript(self, node: ast.Subscript):
-        return self.getitem(self.visit(node.value), self.visit(node.slice), node)
+        obj = self.visit(node.value)
+        key = self.visit(node.slice)
+        if (
+            type(key) is int
+            and (type(obj) is tuple or type(obj) is list)
+            and -len(obj) <= key < len(obj)
+            and self.plain_subscript
+        ):
+            return obj[key]  # `getitem`'s case of an item of a shape, without its call
+        return self.getitem(obj, key, node)
 
     def visit_Attribute(self, node: ast.Attribute):
         base = node.value
@@ -242,7 +255,10 @@ class Expressions:
         return self.getattr(self.visit(base), node.attr, node)
 
     def visit_IfExp(self, node: ast.IfExp):
-        return self.visit(node.body) if self.condition(node.test) else self.visit(node.orelse)
+        value = self.visit(node.test)  # `condition`, its most frequent case without its call
+        if type(value) is not bool:
+            value = self.condition_value(value, node.test)
+        return self.visit(node.body) if value else self.visit(node.orelse)
 
     def visit_BoolOp(self, node: ast.BoolOp):
         value = None
@@ -429,15 +445,31 @@ class Expressions:
 
     def visit_Compare(self, node: ast.Compare):
         left = self.visit(node.left)
+        ops = node.ops
+        if len(ops) == 1:
+            right = self.visit(node.comparators[0])
+            if type(left) is int and type(right) is int:
+                # `compare`'s first case, without its call (no language redefines it)
+                cmp = _CMPOPS.get(type(ops[0]))
+                if cmp is not None:
+                    return cmp(left, right)
+            return self._compare_chain(node, left, right)
+        return self._compare_chain(node, left, _UNEVALUATED)
+
+    def _compare_chain(self, node: ast.Compare, left, right):
+        """The chain of `node`'s comparisons from `left`, the value of its left operand;
+        `right` is its first right operand's value when already evaluated."""
         left_node = node.left
         for op, right_node in zip(node.ops, node.comparators):
-            right = self.visit(right_node)
-            if isinstance(op, (ast.Is, ast.IsNot)):
-                if self.language.rules.is_only_against_none and not (
-                    is_none_literal(left_node) or is_none_literal(right_node)
+            if right is _UNEVALUATED:
+                right = self.visit(right_node)
+            kind = type(op)
+            if kind is ast.Is or kind is ast.IsNot:
+                if not (is_none_literal(right_node) or is_none_literal(left_node)) and (
+                    self.language.rules.is_only_against_none
                 ):
                     raise is_error(node)
-                result = (left is right) if isinstance(op, ast.Is) else (left is not right)
+                result = (left is right) if kind is ast.Is else (left is not right)
             else:
                 result = self.compare(op, left, right)
                 if (
@@ -448,7 +480,7 @@ class Expressions:
                     return result  # a Beta 1 mask predicate (`beta1_mask.py`)
             if not result:
                 return False
-            left, left_node = right, right_node
+            left, left_node, right = right, right_node, _UNEVALUATED
         return True
 
     def compare(self, op: ast.cmpop, a, b) -> bool:
