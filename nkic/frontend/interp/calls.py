@@ -107,15 +107,18 @@ class Calls:
                 s = s.parent
         fn = self.visit(func) if receiver is None else method
         args: list = []
-        arg_nodes: list = []
+        arg_nodes: list = node.args  # one node per argument, unless one is starred
         for a in node.args:
             if type(a) is ast.Starred:
+                if arg_nodes is node.args:
+                    arg_nodes = arg_nodes[: len(args)]
                 items = self.iterate(self.visit(a.value), a)
                 args += items
                 arg_nodes += [a] * len(items)
             else:
                 args.append(self.visit(a))
-                arg_nodes.append(a)
+                if arg_nodes is not node.args:
+                    arg_nodes.append(a)
         kwargs: dict = {}
         kw_nodes: dict = {}
         for k in node.keywords:
@@ -263,7 +266,7 @@ class Calls:
                 for loop, n in zip(info.loops, counts):
                     if n:
                         sites[loop] = sites.get(loop, 0) + n
-                return pure.fresh(result)
+                return pure.fresh(result) if type(result) is tuple else result
             # run it: it spends the budget (and says where), or may now keep a loop
         sites = self.site_iterations
         before = self._pure_state()
@@ -305,7 +308,16 @@ class Calls:
 
     def _call_function(self, fn: Function, args: list, kwargs: dict, call: CallSite):
         scope = Scope(fn.scope)
-        self.bind_arguments(fn, args, kwargs, scope, call)
+        signature = self.signatures.get(fn.node.args)
+        if (
+            signature is not None
+            and signature.plain
+            and not kwargs
+            and len(args) == len(signature.positional)
+        ):  # `bind_arguments`' common case inline: every parameter given by position
+            scope.vars.update(zip(signature.positional, args))
+        else:
+            self.bind_arguments(fn, args, kwargs, scope, call)
         pushed = call.node is not None and hasattr(call.node, "lineno")
         if pushed:
             self.call_stack.append(self.loc(call.node, False))
@@ -319,7 +331,8 @@ class Calls:
             if ast.Yield not in self.language.rules.unsupported_syntax and _is_generator(fn.node):
                 return self._run_generator(fn)
             try:
-                self.exec_block(fn.node.body)
+                for stmt in fn.node.body:  # `exec_block`, without its call
+                    self.exec_stmt(stmt)
             except ReturnSignal as r:
                 return r.value
             except (BreakSignal, ContinueSignal):

@@ -33,7 +33,7 @@ from .state import ABORT_CODES, Frame, is_error, is_none_literal
 #: Values a name may hold that are not its value: reading one is handled by `load_name`.
 MARKED_VALUES = frozenset({Poison, Deferred, Escaped, Redirect, beta1_scopes.OutOfScope})
 #: Constant types outside the subset (`visit_Constant` reports them).
-_UNSUPPORTED_CONSTANTS = frozenset({bytes, complex})
+UNSUPPORTED_CONSTANTS = frozenset({bytes, complex})
 
 #: Hints for diagnostics raised without a more specific one.
 _DEFAULT_HINTS = {
@@ -210,7 +210,7 @@ class Context:
                         return found[name]
         elif kind is ast.Constant:
             value = node.value
-            if type(value) not in _UNSUPPORTED_CONSTANTS:
+            if type(value) not in UNSUPPORTED_CONSTANTS:
                 return value
         method = self._visitors.get(kind) or self._visitor(node)
         try:
@@ -246,10 +246,15 @@ class Context:
 
     def exec_stmt(self, stmt: ast.stmt) -> None:
         try:
-            # `visit(stmt)` inline: one call less per statement
-            method = self._visitors.get(type(stmt)) or self._visitor(stmt)
+            # `visit(stmt)` inline: one call less per statement (two for an expression's:
+            # `visit_Expr` inline too)
+            kind = type(stmt)
+            method = None if kind is ast.Expr else self._visitors.get(kind) or self._visitor(stmt)
             try:
-                method(stmt)
+                if method is None:
+                    self.visit(stmt.value)
+                else:
+                    method(stmt)
             except UserError as err:
                 raise self.error_node(err, stmt) from None
             except NonConstExtent as e:

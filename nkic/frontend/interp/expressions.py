@@ -9,7 +9,7 @@ import operator
 from ...ir.affine import Affine, NonAffineError
 from .. import pylib, registers
 from ..registers import Register
-from ..tensors import TensorView, type_name
+from ..tensors import NonConstExtent, TensorView, type_name
 from ..values import (
     MISSING,
     DynSlice,
@@ -248,6 +248,10 @@ class Expressions:
                 found = s.vars
                 if name in found:
                     obj = found[name]
+                    if type(obj) is Instance:  # `getattr`'s first case, without its call
+                        attrs = obj.attrs
+                        if node.attr in attrs:
+                            return attrs[node.attr]
                     if type(obj) not in MARKED_VALUES:
                         return self.getattr(obj, node.attr, node)
                     break
@@ -613,12 +617,36 @@ class Expressions:
         return True
 
     def visit_JoinedStr(self, node: ast.JoinedStr):
-        return "".join([self.to_str(self.visit(v)) for v in node.values])
+        parts = []
+        for v in node.values:
+            if type(v) is ast.Constant:
+                text = v.value  # a literal part: a str
+            elif type(v) is ast.FormattedValue and v.conversion == -1 and v.format_spec is None:
+                # `visit(v)` without its calls: `{x}` of an int or str is most frequent
+                text = self.visit(v.value)
+                if type(text) is int or type(text) is str:
+                    text = format(text, "")
+                else:
+                    try:
+                        text = self.formatted(v, text)
+                    except UserError as err:  # as `visit` would locate it
+                        raise self.error_node(err, v) from None
+                    except NonConstExtent as e:
+                        self.need_concrete(e.extent)
+                        raise
+            else:
+                text = self.visit(v)
+            parts.append(text if type(text) is str else self.to_str(text))
+        return "".join(parts)
 
     def visit_FormattedValue(self, node: ast.FormattedValue):
         v = self.visit(node.value)
         if node.conversion == -1 and node.format_spec is None and type(v) in (int, str):
             return format(v, "")  # the common `{name}` of a plain int or str
+        return self.formatted(node, v)
+
+    def formatted(self, node: ast.FormattedValue, v) -> str:
+        """The text of `node`, whose expression has the value `v`."""
         v = self.deep_concrete(v)
         if node.conversion == ord("r"):
             v = self.to_repr(v)

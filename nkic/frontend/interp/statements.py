@@ -100,7 +100,8 @@ class Statements:
 
     def assign(self, target: ast.AST, value) -> None:
         if type(target) is ast.Name:
-            value = self.language.bind_name(self, target.id, value)
+            if not self.plain_bind_name:
+                value = self.language.bind_name(self, target.id, value)
             if type(value) is TensorView and not value.tensor.label:
                 value.tensor.label = target.id
             if self.tensor_blocks:
