@@ -29,6 +29,7 @@ from ..values import (
     UserError,
 )
 from . import loops, pure
+from .context import MARKED_VALUES, UNSUPPORTED_CONSTANTS
 from .state import (
     INT32_MAX,
     INT32_MIN,
@@ -39,6 +40,9 @@ from .state import (
     int32_overflow,
     opaque_error,
 )
+
+#: A name bound in no scope and not a builtin (`visit_Call` then lets `visit` report it).
+_UNBOUND = object()
 
 
 def _int32_result(result, name: str, args: list):
@@ -116,7 +120,25 @@ class Calls:
                 args += items
                 arg_nodes += [a] * len(items)
             else:
-                args.append(self.visit(a))
+                kind = type(a)
+                if kind is ast.Name and not self.attempts:
+                    # `visit`'s fast path for a name, inline (most arguments are names)
+                    name = a.id
+                    s = self.frames[-1].scope
+                    while s is not None:
+                        if name in s.vars:
+                            value = s.vars[name]
+                            break
+                        s = s.parent
+                    else:
+                        value = self.builtins.get(name, _UNBOUND)
+                    if value is _UNBOUND or type(value) in MARKED_VALUES:
+                        value = self.visit(a)
+                elif kind is ast.Constant and type(a.value) not in UNSUPPORTED_CONSTANTS:
+                    value = a.value
+                else:
+                    value = self.visit(a)
+                args.append(value)
                 if arg_nodes is not node.args:
                     arg_nodes.append(a)
         kwargs: dict = {}
@@ -134,7 +156,22 @@ class Calls:
             else:
                 if k.arg in kwargs:
                     raise UserError("err_type_error", f"keyword argument '{k.arg}' repeated", k)
-                kwargs[k.arg] = self.visit(k.value)
+                a = k.value
+                if type(a) is ast.Name and not self.attempts:  # as for the arguments above
+                    name = a.id
+                    s = self.frames[-1].scope
+                    while s is not None:
+                        if name in s.vars:
+                            value = s.vars[name]
+                            break
+                        s = s.parent
+                    else:
+                        value = self.builtins.get(name, _UNBOUND)
+                    if value is _UNBOUND or type(value) in MARKED_VALUES:
+                        value = self.visit(a)
+                else:
+                    value = self.visit(a)
+                kwargs[k.arg] = value
                 kw_nodes[k.arg] = k
         if receiver is not None:  # `call`'s case of a bound method, without the method
             return self.call_function(
