@@ -87,6 +87,13 @@ class Access:
     rows: tuple[int, Region] | None = None  # HBM: row bytes and the region row by row
     exact: bool = False  # one instance touching every byte of `box` (a dense loop-free access)
 
+    def __init__(self, write, key, tensor, region, slots_span, box, rows=None, exact=False):
+        # (each instruction has its accesses: writing the fields into the instance dict costs
+        # half of the frozen dataclass's generated __init__)
+        d = self.__dict__
+        d["write"], d["key"], d["tensor"], d["region"] = write, key, tensor, region
+        d["slots_span"], d["box"], d["rows"], d["exact"] = slots_span, box, rows, exact
+
     @property
     def widened(self) -> Region:
         """The region covering every slot (for comparing with other tensors)."""

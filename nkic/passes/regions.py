@@ -39,6 +39,13 @@ class Region:
     free_hi: int
     itemsize: int
 
+    def __init__(self, part, part_lo, part_hi, free, free_lo, free_hi, itemsize):
+        # (every access of a kernel makes regions: writing the fields into the instance dict
+        # costs half of the frozen dataclass's generated __init__)
+        d = self.__dict__
+        d["part"], d["part_lo"], d["part_hi"] = part, part_lo, part_hi
+        d["free"], d["free_lo"], d["free_hi"], d["itemsize"] = free, free_lo, free_hi, itemsize
+
     def to_bytes(self, base_partition: int = 0, base_byte: int = 0, slack: int = 0) -> Region:
         """The same region in bytes, shifted by a physical base; `slack` widens the end."""
         k = self.itemsize
