@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import struct
 import zlib
@@ -82,12 +83,10 @@ class _ProgramWriter:
         self.tensor_ids: dict[Tensor, int] = {}
         self.data = bytearray()
         self.loops = 0
-        # encoded forms, by value (strings, patterns) or by the identity of an IR object that
-        # outlives the writer (source locations, call stacks)
+        # encoded forms of strings, patterns and source locations, by value
         self._strings: dict[str, str] = {}
         self._patterns: dict[tuple, str] = {}
-        self._locs: dict[int, str] = {}
-        self._stacks: dict[int, str] = {}
+        self._locs: dict[tuple, str] = {}
 
     def file(self, name: str) -> int:
         return self.files.setdefault(name, len(self.files))
@@ -241,14 +240,21 @@ class _ProgramWriter:
             return int.__repr__(v)
         if t is str:
             return self._string(v)
+        if v is None:
+            return "null"
         if t is bool:
             return "true" if v else "false"
+        if t is float and math.isfinite(v):
+            return float.__repr__(v)
+        if t is list and all(type(x) is int for x in v):
+            return f"[{','.join(map(int.__repr__, v))}]"
         return _dumps(v)
 
     def _loc_text(self, loc: Loc) -> str:
-        found = self._locs.get(id(loc))
+        key = (loc.file, loc.line, loc.col, loc.end_line, loc.end_col)
+        found = self._locs.get(key)
         if found is None:
-            found = self._locs[id(loc)] = _dumps(self.loc(loc))
+            found = self._locs[key] = _dumps(self.loc(loc))
         return found
 
     def _ap_text(self, ap: AccessPattern) -> str:
@@ -278,22 +284,26 @@ class _ProgramWriter:
                 operands.append(f"{string(name)}:{self._ap_text(o)}")
             elif o.value is not None:
                 operands.append(f'{string(name)}:{{"imm":{value(o.value)}}}')
-        attrs = self.attrs(op.attrs)
-        if op.opcode in ("nc_matmul", "nc_matmul_mx"):
-            attrs.setdefault("accumulate", False)
+        attrs = []
+        for k, v in op.attrs.items():
+            if k == "accumulate" and isinstance(v, tuple):
+                attrs.append(f'"accumulate":{{"unless_first":{_dumps(list(v))}}}')
+                continue
+            if type(v) is tuple:
+                v = _json_value(v)
+            attrs.append(f"{string(k)}:{value(v)}")
+        if op.opcode in ("nc_matmul", "nc_matmul_mx") and "accumulate" not in op.attrs:
+            attrs.append('"accumulate":false')
         waits = ",".join(
             f"[{pid},{skip}]" if type(skip) is int else _dumps([pid, _skip(skip)])
             for pid, skip in s.waits
         )
         loc = self._loc_text(op.loc)
-        stack = op.loc.stack
-        stack_text = self._stacks.get(id(stack))
-        if stack_text is None:
-            stack_text = self._stacks[id(stack)] = _dumps([self.loc(f) for f in stack])
+        stack_text = "[" + ",".join([self._loc_text(f) for f in op.loc.stack]) + "]"
         text = (
             f'{{"kind":"inst","id":{s.id},"op":{string(op.opcode)},"engine":{string(s.engine)}'
             f',"queue":{string(s.queue)},"operands":{{{",".join(operands)}}},"attrs":{{'
-            + ",".join(f"{string(k)}:{value(v)}" for k, v in attrs.items())
+            + ",".join(attrs)
             + f'}},"waits":[{waits}],"loc":{loc},"stack":{stack_text}'
         )
         if s.queues > 1:

@@ -168,6 +168,14 @@ def instances_may_overlap(
     """
     if carried is not None and carried.trip_count < 2:
         return False
+    if carried is None and not (x.part.terms or y.part.terms or x.free.terms or y.free.terms):
+        # (constant regions, as every access of unrolled code has: `_diff_bounds` is one
+        # difference)
+        d = x.part.const - y.part.const
+        if d > y.part_hi - x.part_lo or d < y.part_lo - x.part_hi:
+            return False
+        d = x.free.const - y.free.const
+        return y.free_lo - x.free_hi <= d <= y.free_hi - x.free_lo
     ranges = {lp.var: (lp.start, lp.last) for lp in x_loops}
     for lp in y_loops:
         ranges[lp.var] = (lp.start, lp.last)

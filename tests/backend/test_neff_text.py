@@ -96,7 +96,20 @@ def test_text_is_the_json_encoding_of_the_document(tmp_path):
 
 @pytest.mark.parametrize(
     "value",
-    [0.1, -0.0, 1e300, float("inf"), np.float32(0.5).item(), 'é\n"x"', None, True, 3, (1, 2)],
+    [
+        0.1,
+        -0.0,
+        1e300,
+        float("inf"),
+        np.float32(0.5).item(),
+        'é\n"x"',
+        None,
+        True,
+        3,
+        (1, 2),
+        ((1, 2), "a"),
+        [1, 2.5],
+    ],
 )
 def test_attribute_and_immediate_values_encode_as_json_does(value):
     k = lowered(body(), PARAMS, "%o")
