@@ -87,6 +87,13 @@ class Access:
     rows: tuple[int, Region] | None = None  # HBM: row bytes and the region row by row
     exact: bool = False  # one instance touching every byte of `box` (a dense loop-free access)
 
+    def __init__(self, write, key, tensor, region, slots_span, box, rows=None, exact=False):
+        # (each instruction has its accesses: writing the fields into the instance dict costs
+        # half of the frozen dataclass's generated __init__)
+        d = self.__dict__
+        d["write"], d["key"], d["tensor"], d["region"] = write, key, tensor, region
+        d["slots_span"], d["box"], d["rows"], d["exact"] = slots_span, box, rows, exact
+
     @property
     def widened(self) -> Region:
         """The region covering every slot (for comparing with other tensors)."""
@@ -664,18 +671,32 @@ def _iteration(loops: tuple[Loop, ...], n: int) -> dict[str, int]:
     return env
 
 
-def _after(p: Scheduled) -> dict[str, int]:
-    """What has completed once the last instance of `p` has: `p`'s queue up to `p`, and what
-    was complete before that instance started."""
-    return {**p.final, p.lane: max(p.id, p.final.get(p.lane, -1))}
-
-
 def _join(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     out = dict(a)
     for q, i in b.items():
         if i > out.get(q, -1):
             out[q] = i
     return out
+
+
+def _join_after(a: dict[str, int], p: Scheduled) -> dict[str, int]:
+    """`a` joined with what has completed once the last instance of `p` has: `p`'s queue up
+    to `p`, and what was complete before that instance started (`p.final`)."""
+    out = dict(a)
+    get = out.get
+    for q, i in p.final.items():
+        if i > get(q, -1):
+            out[q] = i
+    if p.id > get(p.lane, -1):
+        out[p.lane] = p.id
+    return out
+
+
+def _known_after(p: Scheduled, lane: str) -> int:
+    """The newest instruction of `lane` known complete once the last instance of `p` has
+    (-1: none); see `_join_after`."""
+    known = p.final.get(lane, -1)
+    return p.id if lane == p.lane and p.id > known else known
 
 
 def _clocks(
@@ -693,12 +714,11 @@ def _clocks(
         p = insts[pid]
         if skip != 0 or p.pos > c.pos:
             continue
-        done = _after(p)
-        final = _join(final, done)
+        final = _join_after(final, p)
         if alike:
             every = final
         elif not _common(c.loops, p.loops):
-            every = _join(every, done)
+            every = _join_after(every, p)
     return every, final
 
 
@@ -708,11 +728,11 @@ def _reduce(waits: dict[Scheduled, Skip], base: dict[str, int]) -> list[tuple[in
     (`base`), or when another producer waited for (an instruction at or after) it on its queue,
     directly or through a chain of waits."""
     live = {p: skip for p, skip in waits.items() if base.get(p.lane, -1) < p.id}
-    after = {p: _after(p) for p, skip in live.items() if skip == 0}
+    after = [p for p, skip in live.items() if skip == 0]
     return sorted(
         (p.id, skip)
         for p, skip in live.items()
-        if not any(q is not p and clock.get(p.lane, -1) >= p.id for q, clock in after.items())
+        if not any(q is not p and _known_after(q, p.lane) >= p.id for q in after)
     )
 
 

@@ -86,7 +86,10 @@ class Tensor:
         data: bytes | None = None,
     ):
         self.name = name
+        #: The buffer is fixed at construction; `on_chip` (read for every access of every
+        #: pass) is found once from it.
         self.buffer = buffer
+        self.on_chip = buffer in ON_CHIP
         self.dtype = dtype
         self.shape = tuple(int(d) for d in shape)
         self.label = label
@@ -104,10 +107,6 @@ class Tensor:
         #: The HBM scratch of a PSUM spill (passes/spill.py): DMAs to it are spill saves,
         #: from it reloads (the profile's `spill_save_bytes`, `spill_reload_bytes`).
         self.spill = False
-
-    @property
-    def on_chip(self) -> bool:
-        return self.buffer in ON_CHIP
 
     @property
     def itemsize(self) -> int:
