@@ -295,6 +295,10 @@ def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Skip | None:
         return exact_skip(ra, c.loops, rb, p.loops, carry, distance, merged, first)
 
     if first and instances_may_overlap(ra, c.loops, rb, p.loops, common, None):
+        if not p.loops:
+            later = _from_first_conflict(c, ra, rb)
+            if later is not None:
+                return later
         return _best(exact(len(common), 0, False), 0)
     rot_index, count = -1, 1
     if same and a.tensor.rotate is not None:
@@ -358,6 +362,48 @@ def _shared_slots(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Clamped |
         n = n + (Affine.var(lp.var) - lp.start) * (inner // lp.step)
         inner *= lp.trip_count
     return Clamped((Affine(d - 1) - n) * per)
+
+
+#: Iterations of a loop up to which `_from_first_conflict` looks for the first that conflicts.
+FIRST_CONFLICT_LIMIT = 64
+
+
+def _from_first_conflict(c: Scheduled, ra: Region, rb: Region) -> Clamped | None:
+    """For a loop-free producer p (region rb) that c's instances (region ra) first conflict
+    with at c's instance k > 0: `max(0, k − n)` at c's instance n. Before instance k the skip
+    names an instance of p before its only one, so there is nothing to wait for; from k on it
+    is p's instance. Unrolled, the instructions of the iterations before k do not wait for p
+    either. None: the first instance conflicts, the loops are longer than
+    FIRST_CONFLICT_LIMIT iterations or their steps do not give an integer instance number."""
+    total = 1
+    for lp in c.loops:
+        total *= lp.trip_count
+    if total > FIRST_CONFLICT_LIMIT or not (ra.part.terms or ra.free.terms):
+        return None
+    k = 0
+    while k < total:
+        env = _iteration(c.loops, k)
+        at = Region(
+            Affine(ra.part.evaluate(env)),
+            ra.part_lo,
+            ra.part_hi,
+            Affine(ra.free.evaluate(env)),
+            ra.free_lo,
+            ra.free_hi,
+            ra.itemsize,
+        )
+        if instances_may_overlap(at, (), rb, (), ()):
+            break
+        k += 1
+    if k == 0 or k == total:
+        return None
+    n, inner = Affine(0), 1
+    for lp in reversed(c.loops):
+        if inner % lp.step:
+            return None
+        n = n + (Affine.var(lp.var) - lp.start) * (inner // lp.step)
+        inner *= lp.trip_count
+    return Clamped(Affine(k) - n)
 
 
 def _best(exact: Skip | None, conservative: int) -> Skip:

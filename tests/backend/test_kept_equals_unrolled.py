@@ -72,6 +72,34 @@ def k(a, b, w):
 """
 
 
+# Four loop-free matmuls fill the four quarters of one PSUM tile; a symbolic loop then reads
+# quarter i in iteration i.
+QUARTERS = """import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def k(a, b, w):
+    Q, K, P = a.shape
+    N = w.shape[1]
+    out = nl.ndarray((P, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    wt = nl.ndarray((K, N), dtype=w.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=wt, src=w)
+    ps = nl.ndarray((P, 4, N), dtype=nl.float32, buffer=nl.psum)
+    for q in range(4):
+        at = nl.ndarray((K, P), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=at, src=a[q])
+        nisa.nc_matmul(dst=ps[:, q, :], stationary=at, moving=wt)
+    acc = nl.ndarray((P, N), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.sequential_range(4):
+        nisa.activation(dst=acc, op=nl.exp, data=ps[:, i, :])
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=ps[:, i, :], op=nl.add)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+"""
+
+
 def specs(T: int) -> dict[str, TensorSpec]:
     return {
         "a": TensorSpec((T, 128, 128), "float32"),
@@ -146,3 +174,15 @@ def test_a_kept_loop_uses_no_more_on_chip_memory_than_unrolled(tmp_path, source)
         unrolled = program(tmp_path, source, T, unroll=True)
         for buffer in ("sbuf", "psum"):
             assert peak_bytes(kept, buffer) <= peak_bytes(unrolled, buffer), (T, buffer)
+
+
+def test_a_kept_loop_waits_for_a_loop_free_producer_from_the_iteration_that_reads_it(tmp_path):
+    # kept, iteration 0 waited for the matmuls of all four quarters (8.45 us against 6.92 us
+    # unrolled); each iteration's instructions now wait for their own quarter's matmul
+    kept = program(tmp_path, QUARTERS, 4, unroll=False)
+    unrolled = program(tmp_path, QUARTERS, 4, unroll=True)
+    assert predicted_ns(kept) == predicted_ns(unrolled)
+    x = inputs(4)
+    got = nkirt.execute(kept, x).outputs["out"]
+    last = x["a"][3].T.astype(np.float64) @ x["w"]
+    np.testing.assert_allclose(got, np.exp(last) + last, rtol=1e-5, atol=1e-6)
