@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import struct
 import zlib
@@ -49,8 +50,31 @@ def _skip(skip: Skip) -> int | dict:
     return _ProgramWriter.offset(Affine.of(skip))
 
 
+def _dumps(value) -> str:
+    """`value` as the PROG section writes JSON: compact, UTF-8 text rather than escapes."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, check_circular=False)
+
+
+#: Stands for the encoded body in the text of a document (`_ProgramWriter.text`); no name or
+#: path holds a NUL character.
+_BODY = "\x00body\x00"
+_BODY_TEXT = _dumps(_BODY)
+
+
+def _splice(doc: dict, body: str) -> str:
+    """The text of `doc`, whose "body" is `_BODY`, with the encoded nodes `body` in its place."""
+    head, mark, tail = _dumps(doc).partition(_BODY_TEXT)
+    assert mark and _BODY_TEXT not in tail
+    return f"{head}[{body}]{tail}"
+
+
 class _ProgramWriter:
-    """Builds the PROG JSON document and the DATA bytes of one scheduled kernel."""
+    """Builds the PROG JSON document and the DATA bytes of one scheduled kernel.
+
+    `program` gives the document as JSON values; `text` gives its encoded form directly, the
+    same characters `_dumps(program())` would give: an unrolled kernel has a hundred thousand
+    instructions, whose repeated parts (strings, patterns, source locations) are encoded
+    once, at a third of the cost of building and encoding the values."""
 
     def __init__(self, sched: Schedule):
         self.sched = sched
@@ -59,6 +83,10 @@ class _ProgramWriter:
         self.tensor_ids: dict[Tensor, int] = {}
         self.data = bytearray()
         self.loops = 0
+        # encoded forms of strings, patterns and source locations, by value
+        self._strings: dict[str, str] = {}
+        self._patterns: dict[tuple, str] = {}
+        self._locs: dict[tuple, str] = {}
 
     def file(self, name: str) -> int:
         return self.files.setdefault(name, len(self.files))
@@ -81,8 +109,10 @@ class _ProgramWriter:
         if t.on_chip:
             out["address"] = {"partition": t.address[0], "byte": t.address[1]}
             if t.rotate is not None:
-                var, count, stride = t.rotate
+                var, count, stride, phase = t.rotate
                 out["rotate"] = {"var": var, "count": count, "stride": stride}
+                if phase:
+                    out["rotate"]["phase"] = phase
         if t.view_shape is not None:
             v = t.view
             out["view"] = {
@@ -131,16 +161,17 @@ class _ProgramWriter:
     def bound(self, v) -> dict:
         return {"reg": self.tensor_ids[v]} if isinstance(v, Tensor) else {"imm": v}
 
-    def node(self, op: Op) -> dict | None:
+    def _loop(self, op: Loop, body) -> dict:
+        """The node of a loop; `body()` gives the value of its "body"."""
+        self.loops += 1
         if isinstance(op, DynLoop):
-            self.loops += 1
             out = {
                 "kind": "dynloop",
                 "loop": op.kind,
                 "var": op.var,
                 "name": op.counter.label if op.counter is not None else "iteration",
                 "loc": self.loc(op.loc),
-                "body": [n for n in (self.node(o) for o in op.body) if n is not None],
+                "body": body(),
             }
             if op.kind == "for":
                 out["start"] = self.bound(op.bound_start)
@@ -151,19 +182,23 @@ class _ProgramWriter:
             else:
                 out["cond"] = self.tensor_ids[op.cond]
             return out
+        return {
+            "kind": "loop",
+            "var": op.var,
+            "name": op.source_name,
+            "start": op.start,
+            "stop": op.stop,
+            "step": op.step,
+            "mode": op.mode,
+            "loc": self.loc(op.loc),
+            "body": body(),
+        }
+
+    def node(self, op: Op) -> dict | None:
         if isinstance(op, Loop):
-            self.loops += 1
-            return {
-                "kind": "loop",
-                "var": op.var,
-                "name": op.source_name,
-                "start": op.start,
-                "stop": op.stop,
-                "step": op.step,
-                "mode": op.mode,
-                "loc": self.loc(op.loc),
-                "body": [n for n in (self.node(o) for o in op.body) if n is not None],
-            }
+            return self._loop(
+                op, lambda: [n for n in (self.node(o) for o in op.body) if n is not None]
+            )
         s = self.sched.by_inst.get(op)
         if s is None:
             return None  # Alloc: tensors are listed up front
@@ -193,10 +228,110 @@ class _ProgramWriter:
             node["stride"] = s.stride if s.steps is None else self.offset(s.steps)
         return node
 
+    # -- the encoded form, part by part as `node` builds the values --------------------------
+
+    def _string(self, text: str) -> str:
+        found = self._strings.get(text)
+        if found is None:
+            found = self._strings[text] = _dumps(text)
+        return found
+
+    def _value(self, v) -> str:
+        t = type(v)
+        if t is int:
+            return int.__repr__(v)
+        if t is str:
+            return self._string(v)
+        if v is None:
+            return "null"
+        if t is bool:
+            return "true" if v else "false"
+        if t is float and math.isfinite(v):
+            return float.__repr__(v)
+        if t is list and all(type(x) is int for x in v):
+            return f"[{','.join(map(int.__repr__, v))}]"
+        return _dumps(v)
+
+    def _loc_text(self, loc: Loc) -> str:
+        key = (loc.file, loc.line, loc.col, loc.end_line, loc.end_col)
+        found = self._locs.get(key)
+        if found is None:
+            found = self._locs[key] = _dumps(self.loc(loc))
+        return found
+
+    def _ap_text(self, ap: AccessPattern) -> str:
+        if ap.dynamic is not None:
+            return _dumps(self.ap(ap))
+        offset = ap.offset
+        pattern = self._patterns.get(ap.pattern)
+        if pattern is None:
+            pattern = self._patterns[ap.pattern] = _dumps([[s, n] for s, n in ap.pattern])
+        return (
+            f'{{"tensor":{self.tensor_ids[ap.tensor]},"offset":'
+            f"{int.__repr__(offset.const) if not offset.terms else _dumps(self.offset(offset))}"
+            f',"pattern":{pattern},"dtype":{self._string(ap.dtype)}}}'
+        )
+
+    def node_text(self, op: Op) -> str | None:
+        """`_dumps(self.node(op))`, encoded part by part."""
+        if isinstance(op, Loop):
+            return _splice(self._loop(op, lambda: _BODY), self.body_text(op.body))
+        s = self.sched.by_inst.get(op)
+        if s is None:
+            return None
+        string, value = self._string, self._value
+        operands = []
+        for name, o in op.operands.items():
+            if isinstance(o, AccessPattern):
+                operands.append(f"{string(name)}:{self._ap_text(o)}")
+            elif o.value is not None:
+                operands.append(f'{string(name)}:{{"imm":{value(o.value)}}}')
+        attrs = []
+        for k, v in op.attrs.items():
+            if k == "accumulate" and isinstance(v, tuple):
+                attrs.append(f'"accumulate":{{"unless_first":{_dumps(list(v))}}}')
+                continue
+            if type(v) is tuple:
+                v = _json_value(v)
+            attrs.append(f"{string(k)}:{value(v)}")
+        if op.opcode in ("nc_matmul", "nc_matmul_mx") and "accumulate" not in op.attrs:
+            attrs.append('"accumulate":false')
+        waits = ",".join(
+            f"[{pid},{skip}]" if type(skip) is int else _dumps([pid, _skip(skip)])
+            for pid, skip in s.waits
+        )
+        loc = self._loc_text(op.loc)
+        stack_text = "[" + ",".join([self._loc_text(f) for f in op.loc.stack]) + "]"
+        text = (
+            f'{{"kind":"inst","id":{s.id},"op":{string(op.opcode)},"engine":{string(s.engine)}'
+            f',"queue":{string(s.queue)},"operands":{{{",".join(operands)}}},"attrs":{{'
+            + ",".join(attrs)
+            + f'}},"waits":[{waits}],"loc":{loc},"stack":{stack_text}'
+        )
+        if s.queues > 1:
+            stride = s.stride if s.steps is None else self.offset(s.steps)
+            text += f',"queues":{value(s.queues)},"stride":{value(stride)}'
+        return text + "}"
+
+    def body_text(self, ops: list[Op]) -> str:
+        """The encoded nodes of `ops`, separated by commas."""
+        return ",".join(t for t in (self.node_text(op) for op in ops) if t is not None)
+
     def program(self) -> dict:
+        """The PROG document as JSON values."""
+        tensors = [self.tensor(t) for t in self.kernel.tensors()]
+        body = [n for n in (self.node(op) for op in self.kernel.body) if n is not None]
+        return self._document(tensors, body)
+
+    def text(self) -> tuple[dict, str]:
+        """The PROG document with `_BODY` for its body, and the encoded body: `_splice` of
+        the two is the characters `_dumps(program())` gives."""
+        tensors = [self.tensor(t) for t in self.kernel.tensors()]
+        body = self.body_text(self.kernel.body)
+        return self._document(tensors, _BODY), body
+
+    def _document(self, tensors: list[dict], body) -> dict:
         k = self.kernel
-        tensors = [self.tensor(t) for t in k.tensors()]
-        body = [n for n in (self.node(op) for op in k.body) if n is not None]
         return {
             "kernel": k.name,
             "target": k.target,
@@ -256,7 +391,7 @@ def write_neff(kernel: Kernel, peers: list[Kernel] | tuple[Kernel, ...] = ()) ->
                 "write_neff needs an allocated kernel; no address: %" + ", %".join(unplaced)
             )
         w = _ProgramWriter(schedule_once(k))
-        doc = w.program()
+        doc, body = w.text()
         if peers:
             doc["core"] = n
             doc["lnc"] = len(peers) + 1
@@ -267,9 +402,7 @@ def write_neff(kernel: Kernel, peers: list[Kernel] | tuple[Kernel, ...] = ()) ->
                 elif key in first:
                     doc["tensors"][w.tensor_ids[t]]["shared"] = first[key]
         # no cycle check: the document is a tree built here (the check costs a tenth of the dump)
-        text = json.dumps(
-            doc, separators=(",", ":"), ensure_ascii=False, check_circular=False
-        ).encode("utf-8")
+        text = _splice(doc, body).encode("utf-8")
         tags = (b"PROG", b"DATA") if n == 0 else (b"COR%d" % n, b"DAT%d" % n)
         sections.append((tags[0], COMPRESSED, zlib.compress(text, 6)))
         if w.data:

@@ -65,8 +65,9 @@ class Tensor:
 
     Defined by a kernel parameter or an `Alloc` op. `address` is (start partition, byte offset)
     for on-chip tensors: requested by the kernel (`address=`) or assigned by allocation.
-    `rotate` is (loop var, slot count, slot stride in bytes) when allocation multi-buffers a
-    tensor allocated in a loop body: execution n of that body uses slot n mod count.
+    `rotate` is (loop var, slot count, slot stride in bytes, phase) when allocation
+    multi-buffers a tensor allocated in a loop body: execution n of that body uses slot
+    (n + phase) mod count.
     `data` holds the raw row-major bytes of a `constant` tensor (not part of the text form).
     """
 
@@ -81,11 +82,14 @@ class Tensor:
         loc: Loc = UNKNOWN_LOC,
         address: tuple[int, int] | None = None,
         fixed_address: bool = False,
-        rotate: tuple[str, int, int] | None = None,
+        rotate: tuple[str, int, int, int] | None = None,
         data: bytes | None = None,
     ):
         self.name = name
+        #: The buffer is fixed at construction; `on_chip` (read for every access of every
+        #: pass) is found once from it.
         self.buffer = buffer
+        self.on_chip = buffer in ON_CHIP
         self.dtype = dtype
         self.shape = tuple(int(d) for d in shape)
         self.label = label
@@ -103,10 +107,6 @@ class Tensor:
         #: The HBM scratch of a PSUM spill (passes/spill.py): DMAs to it are spill saves,
         #: from it reloads (the profile's `spill_save_bytes`, `spill_reload_bytes`).
         self.spill = False
-
-    @property
-    def on_chip(self) -> bool:
-        return self.buffer in ON_CHIP
 
     @property
     def itemsize(self) -> int:

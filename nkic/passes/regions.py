@@ -39,6 +39,13 @@ class Region:
     free_hi: int
     itemsize: int
 
+    def __init__(self, part, part_lo, part_hi, free, free_lo, free_hi, itemsize):
+        # (every access of a kernel makes regions: writing the fields into the instance dict
+        # costs half of the frozen dataclass's generated __init__)
+        d = self.__dict__
+        d["part"], d["part_lo"], d["part_hi"] = part, part_lo, part_hi
+        d["free"], d["free_lo"], d["free_hi"], d["itemsize"] = free, free_lo, free_hi, itemsize
+
     def to_bytes(self, base_partition: int = 0, base_byte: int = 0, slack: int = 0) -> Region:
         """The same region in bytes, shifted by a physical base; `slack` widens the end."""
         k = self.itemsize
@@ -161,6 +168,14 @@ def instances_may_overlap(
     """
     if carried is not None and carried.trip_count < 2:
         return False
+    if carried is None and not (x.part.terms or y.part.terms or x.free.terms or y.free.terms):
+        # (constant regions, as every access of unrolled code has: `_diff_bounds` is one
+        # difference)
+        d = x.part.const - y.part.const
+        if d > y.part_hi - x.part_lo or d < y.part_lo - x.part_hi:
+            return False
+        d = x.free.const - y.free.const
+        return y.free_lo - x.free_hi <= d <= y.free_hi - x.free_lo
     ranges = {lp.var: (lp.start, lp.last) for lp in x_loops}
     for lp in y_loops:
         ranges[lp.var] = (lp.start, lp.last)

@@ -20,6 +20,13 @@ class Access:
     write: bool
     loops: tuple[Loop, ...]
 
+    def __init__(self, index, inst, operand, ap, write, loops):
+        # (a checked kernel has an access per operand: writing the fields into the instance
+        # dict costs half of the frozen dataclass's generated __init__)
+        d = self.__dict__
+        d["index"], d["inst"], d["operand"] = index, inst, operand
+        d["ap"], d["write"], d["loops"] = ap, write, loops
+
     @property
     def reachable(self) -> bool:
         """False inside a loop that never runs."""
