@@ -82,8 +82,9 @@ def emit_asm(kernel: Kernel) -> str:
         if t.address is not None:
             where = f" at partition {t.address[0]} byte {t.address[1]}"
         if t.rotate is not None:
-            var, count, stride = t.rotate
-            where += f" rotate(${var}, {count} slots, stride {stride})"
+            var, count, stride, phase = t.rotate
+            where += f" rotate(${var}, {count} slots, stride {stride}"
+            where += f", from slot {phase})" if phase else ")"
         out.append(
             f";   %{t.name} {t.label!r} {t.buffer} {t.dtype}[{', '.join(map(str, t.shape))}] "
             f"{t.kind}{where}"

@@ -109,8 +109,10 @@ class _ProgramWriter:
         if t.on_chip:
             out["address"] = {"partition": t.address[0], "byte": t.address[1]}
             if t.rotate is not None:
-                var, count, stride = t.rotate
+                var, count, stride, phase = t.rotate
                 out["rotate"] = {"var": var, "count": count, "stride": stride}
+                if phase:
+                    out["rotate"]["phase"] = phase
         if t.view_shape is not None:
             v = t.view
             out["view"] = {

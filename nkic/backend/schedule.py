@@ -298,7 +298,7 @@ def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Skip | None:
         return _best(exact(len(common), 0, False), 0)
     rot_index, count = -1, 1
     if same and a.tensor.rotate is not None:
-        var, count, _ = a.tensor.rotate
+        var, count = a.tensor.rotate[:2]
         rot_index = next((i for i, lp in enumerate(common) if lp.var == var), -1)
     for j in range(len(common) - 1, rot_index, -1):
         if instances_may_overlap(ra, c.loops, rb, p.loops, common[:j], common[j]):
@@ -319,36 +319,45 @@ def _shared_slots(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Clamped |
     """The skip for two tensors rotating over the same slots in loops one after the other
     (one site's tiles in sibling symbolic loops, as the allocator chains them), or None.
 
-    Each of c and p is in the body of its tensor's rotation loop, so its instance n uses slot
-    n mod count; p's loop has run every one of its E instances, E a multiple of count, so
-    the newest instance of p in c's slot is count - 1 - n instances back for c's first count
-    instances. Later instances of c follow instances of c that waited in that slot: the
-    newest instance of p (skip 0) is exact enough. Unrolled, each tile waits for exactly
-    the tile that used its slot last; a skip of 0 throughout would wait for p's newest
-    tile, in another slot."""
+    Each of c and p is in the body of its tensor's rotation loop (or in loops inside it), so
+    execution n of that body uses slot (n + phase) mod count; p's loop has run every one of
+    its E executions, the last in slot (E − 1 + phase_p) mod count, so with d = (E + phase_p
+    − phase_c) mod count (count when that is 0: c takes up the rotation where p left it) the
+    newest instance of p in the slot of c's execution n is the last of p's execution
+    E − d + n, (d − 1 − n)·per instances back (p issues `per` instances per execution), for
+    c's first d executions. Later executions of c follow executions of c that waited in
+    that slot, or use a slot p's last d executions did not: the newest instance of p (skip
+    0) is exact enough. Unrolled, each tile waits for exactly the tile that used its slot
+    last; a skip of 0 throughout would wait for p's newest tile, in another slot."""
     ta, tb = a.tensor, b.tensor
     if not (c.loops and p.loops) or ta.rotate is None or tb.rotate is None:
         return None
     if ta.address != tb.address:
         return None
-    (va, count, stride), (vb, count_b, stride_b) = ta.rotate, tb.rotate
-    if (count, stride) != (count_b, stride_b) or va != c.loops[-1].var or vb != p.loops[-1].var:
+    (va, count, stride, phase), (vb, count_b, stride_b, phase_b) = ta.rotate, tb.rotate
+    if (count, stride) != (count_b, stride_b):
         return None
     if max(ta.bytes_per_partition, tb.bytes_per_partition) > stride:
         return None  # (slots overlap)
-    issued = 1
-    for lp in p.loops:
-        issued *= lp.trip_count
-    if issued % count:
+    ic = next((i for i, lp in enumerate(c.loops) if lp.var == va), None)
+    ip = next((i for i, lp in enumerate(p.loops) if lp.var == vb), None)
+    if ic is None or ip is None:
         return None
-    # c's instance number n, affine in its loop variables (integer coefficients only)
+    executions = per = 1
+    for lp in p.loops[: ip + 1]:
+        executions *= lp.trip_count
+    for lp in p.loops[ip + 1 :]:
+        per *= lp.trip_count
+    d = (executions + phase_b - phase) % count or count
+    # the execution number n of c's rotation loop body, affine in its loop variables
+    # (integer coefficients only)
     n, inner = Affine(0), 1
-    for lp in reversed(c.loops):
+    for lp in reversed(c.loops[: ic + 1]):
         if inner % lp.step:
             return None
         n = n + (Affine.var(lp.var) - lp.start) * (inner // lp.step)
         inner *= lp.trip_count
-    return Clamped(count - 1 - n)
+    return Clamped((Affine(d - 1) - n) * per)
 
 
 def _best(exact: Skip | None, conservative: int) -> Skip:
@@ -575,11 +584,15 @@ def _rotate(c: Scheduled, queues: int, stride: int, self_waits: dict[Scheduled, 
     """Spread the instances of a DMA in a loop over the DMA queues as unrolling the loop
     would: one iteration's DMAs take consecutive queues, the next iteration's the queues after
     them (`stride`: the DMA instances of one iteration of its innermost loop). On one queue
-    each transfer's fixed cost delays the next one's start, on several they overlap. Instances that conflict with each other (a slot or row rewritten) are then
-    ordered by a wait of the instruction on itself (`self_waits`), `skip` instances back;
-    when the conflict is with the previous instance (skip 0) the instruction stays on one
-    queue, which orders it for free. A waiter sees a rotating DMA's instances complete in
-    order (docs/neff-format.md `queues`)."""
+    each transfer's fixed cost delays the next one's start, on several they overlap.
+    Instances that conflict with each other (a slot or row rewritten) are then ordered by a
+    wait of the instruction on itself (`self_waits`), `skip` instances back, dropped where a
+    chain of other waits orders them (`_implied_self_wait`), as the unrolled DMAs are: a
+    load into one tile in every iteration waits for the previous iteration's store from it,
+    which waited for the previous load. Kept on one queue instead, such a DMA's instances
+    would wait in line and hold up every later DMA the round-robin gives that queue. A
+    waiter sees a rotating DMA's instances complete in order (docs/neff-format.md
+    `queues`)."""
     instances = 1
     for lp in c.loops:
         instances *= lp.trip_count
@@ -588,9 +601,8 @@ def _rotate(c: Scheduled, queues: int, stride: int, self_waits: dict[Scheduled, 
     skip = _dependency(c, c)
     # (instance n's wait names instance n − 1 − skip: at most `instances − 2` back)
     if skip is not None and (not isinstance(skip, int) or skip < instances - 1):
-        low = skip if isinstance(skip, int) else Affine.of(skip).bounds(loop_ranges(c.loops))[0]
-        if low < 1:
-            return
+        if isinstance(skip, Affine) and skip.bounds(loop_ranges(c.loops))[0] < 0:
+            return  # (no instance to name in some iteration: one queue orders them)
         self_waits[c] = skip
     c.rotate(queues, stride)
 

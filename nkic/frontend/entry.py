@@ -9,6 +9,7 @@ import enum
 import itertools
 import os
 import sys
+import types
 
 from ..diagnostics import Diagnostic, DiagnosticSink
 from ..ir.core import Kernel, Loc
@@ -85,6 +86,22 @@ def unchecked_kernels(path: str, *, language: Language | str | None = None) -> l
     ]
 
 
+def _call(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
+#: Words of unused value stack in the frame the specialiser starts from (see `specialise`).
+OWN_CHUNK_WORDS = 300_000
+
+#: `_call` in a frame too large for the current chunk of the thread's frame stack: it starts a
+#: chunk of its own, of 4 MiB, where the specialiser's recursion then stays (Python 3.11+).
+_call_in_own_chunk = (
+    types.FunctionType(_call.__code__.replace(co_stacksize=OWN_CHUNK_WORDS), globals())
+    if sys.version_info >= (3, 11)
+    else _call
+)
+
+
 def specialise(
     path: str,
     kernel: str | None,
@@ -111,6 +128,30 @@ def specialise(
     `memo` records the loop sites that must be unrolled; the cores of an LNC launch share one,
     so that a loop whose symbolic attempt failed on one core is not attempted on the next (nor
     a core specialised after one that spent a loop budget: None, with nothing reported)."""
+    # CPython (3.11+) keeps the frames of a thread in chunks of 16 KiB and frees a chunk as
+    # soon as the first frame in it returns: an interpreter recursing up and down across the
+    # end of a chunk maps and unmaps memory on every call there, which took up to 60 % of
+    # specialising a large kernel. A frame with a large unused value stack starts a chunk of
+    # its own that holds thousands of the interpreter's frames above it.
+    return _call_in_own_chunk(
+        _specialise,
+        path,
+        kernel,
+        args,
+        target,
+        sink,
+        unroll_all,
+        partial,
+        language,
+        core,
+        grid,
+        memo,
+    )
+
+
+def _specialise(
+    path, kernel, args, target, sink, unroll_all, partial, language, core, grid, memo
+) -> Kernel | None:
     file = os.path.abspath(path)
     loader = Loader(file)
     parsed = loader.parse(file)

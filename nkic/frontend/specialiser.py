@@ -51,6 +51,8 @@ class Specialiser(
         self.plain_attribute = type(self.language).attribute is Language.attribute
         #: whether no operator or comparison has a meaning of the language's own
         self.plain_binop = type(self.language).binop is Language.binop
+        #: whether `name = value` binds `value` itself
+        self.plain_bind_name = type(self.language).bind_name is Language.bind_name
         self.deprecations: dict[tuple[str, str], tuple | None] = {}  # of the names looked up
         self.loader = loader
         self.sink = sink

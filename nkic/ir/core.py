@@ -65,8 +65,9 @@ class Tensor:
 
     Defined by a kernel parameter or an `Alloc` op. `address` is (start partition, byte offset)
     for on-chip tensors: requested by the kernel (`address=`) or assigned by allocation.
-    `rotate` is (loop var, slot count, slot stride in bytes) when allocation multi-buffers a
-    tensor allocated in a loop body: execution n of that body uses slot n mod count.
+    `rotate` is (loop var, slot count, slot stride in bytes, phase) when allocation
+    multi-buffers a tensor allocated in a loop body: execution n of that body uses slot
+    (n + phase) mod count.
     `data` holds the raw row-major bytes of a `constant` tensor (not part of the text form).
     """
 
@@ -81,7 +82,7 @@ class Tensor:
         loc: Loc = UNKNOWN_LOC,
         address: tuple[int, int] | None = None,
         fixed_address: bool = False,
-        rotate: tuple[str, int, int] | None = None,
+        rotate: tuple[str, int, int, int] | None = None,
         data: bytes | None = None,
     ):
         self.name = name

@@ -90,8 +90,8 @@ class _ToIR(Transformer):
     def address(self, p, b, fixed):
         return (int(p), int(b), fixed is not None)
 
-    def rotate(self, var, count, stride):
-        return (str(var)[1:], int(count), int(stride))
+    def rotate(self, var, count, stride, phase):
+        return (str(var)[1:], int(count), int(stride), int(phase) if phase is not None else 0)
 
     def alloc(self, value, ttype, label, kind, address, rotate, loc):
         t = self._tensor(value, ttype, label, str(kind) if kind else "internal", loc)

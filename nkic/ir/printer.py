@@ -65,8 +65,9 @@ class Printer:
                 if t.fixed_address:
                     extra += " fixed"
             if t.rotate is not None:
-                var, count, stride = t.rotate
-                extra += f" rotate(${var}, {count}, {stride})"
+                var, count, stride, phase = t.rotate
+                extra += f" rotate(${var}, {count}, {stride}"
+                extra += f", phase {phase})" if phase else ")"
             kind = f" {t.kind}" if t.kind != "internal" else ""
             self.emit(
                 depth,

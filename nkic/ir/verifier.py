@@ -85,11 +85,13 @@ class _Verifier:
     def rotate(self, t: Tensor, loops: tuple[Loop, ...], where: str) -> None:
         if t.rotate is None:
             return
-        var, count, stride = t.rotate
+        var, count, stride, phase = t.rotate
         if not loops or loops[-1].var != var:
             self.problem(f"{where}: rotate names ${var}, not the innermost enclosing loop")
         if count < 1:
             self.problem(f"{where}: rotate count {count} must be >= 1")
+        elif not 0 <= phase < count:
+            self.problem(f"{where}: rotate phase {phase} must be in 0..{count - 1}")
         if t.dtype in DTYPES and stride < t.bytes_per_partition:
             self.problem(f"{where}: rotate stride {stride} is smaller than the tensor's bytes")
         if not t.on_chip:

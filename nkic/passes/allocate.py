@@ -356,9 +356,11 @@ def _segment_slots(chain: _Item, count: int) -> list[tuple[int, bool]] | None:
     """For each member of `chain` with `count` slots: (slot, rotates). A loop-free member
     takes the slot of its place n in the chain, n mod count. A segment of m tensors in a
     symbolic loop's body, entered after `base` tiles, holds tile base + e·m + k (execution
-    e, member k): member k keeps slot (base + k) mod count when count divides m; a lone
-    tensor (m = 1) rotates over the slots from slot 0 when count divides base. None: a
-    segment cannot hold the unrolled slots."""
+    e, member k), in slot (base + k + e·m) mod count: member k keeps slot (base + k) mod
+    count when count divides m; a lone tensor (m = 1) rotates over the slots from slot
+    base mod count (its phase), so that a kept loop after a loop or tiles of the same site
+    takes up the rotation where they left it, as the unrolled tiles do. None: a segment
+    cannot hold the unrolled slots."""
     out: list[tuple[int, bool]] = []
     base, i, members = 0, 0, chain.members
     while i < len(members):
@@ -373,8 +375,8 @@ def _segment_slots(chain: _Item, count: int) -> list[tuple[int, bool]] | None:
         elif m % count == 0:
             out.extend(((base + k) % count, False) for k in range(m))
             base += m * members[i].executions
-        elif m == 1 and base % count == 0:
-            out.append((0, True))
+        elif m == 1:
+            out.append((base % count, True))
             base += members[i].executions
         else:
             return None
@@ -438,12 +440,16 @@ class Allocate(Pass):
                     assert slots is not None  # (multi_buffer gives a chain no other count)
                     for member, (slot, rotates) in zip(q.item.members, slots):
                         t = member.tensor
-                        t.address = (q.partition, q.byte + slot * q.stride)
-                        t.rotate = (member.loops[-1].var, q.count, q.stride) if rotates else None
+                        if rotates:  # from slot `slot` on
+                            t.address = (q.partition, q.byte)
+                            t.rotate = (member.loops[-1].var, q.count, q.stride, slot)
+                        else:
+                            t.address = (q.partition, q.byte + slot * q.stride)
+                            t.rotate = None
                     continue
                 t = q.item.tensor
                 t.address = (q.partition, q.byte)
-                t.rotate = (q.item.loops[-1].var, q.count, q.stride) if q.count > 1 else None
+                t.rotate = (q.item.loops[-1].var, q.count, q.stride, 0) if q.count > 1 else None
         if ok and self.check_psum_banks:
             self.check_banks(kernel, tgt, ctx)
 

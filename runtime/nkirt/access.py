@@ -23,9 +23,10 @@ from nkirt.program import TensorInfo
 SBUF_BUCKET_BYTES = 4096
 PSUM_BUCKET_BYTES = PSUM_BANK_BYTES
 HBM_BUCKET_ROWS = 128
-#: Placements an AP remembers before it forgets them all: a loop nest revisits the same few
-#: offsets; the bound keeps memory small (~300 bytes each) for programs of many APs.
-PLACEMENTS = 256
+#: Placements an AP remembers before it forgets them all: a loop nest revisits the same
+#: offsets (an HBM operand tiled over a [8192, 4096] tensor: 2,048 of them); the bound keeps
+#: memory small (~300 bytes each) for programs of many APs.
+PLACEMENTS = 4096
 
 
 class BoundsError(Exception):
@@ -210,8 +211,8 @@ class AccessPattern:
         # placements are remembered by offset, and by (offset, slot) for a rotating tensor
         key = off
         if self.rotate is not None and self.buffer != "hbm":
-            var, slots, _ = self.rotate
-            key = (off, executions[var] % slots)
+            var, slots, _, phase = self.rotate
+            key = (off, (executions[var] + phase) % slots)
         placed = self.placed.get(key)
         if placed is None:
             placed = self._place(off, key[1] if type(key) is tuple else 0)

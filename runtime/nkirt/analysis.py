@@ -13,6 +13,7 @@ ends at the latest completion.
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from nkirt.cost import DmaPlan
@@ -205,25 +206,24 @@ def critical_chain(
 ) -> tuple[list[int], list[str]]:
     """Record numbers of the critical path, first to last, and how each step after the first
     was released ("semaphore" or "queue")."""
-    previous_on_queue = [-1] * len(records)
-    last: dict[int, int] = {}
-    for n, record in enumerate(records):
-        queue = record[7]
-        previous_on_queue[n] = last.get(queue, -1)
-        last[queue] = n
-    completions = [record[3] for record in records]
+    completions = list(map(itemgetter(3), records))
     n = completions.index(max(completions))  # the first record that completes last
     chain, how = [n], []
     while True:
-        _, start, _, _, _, producer, stall, _ = records[n]
+        _, start, _, _, _, producer, stall, queue = records[n]
         if start <= 0:
             break
         if stall == STALL_SEMAPHORE and producer >= 0:
             n, kind = producer, "semaphore"
-        elif previous_on_queue[n] >= 0:
-            n, kind = previous_on_queue[n], "queue"
         else:
-            break
+            # the previous instance of its queue (the chain only goes back: every record is
+            # looked at once at most)
+            before = n - 1
+            while before >= 0 and records[before][7] != queue:
+                before -= 1
+            if before < 0:
+                break
+            n, kind = before, "queue"
         chain.append(n)
         how.append(kind)
     chain.reverse()
@@ -262,68 +262,68 @@ def critical_path(
             releases.append(records[n][3])
         else:
             releases.append(records[chain[i + 1]][1])
-    segments: list[dict[str, Any]] = []
-    tensors: dict[int, str] = {}  # per instruction (a long chain revisits a few)
+    # [instruction, first record, last record, count, time, released by] per segment
+    runs: list[list] = []
     before = 0.0
     for i, n in enumerate(chain):
         index = records[n][0]
         share = releases[i] - before
         before = releases[i]
-        if segments and segments[-1]["_index"] == index:
-            seg = segments[-1]
-            seg["count"] += 1
-            seg["time_ns"] += share
-            seg["_last"] = n
+        if runs and runs[-1][0] == index:
+            run = runs[-1]
+            run[2] = n
+            run[3] += 1
+            run[4] += share
             continue
+        runs.append([index, n, n, 1, share, how[i - 1] if i else "start"])
+    tensors: dict[int, str] = {}  # per instruction (a long chain revisits a few)
+
+    def segment(index: int, count: int, time_ns: float, released_by: str) -> dict[str, Any]:
         inst = instructions[index]
         named = tensors.get(index)
         if named is None:
             named = tensors[index] = _tensors(inst)
-        segments.append(
-            {
-                "_index": index,
-                "_first": n,
-                "_last": n,
-                "op": inst.op,
-                "engine": inst.engine,
-                "queue": QUEUES[inst.queue],
-                "loc": inst.where,
-                "stack": list(inst.stack),
-                "tensors": named,
-                "count": 1,
-                "time_ns": share,
-                "released_by": how[i - 1] if i else "start",
-            }
-        )
+        return {
+            "op": inst.op,
+            "engine": inst.engine,
+            "queue": QUEUES[inst.queue],
+            "loc": inst.where,
+            "stack": list(inst.stack),
+            "tensors": named,
+            "count": count,
+            "time_ns": time_ns,
+            "released_by": released_by,
+        }
+
+    segments = [
+        {"_first": first, "_last": last, **segment(index, count, time_ns, released_by)}
+        for index, first, last, count, time_ns, released_by in runs[:CRITICAL_PATH_SEGMENTS]
+    ]
     # the same, summed per instruction (source line), largest share first
     totals: dict[int, dict[str, Any]] = {}
-    for seg in segments:
-        row = totals.get(seg["_index"])
+    for index, first, last, count, time_ns, _ in runs:
+        row = totals.get(index)
         if row is None:
-            row = totals[seg["_index"]] = {
-                **{k: seg[k] for k in ("op", "engine", "queue", "loc", "stack", "tensors")},
-                "count": 0,
-                "time_ns": 0.0,
-                "_first": seg["_first"],
-            }
-        row["count"] += seg["count"]
-        row["time_ns"] += seg["time_ns"]
-        row["_last"] = seg["_last"]
+            row = totals[index] = segment(index, 0, 0.0, "")
+            del row["released_by"]
+            row["_first"] = first
+        row["count"] += count
+        row["time_ns"] += time_ns
+        row["_last"] = last
     by_instruction = sorted(totals.values(), key=lambda r: r["time_ns"], reverse=True)
-    kept = segments[:CRITICAL_PATH_SEGMENTS]
+    kept = segments
     wanted = {s["_first"] for s in kept} | {s["_last"] for s in kept}
     wanted |= {r["_first"] for r in by_instruction} | {r["_last"] for r in by_instruction}
     envs = iterations(wanted)
     for row in (*kept, *by_instruction):
         row["first_iteration"] = envs.get(row.pop("_first"), {})
         row["last_iteration"] = envs.get(row.pop("_last"), {})
-        row.pop("_index", None)
     return {
         "total_ns": records[chain[-1]][3],
         "steps": len(chain),
         "by_instruction": by_instruction,
         "segments": kept,
-        "more_segments": len(segments) - len(kept),
+        "more_segments": len(runs) - len(kept),
     }
 
 

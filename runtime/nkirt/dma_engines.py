@@ -125,7 +125,11 @@ class Engine:
         return twin
 
     def add(self, share: Share) -> None:
-        insort(self.pending, share)
+        pending = self.pending
+        if not pending or pending[-1].ready <= share.ready:
+            pending.append(share)  # (the usual case: where insort puts it, without searching)
+        else:
+            insort(pending, share)
         self.fresh = False
 
     def simulate(self) -> None:

@@ -15,7 +15,6 @@ import importlib
 import math
 from collections import deque
 from dataclasses import dataclass, field
-from operator import ge
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,18 @@ from nkirt.cost.tables import (
 from nkirt.cost.throttle import TensorThrottle
 from nkirt.dma_engines import DmaEngines, Transfer
 from nkirt.errors import NeffError, RunError, RuntimeFault
-from nkirt.hazards import ALL_ORDERED, Access, Hazard, SemaphoreChecker
+from nkirt.hazards import (
+    ALL_ORDERED,
+    FIELD,
+    FIELD_BITS,
+    Access,
+    Hazard,
+    SemaphoreChecker,
+    clock_entry,
+    guard_bits,
+    lane_field,
+    make_clock,
+)
 from nkirt.memory import Memory
 from nkirt.ports import PortArbiter, bank_claims, per_bank, port_claims
 from nkirt.program import QUEUES, Program, TensorInfo
@@ -47,9 +57,13 @@ TENSOR_QUEUE = QUEUE_INDEX["tensor"]
 
 #: Instances between two sweeps of the semaphore checker's memory.
 SWEEP_EVERY = 4096
+#: every bit of one lane in a vector clock (its count and guard bit)
+FIELD_ONES = (1 << FIELD_BITS) - 1
 
 #: Why an instance started later than its queue allowed (kept per trace record).
 STALL_NONE, STALL_SEMAPHORE, STALL_INTERLOCK, STALL_PORT = 0, 1, 2, 3
+#: the numbers in an instance's record (`Executor.records`)
+RECORD_FIELDS = 8
 
 #: Instructions that accumulate into PSUM (Hardware §4): only onto values TensorE wrote.
 MATMULS = frozenset({"nc_matmul", "nc_matmul_mx"})
@@ -541,11 +555,19 @@ class Executor:
             self.shared_hbm = (DmaEngines(self.horizon, count=1), self.table.hbm_stack_gbps)
         self.ports = PortArbiter(self.horizon)
         self.checker = SemaphoreChecker(self.horizon, None if ideal_waits else self.settled)
+        #: the memories (`AccessPattern.key`) no instruction writes (input tensors only read):
+        #: a read of one can neither race nor wait for a write, so the checker never sees it
+        self.unwritten = frozenset(ap.key for i in self.instructions for ap in i.inputs) - {
+            ap.key for i in self.instructions for ap in i.outputs
+        }
         #: vector clocks have one entry per queue the program uses: that queue's lane
         used = [q for q, left in enumerate(self.remaining) if left > 0]
         self.lane_of = [used.index(q) if q in used else -1 for q in range(len(QUEUES))]
-        #: per lane, the vector clock its next instance starts with at least (program order)
-        self.clocks: list[tuple[int, ...]] = [(0,) * len(used)] * len(used)
+        #: per lane, the vector clock its next instance starts with at least (program order);
+        #: a vector clock is one int (nkirt.hazards): each lane's bits and their guard bits
+        self.clocks: list[int] = [0] * len(used)
+        self.fields = [lane_field(r) for r in range(len(used))]
+        self.guards = guard_bits(len(used))
         #: instances issued so far per lane (the next instance's number on its queue)
         self.issued = [0] * len(used)
         #: (instruction index, start, busy end, completion, stall from, producer record, stall,
@@ -561,14 +583,14 @@ class Executor:
         pending = [t for t, left in zip(self.queue_free, self.remaining) if left > 0]
         return min(pending) if pending else float("inf")
 
-    def settled(self) -> list[float]:
-        """Per queue r: how many of r's instances are ordered before every instance still to
-        be issued on another queue (their accesses can no longer race)."""
+    def settled(self) -> int:
+        """Per queue r, as a vector clock: how many of r's instances are ordered before every
+        instance still to be issued on another queue (their accesses can no longer race)."""
         live = [self.lane_of[q] for q, left in enumerate(self.remaining) if left > 0]
-        return [
-            min((self.clocks[q][r] for q in live if q != r), default=float("inf"))
+        return make_clock(
+            min((clock_entry(self.clocks[q], r) for q in live if q != r), default=FIELD)
             for r in range(len(self.clocks))
-        ]
+        )
 
     def run(self) -> None:
         self._nodes(self.tree, {}, {})
@@ -661,7 +683,14 @@ class Executor:
 
     def _nodes(self, nodes: list, env: dict[str, int], executions: dict[str, int]) -> None:
         for node in nodes:
-            if type(node) is Loop:
+            if type(node) is StaticInstruction:
+                if not node.cross_core:  # (the usual case first)
+                    self._issue(node, env, executions)
+                elif node.op in PREPARES:
+                    self._prepare(node, env, executions)
+                else:
+                    self._meet(node, env, executions)
+            elif type(node) is Loop:
                 var = node.var
                 for value in node.values:
                     env[var] = value
@@ -669,14 +698,8 @@ class Executor:
                     node.executions += 1
                     self._nodes(node.body, env, executions)
                 del env[var], executions[var]
-            elif type(node) is DynLoop:
-                self._dynamic_loop(node, env, executions)
-            elif node.op in PREPARES:
-                self._prepare(node, env, executions)
-            elif node.cross_core:
-                self._meet(node, env, executions)
             else:
-                self._issue(node, env, executions)
+                self._dynamic_loop(node, env, executions)
 
     def _dynamic_loop(self, node: DynLoop, env: dict[str, int], executions) -> None:
         """Run a dynamic loop with the values its registers hold now; every queue joins the
@@ -753,8 +776,7 @@ class Executor:
             self.queue_free[q] = t
         self.ls_end = max(self.ls_end, t)
         self.mm_start = max(self.mm_start, t)
-        issued = tuple(self.issued)
-        self.clocks = [issued] * len(self.clocks)
+        self.clocks = [make_clock(self.issued)] * len(self.clocks)
 
     def _branch(self) -> None:
         """Each engine sequencer's compare-and-branch of a dynamic loop (cost/tables.py)."""
@@ -860,12 +882,19 @@ class Executor:
         except BoundsError:  # again, operand by operand, for the fault that names it
             inputs = _placed(inst, inst.inputs, env, executions)
             outputs = _placed(inst, inst.outputs, env, executions)
-        attrs, reads_outputs = inst.attrs, inst.reads_outputs
+        reads_outputs = inst.reads_outputs
         if inst.unless_first is not None:
-            accumulate = any(env[var] != start for var, start in inst.unless_first)
-            attrs, reads_outputs = {**attrs, "accumulate": accumulate}, accumulate
-        if self.functional:
-            self._compute(inst, env, attrs, inputs, outputs)
+            reads_outputs = False  # (accumulates unless on the first iteration of them all)
+            for var, start in inst.unless_first:
+                if env[var] != start:
+                    reads_outputs = True
+                    break
+            if self.functional:
+                self._compute(
+                    inst, env, {**inst.attrs, "accumulate": reads_outputs}, inputs, outputs
+                )
+        elif self.functional:
+            self._compute(inst, env, inst.attrs, inputs, outputs)
         self._time(inst, env, reads_outputs, inputs, outputs)
 
     def _compute(self, inst, env, attrs, inputs, outputs) -> None:
@@ -1086,6 +1115,9 @@ class Executor:
         lane = lane_of[queue]
         clock = self.clocks[lane]
         seq = self.issued[lane]
+        fields, guards = self.fields, self.guards
+        field, shift = fields[lane], FIELD_BITS * lane
+        mark = seq << shift
         ideal_waits = self.ideal_waits
         if ideal_waits:
             ideal, waited = self._ideal_ready(inst, queue, reads_outputs, inputs, outputs)
@@ -1113,21 +1145,26 @@ class Executor:
                     if type(done) is not float:  # a transfer: fixed now that it is waited for
                         fixed = done.waited
                         done = self._waited(done) if fixed is None else fixed
-                    waited = lane_of[producer_inst.queue]
-                    if producer_inst.queues > 1 or done_clock[waited] > clock[waited]:
+                    waited = fields[lane_of[producer_inst.queue]]
+                    if producer_inst.queues > 1 or done_clock & waited > clock & waited:
                         # (a clock that already covers this instance covers all it knew);
-                        # elementwise max: usually the producer's clock covers this one's
-                        # (a comprehension being ~2x faster than map(max) otherwise)
-                        if all(map(ge, done_clock, clock)):
+                        # elementwise max (`clock_max`, inline): usually the producer's clock
+                        # covers this one's
+                        kept = ((done_clock | guards) - clock) & guards
+                        if kept == guards:
                             clock = done_clock
                         else:
-                            clock = tuple([a if a > b else b for a, b in zip(clock, done_clock)])
+                            pick = (kept >> (FIELD_BITS - 1)) * FIELD_ONES
+                            clock ^= (done_clock ^ clock) & pick
                     if done > ready:
                         ready, producer, stall = done, record, STALL_SEMAPHORE
         read_accesses = []
         interlocks = queue != TENSOR_QUEUE
+        unwritten = self.unwritten
         for ap, where in (inputs + outputs) if reads_outputs else inputs:
-            access = Access(ap, where, 0.0, queue, lane, seq, inst)
+            if ap.key in unwritten:
+                continue
+            access = Access(ap, where, 0.0, queue, field, mark, inst)
             buckets = checker.buckets(ap.key, ap, where)
             read_accesses.append((access, buckets, ap.name))
             if interlocks:
@@ -1204,7 +1241,7 @@ class Executor:
             for ap, where in outputs:
                 write_accesses.append(
                     (
-                        Access(ap, where, completion, queue, lane, seq, inst),
+                        Access(ap, where, completion, queue, field, mark, inst),
                         checker.buckets(ap.key, ap, where),
                         ap.name,
                     )
@@ -1215,33 +1252,38 @@ class Executor:
         self.clocks[lane] = clock
         self.issued[lane] = seq + 1
         checker.record(read_accesses, write_accesses, completion)
-        # what an instance waiting for this one's completion learns: this queue up to it
+        # what an instance waiting for this one's completion learns: this queue up to it, and
+        # for a rotating DMA what its previous instance's waiter learnt (its waiter waits for
+        # every earlier instance too: one semaphore per queue it rotates over, each counting
+        # that queue's completions): one elementwise max, this queue's entry at least seq + 1
         history = inst.history
         number = len(records)
-        known = (*clock[:lane], seq + 1, *clock[lane + 1 :])
+        waited_done, waited_record = completion, number
+        if inst.queues > 1 and history:
+            done, record, before = history[-1]
+            kept = ((clock | guards) - before) & guards  # (`clock_max`, inline)
+            if kept == guards:
+                known = clock
+            else:
+                pick = (kept >> (FIELD_BITS - 1)) * FIELD_ONES
+                known = before ^ ((clock ^ before) & pick)
+            if mark + (1 << shift) > before & field:
+                known = (known & ~field) | (mark + (1 << shift))
+            if transfer is not None:
+                transfer.rotated = done
+            elif done > completion:  # (its waiter waits for the later completion)
+                waited_done, waited_record = done, record
+        else:
+            known = (clock & ~field) | (mark + (1 << shift))
         if transfer is not None:
             transfer.accesses = (read_accesses, write_accesses)
             if ideal_waits:
                 for accesses in transfer.accesses:
                     for access, _, _ in accesses:
                         self.unfixed_accesses[id(access)] = transfer
-            if inst.queues > 1 and history:
-                # a rotating DMA's waiter waits for every earlier instance too
-                done, record, before = history[-1]
-                transfer.rotated = done
-                known = tuple([a if a > b else b for a, b in zip(known, before)])
             history.append((transfer, number, known))
-        elif inst.queues > 1 and history:
-            # a rotating DMA's waiter waits for every earlier instance too (one semaphore per
-            # queue it rotates over, each counting that queue's completions)
-            done, record, before = history[-1]
-            known = tuple([a if a > b else b for a, b in zip(known, before)])
-            if done > completion:
-                history.append((done, record, known))
-            else:
-                history.append((completion, number, known))
         else:
-            history.append((completion, number, known))
+            history.append((waited_done, waited_record, known))
         inst.count += 1
         inst.busy_ns += busy_end - start
         if completion > self.latest:

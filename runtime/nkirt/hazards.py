@@ -5,7 +5,9 @@ previous instance started and after every instance it waits for completed, and a
 completes its instances in order. Each instance carries a vector clock over the queues
 (`clock[r]` = how many instances of queue r are known complete when it starts; one entry per
 queue the program uses, its "lane"), so an earlier access by instance n of queue r is ordered
-before a later one iff `n < clock[r]`.
+before a later one iff `n < clock[r]`. A vector clock is one int, lane r's count in its bits
+[32·r, 32·r + 31) with bit 32·r + 31 a guard bit, so that comparing and merging whole clocks
+takes a few integer operations (`clock_max`) instead of a loop over the lanes.
 
 Every access leaves an entry (footprint, queue, instance number, completion time, instruction)
 in the buckets its footprint touches. A later access on another queue that reads what an
@@ -20,8 +22,45 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nkirt.access import AccessPattern, Location
+from nkirt.program import QUEUES
 
 PRUNE_AT = 64
+#: the bits of one lane's count in a vector clock (each lane's field is FIELD_BITS wide)
+FIELD = (1 << 31) - 1
+FIELD_BITS = 32
+
+
+def lane_field(lane: int) -> int:
+    """The bits of `lane`'s count in a vector clock."""
+    return FIELD << (FIELD_BITS * lane)
+
+
+def guard_bits(lanes: int) -> int:
+    """The guard bit of every lane's field in a vector clock of `lanes` lanes."""
+    return sum(1 << (FIELD_BITS * r + FIELD_BITS - 1) for r in range(lanes))
+
+
+def clock_max(a: int, b: int, guards: int) -> int:
+    """The elementwise max of vector clocks `a` and `b` (`guards`: `guard_bits`). Per lane,
+    (a | guard) - b keeps the guard bit iff a >= b, and never borrows from the next lane (every
+    count is below 2**31); the kept guard bits, spread over their lanes, select a's counts."""
+    kept = ((a | guards) - b) & guards
+    if kept == guards:  # (usually one clock covers the other)
+        return a
+    pick_a = (kept >> (FIELD_BITS - 1)) * ((1 << FIELD_BITS) - 1)
+    return b ^ ((a ^ b) & pick_a)
+
+
+def clock_entry(clock: int, lane: int) -> int:
+    """Lane `lane`'s count in a vector clock."""
+    return (clock >> (FIELD_BITS * lane)) & FIELD
+
+
+def make_clock(counts) -> int:
+    """The vector clock of per-lane `counts`."""
+    return sum(n << (FIELD_BITS * r) for r, n in enumerate(counts))
+
+
 #: Footprints spanning more buckets than this are kept in one bucket per memory (WIDE).
 MAX_BUCKETS = 64
 WIDE = "wide"
@@ -43,14 +82,21 @@ class Access:
         "dense",
         "end",
         "queue",
-        "lane",
-        "seq",
+        "field",
+        "mark",
         "inst",
         "tensor",
     )
 
     def __init__(
-        self, ap: AccessPattern, where: Location, end: float, queue: int, lane: int, seq: int, inst
+        self,
+        ap: AccessPattern,
+        where: Location,
+        end: float,
+        queue: int,
+        field: int,
+        mark: int,
+        inst,
     ):
         _, self.row_lo, self.row_hi, self.col_lo, self.col_hi, anchor = where
         self.anchor = anchor
@@ -60,9 +106,11 @@ class Access:
         self.dense = ap.dense and anchor >= 0
         self.end = end
         self.queue = queue
-        #: the queue's index in vector clocks, and the instance's number on its queue
-        self.lane = lane
-        self.seq = seq
+        #: the bits of the queue's lane in vector clocks (`lane_field`), and the instance's
+        #: number on its queue in those bits: it is ordered before the holder of vector clock
+        #: c iff `c & field > mark`
+        self.field = field
+        self.mark = mark
         self.inst = inst
         self.tensor = ap.tensor.name
 
@@ -121,14 +169,12 @@ class SemaphoreChecker:
     """Remembers reads and writes per footprint bucket and checks new ones against them.
 
     `horizon()` returns a time no future instance can start before; `settled()` returns, per
-    queue r, how many of r's instances every future instance of the other queues is known to
+    queue r (a vector clock), how many of r's instances every future instance of the other queues is known to
     follow. An entry that ended by the horizon (no timing effect left) and is settled (no race
     left) is dropped when a bucket grows.
     """
 
-    def __init__(
-        self, horizon: Callable[[], float], settled: Callable[[], list[int]] | None = None
-    ):
+    def __init__(self, horizon: Callable[[], float], settled: Callable[[], int] | None = None):
         self.horizon = horizon
         self.settled = settled
         self.writes: dict[tuple, list[Access]] = {}
@@ -171,7 +217,7 @@ class SemaphoreChecker:
         queue = access.queue
         for bucket in buckets:
             for w in self.writes.get(bucket, ()):
-                if w.queue != queue and w.seq >= clock[w.lane] and w.overlaps(access):
+                if w.queue != queue and clock & w.field <= w.mark and w.overlaps(access):
                     raise Hazard("RAW", w, operand)
 
     def check_reads(self, reads: list[tuple], clock) -> None:
@@ -185,7 +231,7 @@ class SemaphoreChecker:
                 entries = writes.get(bucket)
                 if entries:
                     for w in entries:
-                        if w.queue != queue and w.seq >= clock[w.lane] and w.overlaps(access):
+                        if w.queue != queue and clock & w.field <= w.mark and w.overlaps(access):
                             raise Hazard("RAW", w, operand)
 
     def check_writes(self, writes: list[tuple], clock) -> None:
@@ -201,7 +247,7 @@ class SemaphoreChecker:
                         for other in entries:
                             if (
                                 other.queue != queue
-                                and other.seq >= clock[other.lane]
+                                and clock & other.field <= other.mark
                                 and other.overlaps(access)
                             ):
                                 raise Hazard(kind, other, operand)
@@ -286,7 +332,7 @@ class SemaphoreChecker:
         horizon, settled = self.horizon(), self._settled()
         for table in (self.writes, self.reads):
             for bucket in list(table):
-                live = [e for e in table[bucket] if e.end > horizon or e.seq >= settled[e.lane]]
+                live = [e for e in table[bucket] if e.end > horizon or settled & e.field <= e.mark]
                 if live:
                     table[bucket] = live
                 else:
@@ -294,7 +340,7 @@ class SemaphoreChecker:
 
     def _prune(self, entries: list[Access]) -> None:
         horizon, settled = self.horizon(), self._settled()
-        entries[:] = [e for e in entries if e.end > horizon or e.seq >= settled[e.lane]]
+        entries[:] = [e for e in entries if e.end > horizon or settled & e.field <= e.mark]
 
     def _settled(self):
         if self.settled is None:  # no happens-before tracking: only timing matters
@@ -302,11 +348,6 @@ class SemaphoreChecker:
         return self.settled()
 
 
-class _AllOrdered:
-    """A vector clock past every instance: every access is ordered before its holder."""
-
-    def __getitem__(self, queue: int) -> float:
-        return float("inf")
-
-
-ALL_ORDERED = _AllOrdered()
+#: A vector clock past every instance (every lane's count at its largest): every access is
+#: ordered before its holder.
+ALL_ORDERED = make_clock([FIELD] * len(QUEUES))

@@ -323,9 +323,13 @@ def _tensor(check: _Checker, raw: Any, target: str, data: bytes) -> TensorInfo:
             var = check.field(spec, "var", str, f"{where} rotate")
             count = check.field(spec, "count", int, f"{where} rotate")
             stride = check.field(spec, "stride", int, f"{where} rotate")
-            if count < 1 or stride < 0:
-                raise NeffError(f"{where} ({name}): rotate needs count >= 1 and stride >= 0")
-            rotate = (var, count, stride)
+            phase = spec.get("phase", 0)
+            if count < 1 or stride < 0 or type(phase) is not int or not 0 <= phase < count:
+                raise NeffError(
+                    f"{where} ({name}): rotate needs count >= 1, stride >= 0 and a phase in "
+                    "0..count - 1"
+                )
+            rotate = (var, count, stride, phase)
             row += (count - 1) * stride  # every slot must fit
         if partition < 0 or partition + shape[0] > PARTITIONS:
             raise NeffError(

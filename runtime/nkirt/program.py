@@ -31,8 +31,8 @@ class TensorInfo:
     #: Raw bytes of a constant tensor.
     data: bytes | None = None
     #: Multi-buffering of an on-chip tensor allocated in a loop body: (loop variable, slots,
-    #: byte stride); execution n of that loop's body uses slot n mod slots.
-    rotate: tuple[str, int, int] | None = None
+    #: byte stride, phase); execution n of that loop's body uses slot (n + phase) mod slots.
+    rotate: tuple[str, int, int, int] | None = None
     #: On a core other than 0 of an LNC launch: the id of core 0's tensor this one is (the
     #: kernel's inputs and outputs and its `shared_hbm` tensors are shared by every core).
     shared: int | None = None

@@ -37,8 +37,8 @@ def _bytes(ap, env, slots) -> set:
         row = t.bytes_per_partition // k
         p0, b0 = t.address
         if t.rotate is not None:
-            var, count, stride = t.rotate
-            b0 += (slots.get(var, 0) % count) * stride
+            var, count, stride, phase = t.rotate
+            b0 += ((slots.get(var, 0) + phase) % count) * stride
         for i in idxs:
             p, f = divmod(i, row)
             out.update((t.buffer, p0 + p, b0 + f * k + j) for j in range(k))

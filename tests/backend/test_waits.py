@@ -236,7 +236,7 @@ def test_a_dma_rewriting_a_slot_no_one_reads_waits_on_itself():
     assert got == [("dma_copy", 16, 1, [[0, 3]])]
 
 
-def test_a_dma_rewriting_what_its_previous_instance_wrote_stays_on_one_queue():
+def test_a_dma_rewriting_what_its_previous_instance_wrote_rotates_and_waits_on_it():
     got = rotation(
         f"""
   %o = alloc shared_hbm float32[128, 512] "o" output
@@ -246,4 +246,21 @@ def test_a_dma_rewriting_what_its_previous_instance_wrote_stays_on_one_queue():
     dma_copy(dst=%o[0; [512, 128], [1, 512]], src={T("t")}) {{}}
   }}"""
     )
-    assert got[1][:3] == ("dma_copy", 1, 1)
+    # unrolled, each store is a DMA of its own on the next queue, waiting for the one before
+    assert got[1] == ("dma_copy", 16, 1, [[0, 0], [1, 0]])
+
+
+def test_a_dma_reloading_a_tile_its_reader_ordered_rotates_without_waiting_on_itself():
+    got = rotation(
+        f"""
+  %o = alloc shared_hbm float32[128, 4096] "o" output
+  %t = alloc sbuf float32[128, 512] "t"
+  for $i = 0 to 8 step 1 affine {{
+    dma_copy(dst={T("t")}, src={A("512*$i")}) {{}}
+    dma_copy(dst=%o[512*$i; [4096, 128], [1, 512]], src={T("t")}) {{}}
+  }}"""
+    )
+    # load i rewrites load i - 1's bytes, but waits for store i - 1, which waited for load
+    # i - 1: both rotate over the queues as unrolled, and the load needs no wait on itself
+    # (on one queue it would hold up every later DMA given that queue)
+    assert got == [("dma_copy", 16, 2, [[1, 0]]), ("dma_copy", 16, 2, [[0, 0]])]

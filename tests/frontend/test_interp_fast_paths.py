@@ -77,3 +77,66 @@ def test_items_of_tuples_and_lists_by_int_index(tmp_path):
     """
     _, errors = _run(tmp_path, body)
     assert errors == [("err_value_error", 13, 9), ("err_value_error", 14, 9)]
+
+
+def test_method_calls_see_the_instance_and_class_bindings_of_each_call(tmp_path):
+    # one call node, `v.get()`, evaluated under three bindings: the class's method, an
+    # instance attribute that shadows it, then (on a new instance) a method the class rebound
+    body = """
+    class Box(nl.NKIObject):
+        n: int = 1
+
+        def get(self):
+            return self.n * 10
+
+    def doubled(self):
+        return self.n * 20
+
+    seen = []
+    v = Box(2)
+    for step in range(3):
+        if step == 1:
+            v.get = lambda: 7
+        if step == 2:
+            Box.get = doubled
+            v = Box(3)
+        seen.append(v.get())
+    assert seen == [20, 7, 60], seen
+    """
+    kernel, errors = _run(tmp_path, body)
+    assert errors == [] and kernel is not None
+
+
+def test_f_strings_format_every_kind_of_value_and_locate_their_errors(tmp_path):
+    body = """
+    t = (1, 2)
+    s = f"{1.5} {t} {None} {'s'} {3} {True} {t[0]:>3} {'q'!r}"
+    assert s == "1.5 (1, 2) None s 3 True   1 'q'", s
+    bad = f"a {t[5]} b"
+    """
+    kernel, errors = _run(tmp_path, body)
+    assert errors == [("err_value_error", 11, 16)]
+
+
+def test_comparison_chains_and_identity_tests(tmp_path):
+    body = """
+    a, b, c = 1, 2, 3
+    assert a < b < c and not (a < c < b) and (a < b) is True
+    assert (a == 1.0) and not (b != 2) and "x" < "y"
+    n = None
+    assert n is None and a is not None and not (n is not None)
+    assert a < b is not None
+    """
+    kernel, errors = _run(tmp_path, body)
+    assert errors == [] and kernel is not None
+
+
+def test_negative_and_out_of_range_items_of_sequences(tmp_path):
+    body = """
+    t = (4, 5, 6)
+    lst = [7, 8]
+    assert t[-1] == 6 and t[-3] == 4 and lst[-2] == 7 and lst[1] == 8
+    bad = t[-4]
+    """
+    kernel, errors = _run(tmp_path, body)
+    assert errors == [("err_value_error", 11, 11)]

@@ -58,7 +58,7 @@ def test_parsed_kernel_carries_rotate_address_and_stacks():
     k = parse_kernel(TEXT)
     loop = k.body[2]
     t = loop.body[0].result
-    assert t.rotate == ("i0", 2, 1024)
+    assert t.rotate == ("i0", 2, 1024, 0)
     assert t.address == (0, 0) and not t.fixed_address
     w = k.body[1].result
     assert w.address == (64, 4096) and w.fixed_address
@@ -110,3 +110,11 @@ def test_a_returned_view_round_trips():
     k = parse_kernel(text)
     assert k.return_views == [((512, 256), 0, (1, 512))]
     assert print_kernel(k) == text
+
+
+def test_a_rotation_from_a_later_slot_round_trips():
+    text = TEXT.replace("rotate($i0, 2, 1024)", "rotate($i0, 2, 1024, phase 1)")
+    k = parse_kernel(text)
+    assert k.body[2].body[0].result.rotate == ("i0", 2, 1024, 1)
+    assert print_kernel(k) == print_kernel(parse_kernel(print_kernel(k)))
+    assert "rotate($i0, 2, 1024, phase 1)" in print_kernel(k)

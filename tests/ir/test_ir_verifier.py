@@ -157,7 +157,7 @@ def test_returned_tensor_must_be_defined_at_kernel_scope():
 
 def test_rotate_names_the_innermost_loop():
     k, b, a, t = base()
-    t.rotate = ("i0", 2, 2048)
+    t.rotate = ("i0", 2, 2048, 0)
     only(k, "rotate names $i0, not the innermost enclosing loop")
 
 

@@ -256,15 +256,15 @@ def test_loop_tiles_are_multi_buffered_when_space_allows():
     k, diags = allocate(loop_body(tiles))
     assert diags == []
     t = tensors(k)
-    assert t["t"].rotate == ("i", 4, 2048)
-    assert t["p"].rotate == ("i", 2, 2048)
+    assert t["t"].rotate == ("i", 4, 2048, 0)
+    assert t["p"].rotate == ("i", 2, 2048, 0)
 
 
 def test_big_loop_tiles_get_fewer_slots():
     tiles = f"""    %t = alloc sbuf float32[128, 20000] "t"
     {use("t", 128, 20000)}"""
     k, _ = allocate(loop_body(tiles))
-    assert tensors(k)["t"].rotate == ("i", 2, 80000)
+    assert tensors(k)["t"].rotate == ("i", 2, 80000, 0)
     tiles = f"""    %t = alloc sbuf float32[128, 40000] "t"
     {use("t", 128, 40000)}"""
     k, _ = allocate(loop_body(tiles))
@@ -275,7 +275,7 @@ def test_slots_never_exceed_the_executions_of_the_body():
     tiles = f"""    %t = alloc sbuf float32[128, 512] "t"
     {use("t", 128, 512)}"""
     k, _ = allocate(loop_body(tiles, trips=3))
-    assert tensors(k)["t"].rotate == ("i", 3, 2048)
+    assert tensors(k)["t"].rotate == ("i", 3, 2048, 0)
     k, _ = allocate(loop_body(tiles, trips=1))
     assert tensors(k)["t"].rotate is None
 
@@ -309,7 +309,7 @@ def test_hot_inner_tiles_get_slots_before_outer_tensors():
     k, diags = allocate(body)
     assert diags == []
     t = tensors(k)
-    assert t["h"].rotate == ("j", 2, 60000)
+    assert t["h"].rotate == ("j", 2, 60000, 0)
     assert t["o"].rotate is None
 
 
@@ -327,8 +327,8 @@ def test_every_tile_is_double_buffered_before_any_is_tripled():
     k, diags = allocate(body)
     assert diags == []
     t = tensors(k)
-    assert t["h"].rotate == ("j", 2, 40000)
-    assert t["o"].rotate == ("i", 2, 60000)
+    assert t["h"].rotate == ("j", 2, 40000, 0)
+    assert t["o"].rotate == ("i", 2, 60000, 0)
 
 
 def test_live_tensors_are_found_whatever_the_length_of_their_live_ranges():
@@ -374,7 +374,7 @@ def test_an_unrolled_loop_rotates_its_tiles_as_the_symbolic_loop_does():
     {use("t", 128, 512)}
     {read("t", "t", 128, 512)}""")
     )
-    _, count, stride = tensors(symbolic)["t"].rotate
+    _, count, stride, _ = tensors(symbolic)["t"].rotate
     k, diags = allocate(unrolled_body(512, 8))
     assert diags == []
     addresses = slots(k, 8)

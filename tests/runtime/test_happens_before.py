@@ -74,7 +74,8 @@ def _footprint(program: dict, operand: dict, env: dict, executions: dict) -> dic
     base = tensor["address"]["byte"]
     if "rotate" in tensor:
         spec = tensor["rotate"]
-        base += executions[spec["var"]] % spec["count"] * spec["stride"]
+        slot = (executions[spec["var"]] + spec.get("phase", 0)) % spec["count"]
+        base += slot * spec["stride"]
     for lo, hi in runs:
         while lo < hi:  # split at partition boundaries
             partition, col = divmod(lo, row)

@@ -254,6 +254,13 @@ def test_rotate_over_a_loop_that_does_not_enclose_the_access():
     rejects(mutated(edit), "rotates over loop 'i0'")
 
 
+def test_rotate_phase_must_name_a_slot():
+    def edit(p):
+        p["tensors"][2]["rotate"] = {"var": "i0", "count": 2, "stride": 128, "phase": 2}
+
+    rejects(mutated(edit), "phase in 0..count - 1")
+
+
 def test_rotate_slots_beyond_the_partition():
     def edit(p):
         p["tensors"][2]["rotate"] = {"var": "i0", "count": 2000, "stride": 128}

@@ -168,3 +168,30 @@ def test_loop_carried_reuse_needs_its_wait_on_the_previous_iteration():
     assert nkirt.execute(nkirt.load(kernel(True)), timing_only=True).profile["instructions"] == 8
     with pytest.raises(nkirt.RuntimeFault, match=r"dma_copy at .*:12 \[i=1\] waits for nothing"):
         nkirt.execute(nkirt.load(kernel(False)), timing_only=True)
+
+
+def load_then_overwrite_input(wait_for_load: bool) -> Kernel:
+    # reads of inputs nothing writes are not remembered: an input the kernel also writes is
+    k = Kernel("trn2")
+    x = k.input("x", "float32", [128, 512])
+    k.output("unused", "float32", [1, 1])
+    a = k.sbuf("a", "float32", [128, 512])
+    b = k.sbuf("b", "float32", [128, 512], byte=4096)
+    k.dma(k.ap(a), k.ap(x), queue="dma0", line=11)
+    k.inst("memset", "vector", {"dst": k.ap(b), "value": {"imm": 0.0}}, line=12)
+    waits = [(1, 0), (0, 0)] if wait_for_load else [(1, 0)]
+    k.dma(k.ap(x), k.ap(b), queue="dma1", waits=waits, line=13)
+    return k
+
+
+def test_overwriting_an_input_still_being_read_is_reported():
+    with pytest.raises(nkirt.RuntimeFault) as info:
+        run(load_then_overwrite_input(wait_for_load=False))
+    assert "dma_copy at /src/kernels/test_kernel.py:13 waits for nothing on dma_copy at " in str(
+        info.value
+    )
+    assert "WAR" in str(info.value)
+
+
+def test_overwriting_an_input_after_its_read_runs():
+    assert run(load_then_overwrite_input(wait_for_load=True)).profile["instructions"] == 3

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 
-from ...ir.core import Loc
 from .. import pylib
 from ..tensors import type_name
 from ..values import (
@@ -30,6 +29,7 @@ from ..values import (
     UserError,
 )
 from . import loops, pure
+from .context import MARKED_VALUES, UNSUPPORTED_CONSTANTS
 from .state import (
     INT32_MAX,
     INT32_MIN,
@@ -40,6 +40,9 @@ from .state import (
     int32_overflow,
     opaque_error,
 )
+
+#: A name bound in no scope and not a builtin (`visit_Call` then lets `visit` report it).
+_UNBOUND = object()
 
 
 def _int32_result(result, name: str, args: list):
@@ -89,17 +92,55 @@ class Calls:
         return self.make_function("<lambda>", node)
 
     def visit_Call(self, node: ast.Call):
-        fn = self.visit(node.func)
+        func = node.func
+        receiver = None  # the instance of `obj.method(...)`, when found without `getattr`
+        if type(func) is ast.Attribute and type(func.value) is ast.Name and not self.attempts:
+            # a method of a user class called on a name (`self.get_dim()`): the method is the
+            # one `getattr` would bind, called without making the bound method
+            name = func.value.id
+            s = self.frames[-1].scope
+            while s is not None:
+                found = s.vars
+                if name in found:
+                    obj = found[name]
+                    if type(obj) is Instance and func.attr not in obj.attrs:
+                        method = obj.cls.lookup(func.attr)
+                        if type(method) is Function:
+                            receiver = obj
+                    break
+                s = s.parent
+        fn = self.visit(func) if receiver is None else method
         args: list = []
-        arg_nodes: list = []
+        arg_nodes: list = node.args  # one node per argument, unless one is starred
         for a in node.args:
             if type(a) is ast.Starred:
+                if arg_nodes is node.args:
+                    arg_nodes = arg_nodes[: len(args)]
                 items = self.iterate(self.visit(a.value), a)
                 args += items
                 arg_nodes += [a] * len(items)
             else:
-                args.append(self.visit(a))
-                arg_nodes.append(a)
+                kind = type(a)
+                if kind is ast.Name and not self.attempts:
+                    # `visit`'s fast path for a name, inline (most arguments are names)
+                    name = a.id
+                    s = self.frames[-1].scope
+                    while s is not None:
+                        if name in s.vars:
+                            value = s.vars[name]
+                            break
+                        s = s.parent
+                    else:
+                        value = self.builtins.get(name, _UNBOUND)
+                    if value is _UNBOUND or type(value) in MARKED_VALUES:
+                        value = self.visit(a)
+                elif kind is ast.Constant and type(a.value) not in UNSUPPORTED_CONSTANTS:
+                    value = a.value
+                else:
+                    value = self.visit(a)
+                args.append(value)
+                if arg_nodes is not node.args:
+                    arg_nodes.append(a)
         kwargs: dict = {}
         kw_nodes: dict = {}
         for k in node.keywords:
@@ -115,8 +156,27 @@ class Calls:
             else:
                 if k.arg in kwargs:
                     raise UserError("err_type_error", f"keyword argument '{k.arg}' repeated", k)
-                kwargs[k.arg] = self.visit(k.value)
+                a = k.value
+                if type(a) is ast.Name and not self.attempts:  # as for the arguments above
+                    name = a.id
+                    s = self.frames[-1].scope
+                    while s is not None:
+                        if name in s.vars:
+                            value = s.vars[name]
+                            break
+                        s = s.parent
+                    else:
+                        value = self.builtins.get(name, _UNBOUND)
+                    if value is _UNBOUND or type(value) in MARKED_VALUES:
+                        value = self.visit(a)
+                else:
+                    value = self.visit(a)
+                kwargs[k.arg] = value
                 kw_nodes[k.arg] = k
+        if receiver is not None:  # `call`'s case of a bound method, without the method
+            return self.call_function(
+                fn, [receiver, *args], kwargs, CallSite(node, arg_nodes, kw_nodes)
+            )
         if type(fn) is Function:  # `call`'s first case, without its dispatch
             return self.call_function(fn, args, kwargs, CallSite(node, arg_nodes, kw_nodes))
         return self.call(fn, args, kwargs, CallSite(node, arg_nodes, kw_nodes))
@@ -216,8 +276,11 @@ class Calls:
         """A call of a function whose result depends only on its arguments (`pure.py`): from
         the cache when it ran with these arguments before, else run and recorded."""
         key = pure.key(args)
-        if key is None or any(self.lookup_builtin(fn, n) is None for n in info.builtins):
+        if key is None:
             return self._call_function(fn, args, {}, call)
+        for name in info.builtins:
+            if self.lookup_builtin(fn, name) is None:
+                return self._call_function(fn, args, {}, call)
         cache = self.pure_cache.get(fn)
         if cache is None:
             cache = self.pure_cache[fn] = {}
@@ -240,7 +303,7 @@ class Calls:
                 for loop, n in zip(info.loops, counts):
                     if n:
                         sites[loop] = sites.get(loop, 0) + n
-                return pure.fresh(result)
+                return pure.fresh(result) if type(result) is tuple else result
             # run it: it spends the budget (and says where), or may now keep a loop
         sites = self.site_iterations
         before = self._pure_state()
@@ -282,10 +345,19 @@ class Calls:
 
     def _call_function(self, fn: Function, args: list, kwargs: dict, call: CallSite):
         scope = Scope(fn.scope)
-        self.bind_arguments(fn, args, kwargs, scope, call)
+        signature = self.signatures.get(fn.node.args)
+        if (
+            signature is not None
+            and signature.plain
+            and not kwargs
+            and len(args) == len(signature.positional)
+        ):  # `bind_arguments`' common case inline: every parameter given by position
+            scope.vars.update(zip(signature.positional, args))
+        else:
+            self.bind_arguments(fn, args, kwargs, scope, call)
         pushed = call.node is not None and hasattr(call.node, "lineno")
         if pushed:
-            self.call_stack.append(self._call_loc(call.node))
+            self.call_stack.append(self.loc(call.node, False))
         self.frames.append(Frame(scope, fn.module, fn))
         is_lambda = fn.is_lambda
         if is_lambda:
@@ -296,7 +368,8 @@ class Calls:
             if ast.Yield not in self.language.rules.unsupported_syntax and _is_generator(fn.node):
                 return self._run_generator(fn)
             try:
-                self.exec_block(fn.node.body)
+                for stmt in fn.node.body:  # `exec_block`, without its call
+                    self.exec_stmt(stmt)
             except ReturnSignal as r:
                 return r.value
             except (BreakSignal, ContinueSignal):
@@ -352,9 +425,6 @@ class Calls:
         self.check_yield()
         value = self.visit(node.value)
         buffers[-1].extend(self.iterate(value, node.value))
-
-    def _call_loc(self, node: ast.AST) -> Loc:
-        return self.loc(node, with_stack=False)
 
     def bind_arguments(self, fn: Function, args: list, kwargs: dict, scope: Scope, call: CallSite):
         a = fn.node.args

@@ -33,7 +33,7 @@ from .state import ABORT_CODES, Frame, is_error, is_none_literal
 #: Values a name may hold that are not its value: reading one is handled by `load_name`.
 MARKED_VALUES = frozenset({Poison, Deferred, Escaped, Redirect, beta1_scopes.OutOfScope})
 #: Constant types outside the subset (`visit_Constant` reports them).
-_UNSUPPORTED_CONSTANTS = frozenset({bytes, complex})
+UNSUPPORTED_CONSTANTS = frozenset({bytes, complex})
 
 #: Hints for diagnostics raised without a more specific one.
 _DEFAULT_HINTS = {
@@ -118,7 +118,7 @@ class Context:
         return self.frames[-1].module
 
     def loc(self, node: ast.AST | None, with_stack: bool = True) -> Loc:
-        file = self.module.file if self.frames else "<unknown>"
+        file = self.frames[-1].module.file if self.frames else "<unknown>"
         if node is None or not hasattr(node, "lineno"):
             return Loc(file, 1, 1, 1, 1, tuple(self.call_stack) if with_stack else ())
         # A node's span is computed once: every unrolled iteration emits its ops again.
@@ -210,7 +210,7 @@ class Context:
                         return found[name]
         elif kind is ast.Constant:
             value = node.value
-            if type(value) not in _UNSUPPORTED_CONSTANTS:
+            if type(value) not in UNSUPPORTED_CONSTANTS:
                 return value
         method = self._visitors.get(kind) or self._visitor(node)
         try:
@@ -246,10 +246,15 @@ class Context:
 
     def exec_stmt(self, stmt: ast.stmt) -> None:
         try:
-            # `visit(stmt)` inline: one call less per statement
-            method = self._visitors.get(type(stmt)) or self._visitor(stmt)
+            # `visit(stmt)` inline: one call less per statement (two for an expression's:
+            # `visit_Expr` inline too)
+            kind = type(stmt)
+            method = None if kind is ast.Expr else self._visitors.get(kind) or self._visitor(stmt)
             try:
-                method(stmt)
+                if method is None:
+                    self.visit(stmt.value)
+                else:
+                    method(stmt)
             except UserError as err:
                 raise self.error_node(err, stmt) from None
             except NonConstExtent as e:
@@ -374,7 +379,7 @@ class Context:
         return value
 
     def store_name(self, name: str, value) -> None:
-        scope = self.scope
+        scope = self.frames[-1].scope
         if type(scope.vars.get(name)) is Redirect:  # declared global / nonlocal
             if self.attempts:  # state that outlives the loop body: unroll the loop
                 raise SymbolicAbort(self.attempts[-1], f"'{name}' is global or nonlocal")

@@ -9,7 +9,7 @@ import operator
 from ...ir.affine import Affine, NonAffineError
 from .. import pylib, registers
 from ..registers import Register
-from ..tensors import TensorView, type_name
+from ..tensors import NonConstExtent, TensorView, type_name
 from ..values import (
     MISSING,
     DynSlice,
@@ -107,6 +107,10 @@ _DUNDER = {
 
 #: Exact types that compare equal or unequal as in Python (`compare`'s fast path).
 _PLAIN_SCALARS = frozenset({bool, int, float, str, type(None)})
+
+#: A comparison's right operand not evaluated yet (`_compare_chain`).
+_UNEVALUATED = object()
+
 #: Exact types whose truth value is Python's (`truth`'s fast path).
 _PLAIN_TRUTH = frozenset({bool, int, float, str, list, tuple, dict, type(None)})
 
@@ -222,7 +226,16 @@ class Expressions:
         )
 
     def visit_Subscript(self, node: ast.Subscript):
-        return self.getitem(self.visit(node.value), self.visit(node.slice), node)
+        obj = self.visit(node.value)
+        key = self.visit(node.slice)
+        if (
+            type(key) is int
+            and (type(obj) is tuple or type(obj) is list)
+            and -len(obj) <= key < len(obj)
+            and self.plain_subscript
+        ):
+            return obj[key]  # `getitem`'s case of an item of a shape, without its call
+        return self.getitem(obj, key, node)
 
     def visit_Attribute(self, node: ast.Attribute):
         base = node.value
@@ -235,6 +248,10 @@ class Expressions:
                 found = s.vars
                 if name in found:
                     obj = found[name]
+                    if type(obj) is Instance:  # `getattr`'s first case, without its call
+                        attrs = obj.attrs
+                        if node.attr in attrs:
+                            return attrs[node.attr]
                     if type(obj) not in MARKED_VALUES:
                         return self.getattr(obj, node.attr, node)
                     break
@@ -242,7 +259,10 @@ class Expressions:
         return self.getattr(self.visit(base), node.attr, node)
 
     def visit_IfExp(self, node: ast.IfExp):
-        return self.visit(node.body) if self.condition(node.test) else self.visit(node.orelse)
+        value = self.visit(node.test)  # `condition`, its most frequent case without its call
+        if type(value) is not bool:
+            value = self.condition_value(value, node.test)
+        return self.visit(node.body) if value else self.visit(node.orelse)
 
     def visit_BoolOp(self, node: ast.BoolOp):
         value = None
@@ -429,15 +449,31 @@ class Expressions:
 
     def visit_Compare(self, node: ast.Compare):
         left = self.visit(node.left)
+        ops = node.ops
+        if len(ops) == 1:
+            right = self.visit(node.comparators[0])
+            if type(left) is int and type(right) is int:
+                # `compare`'s first case, without its call (no language redefines it)
+                cmp = _CMPOPS.get(type(ops[0]))
+                if cmp is not None:
+                    return cmp(left, right)
+            return self._compare_chain(node, left, right)
+        return self._compare_chain(node, left, _UNEVALUATED)
+
+    def _compare_chain(self, node: ast.Compare, left, right):
+        """The chain of `node`'s comparisons from `left`, the value of its left operand;
+        `right` is its first right operand's value when already evaluated."""
         left_node = node.left
         for op, right_node in zip(node.ops, node.comparators):
-            right = self.visit(right_node)
-            if isinstance(op, (ast.Is, ast.IsNot)):
-                if self.language.rules.is_only_against_none and not (
-                    is_none_literal(left_node) or is_none_literal(right_node)
+            if right is _UNEVALUATED:
+                right = self.visit(right_node)
+            kind = type(op)
+            if kind is ast.Is or kind is ast.IsNot:
+                if not (is_none_literal(right_node) or is_none_literal(left_node)) and (
+                    self.language.rules.is_only_against_none
                 ):
                     raise is_error(node)
-                result = (left is right) if isinstance(op, ast.Is) else (left is not right)
+                result = (left is right) if kind is ast.Is else (left is not right)
             else:
                 result = self.compare(op, left, right)
                 if (
@@ -448,7 +484,7 @@ class Expressions:
                     return result  # a Beta 1 mask predicate (`beta1_mask.py`)
             if not result:
                 return False
-            left, left_node = right, right_node
+            left, left_node, right = right, right_node, _UNEVALUATED
         return True
 
     def compare(self, op: ast.cmpop, a, b) -> bool:
@@ -581,12 +617,36 @@ class Expressions:
         return True
 
     def visit_JoinedStr(self, node: ast.JoinedStr):
-        return "".join([self.to_str(self.visit(v)) for v in node.values])
+        parts = []
+        for v in node.values:
+            if type(v) is ast.Constant:
+                text = v.value  # a literal part: a str
+            elif type(v) is ast.FormattedValue and v.conversion == -1 and v.format_spec is None:
+                # `visit(v)` without its calls: `{x}` of an int or str is most frequent
+                text = self.visit(v.value)
+                if type(text) is int or type(text) is str:
+                    text = format(text, "")
+                else:
+                    try:
+                        text = self.formatted(v, text)
+                    except UserError as err:  # as `visit` would locate it
+                        raise self.error_node(err, v) from None
+                    except NonConstExtent as e:
+                        self.need_concrete(e.extent)
+                        raise
+            else:
+                text = self.visit(v)
+            parts.append(text if type(text) is str else self.to_str(text))
+        return "".join(parts)
 
     def visit_FormattedValue(self, node: ast.FormattedValue):
         v = self.visit(node.value)
         if node.conversion == -1 and node.format_spec is None and type(v) in (int, str):
             return format(v, "")  # the common `{name}` of a plain int or str
+        return self.formatted(node, v)
+
+    def formatted(self, node: ast.FormattedValue, v) -> str:
+        """The text of `node`, whose expression has the value `v`."""
         v = self.deep_concrete(v)
         if node.conversion == ord("r"):
             v = self.to_repr(v)

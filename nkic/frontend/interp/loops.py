@@ -275,20 +275,23 @@ class Loops:
     def _iteration(self, node: ast.For, item, unrolled: UnrolledLoop | None = None) -> bool:
         """One unrolled iteration of `node` for `item`; False when the body breaks."""
         self._count_iteration(node)
-        built = self.builder.built
+        builder = self.builder
+        built = builder.built
         self.assign(node.target, item)
         try:
             if unrolled is None:
-                self.exec_block(node.body)
+                for stmt in node.body:
+                    self.exec_stmt(stmt)
             else:
-                with self.builder.unrolled_iteration(unrolled, item):
+                with builder.unrolled_iteration(unrolled, item):
                     self.exec_block(node.body)
         except BreakSignal:
             self._count_emitted(node, built)
             return False
         except ContinueSignal:
             pass
-        self._count_emitted(node, built)
+        if builder.built != built:  # (`_count_emitted` has nothing to count otherwise)
+            self._count_emitted(node, built)
         return True
 
     def _symbolic_mode(self, kind: str, site: tuple) -> str | None:

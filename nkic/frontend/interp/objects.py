@@ -358,6 +358,12 @@ class PythonObjects:
         return found
 
     def setattr(self, obj, name: str, value) -> None:
+        if type(obj) is Instance:  # the most frequent: the case below without its checks
+            cls = obj.cls
+            if not cls.frozen and type(cls.lookup(name)) is not Property:
+                self.touch(obj)
+                obj.attrs[name] = value
+                return
         if isinstance(obj, Poison):
             raise PoisonError()
         if isinstance(obj, Instance):

@@ -148,6 +148,10 @@ def key(args: list) -> tuple | None:
     None if one is not an int, bool, string, None or a tuple of them."""
     out = []
     for v in args:
+        t = type(v)
+        if t in _KEY_TYPES:  # `_key`'s first case, without its call
+            out.append((t, v))
+            continue
         k = _key(v, 0)
         if k is None:
             return None

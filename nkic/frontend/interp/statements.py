@@ -100,7 +100,8 @@ class Statements:
 
     def assign(self, target: ast.AST, value) -> None:
         if type(target) is ast.Name:
-            value = self.language.bind_name(self, target.id, value)
+            if not self.plain_bind_name:
+                value = self.language.bind_name(self, target.id, value)
             if type(value) is TensorView and not value.tensor.label:
                 value.tensor.label = target.id
             if self.tensor_blocks:
@@ -190,7 +191,10 @@ class Statements:
                 raise self.unsupported(t)
 
     def visit_If(self, node: ast.If):
-        block = node.body if self.condition(node.test) else node.orelse
+        value = self.visit(node.test)  # `condition`, its most frequent case without its call
+        if type(value) is not bool:
+            value = self.condition_value(value, node.test)
+        block = node.body if value else node.orelse
         frame = self.frames[-1]
         frame.branches += 1
         try:
@@ -207,6 +211,10 @@ class Statements:
         value = self.visit(test)
         if type(value) is bool:  # the most frequent: a comparison's result
             return value
+        return self.condition_value(value, test)
+
+    def condition_value(self, value, test: ast.AST) -> bool:
+        """The truth of `value`, the value of the condition `test`."""
         if is_index_value(value):
             raise UserError(
                 "err_control_flow_condition_depending_on_arange",
