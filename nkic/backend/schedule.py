@@ -727,7 +727,11 @@ def _join(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
 
 def _join_after(a: dict[str, int], p: Scheduled) -> dict[str, int]:
     """`a` joined with what has completed once the last instance of `p` has: `p`'s queue up
-    to `p`, and what was complete before that instance started (`p.final`)."""
+    to `p`, and what was complete before that instance started (`p.final`). `a` itself when
+    that adds nothing (clocks are never changed in place: instructions share them)."""
+    get = a.get
+    if p.id <= get(p.lane, -1) and all(i <= get(q, -1) for q, i in p.final.items()):
+        return a
     out = dict(a)
     get = out.get
     for q, i in p.final.items():

@@ -154,9 +154,9 @@ class TensorView:
     # indexing -------------------------------------------------------------------------------
 
     def _index_plain(self, key: tuple) -> TensorView | None:
-        """`index` for the most frequent keys: ints and slices of ints, all within bounds, on a
-        static view. None for anything else (`index` then takes its general path, which also
-        reports every error)."""
+        """`index` for the most frequent keys: ints, slices and `nl.ds` of ints, all within
+        bounds, on a static view. None for anything else (`index` then takes its general path,
+        which also reports every error)."""
         pattern = self.pattern
         if len(key) > len(pattern):
             return None
@@ -192,6 +192,14 @@ class TensorView:
                     return None
                 moved += start * step
                 kept.append((step * sstep, -((start - stop) // sstep)))
+            elif kind is DynSlice:  # `nl.ds(start, size)`: the slice start:start+size
+                start, size = item.start, item.size
+                if type(start) is not int or type(size) is not int:
+                    return None
+                if not (0 <= start and 0 < size and start + size <= num):
+                    return None
+                moved += start * step
+                kept.append((step, size))
             elif kind is int:
                 idx = item + num if item < 0 else item
                 if not 0 <= idx < num:

@@ -395,6 +395,13 @@ def walk_ops(ops: list[Op], loops: tuple[Loop, ...] = ()) -> Iterator[tuple[Op, 
             yield from walk_ops(op.body, loops + (op,))
 
 
+def _has_dynamic_loops(ops: list[Op]) -> bool:
+    for op in ops:
+        if isinstance(op, Loop) and (isinstance(op, DynLoop) or _has_dynamic_loops(op.body)):
+            return True
+    return False
+
+
 @dataclass
 class Kernel:
     """A specialised kernel: tensor parameters, a body of ops, and the returned tensors."""
@@ -429,7 +436,7 @@ class Kernel:
         return out
 
     def has_dynamic_loops(self) -> bool:
-        return any(isinstance(op, DynLoop) for op, _ in self.walk())
+        return _has_dynamic_loops(self.body)
 
     def files(self) -> list[str]:
         seen: dict[str, None] = {}

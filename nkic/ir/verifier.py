@@ -62,6 +62,8 @@ class _Verifier:
         self.defined: set[str] = set()
         self.loop_vars: set[str] = set()
         self.top_scope: set[str] = set()
+        #: bytes per partition of each on-chip tensor, found once
+        self.row_bytes: dict[Tensor, int] = {}
 
     def problem(self, text: str) -> None:
         self.problems.append(text)
@@ -94,6 +96,33 @@ class _Verifier:
             self.problem(f"{where}: rotate stride {stride} is smaller than the tensor's bytes")
         if not t.on_chip:
             self.problem(f"{where}: only on-chip tensors rotate")
+
+    def ap_ok(self, ap: AccessPattern, scope: set[str], loop_vars: set[str]) -> bool:
+        """Whether `ap` has none of the problems `ap` looks for, decided without building
+        their messages (most instructions of a kernel have none)."""
+        t = ap.tensor
+        offset = ap.offset
+        pattern = ap.pattern
+        if t.name not in scope or type(offset) is not Affine or ap.dtype not in DTYPES:
+            return False
+        if not pattern or type(pattern) is not tuple:
+            return False
+        for v, _ in offset.terms:
+            if v not in loop_vars:
+                return False
+        for pair in pattern:
+            if type(pair) is not tuple or len(pair) != 2:
+                return False
+            step, num = pair
+            if type(step) is not int or type(num) is not int or num < 1:
+                return False
+        if t.on_chip and t.dtype in DTYPES:
+            row_bytes = self.row_bytes.get(t)
+            if row_bytes is None:
+                row_bytes = self.row_bytes[t] = t.bytes_per_partition
+            itemsize = DTYPES[ap.dtype].itemsize
+            return not row_bytes % itemsize and pattern[0][0] == row_bytes // itemsize
+        return True
 
     def ap(self, ap: AccessPattern, scope: set[str], loop_vars: set[str], where: str) -> None:
         t = ap.tensor
@@ -136,7 +165,8 @@ class _Verifier:
         d = lookup(op.opcode)
         for name, o in op.operands.items():
             if isinstance(o, AccessPattern):
-                self.ap(o, scope, loop_vars, _Where(op, f" operand {name}"))
+                if not self.ap_ok(o, scope, loop_vars):
+                    self.ap(o, scope, loop_vars, _Where(op, f" operand {name}"))
             elif not isinstance(o, Imm):
                 self.problem(f"{where}: operand {name} is neither an access pattern nor an Imm")
         if d is None:

@@ -140,3 +140,32 @@ def test_negative_and_out_of_range_items_of_sequences(tmp_path):
     """
     kernel, errors = _run(tmp_path, body)
     assert errors == [("err_value_error", 11, 11)]
+
+
+def test_plain_views_of_ints_slices_and_ds_are_those_of_the_general_path(monkeypatch):
+    import itertools
+
+    from nkic.frontend.tensors import TensorView
+    from nkic.frontend.values import DynSlice, UserError
+    from nkic.ir.core import Tensor
+
+    items = [0, 3, -1, 9, slice(None), slice(2, 6), slice(-4, None), slice(1, 7, 2),
+             DynSlice(0, 8), DynSlice(2, 3), DynSlice(6, 3), DynSlice(-1, 1), DynSlice(4, 0),
+             DynSlice(True, 2)]  # fmt: skip
+
+    def views(buffer):
+        whole = TensorView.whole(Tensor("t", buffer, "float32", (8, 8)))
+        out = []
+        for key in itertools.product(items, repeat=2):
+            try:
+                v = whole.index(key)
+                out.append((key, str(v.offset), v.pattern, v.dtype))
+            except UserError as e:
+                out.append((key, e.code))
+        return out
+
+    for buffer in ("sbuf", "hbm"):
+        fast = views(buffer)
+        with monkeypatch.context() as m:
+            m.setattr(TensorView, "_index_plain", lambda self, key: None)
+            assert fast == views(buffer)

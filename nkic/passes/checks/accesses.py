@@ -30,7 +30,8 @@ class Access:
     @property
     def reachable(self) -> bool:
         """False inside a loop that never runs."""
-        return all(lp.trip_count for lp in self.loops)
+        loops = self.loops
+        return not loops or all(lp.trip_count for lp in loops)
 
     @property
     def accumulates(self) -> bool:
