@@ -156,22 +156,7 @@ class Calls:
             else:
                 if k.arg in kwargs:
                     raise UserError("err_type_error", f"keyword argument '{k.arg}' repeated", k)
-                a = k.value
-                if type(a) is ast.Name and not self.attempts:  # as for the arguments above
-                    name = a.id
-                    s = self.frames[-1].scope
-                    while s is not None:
-                        if name in s.vars:
-                            value = s.vars[name]
-                            break
-                        s = s.parent
-                    else:
-                        value = self.builtins.get(name, _UNBOUND)
-                    if value is _UNBOUND or type(value) in MARKED_VALUES:
-                        value = self.visit(a)
-                else:
-                    value = self.visit(a)
-                kwargs[k.arg] = value
+                kwargs[k.arg] = self.visit(k.value)  # `visit` looks a name up inline too
                 kw_nodes[k.arg] = k
         if receiver is not None:  # `call`'s case of a bound method, without the method
             return self.call_function(
