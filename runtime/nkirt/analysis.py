@@ -155,7 +155,7 @@ def explorer_summary(
 
 def performance_bounds(summary: dict[str, Any], table: TargetTable) -> dict[str, Any]:
     """AWS's performance-bounds table from Summary metrics (seconds), with the bottleneck
-    engine (None when no engine is busy more than half the time: latency-bound) and the
+    engine (None when no engine is active more than half the time: latency-bound) and the
     speed-up each bound leaves (`bn_speedup`)."""
     total = summary["total_time"]
     peak = peak_flops(table)

@@ -334,7 +334,7 @@ def summarize(profile: dict[str, Any]) -> str:
     bounds = profile.get("bounds")
     if bounds is not None and bounds["latency_bound"]:
         lines.append(
-            f"  latency-bound: no engine is busy more than half the time (busiest: "
+            f"  latency-bound: no engine is active more than half the time (Explorer active time; busiest: "
             f"{bounds['busiest_engine']} {bounds['busiest_engine_share']:.0%}); the critical "
             "path below sets the latency"
         )
