@@ -143,3 +143,58 @@ def test_kernel_replaced_by_a_decorator(tmp_path):
     assert [(d.code, d.loc.line, d.loc.col) for d in sink.items] == [
         ("err_unsupported_syntax", 8, 5)
     ]
+
+
+ITERATION_KERNEL = """import nki
+import nki.language as nl
+from helper import load_rows
+
+
+@nki.jit
+def k(x):
+    y = nl.ndarray((512, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+    for j in range(2):
+        for i in range(5):
+            assert j == 0 or i < 3, "row block too far"
+            t = load_rows(x, i)
+            nl.store(y[i * 128 : (i + 1) * 128, :], t)
+    return y
+"""
+
+ITERATION_HELPER = """import nki.language as nl
+
+
+def load_rows(x, i):
+    for half in range(2):
+        if i == 4 and half == 1:
+            return nl.load(x[i * 128 : (i + 1) * 128, :])
+    return nl.load(x[0:128, :])
+"""
+
+
+def test_an_error_in_an_unrolled_loop_names_its_first_failing_iteration(tmp_path):
+    """A plain `range` loop is unrolled; its errors name the iteration as a symbolic loop's
+    bounds errors do, loop variables by their source names, the helper's loop by file."""
+    (tmp_path / "k.py").write_text(ITERATION_KERNEL)
+    (tmp_path / "helper.py").write_text(ITERATION_HELPER)
+    sink = DiagnosticSink()
+    specialise(str(tmp_path / "k.py"), "k", {"x": spec((512, 128))}, "trn2", sink)
+    errors = [(d.code, d.loc.line, d.message) for d in sink.items if d.severity == "error"]
+    oob = "slice 512:640 is out of bounds for dimension 0 of size 512"
+    assert errors == [
+        (
+            "err_tensor_access_out_of_bound",
+            7,
+            f"{oob} (iteration j=0, i=4, half=1 of the loops at lines k.py:9, k.py:10, helper.py:5)",
+        ),
+        (
+            "err_tensor_access_out_of_bound",
+            13,
+            f"{oob} (iteration j=0, i=4 of the loops at lines 9, 10)",
+        ),
+        (
+            "err_assert_failed",
+            11,
+            "assertion failed: row block too far (iteration j=1, i=3 of the loops at lines 9, 10)",
+        ),
+    ]

@@ -175,7 +175,10 @@ def test_print_in_a_symbolic_loop_prints_every_iteration(tmp_path, capsys):
 def test_a_failed_assert_in_a_loop_names_the_failing_iteration_and_ends_the_kernel():
     _, diags = run("assert_loops.py", "fails_at_iteration", x=spec((128, 1024)))
     assert [(d.code, d.message) for d in diags] == [
-        ("err_assert_failed", "assertion failed: tile 3 is past the limit")
+        (
+            "err_assert_failed",
+            "assertion failed: tile 3 is past the limit (iteration i=3 of the loop at line 10)",
+        )
     ]
     assert diags[0].loc.line == line_of("assert_loops.py", "assert i < LIMIT")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+from pathlib import Path
 
 from ...diagnostics import Diagnostic
 from ...ir.core import Loc
@@ -150,7 +151,26 @@ class Context:
             self.host_errors.append(err)  # the module statement's names become Deferred
             return
         hint = err.hint or _DEFAULT_HINTS.get(err.code)
-        self._emit_diag(Diagnostic(err.code, err.message, loc, "error", hint, err.related))
+        message = err.message
+        if self.loop_values and err.code != "err_specialisation_limit":  # (names its loop)
+            message += self.iteration_note(loc.file)
+        self._emit_diag(Diagnostic(err.code, message, loc, "error", hint, err.related))
+
+    def iteration_note(self, file: str) -> str:
+        """` (iteration j=0, i=4 of the loops at lines 8, 9)`: the iteration of the unrolled
+        loops being run, their variables named as in profiles and faults (`[i=4]`) and in the
+        symbolic loops' bounds errors (`when i=4`). One report per root cause: the first
+        iteration that fails."""
+        running = [(f, node, v) for f, node, v in self.loop_values if type(v) is int]
+        if not running:
+            return ""
+        values = ", ".join(f"{node.target.id}={v}" for _, node, v in running)
+        if all(f == file for f, _, _ in running):
+            where = [str(node.lineno) for _, node, _ in running]
+        else:  # an error in a helper of another file
+            where = [f"{Path(f).name}:{node.lineno}" for f, node, _ in running]
+        loops = "loop at line" if len(where) == 1 else "loops at lines"
+        return f" (iteration {values} of the {loops} {', '.join(where)})"
 
     def _emit_diag(self, d: Diagnostic) -> None:
         if self.attempts:

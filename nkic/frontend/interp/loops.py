@@ -267,9 +267,23 @@ class Loops:
         if isinstance(iterable, RangeValue) and iterable.kind == "affine" and self.in_kernel:
             name = node.target.id if isinstance(node.target, ast.Name) else "iteration"
             unrolled = UnrolledLoop(self.loop_header(node), name)
-        for item in self._items(iterable, node.iter):
-            if not self._iteration(node, item, unrolled):
-                return
+        current = None
+        if (
+            isinstance(iterable, RangeValue)
+            and self.in_kernel
+            and isinstance(node.target, ast.Name)
+        ):
+            current = [self.module.file, node, None]
+            self.loop_values.append(current)
+        try:
+            for item in self._items(iterable, node.iter):
+                if current is not None:
+                    current[2] = item
+                if not self._iteration(node, item, unrolled):
+                    return
+        finally:
+            if current is not None:
+                self.loop_values.pop()
         self.exec_block(node.orelse)
 
     def _iteration(self, node: ast.For, item, unrolled: UnrolledLoop | None = None) -> bool:
