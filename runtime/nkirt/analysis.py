@@ -192,12 +192,40 @@ def performance_bounds(summary: dict[str, Any], table: TargetTable) -> dict[str,
     busiest_share = engines[slowest] / total if total else 0.0
     return {
         **bounds,
+        "gaps": bound_gaps(summary, bounds),
         "engine_active_time": engines,
         "bottleneck_engine": slowest if busiest_share > BOTTLENECK_SHARE else None,
         "latency_bound": busiest_share <= BOTTLENECK_SHARE,
         "busiest_engine": slowest,
         "busiest_engine_share": busiest_share,
         "bn_speedup": speedup,
+    }
+
+
+def bound_gaps(summary: dict[str, Any], bounds: dict[str, float]) -> dict[str, float]:
+    """The gaps between consecutive bounds of a family (seconds), each the overhead of one
+    category as the performance-bounds method reads them: memory family `dma_idle` (total →
+    memory_bound), `dma_inefficiency` (→ memory_bound_ideal), `excess_traffic` (→ no
+    reloads); compute family `te_idle` (total → compute_bound), `te_underutilization` (→ ideal
+    flops), `transpose` (→ ideal useful flops); `pipeline_serialization` (total → perfect
+    pipeline). Plus the shares the method quotes beside them: excess bytes of the traffic,
+    transpose flops of the hardware flops."""
+    total = summary["total_time"]
+    traffic = summary["dma_transfer_total_bytes"]
+    flops = summary["adjusted_hardware_flops"]
+    return {
+        "dma_idle": total - bounds["memory_bound"],
+        "dma_inefficiency": bounds["memory_bound"] - bounds["memory_bound_ideal"],
+        "excess_traffic": bounds["memory_bound_ideal"] - bounds["memory_bound_ideal_no_reloads"],
+        "te_idle": total - bounds["compute_bound"],
+        "te_underutilization": bounds["compute_bound"] - bounds["compute_bound_ideal_flops"],
+        "transpose": bounds["compute_bound_ideal_flops"]
+        - bounds["compute_bound_ideal_useful_flops"],
+        "pipeline_serialization": total - bounds["perfect_pipeline"],
+        "excess_traffic_share_of_bytes": (
+            (traffic - summary["inputs_outputs_weights_size_bytes"]) / traffic if traffic else 0.0
+        ),
+        "transpose_share_of_flops": summary["adjusted_transpose_flops"] / flops if flops else 0.0,
     }
 
 

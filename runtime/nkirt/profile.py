@@ -409,6 +409,17 @@ SHOWN_BOUNDS = (
     "perfect_pipeline",
 )
 
+#: the gaps between consecutive bounds, memory family, compute family, then the pipeline's
+SHOWN_GAPS = (
+    "dma_idle",
+    "dma_inefficiency",
+    "excess_traffic",
+    "te_idle",
+    "te_underutilization",
+    "transpose",
+    "pipeline_serialization",
+)
+
 
 def _explorer_lines(summary: dict[str, Any], bounds: dict[str, Any]) -> list[str]:
     lines = ["  summary (Neuron Explorer names):"]
@@ -430,6 +441,17 @@ def _explorer_lines(summary: dict[str, Any], bounds: dict[str, Any]) -> list[str
         lines.append(f"    {key:<36}{bounds[key] * 1e6:>12,.1f}  {left}")
     engine = bounds["bottleneck_engine"] or "none (latency-bound)"
     lines.append(f"    {'bottleneck_engine':<36}{engine}")
+    gaps = bounds["gaps"]
+    total = summary["total_time"]
+    lines.append("  performance gaps (µs, % of total_time):")
+    for key in SHOWN_GAPS:
+        share = f"{gaps[key] / total:>7.1%}" if total else ""
+        extra = ""
+        if key == "excess_traffic":
+            extra = f"  ({gaps['excess_traffic_share_of_bytes']:.1%} of the bytes moved)"
+        elif key == "transpose":
+            extra = f"  ({gaps['transpose_share_of_flops']:.1%} of the flops)"
+        lines.append(f"    {key:<36}{gaps[key] * 1e6:>12,.1f}{share}{extra}")
     return lines
 
 

@@ -113,6 +113,36 @@ def test_bounds_follow_the_performance_bounds_method():
     assert bounds["bn_speedup"]["compute_bound_ideal_flops"] == pytest.approx(10 / 8)
 
 
+def test_gaps_reproduce_the_published_v0_gap_tables():
+    """The method's worked example (its blocking-tiled matmul V0 on trn2, 4096³ bf16): from
+    the Summary figures it publishes, the gaps it publishes (µs): DMA idle 696, DMA
+    inefficiency 5,130, excess traffic 2,545 (91.7 % of the traffic), TE idle 3,796, TE
+    underutilisation 3,058, transpose 0."""
+    summary = summary_of(
+        total_time=8602e-6,
+        dma_active_time=7906e-6,
+        tensor_engine_active_time=4806e-6,
+        vector_engine_active_time=176e-6,
+        dma_transfer_total_bytes=1_207_697_408,
+        inputs_outputs_weights_size_bytes=3 * 4096 * 4096 * 2,
+        adjusted_hardware_flops=2.0 * 4096**3,
+    )
+    gaps = performance_bounds(summary, TARGETS["trn2"])["gaps"]
+    published = {
+        "dma_idle": 696,
+        "dma_inefficiency": 5130,
+        "excess_traffic": 2545,
+        "te_idle": 3796,
+        "te_underutilization": 3058,
+        "transpose": 0,
+        "pipeline_serialization": 696,
+    }
+    for key, us in published.items():
+        assert gaps[key] * 1e6 == pytest.approx(us, abs=1.5), key  # published to the µs
+    assert gaps["excess_traffic_share_of_bytes"] == pytest.approx(0.917, abs=5e-4)
+    assert gaps["transpose_share_of_flops"] == 0.0
+
+
 def test_no_engine_over_half_busy_is_latency_bound_not_a_bottleneck():
     bounds = performance_bounds(
         summary_of(dma_active_time=3.5, tensor_engine_active_time=4.9), TARGETS["trn2"]

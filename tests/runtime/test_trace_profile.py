@@ -75,6 +75,7 @@ PROFILE_SCHEMA = {
                 "perfect_pipeline",
                 "bottleneck_engine",
                 "bn_speedup",
+                "gaps",
             ],
         },
         "engines": {
