@@ -367,9 +367,71 @@ def iteration_text(env: dict[str, int]) -> str:
     return ", ".join(f"{var}={value}" for var, value in env.items())
 
 
+def hbm_traffic(program, instructions: list[StaticInstruction], sites: int = 10) -> dict[str, Any]:
+    """Bytes the DMAs moved per HBM tensor, and the input loads by source line: the
+    performance-bounds method's redundant-transfer investigation (steps 1 and 2a). A tensor's
+    `repeat` is its bytes moved over its size; an input's bytes beyond one load are reloads, a
+    PSUM spill's scratch traffic is spill."""
+    kinds: dict[str, tuple[str, int]] = {}
+    for t in program.outputs:
+        kinds[t.name] = ("OUT", t.nbytes)
+    for t in program.inputs:
+        kinds[t.name] = ("INOUT" if t.name in kinds else "IN", t.nbytes)
+    moved: dict[str, list[int]] = {}  # name -> [read, written]
+    loads: dict[tuple[str, str], list[int]] = {}  # (loc, input) -> [transfers, bytes]
+    spill = 0
+    sizes: dict[str, int] = {}
+    for inst in instructions:
+        if not inst.count or not isinstance(inst.cost, DmaPlan):
+            continue
+        for side, aps in ((0, inst.inputs), (1, inst.outputs)):
+            for ap in aps:
+                if ap.buffer != "hbm":
+                    continue
+                nbytes = ap.shape.elements * ap.itemsize * inst.count
+                name = ap.tensor.name
+                sizes.setdefault(name, ap.tensor.nbytes)
+                moved.setdefault(name, [0, 0])[side] += nbytes
+                if ap.tensor.spill:
+                    spill += nbytes
+                elif side == 0 and kinds.get(name, ("",))[0] in ("IN", "INOUT"):
+                    site = loads.setdefault((inst.where, name), [0, 0])
+                    site[0] += inst.count
+                    site[1] += nbytes
+    tensors = []
+    for name, (read, written) in moved.items():
+        kind, size = kinds.get(name, ("HBM", sizes[name]))
+        total = read + written
+        tensors.append(
+            {
+                "name": name,
+                "type": kind,
+                "size_bytes": size,
+                "read_bytes": read,
+                "written_bytes": written,
+                "transferred_bytes": total,
+                "repeat": total / size if size else 0.0,
+            }
+        )
+    tensors.sort(key=lambda t: -t["transferred_bytes"])
+    reload_excess = sum(
+        max(0, t["read_bytes"] - t["size_bytes"]) for t in tensors if t["type"] in ("IN", "INOUT")
+    )
+    by_site = sorted(loads.items(), key=lambda item: -item[1][1])
+    return {
+        "tensors": tensors,
+        "reload_excess_bytes": reload_excess,
+        "spill_bytes": spill,
+        "input_loads_by_source": [
+            {"loc": loc, "tensor": name, "transfers": n, "bytes": b}
+            for (loc, name), (n, b) in by_site[:sites]
+        ],
+    }
+
+
 def explorer_sections(program, executor, profile: dict[str, Any]) -> dict[str, Any]:
     """The profile's Explorer sections of a finished run: `summary`, `bounds`,
-    `critical_path` and `tensor_throttle`."""
+    `hbm_traffic`, `critical_path` and `tensor_throttle`."""
     table = executor.table
     io_bytes = sum(t.nbytes for t in (*program.inputs, *program.outputs))
     summary = explorer_summary(
@@ -384,6 +446,7 @@ def explorer_sections(program, executor, profile: dict[str, Any]) -> dict[str, A
     return {
         "summary": summary,
         "bounds": performance_bounds(summary, table),
+        "hbm_traffic": hbm_traffic(program, executor.instructions),
         "critical_path": critical_path(
             executor.instructions, executor.records, executor.iterations
         ),

@@ -367,6 +367,9 @@ def summarize(profile: dict[str, Any]) -> str:
     summary = profile.get("summary")
     if summary is not None:
         lines += _explorer_lines(summary, bounds)
+    traffic = profile.get("hbm_traffic")
+    if traffic is not None and traffic["tensors"]:
+        lines += _traffic_lines(traffic, summary["dma_transfer_total_bytes"])
     for w in profile.get("warnings", ()):
         times = f" ({w['count']:,} instances)" if w["count"] > 1 else ""
         lines.append(f"  warning: {w['message']}{times}")
@@ -452,6 +455,26 @@ def _explorer_lines(summary: dict[str, Any], bounds: dict[str, Any]) -> list[str
         elif key == "transpose":
             extra = f"  ({gaps['transpose_share_of_flops']:.1%} of the flops)"
         lines.append(f"    {key:<36}{gaps[key] * 1e6:>12,.1f}{share}{extra}")
+    return lines
+
+
+def _traffic_lines(traffic: dict[str, Any], moved: int, shown: int = 6) -> list[str]:
+    lines = ["  DMA traffic per HBM tensor (MB; repeat = bytes moved ÷ size):"]
+    for t in traffic["tensors"][:shown]:
+        lines.append(
+            f"    {t['name']:<20} {t['type']:<5} size {t['size_bytes'] / 1e6:>10,.3f}  moved "
+            f"{t['transferred_bytes'] / 1e6:>10,.3f}  {t['repeat']:>6.1f}×"
+        )
+    if len(traffic["tensors"]) > shown:
+        lines.append(f"    ... {len(traffic['tensors']) - shown} more in the profile JSON")
+    excess = traffic["reload_excess_bytes"]
+    if excess:
+        top = traffic["input_loads_by_source"][0]
+        lines.append(
+            f"    input reloads: {excess / 1e6:,.3f} MB ({excess / moved:.1%} of the bytes "
+            f"moved); most loaded at {top['loc']}: {top['tensor']}, {top['transfers']:,} "
+            f"transfers, {top['bytes'] / 1e6:,.3f} MB"
+        )
     return lines
 
 

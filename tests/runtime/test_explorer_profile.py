@@ -10,6 +10,9 @@ from neff_builder import Kernel
 from nkirt.analysis import critical_chain, performance_bounds
 from nkirt.cost.tables import TARGETS
 
+from nkic import driver
+from nkic.frontend import TensorSpec
+
 TRN2_PEAK = 128 * 128 * 2 * 2.4e9  # TensorE FLOP/s: rows · columns · 2 · clock
 TRN2_DMA_PEAK = 16 * 27.2e9  # Explorer's dma_ddr_bandwidth for trn2: 435.2 GB/s
 
@@ -185,3 +188,59 @@ def test_an_engines_active_time_runs_until_its_results_are_written():
     memset = max(64, 512) + 100  # its own result lands before the copies read it
     expected = (memset + 512 + 512 + 100) / 0.96e9
     assert summary["vector_engine_active_time"] == pytest.approx(expected, rel=1e-6)
+
+
+RELOADS = """import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def k(w, x):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=acc, value=0.0)
+    for i in range(3):
+        w_t = nl.ndarray((128, 128), dtype=w.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=w_t, src=w)
+        x_t = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=x_t, src=x[i * 128 : (i + 1) * 128, :])
+        ps = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=ps, stationary=w_t, moving=x_t)
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=ps, op=nl.add)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+"""
+
+
+def test_hbm_traffic_counts_each_tensors_bytes_and_the_reloads_by_source_line(tmp_path):
+    """`w` ([128, 128] bf16, 32 KiB) is loaded in each of 3 iterations, `x` ([384, 512] bf16)
+    once in three row blocks, the fp32 output stored once: repeats 3, 1 and 1, and the reloads
+    are w's two extra loads, all from the line of its `dma_copy`."""
+    path = tmp_path / "reloads.py"
+    path.write_text(RELOADS)
+    specs = {"w": TensorSpec((128, 128), "bfloat16"), "x": TensorSpec((384, 512), "bfloat16")}
+    res = driver.compile_file(str(path), "k", specs, "trn2")
+    traffic = nkirt.execute(nkirt.load(res.neff), timing_only=True).profile["hbm_traffic"]
+    w_bytes, x_bytes, out_bytes = 128 * 128 * 2, 384 * 512 * 2, 128 * 512 * 4
+    by_name = {t["name"]: t for t in traffic["tensors"]}
+    assert by_name["w"] == {
+        "name": "w",
+        "type": "IN",
+        "size_bytes": w_bytes,
+        "read_bytes": 3 * w_bytes,
+        "written_bytes": 0,
+        "transferred_bytes": 3 * w_bytes,
+        "repeat": 3.0,
+    }
+    assert (by_name["x"]["transferred_bytes"], by_name["x"]["repeat"]) == (x_bytes, 1.0)
+    assert by_name["out"]["type"] == "OUT" and by_name["out"]["written_bytes"] == out_bytes
+    assert [t["name"] for t in traffic["tensors"]] == ["x", "out", "w"]  # most bytes first
+    assert traffic["reload_excess_bytes"] == 2 * w_bytes and traffic["spill_bytes"] == 0
+    line = RELOADS.splitlines().index("        nisa.dma_copy(dst=w_t, src=w)") + 1
+    assert traffic["input_loads_by_source"][1] == {
+        "loc": f"reloads.py:{line}",
+        "tensor": "w",
+        "transfers": 3,
+        "bytes": 3 * w_bytes,
+    }
