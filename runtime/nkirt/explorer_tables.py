@@ -1,7 +1,7 @@
 """A run as Parquet tables named and shaped like Neuron Explorer's (optional: pyarrow).
 
 `write_parquet(result, directory)` writes `Instruction.parquet`, `ActiveTime.parquet`,
-`DmaPacket.parquet` and `Summary.parquet`, with the column names of Explorer's profile schema
+`DmaPacket.parquet`, `Summary.parquet` and `TensorInfo.parquet`, with the column names of Explorer's profile schema
 (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-explorer/profile-schema-reference.html)
 that the simulator can fill; timestamps and durations in ns as there. Queries written for
 Explorer profiles (DuckDB, pandas) thus run on simulated ones. A DMA "packet" here is one DMA
@@ -39,7 +39,7 @@ def _pyarrow():
 
 
 def explorer_tables(result: RunResult) -> dict[str, dict[str, list[Any]]]:
-    """The four tables as columns (name -> values)."""
+    """The five tables as columns (name -> values)."""
     table = TARGETS[result.program.target]
     instruction: dict[str, list[Any]] = {
         k: []
@@ -108,7 +108,53 @@ def explorer_tables(result: RunResult) -> dict[str, dict[str, list[Any]]]:
         if reach_end is not None:
             _merged(active, engine, reach_start, reach_end)
     summary = {key: [value] for key, value in result.profile["summary"].items()}
-    return {"Instruction": instruction, "ActiveTime": active, "DmaPacket": dma, "Summary": summary}
+    return {
+        "Instruction": instruction,
+        "ActiveTime": active,
+        "DmaPacket": dma,
+        "Summary": summary,
+        "TensorInfo": tensor_info(result),
+    }
+
+
+def tensor_info(result: RunResult) -> dict[str, list[Any]]:
+    """Explorer's Tensor Viewer table for the kernel's inputs and outputs: `type` `IN` / `OUT`
+    as the performance-bounds queries select them, `size` in bytes, and the `load_to_sbuf_*`
+    reload columns (on hardware NULL for NKI kernels; here from the run's DMAs)."""
+    program = result.program
+    kinds: dict[str, str] = {t.name: "OUT" for t in program.outputs}
+    tensors = {t.name: t for t in (*program.outputs, *program.inputs)}
+    for t in program.inputs:
+        kinds[t.name] = "IN"  # an input the kernel also writes: still an input
+    loads: dict[str, list[int]] = {name: [0, 0] for name in tensors}  # [DMAs, bytes]
+    for inst in result.instructions:
+        if inst.engine != "dma" or not inst.count:
+            continue
+        if not any(ap.buffer == "sbuf" for ap in inst.outputs):
+            continue
+        for ap in inst.inputs:
+            if ap.tensor.name in loads:
+                counted = loads[ap.tensor.name]
+                counted[0] += inst.count
+                counted[1] += ap.shape.elements * ap.itemsize * inst.count
+    columns: dict[str, list[Any]] = {
+        k: []
+        for k in ("variable_name", "type", "shape", "size", "pcore_idx",
+                  "load_to_sbuf_avg_size_bytes", "load_to_sbuf_total_size_bytes",
+                  "load_to_sbuf_dma_count", "load_to_sbuf_repeat_factor")
+    }  # fmt: skip
+    for name, t in tensors.items():
+        count, nbytes = loads[name]
+        columns["variable_name"].append(name)
+        columns["type"].append(kinds[name])
+        columns["shape"].append(str(list(t.shape)))
+        columns["size"].append(t.nbytes)
+        columns["pcore_idx"].append(0)
+        columns["load_to_sbuf_avg_size_bytes"].append(nbytes / count if count else 0.0)
+        columns["load_to_sbuf_total_size_bytes"].append(nbytes)
+        columns["load_to_sbuf_dma_count"].append(count)
+        columns["load_to_sbuf_repeat_factor"].append(nbytes / t.nbytes if t.nbytes else 0.0)
+    return columns
 
 
 def _merged(active: dict[str, list[Any]], engine: str, start: float, end: float) -> None:
