@@ -371,19 +371,42 @@ def hbm_traffic(program, instructions: list[StaticInstruction], sites: int = 10)
     """Bytes the DMAs moved per HBM tensor, and the input loads by source line: the
     performance-bounds method's redundant-transfer investigation (steps 1 and 2a). A tensor's
     `repeat` is its bytes moved over its size; an input's bytes beyond one load are reloads, a
-    PSUM spill's scratch traffic is spill."""
+    PSUM spill's scratch traffic is spill. And per DMA source line its geometry, as the DMA
+    efficiency investigation tabulates it: transfers, bytes, SBUF partitions and bytes per
+    descriptor (below 4 KiB a descriptor's fixed cost weighs: docs/cost-model.md)."""
     kinds: dict[str, tuple[str, int]] = {}
     for t in program.outputs:
         kinds[t.name] = ("OUT", t.nbytes)
     for t in program.inputs:
         kinds[t.name] = ("INOUT" if t.name in kinds else "IN", t.nbytes)
     moved: dict[str, list[int]] = {}  # name -> [read, written]
+    lines: dict[tuple, list] = {}  # (loc, tensor, direction) -> [transfers, bytes, P, desc]
     loads: dict[tuple[str, str], list[int]] = {}  # (loc, input) -> [transfers, bytes]
     spill = 0
     sizes: dict[str, int] = {}
     for inst in instructions:
         if not inst.count or not isinstance(inst.cost, DmaPlan):
             continue
+        plan = inst.cost
+        hbm_in = [ap.tensor.name for ap in inst.inputs if ap.buffer == "hbm"]
+        hbm_out = [ap.tensor.name for ap in inst.outputs if ap.buffer == "hbm"]
+        direction = (
+            "copy"
+            if hbm_in and hbm_out
+            else "load"
+            if hbm_in
+            else "store"
+            if hbm_out
+            else "on-chip"
+        )
+        key = (inst.where, ", ".join(hbm_in + hbm_out) or _tensors(inst), direction)
+        line = lines.setdefault(key, [0, 0, plan.partitions, 0.0])
+        line[0] += inst.count
+        line[1] += plan.bytes * inst.count
+        if plan.partitions:
+            line[3] = plan.partition_bytes / max(1, plan.partition_elements)
+        else:  # HBM to HBM: the elements of the whole transfer
+            line[3] = plan.bytes / max(1, plan.partition_elements)
         for side, aps in ((0, inst.inputs), (1, inst.outputs)):
             for ap in aps:
                 if ap.buffer != "hbm":
@@ -418,7 +441,22 @@ def hbm_traffic(program, instructions: list[StaticInstruction], sites: int = 10)
         max(0, t["read_bytes"] - t["size_bytes"]) for t in tensors if t["type"] in ("IN", "INOUT")
     )
     by_site = sorted(loads.items(), key=lambda item: -item[1][1])
+    moved_total = sum(b for _, b, _, _ in lines.values())
+    by_line = sorted(lines.items(), key=lambda item: -item[1][1])
     return {
+        "transfers_by_source": [
+            {
+                "loc": loc,
+                "tensor": tensor,
+                "direction": direction,
+                "transfers": n,
+                "bytes": b,
+                "share": b / moved_total if moved_total else 0.0,
+                "partitions": partitions,
+                "descriptor_bytes": desc,
+            }
+            for (loc, tensor, direction), (n, b, partitions, desc) in by_line[:sites]
+        ],
         "tensors": tensors,
         "reload_excess_bytes": reload_excess,
         "spill_bytes": spill,

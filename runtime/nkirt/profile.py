@@ -475,6 +475,17 @@ def _traffic_lines(traffic: dict[str, Any], moved: int, shown: int = 6) -> list[
             f"moved); most loaded at {top['loc']}: {top['tensor']}, {top['transfers']:,} "
             f"transfers, {top['bytes'] / 1e6:,.3f} MB"
         )
+    lines.append(
+        "  DMA transfers by source line (P partitions × bytes per descriptor; ≥ 4 KiB is efficient):"
+    )
+    for line in traffic["transfers_by_source"][:4]:
+        shape = f"{line['partitions']}×{line['descriptor_bytes']:,.0f} B"
+        small = "  < 4 KiB" if line["descriptor_bytes"] < 4096 else ""
+        lines.append(
+            f"    {line['loc']:<28} {line['direction']:<5} {line['tensor']:<14} "
+            f"{line['transfers']:>7,}×  {line['bytes'] / 1e6:>10,.3f} MB {line['share']:>6.1%}  "
+            f"{shape}{small}"
+        )
     return lines
 
 

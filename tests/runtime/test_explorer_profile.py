@@ -244,3 +244,32 @@ def test_hbm_traffic_counts_each_tensors_bytes_and_the_reloads_by_source_line(tm
         "transfers": 3,
         "bytes": 3 * w_bytes,
     }
+
+
+def test_transfers_by_source_line_give_each_dmas_geometry(tmp_path):
+    """Per DMA line, as the DMA efficiency investigation tabulates it: x's row blocks are 128
+    partitions of 512 bf16 (1 KiB descriptors), w's 128 of 128 bf16 (256 B), the fp32 output
+    128 of 512 fp32 (2 KiB); shares of the 720 KiB moved."""
+    path = tmp_path / "reloads.py"
+    path.write_text(RELOADS)
+    specs = {"w": TensorSpec((128, 128), "bfloat16"), "x": TensorSpec((384, 512), "bfloat16")}
+    res = driver.compile_file(str(path), "k", specs, "trn2")
+    lines = nkirt.execute(nkirt.load(res.neff), timing_only=True).profile["hbm_traffic"]
+    rows = [
+        (
+            r["tensor"],
+            r["direction"],
+            r["transfers"],
+            r["bytes"],
+            r["partitions"],
+            r["descriptor_bytes"],
+        )
+        for r in lines["transfers_by_source"]
+    ]
+    assert rows == [
+        ("x", "load", 3, 384 * 512 * 2, 128, 1024),
+        ("out", "store", 1, 128 * 512 * 4, 128, 2048),
+        ("w", "load", 3, 3 * 128 * 128 * 2, 128, 256),
+    ]
+    total = 384 * 512 * 2 + 128 * 512 * 4 + 3 * 128 * 128 * 2
+    assert lines["transfers_by_source"][0]["share"] == pytest.approx(384 * 512 * 2 / total)
