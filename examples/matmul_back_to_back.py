@@ -25,7 +25,7 @@ def matmul_back_to_back(stationary, moving, REPEAT=2048):
     nisa.dma_copy(dst=s_tile, src=stationary)
     nisa.dma_copy(dst=m_tile, src=moving)
     acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
-    for _ in nl.affine_range(REPEAT):
+    for _ in range(REPEAT):
         nisa.nc_matmul(dst=acc, stationary=s_tile, moving=m_tile)
     out_tile = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
     nisa.tensor_copy(dst=out_tile, src=acc)

@@ -27,30 +27,30 @@ def matmul_blocked(lhsT, rhs, TILES_M=2, TILES_N=2):
 
     result = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
 
-    for m in nl.affine_range(M // BLOCK_M):
+    for m in range(M // BLOCK_M):
         # TILES_M column tiles of lhsT, every K tile of each
         lhsT_tiles = nl.ndarray((TILE_K, TILES_M, KT, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
-        for bm in nl.affine_range(TILES_M):
-            for k in nl.affine_range(KT):
+        for bm in range(TILES_M):
+            for k in range(KT):
                 col = (m * TILES_M + bm) * TILE_M
                 nisa.dma_copy(
                     dst=lhsT_tiles[:, bm, k, :],
                     src=lhsT[k * TILE_K : (k + 1) * TILE_K, col : col + TILE_M],
                 )
-        for n in nl.affine_range(N // BLOCK_N):
+        for n in range(N // BLOCK_N):
             # TILES_N column tiles of rhs, every K tile of each
             rhs_tiles = nl.ndarray((TILE_K, TILES_N, KT, TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
-            for bn in nl.affine_range(TILES_N):
-                for k in nl.affine_range(KT):
+            for bn in range(TILES_N):
+                for k in range(KT):
                     col = (n * TILES_N + bn) * TILE_N
                     nisa.dma_copy(
                         dst=rhs_tiles[:, bn, k, :],
                         src=rhs[k * TILE_K : (k + 1) * TILE_K, col : col + TILE_N],
                     )
-            for bm in nl.affine_range(TILES_M):
-                for bn in nl.affine_range(TILES_N):
+            for bm in range(TILES_M):
+                for bn in range(TILES_N):
                     acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-                    for k in nl.affine_range(KT):
+                    for k in range(KT):
                         nisa.nc_matmul(
                             dst=acc,
                             stationary=lhsT_tiles[:, bm, k, :],

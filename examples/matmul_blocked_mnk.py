@@ -7,7 +7,7 @@ accumulator in SBUF (fp32 by default; SUMS_DTYPE=nl.bfloat16 is what the publish
 kernel does: its `result_tiles` have `dtype=lhsT.dtype`). Only after the last K block is the
 result rounded and stored.
 
-The accumulator is allocated once and zeroed for every N block (hence the sequential N loop),
+The accumulator is allocated once and zeroed for every N block (the N blocks run in order),
 so that the SBUF left over goes to multi-buffering the rhs and lhsT K blocks, which lets their
 loads overlap the matmuls. With fp32 sums of a 4096-row M the accumulator alone takes 128 KiB
 of the 176 KiB per partition on trn1, and the K blocks are single-buffered.
@@ -38,30 +38,30 @@ def matmul_blocked_mnk(lhsT, rhs, TILES_M=16, TILES_N=2, TILES_K=8, SUMS_DTYPE=n
     sums = nl.ndarray(
         (TILE_M, NUM_BLOCK_M * TILES_M * TILES_N, TILE_N), dtype=SUMS_DTYPE, buffer=nl.sbuf
     )
-    for n in nl.sequential_range(N // BLOCK_N):
+    for n in range(N // BLOCK_N):
         nisa.memset(dst=sums, value=0.0)
-        for kb in nl.sequential_range(K // BLOCK_K):
+        for kb in range(K // BLOCK_K):
             rhs_block = nl.ndarray((TILE_K, TILES_K, BLOCK_N), dtype=rhs.dtype, buffer=nl.sbuf)
-            for bk in nl.affine_range(TILES_K):
+            for bk in range(TILES_K):
                 k0 = kb * BLOCK_K + bk * TILE_K
                 nisa.dma_copy(
                     dst=rhs_block[:, bk, :],
                     src=rhs[k0 : k0 + TILE_K, n * BLOCK_N : (n + 1) * BLOCK_N],
                 )
-            for m in nl.affine_range(NUM_BLOCK_M):
+            for m in range(NUM_BLOCK_M):
                 lhsT_block = nl.ndarray(
                     (TILE_K, TILES_K, BLOCK_M), dtype=lhsT.dtype, buffer=nl.sbuf
                 )
-                for bk in nl.affine_range(TILES_K):
+                for bk in range(TILES_K):
                     k0 = kb * BLOCK_K + bk * TILE_K
                     nisa.dma_copy(
                         dst=lhsT_block[:, bk, :],
                         src=lhsT[k0 : k0 + TILE_K, m * BLOCK_M : (m + 1) * BLOCK_M],
                     )
-                for bn in nl.affine_range(TILES_N):
-                    for bm in nl.affine_range(TILES_M):
+                for bn in range(TILES_N):
+                    for bm in range(TILES_M):
                         acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-                        for bk in nl.affine_range(TILES_K):
+                        for bk in range(TILES_K):
                             nisa.nc_matmul(
                                 dst=acc,
                                 stationary=lhsT_block[:, bk, bm * TILE_M : (bm + 1) * TILE_M],
@@ -72,9 +72,9 @@ def matmul_blocked_mnk(lhsT, rhs, TILES_M=16, TILES_N=2, TILES_K=8, SUMS_DTYPE=n
                             dst=sums[:, t, :], data1=sums[:, t, :], data2=acc, op=nl.add
                         )
 
-        for m in nl.affine_range(NUM_BLOCK_M):
-            for bm in nl.affine_range(TILES_M):
-                for bn in nl.affine_range(TILES_N):
+        for m in range(NUM_BLOCK_M):
+            for bm in range(TILES_M):
+                for bn in range(TILES_N):
                     t = (m * TILES_M + bm) * TILES_N + bn
                     out_tile = nl.ndarray((TILE_M, TILE_N), dtype=result.dtype, buffer=nl.sbuf)
                     nisa.tensor_copy(dst=out_tile, src=sums[:, t, :])

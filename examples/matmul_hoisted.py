@@ -23,22 +23,22 @@ def matmul_hoisted(lhsT, rhs):
 
     result = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
 
-    for m in nl.affine_range(M // TILE_M):
+    for m in range(M // TILE_M):
         lhsT_tiles = nl.ndarray((TILE_K, KT, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
-        for k in nl.affine_range(KT):
+        for k in range(KT):
             nisa.dma_copy(
                 dst=lhsT_tiles[:, k, :],
                 src=lhsT[k * TILE_K : (k + 1) * TILE_K, m * TILE_M : (m + 1) * TILE_M],
             )
-        for n in nl.affine_range(N // TILE_N):
+        for n in range(N // TILE_N):
             rhs_tiles = nl.ndarray((TILE_K, KT, TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
-            for k in nl.affine_range(KT):
+            for k in range(KT):
                 nisa.dma_copy(
                     dst=rhs_tiles[:, k, :],
                     src=rhs[k * TILE_K : (k + 1) * TILE_K, n * TILE_N : (n + 1) * TILE_N],
                 )
             acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-            for k in nl.affine_range(KT):
+            for k in range(KT):
                 nisa.nc_matmul(dst=acc, stationary=lhsT_tiles[:, k, :], moving=rhs_tiles[:, k, :])
             out_tile = nl.ndarray((TILE_M, TILE_N), dtype=result.dtype, buffer=nl.sbuf)
             nisa.tensor_copy(dst=out_tile, src=acc)

@@ -20,11 +20,11 @@ def matmul_lnc(lhsT, rhs):
     rows = M // cores  # this core's rows of the result
 
     result = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
-    for m in nl.affine_range(rows // TILE_M):
+    for m in range(rows // TILE_M):
         m0 = core * rows + m * TILE_M
-        for n in nl.affine_range(N // TILE_N):
+        for n in range(N // TILE_N):
             acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-            for k in nl.affine_range(K // TILE_K):
+            for k in range(K // TILE_K):
                 lhsT_tile = nl.ndarray((TILE_K, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
                 rhs_tile = nl.ndarray((TILE_K, TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
                 nisa.dma_copy(

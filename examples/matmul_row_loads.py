@@ -28,26 +28,26 @@ def matmul_row_loads(lhsT, rhs, TILES_M=8, TILES_N=2):
 
     result = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
 
-    for m in nl.affine_range(M // BLOCK_M):
+    for m in range(M // BLOCK_M):
         # one [128, BLOCK_M] row of lhsT per K tile
         lhsT_rows = nl.ndarray((TILE_K, KT, BLOCK_M), dtype=lhsT.dtype, buffer=nl.sbuf)
-        for k in nl.affine_range(KT):
+        for k in range(KT):
             nisa.dma_copy(
                 dst=lhsT_rows[:, k, :],
                 src=lhsT[k * TILE_K : (k + 1) * TILE_K, m * BLOCK_M : (m + 1) * BLOCK_M],
             )
-        for n in nl.affine_range(N // BLOCK_N):
+        for n in range(N // BLOCK_N):
             # one [128, BLOCK_N] row of rhs per K tile
             rhs_rows = nl.ndarray((TILE_K, KT, BLOCK_N), dtype=rhs.dtype, buffer=nl.sbuf)
-            for k in nl.affine_range(KT):
+            for k in range(KT):
                 nisa.dma_copy(
                     dst=rhs_rows[:, k, :],
                     src=rhs[k * TILE_K : (k + 1) * TILE_K, n * BLOCK_N : (n + 1) * BLOCK_N],
                 )
-            for bm in nl.affine_range(TILES_M):
-                for bn in nl.affine_range(TILES_N):
+            for bm in range(TILES_M):
+                for bn in range(TILES_N):
                     acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-                    for k in nl.affine_range(KT):
+                    for k in range(KT):
                         nisa.nc_matmul(
                             dst=acc,
                             stationary=lhsT_rows[:, k, bm * TILE_M : (bm + 1) * TILE_M],

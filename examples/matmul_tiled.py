@@ -23,10 +23,10 @@ def matmul_tiled(lhsT, rhs):
 
     result = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
 
-    for m in nl.affine_range(M // TILE_M):
-        for n in nl.affine_range(N // TILE_N):
+    for m in range(M // TILE_M):
+        for n in range(N // TILE_N):
             acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-            for k in nl.affine_range(K // TILE_K):
+            for k in range(K // TILE_K):
                 lhsT_tile = nl.ndarray((TILE_K, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
                 rhs_tile = nl.ndarray((TILE_K, TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
                 nisa.dma_copy(

@@ -14,6 +14,9 @@ from click.testing import CliRunner
 
 from nkic.cli import cli
 
+#: Examples spelt with `nl.affine_range`: loops that nkic keeps (the examples' `range` unrolls).
+KEPT = str(Path(__file__).parent / "kernels" / "kept_loops.py")
+
 
 def nkic(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -100,19 +103,12 @@ def test_emit_ir_and_asm(tmp_path, examples):
         )
         assert res.exit_code == 0, res.output
         assert marker in res.output
-    ir = invoke(
-        "compile",
-        str(examples / "tiled_add.py"),
-        "--arg",
-        "a=float32[512,128]",
-        "--arg",
-        "b=float32[512,128]",
-        "-o",
-        str(tmp_path / "t.neff"),
-        "--emit",
-        "ir",
-    ).output
-    assert ir.count("for $") == 1, "the affine loop stays one loop"
+    shapes = ["--arg", "a=float32[512,128]", "--arg", "b=float32[512,128]"]
+    out = ["-o", str(tmp_path / "t.neff"), "--emit", "ir"]
+    ir = invoke("compile", str(examples / "tiled_add.py"), *shapes, *out).output
+    assert "for $" not in ir and ir.count("tensor_tensor") == 4, "a range loop is unrolled"
+    ir = invoke("compile", KEPT, "-k", "tiled_add", *shapes, *out).output
+    assert ir.count("for $") == 1 and ir.count("tensor_tensor") == 1, "an affine loop stays one"
 
 
 def test_missing_inputs_get_seeded_random_data(tmp_path, add_neff):
@@ -279,10 +275,10 @@ def test_bad_output_paths_are_usage_errors(tmp_path, add_neff, examples, option,
     assert_one_line_error(res, message)
 
 
-def test_run_speaks_explorer_and_names_loops_as_the_source_does(tmp_path, examples):
+def test_run_speaks_explorer_and_names_loops_as_the_source_does(tmp_path):
     neff = tmp_path / "rows.neff"
     args = ["--arg", "lhsT=bfloat16[512,1024]", "--arg", "rhs=bfloat16[512,1024]"]
-    compiled = invoke("compile", str(examples / "matmul_row_loads.py"), *args, "-o", str(neff))
+    compiled = invoke("compile", KEPT, "-k", "matmul_row_loads", *args, "-o", str(neff))
     assert compiled.exit_code == 0
     loops = []
 
@@ -310,15 +306,15 @@ def test_run_speaks_explorer_and_names_loops_as_the_source_does(tmp_path, exampl
     assert runs[True]["total_ns"] <= runs[False]["total_ns"] + 1e-6
 
 
-def test_compile_unroll_loops_gives_the_same_instances_without_loops(tmp_path, examples):
+def test_compile_unroll_loops_gives_the_same_instances_without_loops(tmp_path):
     import nkirt
 
     args = ["--arg", "lhsT=bfloat16[256,1024]", "--arg", "rhs=bfloat16[256,1024]"]
-    kernel = str(examples / "matmul_row_loads.py")
     programs = {}
     for flag in ([], ["--unroll-loops"]):
         neff = tmp_path / f"m{len(flag)}.neff"
-        assert invoke("compile", kernel, *args, "-o", str(neff), *flag).exit_code == 0
+        compiled = invoke("compile", KEPT, "-k", "matmul_row_loads", *args, "-o", str(neff), *flag)
+        assert compiled.exit_code == 0
         programs[bool(flag)] = nkirt.load(neff.read_bytes())
     assert any(node["kind"] == "loop" for node in programs[False].body)
     assert all(node["kind"] == "inst" for node in programs[True].body)
