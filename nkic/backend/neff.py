@@ -87,6 +87,7 @@ class _ProgramWriter:
         self._strings: dict[str, str] = {}
         self._patterns: dict[tuple, str] = {}
         self._locs: dict[tuple, str] = {}
+        self._iterations: dict[tuple, str] = {}
 
     def file(self, name: str) -> int:
         return self.files.setdefault(name, len(self.files))
@@ -223,6 +224,8 @@ class _ProgramWriter:
             "loc": self.loc(op.loc),
             "stack": [self.loc(f) for f in op.loc.stack],
         }
+        if op.iteration:
+            node["iteration"] = [[name, value] for name, value in op.iteration]
         if s.queues > 1:
             node["queues"] = s.queues
             node["stride"] = s.stride if s.steps is None else self.offset(s.steps)
@@ -257,6 +260,15 @@ class _ProgramWriter:
         found = self._locs.get(key)
         if found is None:
             found = self._locs[key] = _dumps(self.loc(loc))
+        return found
+
+    def _iteration_text(self, iteration: tuple[tuple[str, int], ...]) -> str:
+        """`,"iteration":[[name,value],...]`; the instructions of one unrolled iteration share
+        their tuple, so it is encoded once per iteration."""
+        found = self._iterations.get(iteration)
+        if found is None:
+            pairs = ",".join(f"[{self._string(name)},{value!r}]" for name, value in iteration)
+            found = self._iterations[iteration] = f',"iteration":[{pairs}]'
         return found
 
     def _ap_text(self, ap: AccessPattern) -> str:
@@ -308,6 +320,8 @@ class _ProgramWriter:
             + ",".join(attrs)
             + f'}},"waits":[{waits}],"loc":{loc},"stack":{stack_text}'
         )
+        if op.iteration:
+            text += self._iteration_text(op.iteration)
         if s.queues > 1:
             stride = s.stride if s.steps is None else self.offset(s.steps)
             text += f',"queues":{value(s.queues)},"stride":{value(stride)}'

@@ -31,6 +31,8 @@ class Builder:
         self._tensor_ids = 0
         self._loop_ids = 0
         self._unrolled: list[tuple[UnrolledLoop, int]] = []
+        #: (source name, value) of the unrolled loops being run, outermost first (`Inst.iteration`)
+        self.iteration: tuple[tuple[str, int], ...] = ()
         #: instructions and allocations built so far, removed ones included
         self.built = 0
 
@@ -83,6 +85,7 @@ class Builder:
     ) -> Inst:
         op = Inst(opcode, dict(operands), dict(attrs or {}), loc)
         op.unrolled = tuple(self._unrolled)
+        op.iteration = self.iteration
         self.block.append(op)
         self.built += 1
         return op

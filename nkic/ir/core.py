@@ -287,6 +287,10 @@ class Inst(Op):
         #: (unrolled affine loop, iteration value) for each enclosing unrolled affine loop,
         #: outermost first. Not part of the text form.
         self.unrolled: tuple[tuple[UnrolledLoop, int], ...] = ()
+        #: (loop variable as the kernel spells it, value) of every enclosing loop the frontend
+        #: unrolled, outermost first: the iteration profiles and faults name. Not part of the
+        #: text form.
+        self.iteration: tuple[tuple[str, int], ...] = ()
 
     def aps(self) -> list[tuple[str, AccessPattern]]:
         """The access-pattern operands, by name, in operand order."""

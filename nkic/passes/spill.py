@@ -168,6 +168,7 @@ def _reading(op: Op, swap: dict[Tensor, Tensor]) -> Op:
             )
     new = Inst(op.opcode, operands, dict(op.attrs), op.loc, op.engine)
     new.unrolled = op.unrolled
+    new.iteration = op.iteration
     return new
 
 

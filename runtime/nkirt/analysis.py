@@ -294,7 +294,8 @@ def critical_path(
     runs: list[list] = []
     before = 0.0
     for i, n in enumerate(chain):
-        index = records[n][0]
+        # by source instruction: an unrolled loop's copies of one instruction group together
+        index = instructions[records[n][0]].site
         share = releases[i] - before
         before = releases[i]
         if runs and runs[-1][0] == index:

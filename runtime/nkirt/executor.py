@@ -123,13 +123,18 @@ class StaticInstruction:
         "bank_ports",
         "loop_names",
         "cross_core",
+        "unrolled_env",
+        "site",
     )
 
     def describe(self, env: dict[str, int]) -> str:
         """`op at file:line`, plus the loop iteration (`name=value`, source names) when inside
         loops."""
         names = self.loop_names
-        iteration = ", ".join(f"{names.get(var, var)}={value}" for var, value in env.items())
+        iteration = ", ".join(
+            [f"{name}={value}" for name, value in self.unrolled_env.items()]
+            + [f"{names.get(var, var)}={value}" for var, value in env.items()]
+        )
         return f"{self.op} at {self.where}" + (f" [{iteration}]" if iteration else "")
 
 
@@ -255,6 +260,11 @@ def compile_program(program: Program, table: TargetTable, semantics: dict | None
         return out
 
     tree = build(program.body if body is None else body, 1, {})
+    # one site per source instruction: the copies of an unrolled loop's instruction share it,
+    # so summaries count them together, as they count a kept loop's instances
+    sites: dict[tuple, int] = {}
+    for inst in instructions:
+        inst.site = sites.setdefault((inst.op, inst.where, inst.stack), inst.index)
     depth = [0] * len(instructions)
     for inst, waits in zip(instructions, waits_raw):
         # (the instruction waited for, its skip)
@@ -383,6 +393,9 @@ def _access_pattern(
     return ap
 
 
+_NO_ITERATION: dict[str, int] = {}
+
+
 def _instruction(
     program: Program,
     table: TargetTable,
@@ -402,6 +415,8 @@ def _instruction(
     inst.short_where = program.short_where(node["loc"])
     # call sites of the helpers the instruction was inlined from, innermost first
     inst.stack = tuple(program.where(frame) for frame in reversed(node.get("stack", [])))
+    # the iteration of the loops the compiler unrolled around it (source names)
+    inst.unrolled_env = dict(node["iteration"]) if "iteration" in node else _NO_ITERATION
     attrs = node.get("attrs", {})
     raw = node["operands"]
     aps = {}
@@ -866,7 +881,7 @@ class Executor:
                     env.pop(node.name, None)
                 else:
                     if counter in wanted:
-                        found[counter] = dict(env)
+                        found[counter] = {**node.unrolled_env, **env}
                     counter += 1
                     if counter > last:
                         return True

@@ -631,6 +631,20 @@ class _Checker:
         self.kind(stack, list, f"{where} stack")
         for frame in stack:
             self.loc(frame, f"{where} stack")
+        iteration = node.get("iteration", [])
+        if not isinstance(iteration, list) or not all(
+            isinstance(pair, list)
+            and len(pair) == 2
+            and isinstance(pair[0], str)
+            and _is_int(pair[1])
+            for pair in iteration
+        ):
+            raise NeffError(
+                f"{where}: 'iteration' must list [loop variable name, int] pairs of the "
+                "unrolled loops around it"
+            )
+        for name, _ in iteration:
+            self.name(name, f"{where} iteration loop variable")
         attrs = node.get("attrs", {})
         self.is_dict(attrs, f"{where} attrs")
         accumulate = attrs.get("accumulate")

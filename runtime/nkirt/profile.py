@@ -114,9 +114,18 @@ def build_profile(
         # share of the core's measured sustained HBM-side DMA rate in use (trn1)
         engines["dma"]["hbm_rate_utilization"] = hbm_busy_ns / total if total else 0.0
     bottleneck = max(ENGINES, key=lambda e: engines[e]["busy_ns"]) if records else "none"
-    ranked = sorted((i for i in instructions if i.count), key=lambda i: i.busy_ns, reverse=True)[
-        :TOP_INSTRUCTIONS
-    ]
+    # per source instruction (`site`): an unrolled loop's copies of one instruction count
+    # together, as the instances of a kept loop's instruction do
+    by_site: dict[int, list] = {}
+    for i in instructions:
+        if i.count:
+            row = by_site.get(i.site)
+            if row is None:
+                by_site[i.site] = [i, i.busy_ns, i.count]
+            else:
+                row[1] += i.busy_ns
+                row[2] += i.count
+    ranked = sorted(by_site.values(), key=lambda row: row[1], reverse=True)[:TOP_INSTRUCTIONS]
     return {
         "kernel": program.kernel,
         "target": program.target,
@@ -135,10 +144,10 @@ def build_profile(
                 "engine": i.engine,
                 "queue": QUEUES[i.queue],
                 "loc": i.where,
-                "total_ns": i.busy_ns,
-                "count": i.count,
+                "total_ns": busy_ns,
+                "count": count,
             }
-            for i in ranked
+            for i, busy_ns, count in ranked
         ],
     }
 

@@ -196,3 +196,19 @@ def test_a_footprint_across_a_huge_tensor_is_checked_without_enumerating_it():
     with pytest.raises(nkirt.RuntimeFault, match="RAW hazard on operand 'src', tensor big"):
         nkirt.execute(nkirt.load(wide_then_narrow(False).neff()), timing_only=True)
     assert time.process_time() - start < 2
+
+
+@pytest.mark.parametrize(
+    "iteration, match",
+    [
+        ({"i": 1}, "'iteration' must list"),
+        ([["i", "1"]], "'iteration' must list"),
+        ([["i", 1, 2]], "'iteration' must list"),
+        ([["i\x1b[2J", 1]], "control characters"),
+    ],
+)
+def test_a_malformed_unrolled_iteration_is_refused(iteration, match):
+    k = copy_kernel()
+    program = k.program()
+    program["body"][0]["iteration"] = iteration
+    refused(write_neff(program), match)

@@ -268,6 +268,8 @@ class Loops:
             name = node.target.id if isinstance(node.target, ast.Name) else "iteration"
             unrolled = UnrolledLoop(self.loop_header(node), name)
         current = None
+        builder = self.builder
+        outer = builder.iteration
         if (
             isinstance(iterable, RangeValue)
             and self.in_kernel
@@ -275,15 +277,19 @@ class Loops:
         ):
             current = [self.module.file, node, None]
             self.loop_values.append(current)
+            name = node.target.id
         try:
             for item in self._items(iterable, node.iter):
                 if current is not None:
                     current[2] = item
+                    if type(item) is int:  # instructions name the iteration they belong to
+                        builder.iteration = (*outer, (name, item))
                 if not self._iteration(node, item, unrolled):
                     return
         finally:
             if current is not None:
                 self.loop_values.pop()
+                builder.iteration = outer
         self.exec_block(node.orelse)
 
     def _iteration(self, node: ast.For, item, unrolled: UnrolledLoop | None = None) -> bool:
