@@ -60,6 +60,9 @@ class _Item:
     #: A site chain (`_chains`): the allocations of one source site in successive unrolled
     #: iterations, placed as one rotating tensor when it gets more than one slot.
     members: tuple[_Item, ...] = ()
+    #: Whether any instruction accesses it (an unused allocation, e.g. of a list of tiles
+    #: the kernel fills only partly, holds no data and takes part in no chain).
+    accessed: bool = False
 
     @property
     def rotatable(self) -> bool:
@@ -253,6 +256,7 @@ def _collect(kernel: Kernel) -> list[_Item]:
             if item is None:
                 continue
             item.at_zero |= indirect
+            item.accessed = True
             d = depth[ap.tensor]
             lo, hi = spans[loops[d]] if len(loops) > d else (p, p)
             item.start = lo if item.start < 0 else min(item.start, lo)
@@ -286,11 +290,16 @@ def _chains(items: list[_Item]) -> list[_Item]:
     tensor's first use to its last tensor's last use, as the unrolled tiles of its first and
     last executions are (the executions in between add nothing the chain's slots do not
     cover). A segment's tensors take the slots the fully unrolled program gives their tiles
-    where a tensor can hold them (`_segment_slots`)."""
+    where a tensor can hold them (`_segment_slots`).
+
+    An allocation nothing accesses (a list of tiles the kernel fills only partly) holds no
+    data and joins no chain: with its empty live range it would start chains of its own that
+    the site's next used tiles join, splitting them one way unrolled and another in a
+    symbolic loop's body."""
     by_body: dict[tuple, list[_Item]] = {}
     for it in items:
         t = it.tensor
-        if t.fixed_address or it.order == 0 or t.loc.file == "<unknown>":
+        if t.fixed_address or it.order == 0 or t.loc.file == "<unknown>" or not it.accessed:
             continue
         by_body.setdefault(it.loops, []).append(it)
     groups: list[tuple[int, int, tuple[_Item, ...]]] = []  # (start, end, members of a body)
