@@ -366,10 +366,12 @@ def _segment_slots(chain: _Item, count: int) -> list[tuple[int, bool]] | None:
     takes the slot of its place n in the chain, n mod count. A segment of m tensors in a
     symbolic loop's body, entered after `base` tiles, holds tile base + e·m + k (execution
     e, member k), in slot (base + k + e·m) mod count: member k keeps slot (base + k) mod
-    count when count divides m; a lone tensor (m = 1) rotates over the slots from slot
-    base mod count (its phase), so that a kept loop after a loop or tiles of the same site
-    takes up the rotation where they left it, as the unrolled tiles do. None: a segment
-    cannot hold the unrolled slots."""
+    count when count divides m; when m is one more than a multiple of count (a lone tensor,
+    or five PSUM tiles on two banks) member k rotates over the slots from slot (base + k)
+    mod count (its phase), so that a kept loop after a loop or tiles of the same site takes
+    up the rotation where they left it, as the unrolled tiles do. None: a segment cannot
+    hold the unrolled slots (three tensors on four SBUF slots would each move back a slot
+    every execution)."""
     out: list[tuple[int, bool]] = []
     base, i, members = 0, 0, chain.members
     while i < len(members):
@@ -381,12 +383,11 @@ def _segment_slots(chain: _Item, count: int) -> list[tuple[int, bool]] | None:
         if not loops:
             out.extend(((base + k) % count, False) for k in range(m))
             base += m
-        elif m % count == 0:
-            out.extend(((base + k) % count, False) for k in range(m))
+        elif m % count in (0, 1):
+            # a multiple of count: every execution puts member k in the same slot; one more:
+            # each execution moves every member on by one slot, so each rotates
+            out.extend(((base + k) % count, m % count == 1) for k in range(m))
             base += m * members[i].executions
-        elif m == 1:
-            out.append((base % count, True))
-            base += members[i].executions
         else:
             return None
         i = j
