@@ -61,13 +61,14 @@ class _Item:
     #: iterations, placed as one rotating tensor when it gets more than one slot.
     members: tuple[_Item, ...] = ()
     #: Whether any instruction accesses it (an unused allocation, e.g. of a list of tiles
-    #: the kernel fills only partly, holds no data and takes part in no chain).
+    #: the kernel fills only partly, holds no data: it takes part in no chain and gets no
+    #: second slot).
     accessed: bool = False
 
     @property
     def rotatable(self) -> bool:
         repeated = bool(self.loops) or bool(self.members)
-        return repeated and self.executions > 1 and not self.tensor.fixed_address
+        return repeated and self.executions > 1 and self.accessed and not self.tensor.fixed_address
 
     def interval(self, count: int) -> tuple[int, int]:
         # every slot of a multi-buffered tensor may be in use anywhere in its loop body
@@ -328,6 +329,7 @@ def _chains(items: list[_Item]) -> list[_Item]:
                 executions=sum(m.executions for m in members),
                 at_zero=any(m.at_zero for m in members),
                 members=members,
+                accessed=True,
             )
         )
     return found
