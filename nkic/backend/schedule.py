@@ -280,7 +280,10 @@ def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Skip | None:
     (`exact_skip`); otherwise the newest instance of the block it lies in."""
     common = _common(c.loops, p.loops)
     same = a.tensor is b.tensor
-    ra, rb = (a.region, b.region) if same else (a.widened, b.widened)
+    turns = None if same else _turns(a.tensor, b.tensor, common)
+    if turns == 0:  # the same slot in every execution: as one tensor
+        same, turns = True, None
+    ra, rb = (a.region, b.region) if same or turns else (a.widened, b.widened)
     if a.rows and b.rows and a.rows[0] == b.rows[0]:
         ra, rb = a.rows[1], b.rows[1]
     first = p.pos < c.pos
@@ -294,6 +297,20 @@ def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Skip | None:
     def exact(carry: int, distance: int, merged: bool) -> Skip | None:
         return exact_skip(ra, c.loops, rb, p.loops, carry, distance, merged, first)
 
+    if turns:
+        # c's execution n of the rotation loop's body is in p's slot of execution n − turns,
+        # never in the slot p uses in the same execution
+        var = a.tensor.rotate[0]
+        rot_index = next(i for i, lp in enumerate(common) if lp.var == var)
+        if not any(
+            instances_may_overlap(ra, c.loops, rb, p.loops, common[:j], common[j])
+            for j in range(rot_index + 1)
+        ):
+            return None
+        per_body = 1
+        for inner in p.loops[rot_index + 1 :]:
+            per_body *= inner.trip_count
+        return _best(exact(rot_index, turns, True), (turns - 1) * per_body)
     if first and instances_may_overlap(ra, c.loops, rb, p.loops, common, None):
         if not p.loops:
             later = _from_first_conflict(c, ra, rb)
@@ -317,6 +334,25 @@ def _pair_skip(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Skip | None:
             per_body *= inner.trip_count
         return _best(exact(rot_index, count, True), (count - 1) * per_body)
     return None
+
+
+def _turns(ta: Tensor, tb: Tensor, common: tuple[Loop, ...]) -> int | None:
+    """For two tensors taking turns in the slots of one rotation inside a loop c and p share
+    (the tiles of one site that one execution of a symbolic loop's body allocates, when the
+    slot count divides their number less one: `allocate`): how many executions of the
+    rotation loop's body lie between c's use of a slot and p's latest use of it before,
+    modulo the slot count (0: the same slot in every execution). None: not such a pair.
+
+    Execution n puts ta in slot (n + phase_a) mod count and tb in (n + phase_b) mod count,
+    so tb held ta's slot of execution n in execution n − (phase_b − phase_a) mod count."""
+    if ta.rotate is None or tb.rotate is None or ta.address != tb.address:
+        return None
+    (va, count, stride, phase_a), (vb, count_b, stride_b, phase_b) = ta.rotate, tb.rotate
+    if (va, count, stride) != (vb, count_b, stride_b) or not any(lp.var == va for lp in common):
+        return None
+    if max(ta.bytes_per_partition, tb.bytes_per_partition) > stride:
+        return None  # (slots overlap)
+    return (phase_b - phase_a) % count
 
 
 def _shared_slots(c: Scheduled, a: Access, p: Scheduled, b: Access) -> Clamped | None:

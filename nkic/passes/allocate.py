@@ -60,11 +60,15 @@ class _Item:
     #: A site chain (`_chains`): the allocations of one source site in successive unrolled
     #: iterations, placed as one rotating tensor when it gets more than one slot.
     members: tuple[_Item, ...] = ()
+    #: Whether any instruction accesses it (an unused allocation, e.g. of a list of tiles
+    #: the kernel fills only partly, holds no data: it takes part in no chain and gets no
+    #: second slot).
+    accessed: bool = False
 
     @property
     def rotatable(self) -> bool:
         repeated = bool(self.loops) or bool(self.members)
-        return repeated and self.executions > 1 and not self.tensor.fixed_address
+        return repeated and self.executions > 1 and self.accessed and not self.tensor.fixed_address
 
     def interval(self, count: int) -> tuple[int, int]:
         # every slot of a multi-buffered tensor may be in use anywhere in its loop body
@@ -253,6 +257,7 @@ def _collect(kernel: Kernel) -> list[_Item]:
             if item is None:
                 continue
             item.at_zero |= indirect
+            item.accessed = True
             d = depth[ap.tensor]
             lo, hi = spans[loops[d]] if len(loops) > d else (p, p)
             item.start = lo if item.start < 0 else min(item.start, lo)
@@ -286,11 +291,16 @@ def _chains(items: list[_Item]) -> list[_Item]:
     tensor's first use to its last tensor's last use, as the unrolled tiles of its first and
     last executions are (the executions in between add nothing the chain's slots do not
     cover). A segment's tensors take the slots the fully unrolled program gives their tiles
-    where a tensor can hold them (`_segment_slots`)."""
+    where a tensor can hold them (`_segment_slots`).
+
+    An allocation nothing accesses (a list of tiles the kernel fills only partly) holds no
+    data and joins no chain: with its empty live range it would start chains of its own that
+    the site's next used tiles join, splitting them one way unrolled and another in a
+    symbolic loop's body."""
     by_body: dict[tuple, list[_Item]] = {}
     for it in items:
         t = it.tensor
-        if t.fixed_address or it.order == 0 or t.loc.file == "<unknown>":
+        if t.fixed_address or it.order == 0 or t.loc.file == "<unknown>" or not it.accessed:
             continue
         by_body.setdefault(it.loops, []).append(it)
     groups: list[tuple[int, int, tuple[_Item, ...]]] = []  # (start, end, members of a body)
@@ -319,6 +329,7 @@ def _chains(items: list[_Item]) -> list[_Item]:
                 executions=sum(m.executions for m in members),
                 at_zero=any(m.at_zero for m in members),
                 members=members,
+                accessed=True,
             )
         )
     return found
@@ -357,10 +368,12 @@ def _segment_slots(chain: _Item, count: int) -> list[tuple[int, bool]] | None:
     takes the slot of its place n in the chain, n mod count. A segment of m tensors in a
     symbolic loop's body, entered after `base` tiles, holds tile base + e·m + k (execution
     e, member k), in slot (base + k + e·m) mod count: member k keeps slot (base + k) mod
-    count when count divides m; a lone tensor (m = 1) rotates over the slots from slot
-    base mod count (its phase), so that a kept loop after a loop or tiles of the same site
-    takes up the rotation where they left it, as the unrolled tiles do. None: a segment
-    cannot hold the unrolled slots."""
+    count when count divides m; when m is one more than a multiple of count (a lone tensor,
+    or five PSUM tiles on two banks) member k rotates over the slots from slot (base + k)
+    mod count (its phase), so that a kept loop after a loop or tiles of the same site takes
+    up the rotation where they left it, as the unrolled tiles do. None: a segment cannot
+    hold the unrolled slots (three tensors on four SBUF slots would each move back a slot
+    every execution)."""
     out: list[tuple[int, bool]] = []
     base, i, members = 0, 0, chain.members
     while i < len(members):
@@ -372,12 +385,11 @@ def _segment_slots(chain: _Item, count: int) -> list[tuple[int, bool]] | None:
         if not loops:
             out.extend(((base + k) % count, False) for k in range(m))
             base += m
-        elif m % count == 0:
-            out.extend(((base + k) % count, False) for k in range(m))
+        elif m % count in (0, 1):
+            # a multiple of count: every execution puts member k in the same slot; one more:
+            # each execution moves every member on by one slot, so each rotates
+            out.extend(((base + k) % count, m % count == 1) for k in range(m))
             base += m * members[i].executions
-        elif m == 1:
-            out.append((base % count, True))
-            base += members[i].executions
         else:
             return None
         i = j
