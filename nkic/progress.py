@@ -48,6 +48,10 @@ class Progress:
         self._drawn = False
         isatty = getattr(self.stream, "isatty", None)
         self.enabled = bool(isatty and isatty())
+        #: under NO_COLOR, no escape sequence at all: a line is erased by overwriting it with
+        #: spaces (some terminals and log capturers that want no colour show escapes raw)
+        self.plain = bool(os.environ.get("NO_COLOR"))
+        self._width = 0
 
     def update(self, label: str | None = None, done: int | None = None, total: int | None = None):
         with self._lock:
@@ -61,13 +65,15 @@ class Progress:
     def line(self) -> str:
         with self._lock:
             count = f" [{self.done}/{self.total}]" if self.total is not None else ""
-            return f"{self.label}{count} {time.monotonic() - self._start:.1f} s"
+            text = f"{self.label}{count} {time.monotonic() - self._start:.1f} s"
+            self._width = max(self._width, len(text))
+            return text
 
     def _run(self) -> None:
         if self._stop.wait(self.delay):
             return
         while True:
-            self.stream.write("\r\x1b[K" + self.line())
+            self.stream.write(self._erase() + self.line())
             self.stream.flush()
             self._drawn = True
             if self._stop.wait(self.period):
@@ -85,5 +91,11 @@ class Progress:
             self._stop.set()
             self._thread.join()
             if self._drawn:
-                self.stream.write("\r\x1b[K")
+                self.stream.write(self._erase())
                 self.stream.flush()
+
+    def _erase(self) -> str:
+        """Back to the start of the line, with the line drawn last erased."""
+        if not self.plain:
+            return "\r\x1b[K"
+        return "\r" + " " * self._width + "\r"

@@ -244,6 +244,26 @@ def test_progress_draws_on_a_terminal_and_erases_itself():
     assert pipe.getvalue() == ""  # nothing when not a terminal
 
 
+def test_progress_under_no_color_writes_no_escape_sequence(monkeypatch):
+    """NO_COLOR users get the progress line too, erased with spaces instead of `ESC [K`."""
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    tty = Tty()
+    with Progress("checking", tty, delay=0.0, period=0.01) as progress:
+        progress.update("checking a.py", 1, 3)
+        import time
+
+        time.sleep(0.1)
+    out = tty.getvalue()
+    assert "checking a.py [1/3]" in out and "\x1b" not in out
+    last = out.rsplit("\r", 2)
+    assert last[-1] == "" and last[-2].strip() == "" and len(last[-2]) >= len("checking a.py [1/3]")
+
+
 def test_progress_stays_silent_for_quick_work():
     class Tty(io.StringIO):
         def isatty(self):
