@@ -81,7 +81,7 @@ class Builder:
         attrs: dict | None,
         loc: Loc,
     ) -> Inst:
-        op = Inst(opcode, dict(operands), dict(attrs or {}), loc)
+        op = Inst(opcode, operands, dict(attrs or {}), loc)  # (Inst copies the operands)
         op.unrolled = tuple(self._unrolled)
         self.block.append(op)
         self.built += 1
