@@ -765,15 +765,18 @@ def _join_after(a: dict[str, int], p: Scheduled) -> dict[str, int]:
     """`a` joined with what has completed once the last instance of `p` has: `p`'s queue up
     to `p`, and what was complete before that instance started (`p.final`). `a` itself when
     that adds nothing (clocks are never changed in place: instructions share them)."""
+    # one pass over p.final, copying `a` at the first queue it raises; p.final names each
+    # queue once, so comparing with `a` is comparing with `out`
     get = a.get
-    if p.id <= get(p.lane, -1) and all(i <= get(q, -1) for q, i in p.final.items()):
-        return a
-    out = dict(a)
-    get = out.get
+    out = a
     for q, i in p.final.items():
         if i > get(q, -1):
+            if out is a:
+                out = dict(a)
             out[q] = i
-    if p.id > get(p.lane, -1):
+    if p.id > out.get(p.lane, -1):
+        if out is a:
+            out = dict(a)
         out[p.lane] = p.id
     return out
 

@@ -83,7 +83,7 @@ class Builder:
         attrs: dict | None,
         loc: Loc,
     ) -> Inst:
-        op = Inst(opcode, dict(operands), dict(attrs or {}), loc)
+        op = Inst(opcode, operands, dict(attrs or {}), loc)  # (Inst copies the operands)
         op.unrolled = tuple(self._unrolled)
         op.iteration = self.iteration
         self.block.append(op)

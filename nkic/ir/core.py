@@ -267,8 +267,57 @@ class Alloc(Op):
         self.loc = loc
 
 
+class Operands(dict):
+    """An instruction's operands by name, with the access patterns among them (`Inst.aps`)
+    found once: every pass and the scheduler ask for them, several times per instruction.
+    Every change to the mapping (a pass re-addressing an operand, the Beta 1 frontend
+    replacing a masked one) forgets them, so they are found again on the next request."""
+
+    __slots__ = ("_aps",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._aps: tuple[tuple[str, AccessPattern], ...] | None = None
+
+    def __setitem__(self, key, value):
+        self._aps = None
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        self._aps = None
+        super().__delitem__(key)
+
+    def __ior__(self, other):
+        self._aps = None
+        return super().__ior__(other)
+
+    def pop(self, *args):
+        self._aps = None
+        return super().pop(*args)
+
+    def popitem(self):
+        self._aps = None
+        return super().popitem()
+
+    def clear(self):
+        self._aps = None
+        super().clear()
+
+    def update(self, *args, **kwargs):
+        self._aps = None
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key, default=None):
+        self._aps = None
+        return super().setdefault(key, default)
+
+
 class Inst(Op):
-    """One `nki.isa` instruction: named operands (access patterns or immediates) and attributes."""
+    """One `nki.isa` instruction: named operands (access patterns or immediates) and attributes.
+
+    `operands` is an `Operands` copy of the mapping given: change it in place (`inst.operands[
+    name] = ap`), never by assigning another mapping, so that `aps` stays that of the
+    operands."""
 
     def __init__(
         self,
@@ -279,7 +328,7 @@ class Inst(Op):
         engine: str | None = None,
     ):
         self.opcode = opcode
-        self.operands = operands
+        self.operands = Operands(operands)
         self.attrs = attrs
         self.loc = loc
         self.engine = engine
@@ -292,9 +341,16 @@ class Inst(Op):
         #: text form.
         self.iteration: tuple[tuple[str, int], ...] = ()
 
-    def aps(self) -> list[tuple[str, AccessPattern]]:
-        """The access-pattern operands, by name, in operand order."""
-        return [(name, o) for name, o in self.operands.items() if isinstance(o, AccessPattern)]
+    def aps(self) -> tuple[tuple[str, AccessPattern], ...]:
+        """The access-pattern operands, by name, in operand order (found once per version of
+        the operands, see `Operands`)."""
+        operands = self.operands
+        found = operands._aps
+        if found is None:
+            found = operands._aps = tuple(
+                [(name, o) for name, o in operands.items() if isinstance(o, AccessPattern)]
+            )
+        return found
 
 
 class Loop(Op):
@@ -392,11 +448,24 @@ class DynLoop(Loop):
 
 def walk_ops(ops: list[Op], loops: tuple[Loop, ...] = ()) -> Iterator[tuple[Op, tuple[Loop, ...]]]:
     """Every op of `ops` and of the loop bodies inside them, in program order, with the loops
-    enclosing it inside `ops` (outermost first) after `loops`."""
-    for op in ops:
-        yield op, loops
-        if isinstance(op, Loop):
-            yield from walk_ops(op.body, loops + (op,))
+    enclosing it inside `ops` (outermost first) after `loops`.
+
+    One generator with a stack of the outer bodies' iterators, not one generator per loop
+    (every pass walks the kernel, and each op would be passed up through a generator per
+    enclosing loop)."""
+    outer: list[tuple[Iterator[Op], tuple[Loop, ...]]] = []
+    ops_left = iter(ops)
+    while True:
+        for op in ops_left:
+            yield op, loops
+            if isinstance(op, Loop):
+                outer.append((ops_left, loops))
+                ops_left, loops = iter(op.body), loops + (op,)
+                break
+        else:
+            if not outer:
+                return
+            ops_left, loops = outer.pop()
 
 
 def _has_dynamic_loops(ops: list[Op]) -> bool:
@@ -444,9 +513,17 @@ class Kernel:
 
     def files(self) -> list[str]:
         seen: dict[str, None] = {}
+        # the ops of one inlined call share its stack: its files are added once (they are in
+        # `seen` already the next time; the ops keep every stack alive, so ids are not reused)
+        stacks: set[int] = set()
         for op, _ in self.walk():
-            for loc in (*op.loc.stack, op.loc):
-                seen.setdefault(loc.file)
+            loc = op.loc
+            stack = loc.stack
+            if stack and id(stack) not in stacks:
+                stacks.add(id(stack))
+                for frame in stack:
+                    seen.setdefault(frame.file)
+            seen.setdefault(loc.file)
         for t in self.params:
             seen.setdefault(t.loc.file)
         return [f for f in seen if f != UNKNOWN_LOC.file]

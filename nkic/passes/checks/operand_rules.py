@@ -153,14 +153,11 @@ class InstCheck:
     ctx: PassContext
     allocs: dict[int, Alloc]
 
-    @cached_property
-    def op(self) -> str:
-        return self.inst.opcode
-
-    @cached_property
-    def aps(self) -> list[tuple[str, AccessPattern]]:
-        """The instruction's access-pattern operands (the checks do not change them)."""
-        return self.inst.aps()
+    def __post_init__(self) -> None:
+        # plain attributes, read by every rule (a cached_property costs a Python call per read)
+        self.op: str = self.inst.opcode
+        #: The instruction's access-pattern operands (the checks do not change them).
+        self.aps: tuple[tuple[str, AccessPattern], ...] = self.inst.aps()
 
     def ap(self, name: str) -> AccessPattern | None:
         o = self.inst.operands.get(name)
