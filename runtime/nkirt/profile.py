@@ -457,6 +457,9 @@ def _explorer_lines(summary: dict[str, Any], bounds: dict[str, Any]) -> list[str
     total = summary["total_time"]
     lines.append("  performance gaps (µs, % of total_time):")
     for key in SHOWN_GAPS:
+        if key.startswith("te_") or key == "transpose":
+            if not summary["hardware_flops"]:
+                continue  # no TensorE work: the compute family has nothing to say
         share = f"{gaps[key] / total:>7.1%}" if total else ""
         extra = ""
         if key == "excess_traffic":
