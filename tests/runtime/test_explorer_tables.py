@@ -11,12 +11,18 @@ pq = pytest.importorskip("pyarrow.parquet")
 from nkirt.explorer_tables import write_parquet  # noqa: E402
 
 
-def small_run():
+def two_tiles() -> tuple[Kernel, int, int, int, int]:
+    """A kernel with input x, output y and SBUF tiles a and b, all [128, 512] bf16."""
     k = Kernel("trn2")
     x = k.input("x", "bfloat16", [128, 512])
     y = k.output("y", "bfloat16", [128, 512])
     a = k.sbuf("a", "bfloat16", [128, 512])
     b = k.sbuf("b", "bfloat16", [128, 512], byte=1024)
+    return k, x, y, a, b
+
+
+def small_run():
+    k, x, y, a, b = two_tiles()
     load = k.dma(k.ap(a), k.ap(x))
     act = k.inst(
         "activation", "scalar", {"dst": k.ap(b), "data": k.ap(a)}, {"op": "exp"}, waits=[(load, 0)]
@@ -54,11 +60,7 @@ def test_tables_carry_explorers_names_and_the_profiles_numbers(tmp_path):
 def test_tensor_info_answers_the_redundant_transfer_query(tmp_path):
     """The investigation's step 1 on the tables: necessary bytes are the IN and OUT sizes, and
     an input loaded twice into SBUF has a repeat factor of 2."""
-    k = Kernel("trn2")
-    x = k.input("x", "bfloat16", [128, 512])
-    y = k.output("y", "bfloat16", [128, 512])
-    a = k.sbuf("a", "bfloat16", [128, 512])
-    b = k.sbuf("b", "bfloat16", [128, 512], byte=1024)
+    k, x, y, a, b = two_tiles()
     first = k.dma(k.ap(a), k.ap(x))
     second = k.dma(k.ap(b), k.ap(x), queue="dma3")
     k.dma(k.ap(y), k.ap(b), waits=[(first, 0), (second, 0)], queue="dma5")
