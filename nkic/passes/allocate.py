@@ -67,6 +67,9 @@ class _Item:
     #: the kernel fills only partly, holds no data: it takes part in no chain and gets no
     #: second slot).
     accessed: bool = False
+    #: The number of the site chain a part of which this chain is (`_split_where_full`): the
+    #: parts of one chain try each slot count together.
+    part_of: int = -1
 
     @property
     def rotatable(self) -> bool:
@@ -376,7 +379,8 @@ def _chains(items: list[_Item], layout: _Layout) -> list[_Item]:
     found = []
     occupancy = _Occupancy(layout)
     chains = _site_chains(groups, lambda g: (g[0], g[1]), _one_after_the_other)
-    for chain in (part for c in chains for part in _split_where_full(c, occupancy)):
+    parts = ((n, part) for n, c in enumerate(chains) for part in _split_where_full(c, occupancy))
+    for n, chain in parts:
         members = tuple(m for _, _, group in chain for m in group)
         if len(members) < 2:
             continue  # one tensor: a symbolic loop's tile rotates by itself
@@ -394,6 +398,7 @@ def _chains(items: list[_Item], layout: _Layout) -> list[_Item]:
                 at_zero=any(m.at_zero for m in members),
                 members=members,
                 accessed=True,
+                part_of=n,
             )
         )
     return found
@@ -660,14 +665,19 @@ class Allocate(Pass):
             if failed is None:
                 counts, layout = trial, new
                 continue
+            # the parts of one broken chain as one trial: one trial each would make the trials,
+            # each a layout of the whole buffer, grow with the phases of the program
+            units: dict[object, list[_Item]] = {}
             for it in want:
+                units.setdefault(it.part_of if it.part_of >= 0 else it, []).append(it)
+            for unit in units.values():
                 trial = dict(counts)
-                trial[it] = level
+                trial.update({it: level for it in unit})
                 new, failed = self.layout(items, trial, buffer, tgt)
                 if failed is None:
                     counts, layout = trial, new
                 else:
-                    stuck.add(it)
+                    stuck.update(unit)
         return layout, counts
 
     def check_fixed(self, items: list[_Item], buffer: str, tgt: Target, ctx: PassContext) -> bool:

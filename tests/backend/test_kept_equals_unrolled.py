@@ -343,3 +343,26 @@ def test_an_unrolled_chain_breaks_where_another_phase_fills_the_buffer(tmp_path)
     got = nkirt.execute(unrolled, x).outputs["out"]
     want = np.exp(np.einsum("tkp,kn->tpn", x["a"], x["w"]))
     np.testing.assert_allclose(got, np.stack([want, want]), rtol=1e-5, atol=1e-6)
+
+
+def test_the_parts_of_a_broken_chain_take_their_slots_together(tmp_path, monkeypatch):
+    # each part of the `ps` chain (one per iteration of the outer loop) tried its second
+    # slot in a layout of its own: the allocator's layouts grew with the trip count
+    # (8 iterations: 23 layouts, 32: 47), each a layout of the whole buffer
+    from nkic.passes.allocate import Allocate
+
+    calls = []
+    layout = Allocate.layout
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return layout(self, *args, **kwargs)
+
+    monkeypatch.setattr(Allocate, "layout", counted)
+    layouts = []
+    for H in (8, 32):
+        source = PHASES.replace("nl.sequential_range(2)", f"range({H})").replace("(2, ", f"({H}, ")
+        calls.clear()
+        program(tmp_path, source, H, unroll=True)
+        layouts.append(len(calls))
+    assert layouts[0] == layouts[1]
