@@ -17,6 +17,7 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from heapq import heappop, heappush
+from itertools import accumulate
 from math import gcd
 from typing import ClassVar
 
@@ -34,6 +35,8 @@ MATMULS = ("nc_matmul", "nc_matmul_mx")
 #: a group, so a window of short ranges does not hold every range that started before it.
 LENGTHS = (16, 128, 1024)
 NOTE_TENSORS = 5
+#: Positions per block of `_Occupancy`'s per-block peaks.
+OCCUPANCY_BLOCK = 256
 #: The label of one block of a Beta 1 tensor with block dimensions: `qk[3, 1]`.
 BLOCK_LABEL = re.compile(r"^(\w+)\[\d+(?:, \d+)*\]$")
 
@@ -64,6 +67,9 @@ class _Item:
     #: the kernel fills only partly, holds no data: it takes part in no chain and gets no
     #: second slot).
     accessed: bool = False
+    #: The number of the site chain a part of which this chain is (`_split_where_full`): the
+    #: parts of one chain try each slot count together.
+    part_of: int = -1
 
     @property
     def rotatable(self) -> bool:
@@ -215,6 +221,58 @@ class _Layout:
         return True
 
 
+class _Occupancy:
+    """The bytes per partition a layout uses at each position, per quarter of the partitions
+    (the start-partition granule of the smallest tensors)."""
+
+    def __init__(self, layout: _Layout):
+        self.tgt = tgt = layout.tgt
+        self.quarter = max(1, tgt.partitions // 4)
+        self.partitions = tgt.partitions
+        self.capacity = layout.capacity
+        n = max((q.interval[1] for q in layout.placed), default=0) + 2
+        deltas = [[0] * n for _ in range(4)]
+        for q in layout.placed:
+            lo, hi = q.interval
+            width = q.ranges[-1][1] - q.ranges[0][0]
+            for k in self._quarters(q.partition, q.nparts):
+                deltas[k][lo] += width
+                deltas[k][hi + 1] -= width
+        self.used = [list(accumulate(d)) for d in deltas]
+        # the peak of each block of positions, so that the peak over a long range (a chain
+        # between two of its tiles may pass the whole program) costs a block scan
+        self.blocks = [
+            [max(used[b : b + OCCUPANCY_BLOCK]) for b in range(0, n, OCCUPANCY_BLOCK)]
+            for used in self.used
+        ]
+
+    def _peak(self, k: int, lo: int, hi: int) -> int:
+        """The most bytes per partition quarter `k` uses at a position of [lo, hi]."""
+        used, n = self.used[k], OCCUPANCY_BLOCK
+        first, last = -(-lo // n), (hi + 1) // n  # the whole blocks inside [lo, hi]
+        if first >= last:
+            return max(used[lo : hi + 1], default=0)
+        return max(
+            max(used[lo : first * n], default=0),
+            max(self.blocks[k][first:last]),
+            max(used[last * n : hi + 1], default=0),
+        )
+
+    def _quarters(self, partition: int, nparts: int) -> range:
+        return range(partition // self.quarter, -(-(partition + nparts) // self.quarter))
+
+    def room(self, t: Tensor, lo: int, hi: int) -> int:
+        """The most bytes per partition free at every position of [lo, hi] on some window of
+        partitions where `t` may start."""
+        best = 0
+        for p in start_partitions(t.num_partitions):
+            if p + t.num_partitions > self.partitions:
+                continue
+            peak = max(self._peak(k, lo, hi) for k in self._quarters(p, t.num_partitions))
+            best = max(best, self.capacity - peak)
+        return best
+
+
 def _collect(kernel: Kernel) -> list[_Item]:
     """Every on-chip tensor with its live range; positions number ops in program order."""
     items: dict[Tensor, _Item] = {}
@@ -271,7 +329,7 @@ def _collect(kernel: Kernel) -> list[_Item]:
     return sorted(items.values(), key=lambda it: (it.order, it.start))
 
 
-def _chains(items: list[_Item]) -> list[_Item]:
+def _chains(items: list[_Item], layout: _Layout) -> list[_Item]:
     """The site chains of `items`: one item per chain standing for its members.
 
     An unrolled loop allocates its body's tiles once per iteration, each a tensor of its own
@@ -296,7 +354,14 @@ def _chains(items: list[_Item]) -> list[_Item]:
     An allocation nothing accesses (a list of tiles the kernel fills only partly) holds no
     data and joins no chain: with its empty live range it would start chains of its own that
     the site's next used tiles join, splitting them one way unrolled and another in a
-    symbolic loop's body."""
+    symbolic loop's body.
+
+    A chain reserves its slots over its whole length, so it breaks where the one-slot
+    `layout` leaves no room for two slots between two of its groups (another
+    phase of the program fills the buffer there): each part is a chain of its own, and the
+    phase between them takes none of its slots. A symbolic loop's chain, live over one
+    execution of its body, does not meet the phases of the next executions; the unrolled
+    chain now does not either (`_split_where_full`)."""
     by_body: dict[tuple, list[_Item]] = {}
     for it in items:
         t = it.tensor
@@ -312,7 +377,10 @@ def _chains(items: list[_Item]) -> list[_Item]:
             groups.append((body_chain[0].start, body_chain[-1].end, tuple(body_chain)))
     groups.sort(key=lambda g: (g[2][0].order, g[0]))
     found = []
-    for chain in _site_chains(groups, lambda g: (g[0], g[1]), _one_after_the_other):
+    occupancy = _Occupancy(layout)
+    chains = _site_chains(groups, lambda g: (g[0], g[1]), _one_after_the_other)
+    parts = ((n, part) for n, c in enumerate(chains) for part in _split_where_full(c, occupancy))
+    for n, chain in parts:
         members = tuple(m for _, _, group in chain for m in group)
         if len(members) < 2:
             continue  # one tensor: a symbolic loop's tile rotates by itself
@@ -330,9 +398,23 @@ def _chains(items: list[_Item]) -> list[_Item]:
                 at_zero=any(m.at_zero for m in members),
                 members=members,
                 accessed=True,
+                part_of=n,
             )
         )
     return found
+
+
+def _split_where_full(chain: list[tuple], occupancy: _Occupancy) -> list[list[tuple]]:
+    """`chain` (groups (start, end, members)) split between two groups where the tensors
+    live between them leave less than two of its slots free at some position."""
+    t = chain[0][2][0].tensor
+    stride, _ = _footprint(t, 2, occupancy.tgt)
+    parts = [[chain[0]]]
+    for last, group in zip(chain, chain[1:]):
+        if occupancy.room(t, last[1] + 1, group[0] - 1) < 2 * stride:
+            parts.append([])
+        parts[-1].append(group)
+    return parts
 
 
 def _one_after_the_other(last: tuple, group: tuple) -> bool:
@@ -440,7 +522,7 @@ class Allocate(Pass):
                 self.capacity_error(failed, layout, buffer, tgt, ctx)
                 ok = False
                 continue
-            chains = _chains(mine)
+            chains = _chains(mine, layout)
             counts.update({c: 1 for c in chains})
             layout, counts = self.multi_buffer(mine, chains, counts, layout, buffer, tgt)
             spread, failed = self.layout(mine, counts, buffer, tgt, fresh=True)
@@ -583,14 +665,19 @@ class Allocate(Pass):
             if failed is None:
                 counts, layout = trial, new
                 continue
+            # the parts of one broken chain as one trial: one trial each would make the trials,
+            # each a layout of the whole buffer, grow with the phases of the program
+            units: dict[object, list[_Item]] = {}
             for it in want:
+                units.setdefault(it.part_of if it.part_of >= 0 else it, []).append(it)
+            for unit in units.values():
                 trial = dict(counts)
-                trial[it] = level
+                trial.update({it: level for it in unit})
                 new, failed = self.layout(items, trial, buffer, tgt)
                 if failed is None:
                     counts, layout = trial, new
                 else:
-                    stuck.add(it)
+                    stuck.update(unit)
         return layout, counts
 
     def check_fixed(self, items: list[_Item], buffer: str, tgt: Target, ctx: PassContext) -> bool:
