@@ -73,9 +73,9 @@ class Specialiser(
         self.iterations = 0  # unrolled loop iterations (interp.state.MAX_PYTHON_ITERATIONS)
         self.emitting_iterations = 0  # ... of them that built IR (interp.state.MAX_ITERATIONS)
         self.site_iterations: dict[ast.AST, int] = {}  # ... of each loop, for the diagnostics
-        #: [file, `for` node, current item] of each unrolled range loop being run: an error's
-        #: message names the iteration it happened in
-        self.loop_values: list[list] = []
+        #: (file, `for` node) of each unrolled range loop being run, outermost first; their
+        #: current values are `builder.iteration`'s: an error's message names its iteration
+        self.loop_sites: list[tuple[str, ast.For]] = []
         self.pure_cache: dict = {}  # Function -> {arguments: recorded run} (interp/pure.py)
         self.plain_loops = 0  # plain `range` loops kept as loops (loops.MAX_PLAIN_LOOPS)
         self.modules: dict[str, object] = {}

@@ -152,7 +152,7 @@ class Context:
             return
         hint = err.hint or _DEFAULT_HINTS.get(err.code)
         message = err.message
-        if self.loop_values and err.code != "err_specialisation_limit":  # (names its loop)
+        if self.builder.iteration and err.code != "err_specialisation_limit":  # (names its loop)
             message += self.iteration_note(loc.file)
         self._emit_diag(Diagnostic(err.code, message, loc, "error", hint, err.related))
 
@@ -161,14 +161,14 @@ class Context:
         loops being run, their variables named as in profiles and faults (`[i=4]`) and in the
         symbolic loops' bounds errors (`when i=4`). One report per root cause: the first
         iteration that fails."""
-        running = [(f, node, v) for f, node, v in self.loop_values if type(v) is int]
-        if not running:
-            return ""
-        values = ", ".join(f"{node.target.id}={v}" for _, node, v in running)
-        if all(f == file for f, _, _ in running):
-            where = [str(node.lineno) for _, node, _ in running]
+        # a loop entered but not yet in its first iteration is last in `loop_sites`: zip
+        # stops before it
+        running = list(zip(self.loop_sites, self.builder.iteration))
+        values = ", ".join(f"{name}={value}" for _, (name, value) in running)
+        if all(f == file for (f, _), _ in running):
+            where = [str(node.lineno) for (_, node), _ in running]
         else:  # an error in a helper of another file
-            where = [f"{Path(f).name}:{node.lineno}" for f, node, _ in running]
+            where = [f"{Path(f).name}:{node.lineno}" for (f, node), _ in running]
         loops = "loop at line" if len(where) == 1 else "loops at lines"
         return f" (iteration {values} of the {loops} {', '.join(where)})"
 

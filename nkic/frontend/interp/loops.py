@@ -267,28 +267,27 @@ class Loops:
         if isinstance(iterable, RangeValue) and iterable.kind == "affine" and self.in_kernel:
             name = node.target.id if isinstance(node.target, ast.Name) else "iteration"
             unrolled = UnrolledLoop(self.loop_header(node), name)
-        current = None
-        builder = self.builder
-        outer = builder.iteration
-        if (
+        # a range loop's iterations (ints) are named by the instructions they build
+        # (`builder.iteration`) and by the errors they raise (`loop_sites`, same order)
+        named = (
             isinstance(iterable, RangeValue)
             and self.in_kernel
             and isinstance(node.target, ast.Name)
-        ):
-            current = [self.module.file, node, None]
-            self.loop_values.append(current)
+        )
+        builder = self.builder
+        outer = builder.iteration
+        if named:
+            self.loop_sites.append((self.module.file, node))
             name = node.target.id
         try:
             for item in self._items(iterable, node.iter):
-                if current is not None:
-                    current[2] = item
-                    if type(item) is int:  # instructions name the iteration they belong to
-                        builder.iteration = (*outer, (name, item))
+                if named:
+                    builder.iteration = (*outer, (name, item))
                 if not self._iteration(node, item, unrolled):
                     return
         finally:
-            if current is not None:
-                self.loop_values.pop()
+            if named:
+                self.loop_sites.pop()
                 builder.iteration = outer
         self.exec_block(node.orelse)
 
