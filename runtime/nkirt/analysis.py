@@ -368,11 +368,14 @@ def iteration_text(env: dict[str, int]) -> str:
     return ", ".join(f"{var}={value}" for var, value in env.items())
 
 
-def hbm_traffic(program, instructions: list[StaticInstruction], sites: int = 10) -> dict[str, Any]:
+def hbm_traffic(
+    program, instructions: list[StaticInstruction], spill: int, sites: int = 10
+) -> dict[str, Any]:
     """Bytes the DMAs moved per HBM tensor, and the input loads by source line: the
     performance-bounds method's redundant-transfer investigation (steps 1 and 2a). A tensor's
-    `repeat` is its bytes moved over its size; an input's bytes beyond one load are reloads, a
-    PSUM spill's scratch traffic is spill. And per DMA source line its geometry, as the DMA
+    `repeat` is its bytes moved over its size; an input's bytes beyond one load are reloads;
+    `spill` is what the PSUM spill's DMAs moved (the profile's `spill_save_bytes` plus
+    `spill_reload_bytes`). And per DMA source line its geometry, as the DMA
     efficiency investigation tabulates it: transfers, bytes, SBUF partitions and bytes per
     descriptor (below 4 KiB a descriptor's fixed cost weighs: docs/cost-model.md)."""
     kinds: dict[str, tuple[str, int]] = {}
@@ -383,7 +386,6 @@ def hbm_traffic(program, instructions: list[StaticInstruction], sites: int = 10)
     moved: dict[str, list[int]] = {}  # name -> [read, written]
     lines: dict[tuple, list] = {}  # (loc, tensor, direction) -> [transfers, bytes, P, desc]
     loads: dict[tuple[str, str], list[int]] = {}  # (loc, input) -> [transfers, bytes]
-    spill = 0
     sizes: dict[str, int] = {}
     for inst in instructions:
         if not inst.count or not isinstance(inst.cost, DmaPlan):
@@ -416,9 +418,7 @@ def hbm_traffic(program, instructions: list[StaticInstruction], sites: int = 10)
                 name = ap.tensor.name
                 sizes.setdefault(name, ap.tensor.nbytes)
                 moved.setdefault(name, [0, 0])[side] += nbytes
-                if ap.tensor.spill:
-                    spill += nbytes
-                elif side == 0 and kinds.get(name, ("",))[0] in ("IN", "INOUT"):
+                if side == 0 and kinds.get(name, ("",))[0] in ("IN", "INOUT"):
                     site = loads.setdefault((inst.where, name), [0, 0])
                     site[0] += inst.count
                     site[1] += nbytes
@@ -485,7 +485,11 @@ def explorer_sections(program, executor, profile: dict[str, Any]) -> dict[str, A
     return {
         "summary": summary,
         "bounds": performance_bounds(summary, table),
-        "hbm_traffic": hbm_traffic(program, executor.instructions),
+        "hbm_traffic": hbm_traffic(
+            program,
+            executor.instructions,
+            profile["spill_save_bytes"] + profile["spill_reload_bytes"],
+        ),
         "critical_path": critical_path(
             executor.instructions, executor.records, executor.iterations
         ),

@@ -80,6 +80,7 @@ def test_tiles_that_must_all_stay_live_are_spilled_to_hbm_instead(tmp_path):
     tile_bytes = 128 * 512 * 4
     assert kernel.profile["spill_save_bytes"] == 4 * tile_bytes
     assert kernel.profile["spill_reload_bytes"] == 4 * tile_bytes
+    assert kernel.profile["hbm_traffic"]["spill_bytes"] == 8 * tile_bytes
     summary = nkirt.execute(nkirt.load(kernel.neff), {"x": x, "w": w}, timing_only=True).summary()
     assert "PSUM spill: 1,048,576 bytes saved to HBM, 1,048,576 bytes reloaded" in summary
 
