@@ -79,9 +79,11 @@ def explorer_summary(
     table: TargetTable,
     dma_data: list[tuple[float, float]],
     io_bytes: int,
+    traffic: dict[str, Any],
 ) -> dict[str, Any]:
     """Explorer `Summary` metrics of a run (times in seconds, percentages 0–100), from the
-    static instructions' totals and the per-engine busy unions of the profile (`engines`)."""
+    static instructions' totals, the per-engine busy unions of the profile (`engines`) and
+    the bytes moved per HBM tensor (`traffic`, `hbm_traffic`)."""
     total = total_ns * 1e-9
 
     def pct(seconds: float) -> float:
@@ -89,7 +91,7 @@ def explorer_summary(
 
     hw = adjusted_hw = transpose = adjusted_transpose = 0.0
     matmuls = 0
-    hbm_read = hbm_write = transfers = transfer_bytes = 0
+    transfers = transfer_bytes = 0
     for inst in instructions:
         if not inst.count:
             continue
@@ -104,12 +106,8 @@ def explorer_summary(
         elif isinstance(inst.cost, DmaPlan):
             transfers += inst.count
             transfer_bytes += inst.cost.bytes * inst.count
-            for ap in inst.inputs:
-                if ap.buffer == "hbm":
-                    hbm_read += ap.shape.elements * ap.itemsize * inst.count
-            for ap in inst.outputs:
-                if ap.buffer == "hbm":
-                    hbm_write += ap.shape.elements * ap.itemsize * inst.count
+    hbm_read = sum(t["read_bytes"] for t in traffic["tensors"])
+    hbm_write = sum(t["written_bytes"] for t in traffic["tensors"])
     peak = peak_flops(table)
     dma_peak = dma_peak_bytes_per_s(table)
     hbm_bytes = hbm_read + hbm_write
@@ -473,6 +471,9 @@ def explorer_sections(program, executor, profile: dict[str, Any]) -> dict[str, A
     `hbm_traffic`, `critical_path` and `tensor_throttle`."""
     table = executor.table
     io_bytes = sum(t.nbytes for t in (*program.inputs, *program.outputs))
+    traffic = hbm_traffic(
+        program, executor.instructions, profile["spill_save_bytes"] + profile["spill_reload_bytes"]
+    )
     summary = explorer_summary(
         executor.instructions,
         profile["engines"],
@@ -480,16 +481,13 @@ def explorer_sections(program, executor, profile: dict[str, Any]) -> dict[str, A
         table,
         executor.dma_data,
         io_bytes,
+        traffic,
     )
     throttle = executor.throttle
     return {
         "summary": summary,
         "bounds": performance_bounds(summary, table),
-        "hbm_traffic": hbm_traffic(
-            program,
-            executor.instructions,
-            profile["spill_save_bytes"] + profile["spill_reload_bytes"],
-        ),
+        "hbm_traffic": traffic,
         "critical_path": critical_path(
             executor.instructions, executor.records, executor.iterations
         ),
