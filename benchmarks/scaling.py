@@ -1,8 +1,7 @@
 """Compile time of fully unrolled kernels: it must grow linearly with the instruction count.
 
-`benchmarks/kernels/unrolled_matmul.py` is a tiled matmul whose loops are all
-`nl.static_range`, compiled with every loop unrolled (`unroll_all=True`, as the official
-compiler does; nkic would otherwise keep them as loops), so every iteration becomes its own
+`examples/matmul_tiled.py` is a tiled matmul whose loops are all plain `range` loops, which
+the compiler unrolls as the official one does, so every iteration becomes its own
 instruction; the shapes below give about
 10k, 30k and 100k instructions. `benchmarks/kernels/unrolled_python.py` unrolls as many through
 compile-time Python (objects, f-strings, dicts), which the specialiser interprets per iteration. The time is the whole `compile_file` (specialise, checks,
@@ -20,11 +19,11 @@ from pathlib import Path
 from nkic import driver
 from nkic.frontend import TensorSpec
 
-KERNEL = Path(__file__).resolve().parent / "kernels" / "unrolled_matmul.py"
+KERNEL = Path(__file__).resolve().parents[1] / "examples" / "matmul_tiled.py"
 #: Compile-time Python (a tile pool object, f-string names, a settings dict, classes):
 #: its loops unroll because their bodies change the pool. (R, C): (R/128)(C/512) iterations
 #: of 3 instructions: about 10k, 30k and 100k instructions.
-PYTHON_KERNEL = KERNEL.with_name("unrolled_python.py")
+PYTHON_KERNEL = Path(__file__).resolve().parent / "kernels" / "unrolled_python.py"
 PYTHON_SHAPES = ((4096, 53248), (8192, 81920), (16384, 131072))
 #: (K, M, N): instructions = (M/128)(N/512)(3 K/128 + 2)
 SHAPES = ((2048, 2048, 6144), (4096, 4096, 4096), (8192, 4096, 8192))
@@ -34,7 +33,7 @@ TARGET_S = 30.0
 def compile_unrolled(K: int, M: int, N: int) -> tuple[int, float]:
     args = {"lhsT": TensorSpec((K, M), "bfloat16"), "rhs": TensorSpec((K, N), "bfloat16")}
     t0 = time.process_time()
-    res = driver.compile_file(str(KERNEL), "unrolled_matmul", args, "trn2", unroll_all=True)
+    res = driver.compile_file(str(KERNEL), "matmul_tiled", args, "trn2")
     elapsed = time.process_time() - t0
     if not res.ok:
         sys.exit(f"unrolled benchmark kernel failed to compile at {(K, M, N)}")
@@ -64,7 +63,7 @@ def unrolled_scaling(lines: list[str]) -> None:
     lines += [
         "## Compile time of fully unrolled kernels grows linearly",
         "",
-        "`benchmarks/kernels/unrolled_matmul.py` (every loop `nl.static_range`, unrolled), bf16, trn2: "
+        "`examples/matmul_tiled.py` (every loop a `range`, unrolled), bf16, trn2: "
         "`compile_file` CPU seconds (specialise, checks, allocation, scheduling, neff).",
         "",
         "| [K, M] x [K, N] | instructions | compile s | µs per instruction |",
