@@ -1,4 +1,4 @@
-"""Writes the `.neff` container exactly as docs/neff-format.md specifies (format 1.1)."""
+"""Writes the `.neff` container exactly as docs/neff-format.md specifies (format 1.2)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..passes.base import without_gc
 from .schedule import Clamped, Schedule, Skip, schedule_once
 
 MAGIC = b"NKICNEFF"
-MAJOR, MINOR = 1, 1
+MAJOR, MINOR = 1, 2
 HEADER = struct.Struct("<8sHHI32s")
 SECTION = struct.Struct("<4sIQQ")
 COMPRESSED = 1
@@ -88,6 +88,9 @@ class _ProgramWriter:
         self._patterns: dict[tuple, str] = {}
         self._locs: dict[tuple, str] = {}
         self._iterations: dict[tuple, str] = {}
+        #: the loop-name tuples of the unrolled iterations, numbered as first met in program
+        #: order (the program's "unrolled_names"; an instruction's "unrolled" starts with one)
+        self.unrolled_names: dict[tuple[str, ...], int] = {}
 
     def file(self, name: str) -> int:
         return self.files.setdefault(name, len(self.files))
@@ -225,7 +228,7 @@ class _ProgramWriter:
             "stack": [self.loc(f) for f in op.loc.stack],
         }
         if op.iteration:
-            node["iteration"] = [[name, value] for name, value in op.iteration]
+            node["unrolled"] = self.unrolled(op.iteration)
         if s.queues > 1:
             node["queues"] = s.queues
             node["stride"] = s.stride if s.steps is None else self.offset(s.steps)
@@ -262,13 +265,19 @@ class _ProgramWriter:
             found = self._locs[key] = _dumps(self.loc(loc))
         return found
 
+    def unrolled(self, iteration: tuple[tuple[str, int], ...]) -> list[int]:
+        """An instruction's "unrolled": the number of its loop-name tuple, then the values."""
+        names = tuple(name for name, _ in iteration)
+        number = self.unrolled_names.setdefault(names, len(self.unrolled_names))
+        return [number, *(value for _, value in iteration)]
+
     def _iteration_text(self, iteration: tuple[tuple[str, int], ...]) -> str:
-        """`,"iteration":[[name,value],...]`; the instructions of one unrolled iteration share
+        """`,"unrolled":[number,value,...]`; the instructions of one unrolled iteration share
         their tuple, so it is encoded once per iteration."""
         found = self._iterations.get(iteration)
         if found is None:
-            pairs = ",".join(f"[{self._string(name)},{value!r}]" for name, value in iteration)
-            found = self._iterations[iteration] = f',"iteration":[{pairs}]'
+            values = ",".join(map(int.__repr__, self.unrolled(iteration)))
+            found = self._iterations[iteration] = f',"unrolled":[{values}]'
         return found
 
     def _ap_text(self, ap: AccessPattern) -> str:
@@ -356,6 +365,12 @@ class _ProgramWriter:
             **(
                 {"output_views": [_view_json(v) for v in k.return_views]}
                 if any(k.return_views)
+                else {}
+            ),
+            # the body is encoded first: its instructions number these as they meet them
+            **(
+                {"unrolled_names": [list(names) for names in self.unrolled_names]}
+                if self.unrolled_names
                 else {}
             ),
             "body": body,

@@ -416,7 +416,12 @@ def _instruction(
     # call sites of the helpers the instruction was inlined from, innermost first
     inst.stack = tuple(program.where(frame) for frame in reversed(node.get("stack", [])))
     # the iteration of the loops the compiler unrolled around it (source names)
-    inst.unrolled_env = dict(node["iteration"]) if "iteration" in node else _NO_ITERATION
+    unrolled = node.get("unrolled")
+    inst.unrolled_env = (
+        dict(zip(program.unrolled_names[unrolled[0]], unrolled[1:]))
+        if unrolled is not None
+        else _NO_ITERATION
+    )
     attrs = node.get("attrs", {})
     raw = node["operands"]
     aps = {}

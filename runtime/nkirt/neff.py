@@ -43,8 +43,8 @@ LOOP_MODES = ("affine", "sequential")
 #: Sections the reader uses (and CORn/DATn of LNC=2); others are skipped unread (never inflated).
 KNOWN_SECTIONS = ("PROG", "DATA")
 #: Largest inflated PROG section (the program JSON): the NKI Library's blockwise_mm_bwd at
-#: H2880 B256 writes 78 MiB per core (124,239 instructions, each naming the iterations of up
-#: to six unrolled loops around it).
+#: H2880 B256 writes 66 MiB per core (124,239 instructions, each giving the iteration of up to
+#: eight unrolled loops around it).
 MAX_PROG_BYTES = 256 << 20
 
 
@@ -229,6 +229,7 @@ def _program(doc: Any, text: str, data: bytes, limits: Limits = DEFAULT) -> Prog
                 f"tensor {tensor.id}: parameter or result name {tensor.name!r} is not a plain "
                 "identifier"
             )
+    check.unrolled_names = _unrolled_names(check, doc)
     body = check.field(doc, "body", list, "program")
     for node in body:
         check.node(node, frozenset())
@@ -245,6 +246,7 @@ def _program(doc: Any, text: str, data: bytes, limits: Limits = DEFAULT) -> Prog
         names = [t.name for t in outputs]
     program = Program(kernel, target, files, tensors, inputs, outputs, names, text, stats, limits)
     program.output_views = _output_views(check, doc, outputs)
+    program.unrolled_names = check.unrolled_names
     program.core = doc.get("core", 0)
     program.lnc = doc.get("lnc", 1)
     if not (_is_int(program.lnc) and _is_int(program.core) and 0 <= program.core < program.lnc):
@@ -365,6 +367,26 @@ def _tensor(check: _Checker, raw: Any, target: str, data: bytes) -> TensorInfo:
     )
 
 
+def _unrolled_names(check: _Checker, doc: dict) -> list[tuple[str, ...]]:
+    """The loop-name tuples of the iterations instructions were unrolled from: each a
+    non-empty list of loop variable names, outermost first, no tuple listed twice."""
+    if "unrolled_names" not in doc:
+        return []
+    entries = check.field(doc, "unrolled_names", list, "program")
+    out: list[tuple[str, ...]] = []
+    for n, entry in enumerate(entries):
+        if not (isinstance(entry, list) and entry and all(isinstance(v, str) for v in entry)):
+            raise NeffError(
+                f"program: unrolled_names entry {n} must be a non-empty list of loop variable names"
+            )
+        for name in entry:
+            check.name(name, f"program: unrolled_names entry {n} loop variable")
+        out.append(tuple(entry))
+    if len(set(out)) != len(out):
+        raise NeffError("program: unrolled_names lists a tuple of loop names twice")
+    return out
+
+
 def _output_views(check: _Checker, doc: dict, outputs: list[TensorInfo]) -> list:
     """Per output, the view of it the kernel returned (shape, offset, strides), or None."""
     if "output_views" not in doc:
@@ -417,6 +439,8 @@ class _Checker:
         #: how many static loops enclose the node being checked (no dynamic loop may)
         self.loops_static = 0
         self.file_names: list[str] = []
+        #: the program's "unrolled_names": the loop-name tuples instructions' "unrolled" name
+        self.unrolled_names: list[tuple[str, ...]] = []
 
     def entries(self, doc: dict, key: str) -> list:
         value = self.field(doc, key, list, "program")
@@ -633,20 +657,8 @@ class _Checker:
         self.kind(stack, list, f"{where} stack")
         for frame in stack:
             self.loc(frame, f"{where} stack")
-        iteration = node.get("iteration", [])
-        if not isinstance(iteration, list) or not all(
-            isinstance(pair, list)
-            and len(pair) == 2
-            and isinstance(pair[0], str)
-            and _is_int(pair[1])
-            for pair in iteration
-        ):
-            raise NeffError(
-                f"{where}: 'iteration' must list [loop variable name, int] pairs of the "
-                "unrolled loops around it"
-            )
-        for name, _ in iteration:
-            self.name(name, f"{where} iteration loop variable")
+        if "unrolled" in node:
+            self.unrolled(node["unrolled"], where)
         attrs = node.get("attrs", {})
         self.is_dict(attrs, f"{where} attrs")
         accumulate = attrs.get("accumulate")
@@ -682,6 +694,26 @@ class _Checker:
                     "with 'clamp': true to wait for the newest instance where it is negative)"
                 )
             self.waited.append((inst_id, wait[0]))
+
+    def unrolled(self, unrolled: Any, where: str) -> None:
+        """An instruction's unrolled iteration: an entry of "unrolled_names", then one int
+        per name in it."""
+        if not (
+            isinstance(unrolled, list)
+            and unrolled
+            and all(_is_int(v) for v in unrolled)
+            and 0 <= unrolled[0] < len(self.unrolled_names)
+        ):
+            raise NeffError(
+                f"{where}: 'unrolled' must be [index into unrolled_names, one int per name] "
+                f"(the program has {len(self.unrolled_names)} unrolled_names entries)"
+            )
+        names = self.unrolled_names[unrolled[0]]
+        if len(unrolled) != 1 + len(names):
+            raise NeffError(
+                f"{where}: 'unrolled' gives {len(unrolled) - 1} values for the "
+                f"{len(names)} loop names of unrolled_names entry {unrolled[0]}"
+            )
 
     def dynamic(self, op: str, operands: dict, operand: dict, where: str) -> None:
         """A runtime offset: a DMA operand on a tensor off chip, indexed by another operand of

@@ -88,6 +88,8 @@ class Program:
     #: Per entry of `outputs`: the view of it the kernel returned (view shape, element offset,
     #: element strides), or None for the whole tensor.
     output_views: list[tuple | None] = field(default_factory=list)
+    #: The loop-name tuples of unrolled iterations that instructions' "unrolled" index.
+    unrolled_names: list[tuple[str, ...]] = field(default_factory=list)
     #: The instruction tree compiled when the program was loaded (`executor.compile_program`,
     #: with the instruction semantics when they load); every run takes a `fresh_copy` of it.
     compiled: tuple | None = field(default=None, repr=False, compare=False)

@@ -55,7 +55,7 @@ def program(blob: bytes) -> dict:
 def test_header_checksum_and_sections():
     blob = write_neff(lowered(body(), PARAMS, "%o"))
     magic, major, minor, digest, sections = unpack(blob)
-    assert (magic, major, minor) == (b"NKICNEFF", 1, 1)
+    assert (magic, major, minor) == (b"NKICNEFF", 1, 2)
     assert digest == hashlib.sha256(blob[48:]).digest()
     assert list(sections) == [b"PROG"]
     tag, flags, off, length = struct.unpack_from("<4sIQQ", blob, 48)

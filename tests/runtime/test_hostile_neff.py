@@ -199,16 +199,41 @@ def test_a_footprint_across_a_huge_tensor_is_checked_without_enumerating_it():
 
 
 @pytest.mark.parametrize(
-    "iteration, match",
+    "names, unrolled, match",
     [
-        ({"i": 1}, "'iteration' must list"),
-        ([["i", "1"]], "'iteration' must list"),
-        ([["i", 1, 2]], "'iteration' must list"),
-        ([["i\x1b[2J", 1]], "control characters"),
+        ({"i": 1}, [0, 1], "field 'unrolled_names'"),
+        ([[]], [0], "unrolled_names entry 0 must be a non-empty list of loop variable names"),
+        ([["i"], "k"], [0, 1], "unrolled_names entry 1 must be a non-empty list"),
+        ([["i", 1]], [0, 1, 2], "unrolled_names entry 0 must be a non-empty list"),
+        ([["i\x1b[2J"]], [0, 1], "unrolled_names entry 0 loop variable .* control characters"),
+        ([["i", "k"], ["i", "k"]], [0, 1, 2], "lists a tuple of loop names twice"),
+        ([["i"]], {"i": 1}, r"'unrolled' must be \[index into unrolled_names, one int per name\]"),
+        ([["i"]], [], r"'unrolled' must be \[index into unrolled_names"),
+        ([["i"]], [0, "1"], r"'unrolled' must be \[index into unrolled_names"),
+        ([["i"]], [0, True], r"'unrolled' must be \[index into unrolled_names"),
+        ([["i"]], [1, 1], r"'unrolled' must be .* \(the program has 1 unrolled_names entries\)"),
+        ([["i"]], [-1, 1], r"'unrolled' must be \[index into unrolled_names"),
+        (None, [0, 1], r"the program has 0 unrolled_names entries"),
+        ([["i", "k"]], [0, 1], "'unrolled' gives 1 values for the 2 loop names of unrolled_names entry 0"),
+        ([["i"]], [0, 1, 2], "'unrolled' gives 2 values for the 1 loop names of unrolled_names entry 0"),
     ],
-)
-def test_a_malformed_unrolled_iteration_is_refused(iteration, match):
+)  # fmt: skip
+def test_a_malformed_unrolled_iteration_is_refused(names, unrolled, match):
     k = copy_kernel()
     program = k.program()
-    program["body"][0]["iteration"] = iteration
+    if names is not None:
+        program["unrolled_names"] = names
+    program["body"][0]["unrolled"] = unrolled
     refused(write_neff(program), match)
+
+
+def test_a_well_formed_unrolled_iteration_loads():
+    """The counterpart of the refusals above: the same kernel with valid fields loads."""
+    k = copy_kernel()
+    program = k.program()
+    program["unrolled_names"] = [["i", "k"], ["i"]]
+    program["body"][0]["unrolled"] = [0, 1, 2]
+    program["body"][1]["unrolled"] = [1, 3]
+    loaded = nkirt.load(write_neff(program))
+    envs = [inst.unrolled_env for inst in loaded.compiled[1]]
+    assert envs == [{"i": 1, "k": 2}, {"i": 3}]

@@ -4,6 +4,8 @@ instruction in the costliest-instruction list and on the critical path."""
 
 from __future__ import annotations
 
+import json
+
 import nkirt
 import numpy as np
 
@@ -42,13 +44,60 @@ def line_of(text: str) -> int:
 
 
 def test_each_copy_carries_its_unrolled_iteration_into_the_neff(tmp_path):
-    body = nkirt.load(compiled(tmp_path).neff).body
+    """Each copy names its loop-name tuple in the program's table and gives the values; no
+    copy repeats the names (the per-instruction [name, value] pairs of format 1.1)."""
+    doc = json.loads(nkirt.load(compiled(tmp_path).neff).text)
+    assert doc["unrolled_names"] == [["b", "i"]]
+    body = doc["body"]
     adds = [n for n in body if n.get("op") == "tensor_tensor"]
-    assert [n["iteration"] for n in adds] == [
-        [["b", b], ["i", i]] for b in range(2) for i in range(3)
-    ]
+    assert [n["unrolled"] for n in adds] == [[0, b, i] for b in range(2) for i in range(3)]
     memset = [n for n in body if n.get("op") == "memset"][0]
-    assert "iteration" not in memset  # outside every loop
+    assert "unrolled" not in memset  # outside every loop
+    assert not any("iteration" in n for n in body)
+
+
+NESTED = """import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def k(x):
+    out = nl.ndarray((128, 256), dtype=x.dtype, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=acc, value=0.0)
+    for b in range(2):
+        t = nl.ndarray((128, 256), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[b, 0:128, :])
+        for i in range(3):
+            nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+            for i in range(2):
+                nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+"""
+
+
+def test_unrolled_iterations_round_trip_through_the_neff(tmp_path):
+    """Copies at three depths (one reusing the name `i` of the loop around it) read back
+    with the iteration the compiler unrolled them for, printed as before."""
+    res = compiled(tmp_path, NESTED)
+    program = nkirt.load(res.neff)
+    assert program.unrolled_names == [("b",), ("b", "i"), ("b", "i", "i")]
+    insts = program.compiled[1]
+    envs = {}
+    for inst in insts:
+        envs.setdefault(inst.op, []).append(inst.unrolled_env)
+    assert envs["memset"] == [{}]
+    assert envs["dma_copy"] == [{"b": 0}, {"b": 1}, {}]
+    assert envs["tensor_scalar"] == [{"b": b, "i": i} for b in range(2) for i in range(3)]
+    # the inner `i` shadows the outer one, as a dict of the pairs always gave
+    assert envs["tensor_tensor"] == [
+        {"b": b, "i": i} for b in range(2) for _ in range(3) for i in range(2)
+    ]
+    last = [i for i in insts if i.op == "tensor_tensor"][-1]
+    line = [n for n, text in enumerate(NESTED.splitlines(), 1) if "tensor_tensor" in text][0]
+    assert last.describe({}) == f"tensor_tensor at unrolled.py:{line} [b=1, i=1]"
 
 
 def test_the_profile_groups_the_copies_and_names_their_iterations(tmp_path):
