@@ -228,6 +228,8 @@ def run_library_case(
         out["run_detail"] = r.run.detail
     if r.latency_ns is not None:
         out["latency_ns"] = r.latency_ns
+    if r.prog_bytes is not None:
+        out["prog_bytes"] = r.prog_bytes
     if r.numerics:
         out["numerics"] = r.numerics
     if r.note:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import tomllib
+from nkirt.errors import NeffError
+from nkirt.neff import program_sizes
 
 from nkic.frontend.args import ArgExpr, TensorSpec, parse_arg_spec
 from nkic.frontend.languages import VERSIONS
@@ -314,6 +316,8 @@ class CaseResult:
     latency_ns: float | None = None
     numerics: str = ""  # "", "match", "mismatch: ...", "skipped: ..."
     note: str = ""
+    #: inflated bytes of the compiled .neff's largest program section (a core's PROG JSON)
+    prog_bytes: int | None = None
 
 
 def run_case(
@@ -344,6 +348,10 @@ def run_case(
     res = CaseResult(case.key, kernel.name, comp, note=note)
     if comp.status != OK:
         return res
+    try:
+        res.prog_bytes = max(program_sizes(neff).values())
+    except NeffError:
+        pass  # a program past the reader's cap: the run below fails with that error
     profile = workdir / "profile.json"
     given, _ = make_inputs(case, only_given=True)  # values the kernel's control flow needs
     res.run = run_nkic(

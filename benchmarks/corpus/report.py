@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
+from nkirt.limits import format_size
+from nkirt.neff import MAX_PROG_BYTES
+
 from . import migrate_runs
 from .discover import REPOS
 
@@ -196,6 +199,28 @@ def numerics_rows(results: dict) -> list[dict]:
     return rows
 
 
+def _largest_program(results: dict) -> list[str]:
+    """The largest compiled program (a core's PROG JSON, inflated) against the reader's cap,
+    which should stay at least twice it (docs/security.md)."""
+    sizes = [
+        (c["prog_bytes"], c["key"])
+        for k in results.get("library", [])
+        for c in k["cases"]
+        if c.get("prog_bytes") is not None
+    ]
+    if not sizes:
+        return []
+    size, key = max(sizes)
+    margin = MAX_PROG_BYTES / size
+    line = (
+        f"Largest program: {format_size(size)} of PROG JSON per core, `{key}`; the reader "
+        f"refuses more than {format_size(MAX_PROG_BYTES)}, {margin:.1f}× that"
+    )
+    if margin < 2:
+        line += " — **under the 2× margin**: shrink the encoding or raise `MAX_PROG_BYTES`"
+    return [line + ".", ""]
+
+
 def render_markdown(results: dict) -> str:
     meta = results["meta"]
     out = [
@@ -265,6 +290,7 @@ def render_markdown(results: dict) -> str:
         ]
     else:
         out += ["Numerics were not compared in this run (`make corpus NUMERICS=1` does).", ""]
+    out += _largest_program(results)
     out += _beta1_runs(results)
     file_errors = [(f["key"], f.get("errors", [])) for f in results["files"]]
     case_errors = [

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from nkirt.limits import format_size
+from nkirt.neff import MAX_PROG_BYTES
+
 from benchmarks.corpus.report import compare, pattern, render_markdown, top_causes
 
 
@@ -187,3 +190,17 @@ def test_a_filtered_run_is_compared_with_the_same_items_only():
         "better  file nki-library/src/a.py: failing -> clean",
         "files clean: 0 -> 1; cases running: 0 -> 0",
     ]
+
+
+def test_the_largest_program_is_reported_against_the_readers_cap():
+    r = results()
+    cases = r["library"][0]["cases"]
+    cases[0]["prog_bytes"] = MAX_PROG_BYTES // 4
+    md = render_markdown(r)
+    size = format_size(MAX_PROG_BYTES // 4)
+    assert f"Largest program: {size} of PROG JSON per core, `k[a]`" in md
+    assert "4.0× that." in md and "under the 2× margin" not in md
+    cases[0]["prog_bytes"] = MAX_PROG_BYTES * 2 // 3
+    assert "1.5× that — **under the 2× margin**" in render_markdown(r)
+    del cases[0]["prog_bytes"]  # results written before the size was recorded
+    assert "Largest program" not in render_markdown(r)
