@@ -234,7 +234,10 @@ class _Verifier:
                 self.problem(f"{where}: %{reg.name} is not a register in scope")
 
     def block(self, ops: list[Op], scope: set[str], loops: tuple[Loop, ...]) -> None:
-        scope = set(scope)
+        """Check `ops` with the tensors of `scope` defined. The body's allocations are added to
+        `scope` and, in a loop body, taken out again on leaving it: not a copy of `scope` per
+        body (an unrolled kernel has tens of thousands of tensors and hundreds of loops)."""
+        added = []
         loop_vars = {lp.var for lp in loops}
         for op in ops:
             if isinstance(op, Alloc):
@@ -242,7 +245,9 @@ class _Verifier:
                 self.tensor(op.result, where)
                 self.rotate(op.result, loops, where)
                 self.defined.add(op.result.name)
-                scope.add(op.result.name)
+                if op.result.name not in scope:
+                    scope.add(op.result.name)
+                    added.append(op.result.name)
             elif isinstance(op, Inst):
                 self.inst(op, scope, loops, loop_vars)
             elif isinstance(op, Loop):
@@ -261,6 +266,8 @@ class _Verifier:
                 self.problem(f"unknown op {op!r}")
         if not loops:
             self.top_scope = scope
+        else:
+            scope.difference_update(added)
 
     def run(self) -> list[str]:
         if self.kernel.target not in TARGETS:

@@ -54,6 +54,21 @@ def test_tensor_from_a_loop_body_is_not_visible_after_the_loop():
     only(k, "%t2 is not defined")
 
 
+def test_tensor_from_a_loop_body_is_not_visible_in_a_later_loop():
+    k, b, a, t = base()
+    with b.loop(0, 2, 1, "affine", LOC):
+        with b.loop(0, 2, 1, "affine", LOC):
+            inner = b.alloc("sbuf", "float32", (128, 512), "inner", LOC)
+            b.inst("tensor_copy", {"dst": whole(inner), "src": whole(t)}, {}, LOC)
+        b.inst("tensor_copy", {"dst": whole(t), "src": whole(t)}, {}, LOC)
+    with b.loop(0, 2, 1, "affine", LOC):
+        b.inst("tensor_copy", {"dst": whole(t), "src": whole(inner)}, {}, LOC)
+    only(k, "%t2 is not defined")
+    # the outer scope keeps its own tensors: only the body's are taken out
+    b.mark_output(t)
+    assert len(verify(k)) == 1
+
+
 def test_affine_variable_must_belong_to_an_enclosing_loop():
     k, b, a, t = base()
     src = AccessPattern(a, Affine.var("i9"), ((512, 128), (1, 512)), "float32")
