@@ -261,16 +261,35 @@ class _Occupancy:
     def _quarters(self, partition: int, nparts: int) -> range:
         return range(partition // self.quarter, -(-(partition + nparts) // self.quarter))
 
-    def room(self, t: Tensor, lo: int, hi: int) -> int:
-        """The most bytes per partition free at every position of [lo, hi] on some window of
-        partitions where `t` may start."""
-        best = 0
+    def _roomiest(self, t: Tensor, lo: int, hi: int) -> tuple[int, int]:
+        """(bytes, start partition): the most bytes per partition free at every position of
+        [lo, hi] on a window of partitions where `t` may start, and the first such window."""
+        best = (0, 0)
         for p in start_partitions(t.num_partitions):
             if p + t.num_partitions > self.partitions:
                 continue
             peak = max(self._peak(k, lo, hi) for k in self._quarters(p, t.num_partitions))
-            best = max(best, self.capacity - peak)
+            if self.capacity - peak > best[0]:
+                best = (self.capacity - peak, p)
         return best
+
+    def room(self, t: Tensor, lo: int, hi: int) -> int:
+        """The most bytes per partition free at every position of [lo, hi] on some window of
+        partitions where `t` may start."""
+        return self._roomiest(t, lo, hi)[0]
+
+    def reserve(self, t: Tensor, lo: int, hi: int, width: int) -> None:
+        """Count `width` bytes per partition as used over [lo, hi], on the window of
+        partitions where `t` finds the most room there."""
+        n = OCCUPANCY_BLOCK
+        p = self._roomiest(t, lo, hi)[1]
+        for k in self._quarters(p, t.num_partitions):
+            used, blocks = self.used[k], self.blocks[k]
+            last = min(hi, len(used) - 1)
+            for i in range(lo, last + 1):
+                used[i] += width
+            for b in range(lo // n, last // n + 1):
+                blocks[b] = max(used[b * n : b * n + n])
 
 
 def _collect(kernel: Kernel) -> list[_Item]:
@@ -359,9 +378,10 @@ def _chains(items: list[_Item], layout: _Layout) -> list[_Item]:
     A chain reserves its slots over its whole length, so it breaks where the one-slot
     `layout` leaves no room for two slots between two of its groups (another
     phase of the program fills the buffer there): each part is a chain of its own, and the
-    phase between them takes none of its slots. A symbolic loop's chain, live over one
-    execution of its body, does not meet the phases of the next executions; the unrolled
-    chain now does not either (`_split_where_full`)."""
+    phase between them takes none of its slots. A symbolic loop's chain keeps its slots
+    across the boundary between two executions, as the unrolled chain does, unless the
+    unrolled chain would break there; then it is live over one execution of the body and
+    does not meet the phases of the next executions (`_chain_span`)."""
     by_body: dict[tuple, list[_Item]] = {}
     for it in items:
         t = it.tensor
@@ -393,7 +413,7 @@ def _chains(items: list[_Item], layout: _Layout) -> list[_Item]:
                 first.order,
                 chain[0][0],
                 chain[-1][1],
-                (chain[0][0], chain[-1][1]),
+                _chain_span(chain, occupancy),
                 executions=sum(m.executions for m in members),
                 at_zero=any(m.at_zero for m in members),
                 members=members,
@@ -402,6 +422,37 @@ def _chains(items: list[_Item], layout: _Layout) -> list[_Item]:
             )
         )
     return found
+
+
+def _chain_span(chain: list[tuple], occupancy: _Occupancy) -> tuple[int, int]:
+    """Where the slots of `chain` (groups (start, end, members)) are live when it has more
+    than one: from its first group's start to its last group's end, and over the whole loop
+    of a symbolic loop's group that the unrolled chain would pass from one execution to the
+    next. Unrolled, the site's tiles of execution e + 1 join the chain after those of
+    execution e, so its slots stay live across the boundary, over the next execution's
+    tensors before the group (they cannot take its bytes); the chain breaks there only where
+    those tensors leave no room for two of its slots (`_split_where_full`).
+
+    The chains kept across the boundary must fit there together, not each alone: over the
+    whole body, each takes two of its slots out of the room the next chain (in program
+    order) finds in `occupancy`. Tested each alone, four chains of the down projection in
+    moe_cte each found the two PSUM banks the gate/up projection leaves free, so all four
+    took the whole body and none could hold its second bank."""
+    t = chain[0][2][0].tensor
+    stride, _ = _footprint(t, 2, occupancy.tgt)
+    lo, hi = chain[0][0], chain[-1][1]
+    for start, end, members in chain:
+        first = members[0]
+        if not first.loops or first.executions < 2:
+            continue
+        body_lo, body_hi = first.span
+        wrap = [(end + 1, body_hi), (body_lo, start - 1)]
+        if all(a > b or occupancy.room(t, a, b) >= 2 * stride for a, b in wrap):
+            lo, hi = min(lo, body_lo), max(hi, body_hi)
+            for a, b in wrap:
+                if a <= b:
+                    occupancy.reserve(t, a, b, 2 * stride)
+    return lo, hi
 
 
 def _split_where_full(chain: list[tuple], occupancy: _Occupancy) -> list[list[tuple]]:
@@ -649,18 +700,32 @@ class Allocate(Pass):
             key=lambda it: (-it.executions, it.order),
         )
         stuck: set[_Item] = set()  # no room for its next slot count: stays where it is
+
+        def goal(it: _Item, level: int) -> int | None:
+            """The slot count `it` tries in the round of `level`: a chain whose segments
+            cannot hold `level` slots (eight tiles of one execution on three) tries the next
+            count they can hold, in this round, as its unrolled form takes its slot here
+            before the less executed tensors take theirs; None when it has that count."""
+            for count in range(level, top + 1):
+                if not it.members or _segment_slots(it, count) is not None:
+                    break
+            else:
+                return None
+            if it.executions < count or counts.get(it, 1) >= count:
+                return None
+            return count
+
         for level in range(2, top + 1):
-            want = [
-                it
-                for it in hot_first
-                if it.executions >= level
-                and it not in stuck
-                and (not it.members or _segment_slots(it, level) is not None)
-            ]
+            want = {}
+            for it in hot_first:
+                if it.executions >= level and it not in stuck:
+                    count = goal(it, level)
+                    if count is not None:
+                        want[it] = count
             if not want:
                 continue
             trial = dict(counts)
-            trial.update({it: level for it in want})
+            trial.update(want)
             new, failed = self.layout(items, trial, buffer, tgt)
             if failed is None:
                 counts, layout = trial, new
@@ -672,7 +737,7 @@ class Allocate(Pass):
                 units.setdefault(it.part_of if it.part_of >= 0 else it, []).append(it)
             for unit in units.values():
                 trial = dict(counts)
-                trial.update({it: level for it in unit})
+                trial.update({it: want[it] for it in unit})
                 new, failed = self.layout(items, trial, buffer, tgt)
                 if failed is None:
                     counts, layout = trial, new
