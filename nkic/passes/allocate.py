@@ -261,7 +261,7 @@ class _Occupancy:
     def _quarters(self, partition: int, nparts: int) -> range:
         return range(partition // self.quarter, -(-(partition + nparts) // self.quarter))
 
-    def _roomiest(self, t: Tensor, lo: int, hi: int) -> tuple[int, int]:
+    def roomiest(self, t: Tensor, lo: int, hi: int) -> tuple[int, int]:
         """(bytes, start partition): the most bytes per partition free at every position of
         [lo, hi] on a window of partitions where `t` may start, and the first such window."""
         best = (0, 0)
@@ -276,14 +276,13 @@ class _Occupancy:
     def room(self, t: Tensor, lo: int, hi: int) -> int:
         """The most bytes per partition free at every position of [lo, hi] on some window of
         partitions where `t` may start."""
-        return self._roomiest(t, lo, hi)[0]
+        return self.roomiest(t, lo, hi)[0]
 
-    def reserve(self, t: Tensor, lo: int, hi: int, width: int) -> None:
-        """Count `width` bytes per partition as used over [lo, hi], on the window of
-        partitions where `t` finds the most room there."""
+    def reserve(self, t: Tensor, lo: int, hi: int, width: int, partition: int) -> None:
+        """Count `width` bytes per partition as used over [lo, hi], on `t`'s window of
+        partitions from `partition` (where `roomiest` found the most room)."""
         n = OCCUPANCY_BLOCK
-        p = self._roomiest(t, lo, hi)[1]
-        for k in self._quarters(p, t.num_partitions):
+        for k in self._quarters(partition, t.num_partitions):
             used, blocks = self.used[k], self.blocks[k]
             last = min(hi, len(used) - 1)
             for i in range(lo, last + 1):
@@ -446,12 +445,12 @@ def _chain_span(chain: list[tuple], occupancy: _Occupancy) -> tuple[int, int]:
         if not first.loops or first.executions < 2:
             continue
         body_lo, body_hi = first.span
-        wrap = [(end + 1, body_hi), (body_lo, start - 1)]
-        if all(a > b or occupancy.room(t, a, b) >= 2 * stride for a, b in wrap):
+        wrap = [(a, b) for a, b in ((end + 1, body_hi), (body_lo, start - 1)) if a <= b]
+        rooms = [occupancy.roomiest(t, a, b) for a, b in wrap]
+        if all(free >= 2 * stride for free, _ in rooms):
             lo, hi = min(lo, body_lo), max(hi, body_hi)
-            for a, b in wrap:
-                if a <= b:
-                    occupancy.reserve(t, a, b, 2 * stride)
+            for (a, b), (_, partition) in zip(wrap, rooms):
+                occupancy.reserve(t, a, b, 2 * stride, partition)
     return lo, hi
 
 
