@@ -18,7 +18,7 @@ from typing import Any
 
 from nkirt.cost import DmaPlan
 from nkirt.cost.tables import DMA_ENGINES, PARTITIONS, TargetTable
-from nkirt.executor import STALL_SEMAPHORE, StaticInstruction
+from nkirt.executor import STALL_SEMAPHORE, DynLoop, Loop, StaticInstruction
 from nkirt.profile import busy_union
 from nkirt.program import QUEUES
 
@@ -366,8 +366,78 @@ def iteration_text(env: dict[str, int]) -> str:
     return ", ".join(f"{var}={value}" for var, value in env.items())
 
 
+def enclosing_loops(tree: list) -> dict[int, tuple[tuple[str, str, int | None], ...]]:
+    """Per instruction index, the loops the program keeps around it, outermost first:
+    (variable, source name, trip count; None for a loop counted at run time)."""
+    found: dict[int, tuple] = {}
+
+    def walk(nodes: list, outer: tuple) -> None:
+        for node in nodes:
+            if type(node) is Loop:
+                walk(node.body, (*outer, (node.var, node.name, len(node.values))))
+            elif type(node) is DynLoop:
+                walk(node.body, (*outer, (node.var, node.name, None)))
+            else:
+                found[node.index] = outer
+
+    walk(tree, ())
+    return found
+
+
+#: in `repeats_along`: a helper called again loads the same elements at the same iteration
+ANOTHER_CALL = "(another call)"
+
+
+class _Repeats:
+    """The transfers of one (source line, input) load site, for what repeats: a transfer
+    repeats an earlier one when it reads the same elements of the input, i.e. the same
+    access pattern at the same offset. A kept loop whose variable the offset does not
+    mention repeats its transfers in each of its iterations; copies of an unrolled loop's
+    instruction with the same offset and pattern repeat each other, along the unrolled
+    loops whose values differ between them."""
+
+    __slots__ = ("distinct", "first_env", "along", "unknown")
+
+    def __init__(self) -> None:
+        self.distinct: dict[tuple, int] = {}  # transfer key -> bytes of its distinct transfers
+        self.first_env: dict[tuple, dict[str, int]] = {}  # key -> first copy's unrolled loops
+        self.along: dict[str, None] = {}  # loop names, in the order met
+        self.unknown = False  # a transfer whose elements depend on run-time values
+
+    def add(self, inst: StaticInstruction, ap, loops: tuple) -> None:
+        if ap.dynamic is not None or any(trips is None for _, _, trips in loops):
+            self.unknown = True
+            return
+        varying = {var for var, _ in ap.terms}
+        invariant = 1
+        for var, name, trips in loops:
+            if var not in varying and trips > 1:
+                invariant *= trips
+                self.along[name] = None
+        key = (ap.const, ap.terms, ap.steps, ap.nums, ap.dtype)
+        distinct = inst.count // invariant * ap.shape.elements * ap.itemsize
+        self.distinct[key] = max(self.distinct.get(key, 0), distinct)
+        env = inst.unrolled_env
+        first = self.first_env.setdefault(key, env)
+        if first is not env:
+            differ = [name for name, value in env.items() if first.get(name) != value]
+            # the same iteration: the copies of a helper's load at two of its call sites
+            for name in differ or (ANOTHER_CALL,):
+                self.along[name] = None
+
+    def repeated_bytes(self, loaded: int) -> int | None:
+        """Of the `loaded` bytes, those that repeat an earlier transfer (None: unknown)."""
+        if self.unknown:
+            return None
+        return loaded - sum(self.distinct.values())
+
+
 def hbm_traffic(
-    program, instructions: list[StaticInstruction], spill: int, sites: int = 10
+    program,
+    instructions: list[StaticInstruction],
+    spill: int,
+    sites: int = 10,
+    loops: dict[int, tuple] | None = None,
 ) -> dict[str, Any]:
     """Bytes the DMAs moved per HBM tensor, and the input loads by source line: the
     performance-bounds method's redundant-transfer investigation (steps 1 and 2a). A tensor's
@@ -375,7 +445,14 @@ def hbm_traffic(
     `spill` is what the PSUM spill's DMAs moved (the profile's `spill_save_bytes` plus
     `spill_reload_bytes`). And per DMA source line its geometry, as the DMA
     efficiency investigation tabulates it: transfers, bytes, SBUF partitions and bytes per
-    descriptor (below 4 KiB a descriptor's fixed cost weighs: docs/cost-model.md)."""
+    descriptor (below 4 KiB a descriptor's fixed cost weighs: docs/cost-model.md).
+
+    Per input load site also the bytes of its transfers that repeat an earlier transfer of
+    the same site (`_Repeats`) and the loops along which they repeat: what hoisting the load
+    out of those loops would save, when the input is not written in between (for an input
+    the kernel writes, and a transfer at an index known only at run time, it is `None`).
+    `loops` gives each instruction's kept loops (`enclosing_loops`); without it the
+    instructions are taken as loop-free."""
     kinds: dict[str, tuple[str, int]] = {}
     for t in program.outputs:
         kinds[t.name] = ("OUT", t.nbytes)
@@ -417,9 +494,10 @@ def hbm_traffic(
                 sizes.setdefault(name, ap.tensor.nbytes)
                 moved.setdefault(name, [0, 0])[side] += nbytes
                 if side == 0 and kinds.get(name, ("",))[0] in ("IN", "INOUT"):
-                    site = loads.setdefault((inst.where, name), [0, 0])
+                    site = loads.setdefault((inst.where, name), [0, 0, _Repeats()])
                     site[0] += inst.count
                     site[1] += nbytes
+                    site[2].add(inst, ap, loops.get(inst.index, ()) if loops else ())
     tensors = []
     for name, (read, written) in moved.items():
         kind, size = kinds.get(name, ("HBM", sizes[name]))
@@ -460,9 +538,24 @@ def hbm_traffic(
         "reload_excess_bytes": reload_excess,
         "spill_bytes": spill,
         "input_loads_by_source": [
-            {"loc": loc, "tensor": name, "transfers": n, "bytes": b}
-            for (loc, name), (n, b) in by_site[:sites]
+            _load_site(loc, name, n, b, repeats, moved[name][1])
+            for (loc, name), (n, b, repeats) in by_site[:sites]
         ],
+    }
+
+
+def _load_site(
+    loc: str, name: str, transfers: int, nbytes: int, repeats: _Repeats, written: int
+) -> dict[str, Any]:
+    """One row of `input_loads_by_source`."""
+    repeated = None if written else repeats.repeated_bytes(nbytes)
+    return {
+        "loc": loc,
+        "tensor": name,
+        "transfers": transfers,
+        "bytes": nbytes,
+        "repeated_bytes": repeated,
+        "repeats_along": list(repeats.along) if repeated else [],
     }
 
 
@@ -472,7 +565,10 @@ def explorer_sections(program, executor, profile: dict[str, Any]) -> dict[str, A
     table = executor.table
     io_bytes = sum(t.nbytes for t in (*program.inputs, *program.outputs))
     traffic = hbm_traffic(
-        program, executor.instructions, profile["spill_save_bytes"] + profile["spill_reload_bytes"]
+        program,
+        executor.instructions,
+        profile["spill_save_bytes"] + profile["spill_reload_bytes"],
+        loops=enclosing_loops(executor.tree),
     )
     summary = explorer_summary(
         executor.instructions,

@@ -487,6 +487,19 @@ def _traffic_lines(traffic: dict[str, Any], moved: int, shown: int = 6) -> list[
             f"moved); most loaded at {top['loc']}: {top['tensor']}, {top['transfers']:,} "
             f"transfers, {top['bytes'] / 1e6:,.3f} MB"
         )
+    repeating = sorted(
+        (s for s in traffic["input_loads_by_source"] if s["repeated_bytes"]),
+        key=lambda s: -s["repeated_bytes"],
+    )
+    if repeating:
+        lines.append(
+            "    repeated loads, the same elements again in each iteration of the loops named: "
+            + "; ".join(
+                f"{s['loc']} {s['tensor']} {s['repeated_bytes'] / 1e6:,.3f} MB over "
+                f"{', '.join(s['repeats_along'])}"
+                for s in repeating[:3]
+            )
+        )
     lines.append(
         "  DMA transfers by source line (P partitions × bytes per descriptor; ≥ 4 KiB is efficient):"
     )

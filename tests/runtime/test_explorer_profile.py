@@ -243,7 +243,10 @@ def test_hbm_traffic_counts_each_tensors_bytes_and_the_reloads_by_source_line(tm
         "tensor": "w",
         "transfers": 3,
         "bytes": 3 * w_bytes,
+        "repeated_bytes": 2 * w_bytes,  # the same 32 KiB again in iterations 1 and 2
+        "repeats_along": ["i"],
     }
+    assert traffic["input_loads_by_source"][0]["repeated_bytes"] == 0  # x: three row blocks
 
 
 def test_transfers_by_source_line_give_each_dmas_geometry(tmp_path):
