@@ -253,8 +253,9 @@ def _check(c: InstCheck, flagged: set[tuple[str, int]], clean: set[tuple]) -> No
     so that each reports at its own span."""
     signature = _signature(c)
     if signature is not None and signature in clean:
-        for name, ap in c.aps:
-            _partition_window(c, name, ap)
+        if not c.op.startswith("dma_"):  # (DMA reaches any partition)
+            for name, ap in c.aps:
+                _partition_window(c, name, ap)
         return
     if not _target_and_engine(c):
         return
@@ -303,7 +304,7 @@ def _signature(c: InstCheck) -> tuple | None:
         if key is None:
             return None
         parts.append((name, key))
-    tensors: list[Tensor] = []
+    tensors: list[Tensor] = []  # (tensors compare by identity)
     for name, o in inst.operands.items():
         if type(o) is Imm:
             key = _value_key(o.value)
@@ -314,7 +315,7 @@ def _signature(c: InstCheck) -> tuple | None:
         if type(o) is not AccessPattern or o.dynamic is not None:
             return None
         t = o.tensor
-        alias = next((i for i, u in enumerate(tensors) if u is t), -1)
+        alias = tensors.index(t) if t in tensors else -1
         tensors.append(t)
         parts.append((name, t.buffer, t.kind, t.dtype, t.shape, o.pattern, o.dtype, alias))
     return tuple(parts)
@@ -453,13 +454,16 @@ def _partition_window(c: InstCheck, name: str, ap: AccessPattern) -> None:
     inside its tensor must be a multiple of the window. DMA reaches any partition."""
     if c.op.startswith("dma_") or not ap.tensor.on_chip or not ap.pattern:
         return
+    off = ap.offset
+    if type(off) is Affine and not off.terms and not off.const:
+        return  # partition 0 suits every window
     if ap.tensor.shape and ap.tensor.shape[0] > PMAX:
         return  # the oversized tensor is reported on its own
     n, step = ap.num_partitions, ap.pattern[0][0]
     if step <= 0:
         return
     align = 32 if n <= 32 else 64 if n <= 64 else None
-    off = Affine.of(ap.offset)
+    off = Affine.of(off)
     # offset = partition * step + free offset (0 <= free offset < step); a loop term moves the
     # partition when its coefficient is a multiple of the partition step
     parts = [off.const // step] + [coeff // step for _, coeff in off.terms if coeff % step == 0]
