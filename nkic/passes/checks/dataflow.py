@@ -39,24 +39,79 @@ class Dataflow(Pass):
                 by_tensor.setdefault(id(a.ap.tensor), []).append(a)
         loop_ends = _loop_ends(all_accesses)
         regions = _Regions()
+        clean: set[tuple] = set()  # signatures of tensors whose every read was written
         for items in by_tensor.values():
-            writes = _Writes([a for a in items if a.write], regions)
-            partly = None
-            for a in items:
-                if a.write and not _explicit_accumulate(a):
-                    continue
-                state = _initialised(a, writes, allocs[id(a.ap.tensor)], loop_ends)
-                if state == UNWRITTEN or (state == PARTLY and (a.write or id(a.inst) in to_hbm)):
-                    _report(ctx, a, partly=state == PARTLY)
-                    break
-                # a gather (tensor indirection) reads the columns its offsets name at run
-                # time, where an unwritten one is a fault: only a read of nothing written is
-                # certain here
-                if state == PARTLY and partly is None and a.ap.dynamic is None:
-                    partly = a
-            else:
-                if partly is not None:
-                    _report_partly(ctx, partly)
+            alloc_loops = allocs[id(items[0].ap.tensor)]
+            signature = _signature(items, alloc_loops, regions, to_hbm)
+            if signature is not None and signature in clean:
+                continue
+            if _check_tensor(ctx, items, regions, alloc_loops, loop_ends, to_hbm):
+                if signature is not None:
+                    clean.add(signature)
+
+
+def _check_tensor(
+    ctx: PassContext,
+    items: list[Access],
+    regions: _Regions,
+    alloc_loops: tuple[Loop, ...],
+    loop_ends: dict[int, int],
+    to_hbm: set[int],
+) -> bool:
+    """Report the first read of one tensor's `items` that no earlier write covers (or a read
+    that they cover only in part); True if there is nothing to report."""
+    writes = _Writes([a for a in items if a.write], regions)
+    partly = None
+    for a in items:
+        if a.write and not _explicit_accumulate(a):
+            continue
+        state = _initialised(a, writes, alloc_loops, loop_ends)
+        if state == UNWRITTEN or (state == PARTLY and (a.write or id(a.inst) in to_hbm)):
+            _report(ctx, a, partly=state == PARTLY)
+            return False
+        # a gather (tensor indirection) reads the columns its offsets name at run time, where
+        # an unwritten one is a fault: only a read of nothing written is certain here
+        if state == PARTLY and partly is None and a.ap.dynamic is None:
+            partly = a
+    if partly is not None:
+        _report_partly(ctx, partly)
+        return False
+    return True
+
+
+def _signature(
+    items: list[Access], alloc_loops: tuple[Loop, ...], regions: _Regions, to_hbm: set[int]
+) -> tuple | None:
+    """What `_check_tensor` reads of a tensor allocated and accessed outside loops (an
+    unrolled loop's tiles): its buffer, dtype and shape, and per access in program order
+    whether it writes (and accumulates explicitly), has a runtime offset, is copied to device
+    memory, which instruction it is (numbered by first access), its footprint's coordinates
+    and box. Outside loops a footprint is its box, and a write precedes a read when it comes
+    earlier in the list, so tensors with the same signature get the same answer. None for a
+    tensor in a loop (iterations and loop ends decide there)."""
+    if alloc_loops:
+        return None
+    t = items[0].ap.tensor
+    parts: list = [t.buffer, t.dtype, t.shape]
+    numbers: dict[int, int] = {}
+    for a in items:
+        if a.loops:
+            return None
+        inst = a.inst
+        number = numbers.setdefault(id(inst), len(numbers))
+        f, box = regions.get(a)
+        parts.append(
+            (
+                a.write,
+                _explicit_accumulate(a),
+                a.ap.dynamic is None,
+                id(inst) in to_hbm,
+                number,
+                f.kind,
+                box,
+            )
+        )
+    return tuple(parts)
 
 
 class _Regions:

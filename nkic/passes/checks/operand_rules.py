@@ -158,6 +158,8 @@ class InstCheck:
         self.op: str = self.inst.opcode
         #: The instruction's access-pattern operands (the checks do not change them).
         self.aps: tuple[tuple[str, AccessPattern], ...] = self.inst.aps()
+        #: diagnostics reported so far (`_check` tells a clean outcome by it)
+        self.reports = 0
 
     def ap(self, name: str) -> AccessPattern | None:
         o = self.inst.operands.get(name)
@@ -177,6 +179,7 @@ class InstCheck:
         return self.ap(name) is not None or self.value(name) is not None
 
     def error(self, code: str, message: str, hint: str | None = None, tensor: Tensor | None = None):
+        self.reports += 1
         related = ()
         if tensor is not None and id(tensor) in self.allocs:
             related = (Related(tensor.loc, f"`{tensor.label or tensor.name}` allocated here"),)
@@ -214,6 +217,7 @@ class OperandRules(Pass):
     def run(self, kernel: Kernel, ctx: PassContext) -> None:
         allocs = {id(op.result): op for op, _ in kernel.walk() if isinstance(op, Alloc)}
         flagged: set[tuple[str, int]] = set()  # (rule, tensor id) already reported
+        clean: set[tuple] = set()  # signatures of instructions that passed every rule
         used: set[int] = set()
         for inst in kernel.instructions():
             d = lookup(inst.opcode)
@@ -222,7 +226,7 @@ class OperandRules(Pass):
             c = InstCheck(inst, d, ctx.target, ctx, allocs)
             used.update(id(ap.tensor) for _, ap in c.aps)
             try:
-                _check(c, flagged)
+                _check(c, flagged, clean)
             except Exception as e:  # a bug in one rule must not hide the other diagnostics
                 ctx.sink.error(
                     "nkic_internal_error",
@@ -241,7 +245,18 @@ class OperandRules(Pass):
                 )
 
 
-def _check(c: InstCheck, flagged: set[tuple[str, int]]) -> None:
+def _check(c: InstCheck, flagged: set[tuple[str, int]], clean: set[tuple]) -> None:
+    """Every rule on `c`. An unrolled kernel repeats instructions that differ only in their
+    tensors and offsets: once an instruction passes every rule, another with the same
+    `_signature` passes them too, and only the partition-window rule (the one rule that
+    reads offsets) runs on it. Instructions with a diagnostic are checked in full each time,
+    so that each reports at its own span."""
+    signature = _signature(c)
+    if signature is not None and signature in clean:
+        if not c.op.startswith("dma_"):  # (DMA reaches any partition)
+            for name, ap in c.aps:
+                _partition_window(c, name, ap)
+        return
     if not _target_and_engine(c):
         return
     _indirection(c)
@@ -252,11 +267,77 @@ def _check(c: InstCheck, flagged: set[tuple[str, int]]) -> None:
         _packed_dtype_target(c, name, ap, flagged)
     if not _buffers(c) or oversized or not _int64(c):
         return
+    before = c.reports
     for name, ap in c.aps:
         _partition_window(c, name, ap)
+    windows = c.reports - before
     _elementwise(c)
     for fn in _RULES.get(c.op, ()):
         fn(c)
+    # clean: no rule but the window rule reported, and none stayed silent because it had
+    # reported on one of these tensors before (`flagged`: it would report on new tensors)
+    if (
+        signature is not None
+        and c.reports == windows
+        and not any((rule, id(ap.tensor)) in flagged for _, ap in c.aps for rule in _ONCE)
+    ):
+        clean.add(signature)
+
+
+#: The rules reported once per tensor (their keys in `flagged`).
+_ONCE = ("partitions", "rank", "packed")
+
+
+def _signature(c: InstCheck) -> tuple | None:
+    """What the rules but `_partition_window` read of an instruction: its opcode, engine and
+    attributes, and per operand its name with its immediate value, or with its tensor's
+    buffer, kind, dtype and shape, its pattern and dtype, and which earlier operand has the
+    same tensor. Not the tensors themselves nor the offsets (read by the window rule, which
+    always runs, and for tensor indirection). None where that is not the whole story: an
+    operand with a runtime offset (indirection and dynamic DMA rules read offsets, placements
+    and index tiles), or a value that is not a plain constant. (The pass's target and NKI
+    version are the same for every instruction.)"""
+    inst = c.inst
+    parts: list = [c.op, inst.engine]
+    for name, value in inst.attrs.items():
+        key = _value_key(value)
+        if key is None:
+            return None
+        parts.append((name, key))
+    tensors: list[Tensor] = []  # (tensors compare by identity)
+    for name, o in inst.operands.items():
+        if type(o) is Imm:
+            key = _value_key(o.value)
+            if key is None:
+                return None
+            parts.append((name, key))
+            continue
+        if type(o) is not AccessPattern or o.dynamic is not None:
+            return None
+        t = o.tensor
+        alias = tensors.index(t) if t in tensors else -1
+        tensors.append(t)
+        parts.append((name, t.buffer, t.kind, t.dtype, t.shape, o.pattern, o.dtype, alias))
+    return tuple(parts)
+
+
+def _value_key(v: object, depth: int = 0) -> tuple | None:
+    """`v` with its type (True is not 1, nor 1.0), floats by their text (-0.0 is not 0.0);
+    None for anything but None, bools, ints, floats, strings and tuples of them."""
+    t = type(v)
+    if t is int or t is str or t is bool or v is None:
+        return (t, v)
+    if t is float:
+        return (t, repr(v))
+    if t is tuple and depth < 8:
+        items = []
+        for x in v:
+            key = _value_key(x, depth + 1)
+            if key is None:
+                return None
+            items.append(key)
+        return (t, tuple(items))
+    return None
 
 
 def _int64(c: InstCheck) -> bool:
@@ -373,13 +454,16 @@ def _partition_window(c: InstCheck, name: str, ap: AccessPattern) -> None:
     inside its tensor must be a multiple of the window. DMA reaches any partition."""
     if c.op.startswith("dma_") or not ap.tensor.on_chip or not ap.pattern:
         return
+    off = ap.offset
+    if type(off) is Affine and not off.terms and not off.const:
+        return  # partition 0 suits every window
     if ap.tensor.shape and ap.tensor.shape[0] > PMAX:
         return  # the oversized tensor is reported on its own
     n, step = ap.num_partitions, ap.pattern[0][0]
     if step <= 0:
         return
     align = 32 if n <= 32 else 64 if n <= 64 else None
-    off = Affine.of(ap.offset)
+    off = Affine.of(off)
     # offset = partition * step + free offset (0 <= free offset < step); a loop term moves the
     # partition when its coefficient is a multiple of the partition step
     parts = [off.const // step] + [coeff // step for _, coeff in off.terms if coeff % step == 0]

@@ -274,3 +274,45 @@ def test_indexed_search_agrees_with_the_definition():
             assert df._initialised(r, indexed, loops, ends) == want, "\n".join(lines)
             compared[want] += 1
     assert min(compared.values()) > 50, compared
+
+
+def _tiles(n: int, written: bool, first_line: int = 10) -> list[str]:
+    """`n` unrolled iterations: a fresh tile each, written (or not) then copied to `u`."""
+    lines = []
+    for i in range(n):
+        lines.append(f'  %x{i} = alloc sbuf float32[128, 512] "x{i}" {at(first_line + 3 * i)}')
+        if written:
+            lines.append(memset_t(first_line + 3 * i + 1, window=tile(f"x{i}", 128, 512)))
+        lines.append(
+            f"  tensor_copy(dst={tile('u', 128, 512)}, src={tile(f'x{i}', 128, 512)}) {{}} "
+            + at(first_line + 3 * i + 2)
+        )
+    return lines
+
+
+def test_unrolled_tiles_with_the_same_accesses_are_checked_once(monkeypatch):
+    calls = []
+    real = df._initialised
+    monkeypatch.setattr(df, "_initialised", lambda r, *rest: calls.append(r) or real(r, *rest))
+    assert check("\n".join([U, *_tiles(3, written=True)])) == []
+    assert [r.ap.tensor.name for r in calls] == ["x0"]
+
+
+def test_unrolled_tiles_read_before_written_report_each():
+    diags = check("\n".join([U, *_tiles(2, written=False)]))
+    assert [(d.code, d.loc.line) for d in diags] == [
+        ("err_read_before_write", 12),
+        ("err_read_before_write", 15),
+    ]
+
+
+def test_tile_with_other_accesses_than_a_clean_twin_is_checked():
+    """x1's write covers half of it: not the clean x0's signature."""
+    lines = [U, *_tiles(1, written=True)]
+    lines.append(f'  %x1 = alloc sbuf float32[128, 512] "x1" {at(20)}')
+    lines.append(memset_t(21, window=view("x1", 512, 128, 256)))
+    lines.append(
+        f"  tensor_copy(dst={tile('u', 128, 512)}, src={tile('x1', 128, 512)}) {{}} {at(22)}"
+    )
+    d = only(check("\n".join(lines)), "nkic_partly_uninitialised_read")
+    assert d.loc.line == 22

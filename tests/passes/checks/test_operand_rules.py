@@ -530,3 +530,56 @@ def test_hwdge_requires_equal_dtypes():
 
 def test_unknown_opcode_is_left_to_the_verifier():
     assert check(f"  frobnicate() {{}} {at(10)}") == []
+
+
+def test_repeated_instructions_are_checked_once(monkeypatch):
+    """An unrolled loop's instructions that differ only in their tiles pass the rules once."""
+    from nkic.passes.checks import operand_rules
+
+    calls = []
+    real = operand_rules._elementwise
+    monkeypatch.setattr(operand_rules, "_elementwise", lambda c: calls.append(c) or real(c))
+    lines = []
+    for i in range(3):
+        lines += [alloc(f"x{i}", "sbuf", "float32", (128, 512)), init(f"x{i}", 128, 512, 10 + i)]
+    assert check(body(*lines)) == []
+    assert len(calls) == 1
+
+
+def test_repeated_failing_instruction_reports_at_each():
+    lines = []
+    for i in range(2):
+        lines += [
+            alloc(f"a{i}", "sbuf", "float32", (128, 512)),
+            alloc(f"b{i}", "sbuf", "float32", (128, 256)),
+            init(f"a{i}", 128, 512),
+            f"  tensor_copy(dst={tile(f'b{i}', 128, 256)}, src={tile(f'a{i}', 128, 512)}) {{}} "
+            + at(10 + i),
+        ]
+    diags = check(body(*lines))
+    assert [(d.code, d.loc.line) for d in diags] == [
+        ("err_store_dst_shape_smaller_than_other_shape", 10),
+        ("err_store_dst_shape_smaller_than_other_shape", 11),
+    ]
+
+
+def test_repeated_instruction_still_checks_its_partition_window():
+    """The window rule reads the offset, which a clean twin does not share."""
+    lines = [alloc(f"t{i}", "sbuf", "float32", (48, 64)) for i in range(2)]
+    lines += [
+        f"  memset(dst={view('t0', 64, 8, 64)}, value=0.0) {{}} {at(10)}",
+        f"  memset(dst={view('t1', 64, 8, 64, '512')}, value=0.0) {{}} {at(11)}",
+    ]
+    d = only(check(body(*lines)), "nkic_partition_window")
+    assert d.loc.line == 11
+
+
+def test_rule_reported_once_per_tensor_still_reports_on_a_new_tensor():
+    """The second instruction on `a` is silent (its tensor was reported), yet a third with the
+    same operands on a new tensor is reported."""
+    six = "[[64, 128], [32, 2], [16, 2], [8, 2], [4, 2], [1, 4]]"
+    lines = [alloc("a", "sbuf", "float32", (128, 64)), alloc("b", "sbuf", "float32", (128, 64))]
+    for line, name in ((10, "a"), (11, "a"), (12, "b")):
+        lines.append(f"  memset(dst=%{name}[0; {six[1:-1]}], value=0.0) {{}} {at(line)}")
+    diags = [d for d in check(body(*lines)) if d.code == "err_exceed_max_supported_dimension"]
+    assert [d.loc.line for d in diags] == [10, 12]
