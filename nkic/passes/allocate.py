@@ -37,6 +37,12 @@ LENGTHS = (16, 128, 1024)
 NOTE_TENSORS = 5
 #: Positions per block of `_Occupancy`'s per-block peaks.
 OCCUPANCY_BLOCK = 256
+#: The buffers whose site chains, where unbroken, reserve their slots between their tiles
+#: (`_split_where_full`), so that the chains split later break where the earlier ones took
+#: the room. Not SBUF: its chains, up to four slots each, then broke where they did not
+#: before and others took their slots; the NKI Library's moe_cte shard_on_i H3072 T1024 E64
+#: B512 K8 I3072 (trn2, LNC=2) predicted 24,510.57 us unrolled against 23,794.42 us.
+RESERVED_BETWEEN_TILES = ("psum",)
 #: The label of one block of a Beta 1 tensor with block dimensions: `qk[3, 1]`.
 BLOCK_LABEL = re.compile(r"^(\w+)\[\d+(?:, \d+)*\]$")
 
@@ -273,11 +279,6 @@ class _Occupancy:
                 best = (self.capacity - peak, p)
         return best
 
-    def room(self, t: Tensor, lo: int, hi: int) -> int:
-        """The most bytes per partition free at every position of [lo, hi] on some window of
-        partitions where `t` may start."""
-        return self.roomiest(t, lo, hi)[0]
-
     def reserve(self, t: Tensor, lo: int, hi: int, width: int, partition: int) -> None:
         """Count `width` bytes per partition as used over [lo, hi], on `t`'s window of
         partitions from `partition` (where `roomiest` found the most room)."""
@@ -377,7 +378,9 @@ def _chains(items: list[_Item], layout: _Layout) -> list[_Item]:
     A chain reserves its slots over its whole length, so it breaks where the one-slot
     `layout` leaves no room for two slots between two of its groups (another
     phase of the program fills the buffer there): each part is a chain of its own, and the
-    phase between them takes none of its slots. A symbolic loop's chain keeps its slots
+    phase between them takes none of its slots. PSUM chains are split together, most
+    executed first, each taking its banks between its groups out of the room the next
+    finds (`_split_where_full`). A symbolic loop's chain keeps its slots
     across the boundary between two executions, as the unrolled chain does, unless the
     unrolled chain would break there; then it is live over one execution of the body and
     does not meet the phases of the next executions (`_chain_span`)."""
@@ -398,28 +401,38 @@ def _chains(items: list[_Item], layout: _Layout) -> list[_Item]:
     found = []
     occupancy = _Occupancy(layout)
     chains = _site_chains(groups, lambda g: (g[0], g[1]), _one_after_the_other)
-    parts = ((n, part) for n, c in enumerate(chains) for part in _split_where_full(c, occupancy))
-    for n, chain in parts:
-        members = tuple(m for _, _, group in chain for m in group)
-        if len(members) < 2:
-            continue  # one tensor: a symbolic loop's tile rotates by itself
-        first = members[0]
-        found.append(
-            _Item(
-                first.tensor,
-                first.loc,
-                (),
-                first.order,
-                chain[0][0],
-                chain[-1][1],
-                _chain_span(chain, occupancy),
-                executions=sum(m.executions for m in members),
-                at_zero=any(m.at_zero for m in members),
-                members=members,
-                accessed=True,
-                part_of=n,
+    # every chain split first, most executed first (the order `Allocate.multi_buffer` gives
+    # slots in when not all fit); then the spans across executions, site by site
+    by_heat = sorted(
+        range(len(chains)),
+        key=lambda n: (
+            -sum(m.executions for g in chains[n] for m in g[2]),
+            chains[n][0][2][0].order,
+        ),
+    )
+    parts = {n: _split_where_full(chains[n], occupancy) for n in by_heat}
+    for n in range(len(chains)):
+        for chain in parts[n]:
+            members = tuple(m for _, _, group in chain for m in group)
+            if len(members) < 2:
+                continue  # one tensor: a symbolic loop's tile rotates by itself
+            first = members[0]
+            found.append(
+                _Item(
+                    first.tensor,
+                    first.loc,
+                    (),
+                    first.order,
+                    chain[0][0],
+                    chain[-1][1],
+                    _chain_span(chain, occupancy),
+                    executions=sum(m.executions for m in members),
+                    at_zero=any(m.at_zero for m in members),
+                    members=members,
+                    accessed=True,
+                    part_of=n,
+                )
             )
-        )
     return found
 
 
@@ -433,19 +446,30 @@ def _chain_span(chain: list[tuple], occupancy: _Occupancy) -> tuple[int, int]:
     those tensors leave no room for two of its slots (`_split_where_full`).
 
     The chains kept across the boundary must fit there together, not each alone: over the
-    whole body, each takes two of its slots out of the room the next chain (in program
-    order) finds in `occupancy`. Tested each alone, four chains of the down projection in
-    moe_cte each found the two PSUM banks the gate/up projection leaves free, so all four
-    took the whole body and none could hold its second bank."""
+    whole body, each takes two of its slots out of the room the next chain (in the order of
+    `_site_chains`: site by site) finds in `occupancy`. Tested each alone, four chains of
+    the down projection in moe_cte each found the two PSUM banks the gate/up projection
+    leaves free, so all four took the whole body and none could hold its second bank. Where
+    the split reserved the chain's banks between two of its groups (PSUM), the body after
+    the earlier group and before the later one is among those positions: only the body
+    before the first group and after the last are tested here."""
     t = chain[0][2][0].tensor
     stride, _ = _footprint(t, 2, occupancy.tgt)
+    between = t.buffer in RESERVED_BETWEEN_TILES
     lo, hi = chain[0][0], chain[-1][1]
-    for start, end, members in chain:
+    for n, (start, end, members) in enumerate(chain):
         first = members[0]
         if not first.loops or first.executions < 2:
             continue
         body_lo, body_hi = first.span
-        wrap = [(a, b) for a, b in ((end + 1, body_hi), (body_lo, start - 1)) if a <= b]
+        # the body after a group with a next one, and before one with a previous one, lies
+        # between two groups: the split reserved the chain's banks there already
+        wrap = []
+        if not between or n == len(chain) - 1:
+            wrap.append((end + 1, body_hi))
+        if not between or n == 0:
+            wrap.append((body_lo, start - 1))
+        wrap = [(a, b) for a, b in wrap if a <= b]
         rooms = [occupancy.roomiest(t, a, b) for a, b in wrap]
         if all(free >= 2 * stride for free, _ in rooms):
             lo, hi = min(lo, body_lo), max(hi, body_hi)
@@ -456,13 +480,24 @@ def _chain_span(chain: list[tuple], occupancy: _Occupancy) -> tuple[int, int]:
 
 def _split_where_full(chain: list[tuple], occupancy: _Occupancy) -> list[list[tuple]]:
     """`chain` (groups (start, end, members)) split between two groups where the tensors
-    live between them leave less than two of its slots free at some position."""
+    live between them leave less than two of its slots free at some position.
+
+    A PSUM chain that does not break there reserves its two banks over the positions between
+    the two groups, on the partitions that had the room: the chains split after it find
+    only what is left, as the layout will have to place them together. Tested each alone,
+    the chains of two sites whose tiles alternate each found the same two free banks between
+    their tiles, none broke, and the layout gave one of them a single bank for every tile
+    (`RESERVED_BETWEEN_TILES`)."""
     t = chain[0][2][0].tensor
     stride, _ = _footprint(t, 2, occupancy.tgt)
     parts = [[chain[0]]]
     for last, group in zip(chain, chain[1:]):
-        if occupancy.room(t, last[1] + 1, group[0] - 1) < 2 * stride:
+        lo, hi = last[1] + 1, group[0] - 1
+        free, partition = occupancy.roomiest(t, lo, hi)
+        if free < 2 * stride:
             parts.append([])
+        elif t.buffer in RESERVED_BETWEEN_TILES:
+            occupancy.reserve(t, lo, hi, 2 * stride, partition)
         parts[-1].append(group)
     return parts
 
