@@ -1117,7 +1117,7 @@ _code(
     `nl.sequential_range` loops stay hardware loops as long as the body does not need the
     induction variable as a Python int. Recursion needs a compile-time base case. A kernel has
     two loop budgets: 200,000 unrolled iterations that build instructions or allocations (they
-    bound the size of the program), and 500,000 iterations of any kind (most of them
+    bound the size of the program), and 1,000,000 iterations of any kind (most of them
     compile-time Python that builds nothing, as in helpers walking the dimensions of a view;
     they bound the time specialisation takes). The message names the budget, the loop and how
     many iterations it ran. Once a budget is spent, specialisation of the kernel stops there, so

@@ -178,7 +178,7 @@ def check_json(path) -> list[dict]:
 def test_a_spent_loop_budget_ends_the_kernel_without_follow_on_errors(tmp_path, monkeypatch):
     # every loop after the budget is spent would fail too, and values it cut short would
     # raise their own errors: only the limit itself is reported (a budget of 200,000
-    # iterations of compile-time Python, a tenth of the real one, for a quick test)
+    # iterations of compile-time Python, a fifth of the real one, for a quick test)
     monkeypatch.setattr(loops, "MAX_PYTHON_ITERATIONS", 200_000)
     body = (
         "    xs = []\n"
@@ -225,11 +225,11 @@ def test_address_on_an_hbm_tensor_is_an_invalid_argument(tmp_path):
     [
         (
             "    n = 0\n    for i in range(3 * 10**8):\n        n += i\n",
-            "iterating over 300000000 values at specialisation exceeds the limit of 500000",
+            "iterating over 300000000 values at specialisation exceeds the limit of 1000000",
         ),
         (
             "    x = [1]\n    for i in range(40):\n        x = x + x\n",
-            "a sequence of more than 500000 items",
+            "a sequence of more than 1000000 items",
         ),
         ("    v = math.factorial(10**7)\n", "math.factorial(10000000) has more than 1048576 bits"),
         ("    v = math.comb(10**7, 5 * 10**6)\n", "math.comb(10000000, 5000000) has more than"),
