@@ -27,6 +27,7 @@ import pytest
 
 from nkic import driver
 from nkic.frontend import TensorSpec
+from nkic.passes import allocate
 
 # Each of two passes (a plain `range` loop, unrolled) runs a symbolic loop of T iterations:
 # load a [K, P] tile, multiply it into one PSUM tile, exponentiate into SBUF, store. Unrolled,
@@ -495,12 +496,9 @@ def k(a, w, v):
 """
 
 
-def test_chains_kept_across_executions_fit_there_together(tmp_path, monkeypatch):
-    # each chain was tested alone: every PSUM chain took the whole body, together more banks
-    # than the accumulators leave, so no chain got its second bank (100.29 us kept, 98.42 us
-    # with chains live over one execution, 97.28 us unrolled); now 98.21 us
-    from nkic.passes import allocate
-
+def shared_room_chains(tmp_path, monkeypatch, unroll_all: bool):
+    """Compile SHARED_ROOM (T = 8) recording each buffer's site chains and layout: the list of
+    (chains, layout) `_chains` was called with, and the compile result."""
     found = []
     chains = allocate._chains
 
@@ -510,16 +508,23 @@ def test_chains_kept_across_executions_fit_there_together(tmp_path, monkeypatch)
         return got
 
     monkeypatch.setattr(allocate, "_chains", recorded)
-    T = 8
     shapes = {
-        "a": TensorSpec((T, 128, 128), "bfloat16"),
+        "a": TensorSpec((8, 128, 128), "bfloat16"),
         "w": TensorSpec((128, 512), "bfloat16"),
         "v": TensorSpec((128, 512), "bfloat16"),
     }
     path = tmp_path / "kernel.py"
     path.write_text(SHARED_ROOM)
-    res = driver.compile_file(str(path), "k", shapes, "trn2")
+    res = driver.compile_file(str(path), "k", shapes, "trn2", unroll_all=unroll_all)
     assert res.ok, res.diagnostics
+    return found, res
+
+
+def test_chains_kept_across_executions_fit_there_together(tmp_path, monkeypatch):
+    # each chain was tested alone: every PSUM chain took the whole body, together more banks
+    # than the accumulators leave, so no chain got its second bank (100.29 us kept, 98.42 us
+    # with chains live over one execution, 97.28 us unrolled); now 98.21 us
+    found, _ = shared_room_chains(tmp_path, monkeypatch, unroll_all=False)
     psum = [(c, layout) for c, layout in found if layout.buffer == "psum"]
     assert psum
     for kept, layout in psum:
@@ -541,27 +546,7 @@ def test_unrolled_chains_fit_between_their_tiles_together(tmp_path, monkeypatch)
     # 32 `pq` tiles one bank (97.28 us unrolled). Split together, most executed first, the
     # `ps` chain keeps two banks over the whole program, the `pq` chain breaks at every
     # iteration and takes two banks there, as kept (97.14 us)
-    from nkic.passes import allocate
-
-    found = []
-    chains = allocate._chains
-
-    def recorded(items, layout):
-        got = chains(items, layout)
-        found.append((got, layout))
-        return got
-
-    monkeypatch.setattr(allocate, "_chains", recorded)
-    T = 8
-    shapes = {
-        "a": TensorSpec((T, 128, 128), "bfloat16"),
-        "w": TensorSpec((128, 512), "bfloat16"),
-        "v": TensorSpec((128, 512), "bfloat16"),
-    }
-    path = tmp_path / "kernel.py"
-    path.write_text(SHARED_ROOM)
-    res = driver.compile_file(str(path), "k", shapes, "trn2", unroll_all=True)
-    assert res.ok, res.diagnostics
+    found, res = shared_room_chains(tmp_path, monkeypatch, unroll_all=True)
     ((psum, layout),) = [(c, layout) for c, layout in found if layout.buffer == "psum"]
     used = allocate._Occupancy(layout).used[0]  # every tensor here spans 128 partitions
     gaps = []  # (chain, positions between its tiles)
