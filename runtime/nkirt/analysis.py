@@ -396,11 +396,11 @@ class _Repeats:
     instruction with the same offset and pattern repeat each other, along the unrolled
     loops whose values differ between them."""
 
-    __slots__ = ("distinct", "first_env", "along", "unknown")
+    __slots__ = ("distinct", "first", "along", "unknown")
 
     def __init__(self) -> None:
         self.distinct: dict[tuple, int] = {}  # transfer key -> bytes of its distinct transfers
-        self.first_env: dict[tuple, dict[str, int]] = {}  # key -> first copy's unrolled loops
+        self.first: dict[tuple, StaticInstruction] = {}  # key -> the first copy with it
         self.along: dict[str, None] = {}  # loop names, in the order met
         self.unknown = False  # a transfer whose elements depend on run-time values
 
@@ -417,10 +417,10 @@ class _Repeats:
         key = (ap.const, ap.terms, ap.steps, ap.nums, ap.dtype)
         distinct = inst.count // invariant * ap.shape.elements * ap.itemsize
         self.distinct[key] = max(self.distinct.get(key, 0), distinct)
-        env = inst.unrolled_env
-        first = self.first_env.setdefault(key, env)
-        if first is not env:
-            differ = [name for name, value in env.items() if first.get(name) != value]
+        first = self.first.setdefault(key, inst)
+        if first is not inst:
+            env, first_env = inst.unrolled_env, first.unrolled_env
+            differ = [name for name, value in env.items() if first_env.get(name) != value]
             # the same iteration: the copies of a helper's load at two of its call sites
             for name in differ or (ANOTHER_CALL,):
                 self.along[name] = None

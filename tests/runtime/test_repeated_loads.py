@@ -176,3 +176,36 @@ def test_nkic_run_names_the_repeated_loads_and_their_loops(tmp_path):
     assert line.endswith(
         f"matmul_tiled.py:36 rhs {rhs:,.3f} MB over m; matmul_tiled.py:32 lhsT {lhsT:,.3f} MB over n"
     )
+
+
+HELPER_TWICE_NO_LOOP = """import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+def loaded(w):
+    w_t = nl.ndarray((128, 128), dtype=w.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=w_t, src=w)
+    return w_t
+
+
+@nki.jit
+def k(w):
+    out = nl.ndarray((128, 128), dtype=w.dtype, buffer=nl.shared_hbm)
+    a = loaded(w)
+    b = loaded(w)
+    nisa.tensor_tensor(dst=a, data1=a, data2=b, op=nl.add)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+"""
+
+
+def test_a_helper_called_twice_outside_loops_repeats_at_another_call(tmp_path):
+    """Two calls of `loaded` with no loop around them load all of `w` twice: the second
+    transfer repeats the first, at another call."""
+    path = tmp_path / "twice.py"
+    path.write_text(HELPER_TWICE_NO_LOOP)
+    sites = by_tensor(traffic_of(path, "k", {"w": TensorSpec((128, 128), "float32")}))
+    tile = 128 * 128 * 4
+    assert (sites["w"]["bytes"], sites["w"]["repeated_bytes"]) == (2 * tile, tile)
+    assert sites["w"]["repeats_along"] == ["(another call)"]
